@@ -1,0 +1,331 @@
+/**
+ * Demo CRM: a real MCP server over streamable HTTP (stateless: a fresh McpServer + transport per HTTP
+ * request, built from the current configuration so renames and schema changes show at once).
+ *
+ *   POST /mcp       MCP (Bearer token required when `token` is set; 401 otherwise)
+ *   GET  /state     { sideEffects, calls, counts, tickets }          (no auth: a test double's back door)
+ *   POST /control   { action: 'reset' | 'delay' | 'rename' | 'alterSchema' | 'fail' | 'addCustomer', ... }
+ *
+ * CLI: `node --import tsx server/demo/crm-server.ts --port 4100 [--token secret]`
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+import { canonicalJson, sha256Hex } from '../engine/canonical.js';
+import { cliArg, closeServer, isMainModule, listen, readBody, sendJson } from './http-util.js';
+import {
+  type CrmCall,
+  type CrmCustomer,
+  type CrmSideEffect,
+  CrmState,
+  type CrmToolName,
+} from './crm-state.js';
+
+export type { CrmCall, CrmCustomer, CrmSideEffect } from './crm-state.js';
+
+export interface CrmServerOptions {
+  port?: number;
+  host?: string;
+  /** When set, `/mcp` requires `Authorization: Bearer <token>`. */
+  token?: string | null;
+}
+
+export interface CrmServer {
+  /** The MCP endpoint, e.g. `http://127.0.0.1:4100/mcp`. */
+  url: string;
+  /** `http://127.0.0.1:4100` (for `/state` and `/control`). */
+  baseUrl: string;
+  port: number;
+  token: string | null;
+  readonly state: CrmState;
+  readonly sideEffects: CrmSideEffect[];
+  readonly calls: CrmCall[];
+  countSideEffects(tool?: string): number;
+  countCalls(tool?: string): number;
+  counts(): { calls: Record<string, number>; sideEffects: Record<string, number> };
+  reset(): void;
+  /** Hold the answer of `tool` for `ms` (0 removes); `times` limits it to the next N calls. */
+  setDelay(tool: string, ms: number, times?: number): void;
+  /** The next `tools/list` shows `from` as `to`; calls to `from` then fail as unknown. */
+  renameTool(from: string, to: string): void;
+  /** Adds (or removes) an optional `note` field to a tool's input schema: its schema hash changes. */
+  alterSchema(tool: string, altered?: boolean): void;
+  /** The next `times` calls of `tool` answer a tool error without any side effect. */
+  failNext(tool: string, message?: string, times?: number): void;
+  addCustomer(customer: CrmCustomer): void;
+  close(): Promise<void>;
+}
+
+/** SHA-256 hex over canonical JSON of a tool's `inputSchema` as `tools/list` returns it. */
+export function inputSchemaSha256(tool: { inputSchema: unknown }): string {
+  return sha256Hex(canonicalJson(tool.inputSchema));
+}
+
+const TOOL_DEFS: Record<CrmToolName, { description: string; shape: z.ZodRawShape }> = {
+  get_customer: {
+    description: 'Look a customer up by id: profile, tier and orders.',
+    shape: { customerId: z.string().min(1).describe('Customer id, e.g. C-42') },
+  },
+  create_ticket: {
+    description: 'Open a support ticket. Honours an idempotency key.',
+    shape: {
+      customerId: z.string().min(1),
+      subject: z.string().min(1),
+      priority: z.enum(['low', 'normal', 'high']),
+    },
+  },
+  refund: {
+    description: 'Refund an order. Honours an idempotency key.',
+    shape: {
+      orderId: z.string().min(1),
+      amount: z.number().positive(),
+      currency: z.string().length(3),
+    },
+  },
+  close_ticket: {
+    description: 'Close a ticket. Honours an idempotency key.',
+    shape: { ticketId: z.string().min(1) },
+  },
+  send_email: {
+    description: 'Send an e-mail to a customer. Ignores idempotency keys.',
+    shape: { to: z.string().min(1), subject: z.string(), body: z.string() },
+  },
+};
+
+function headerValue(value: string | string[] | undefined): string | null {
+  if (Array.isArray(value)) return value[0] ?? null;
+  return value ?? null;
+}
+
+export async function startCrmServer(opts: CrmServerOptions = {}): Promise<CrmServer> {
+  const state = new CrmState();
+  const token = opts.token ?? null;
+  const timers = new Set<{ timer: NodeJS.Timeout; done: () => void }>();
+
+  const sleep = (ms: number) =>
+    new Promise<void>((done) => {
+      const entry = { timer: setTimeout(() => finish(), ms), done: () => finish() };
+      const finish = () => {
+        clearTimeout(entry.timer);
+        timers.delete(entry);
+        done();
+      };
+      timers.add(entry);
+    });
+
+  /** One McpServer per HTTP request, from the current configuration. */
+  function buildMcpServer(callsById: Map<string | number, CrmCall>): McpServer {
+    const server = new McpServer({ name: 'demo-crm', version: '1.0.0' });
+    for (const tool of Object.keys(TOOL_DEFS) as CrmToolName[]) {
+      const def = TOOL_DEFS[tool];
+      const shape = state.alteredSchemas.has(tool)
+        ? { ...def.shape, note: z.string().optional().describe('Free text note') }
+        : def.shape;
+      server.registerTool(
+        state.publicName(tool),
+        { description: def.description, inputSchema: shape },
+        async (args: Record<string, unknown>, extra) => {
+          const call = callsById.get(extra.requestId);
+          const headerKey = headerValue(extra.requestInfo?.headers['idempotency-key']);
+          const meta = extra._meta as Record<string, unknown> | undefined;
+          const metaKey = typeof meta?.idempotencyKey === 'string' ? meta.idempotencyKey : null;
+          const record = call ?? state.recordCall(tool, args, headerKey, metaKey);
+          record.tool = tool;
+          record.args = args;
+          const outcome = state.execute(tool, args, headerKey ?? metaKey);
+          if (outcome.ok) {
+            record.status = outcome.replayed ? 'replayed' : 'ok';
+            record.result = outcome.result;
+          } else {
+            record.status = 'error';
+            record.error = outcome.message;
+          }
+          // The call is recorded and its side effect done before the delay: a client killed while the
+          // answer is held leaves the effect behind (a "crash right after sending" for the worker).
+          const ms = state.takeDelay(tool);
+          if (ms > 0) await sleep(ms);
+          if (!outcome.ok)
+            return { isError: true, content: [{ type: 'text' as const, text: outcome.message }] };
+          return {
+            content: [{ type: 'text' as const, text: JSON.stringify(outcome.result) }],
+            structuredContent: outcome.result as Record<string, unknown>,
+          };
+        },
+      );
+    }
+    return server;
+  }
+
+  async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method !== 'POST') {
+      // Stateless: no standalone SSE stream (GET) and no session to delete (DELETE).
+      sendJson(res, 405, {
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Method not allowed.' },
+        id: null,
+      });
+      return;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(await readBody(req));
+    } catch {
+      sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null });
+      return;
+    }
+    // Record every tools/call, including those the server then refuses (unknown tool, bad arguments).
+    const callsById = new Map<string | number, CrmCall>();
+    const headerKey = headerValue(req.headers['idempotency-key']);
+    for (const msg of Array.isArray(body) ? body : [body]) {
+      if (msg && typeof msg === 'object' && msg.method === 'tools/call' && msg.id !== undefined) {
+        const params = (msg.params ?? {}) as { name?: unknown; arguments?: unknown; _meta?: unknown };
+        const meta = (params._meta ?? {}) as Record<string, unknown>;
+        const metaKey = typeof meta.idempotencyKey === 'string' ? meta.idempotencyKey : null;
+        const args = (params.arguments ?? {}) as Record<string, unknown>;
+        callsById.set(msg.id, state.recordCall(String(params.name), args, headerKey, metaKey));
+      }
+    }
+    const server = buildMcpServer(callsById);
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    res.on('close', () => {
+      for (const call of callsById.values()) {
+        if (call.status === 'pending') {
+          call.status = 'error';
+          call.error = call.error ?? 'refused by the MCP server (unknown tool or invalid arguments)';
+        }
+      }
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  }
+
+  async function handleControl(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let cmd: Record<string, unknown>;
+    try {
+      cmd = JSON.parse(await readBody(req)) as Record<string, unknown>;
+    } catch {
+      sendJson(res, 400, { error: 'body must be JSON' });
+      return;
+    }
+    switch (cmd.action) {
+      case 'reset':
+        api.reset();
+        break;
+      case 'delay':
+        api.setDelay(
+          String(cmd.tool),
+          Number(cmd.ms ?? 0),
+          cmd.times === undefined ? undefined : Number(cmd.times),
+        );
+        break;
+      case 'rename':
+        api.renameTool(String(cmd.from), String(cmd.to));
+        break;
+      case 'alterSchema':
+        api.alterSchema(String(cmd.tool), cmd.altered !== false);
+        break;
+      case 'fail':
+        api.failNext(
+          String(cmd.tool),
+          cmd.message === undefined ? undefined : String(cmd.message),
+          cmd.times === undefined ? undefined : Number(cmd.times),
+        );
+        break;
+      case 'addCustomer':
+        api.addCustomer(cmd.customer as CrmCustomer);
+        break;
+      default:
+        sendJson(res, 400, { error: `unknown action ${String(cmd.action)}` });
+        return;
+    }
+    sendJson(res, 200, { ok: true });
+  }
+
+  const http = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const run = async () => {
+      if (path === '/mcp') {
+        if (token !== null && req.headers.authorization !== `Bearer ${token}`) {
+          res.setHeader('WWW-Authenticate', 'Bearer realm="demo-crm"');
+          sendJson(res, 401, { error: 'unauthorized', message: 'A valid Bearer token is required' });
+          return;
+        }
+        await handleMcp(req, res);
+      } else if (path === '/state' && req.method === 'GET') {
+        sendJson(res, 200, state.snapshot());
+      } else if (path === '/control' && req.method === 'POST') {
+        await handleControl(req, res);
+      } else if (path === '/healthz') {
+        sendJson(res, 200, { ok: true });
+      } else {
+        sendJson(res, 404, { error: 'not found' });
+      }
+    };
+    run().catch((err: unknown) => {
+      if (!res.headersSent) {
+        sendJson(res, 500, { jsonrpc: '2.0', error: { code: -32603, message: String(err) }, id: null });
+      } else res.end();
+    });
+  });
+
+  const host = opts.host ?? '127.0.0.1';
+  const port = await listen(http, opts.port ?? 0, host);
+  const baseUrl = `http://${host}:${port}`;
+
+  const api: CrmServer = {
+    url: `${baseUrl}/mcp`,
+    baseUrl,
+    port,
+    token,
+    state,
+    get sideEffects() {
+      return state.sideEffects;
+    },
+    get calls() {
+      return state.calls;
+    },
+    countSideEffects: (tool) => state.countSideEffects(tool),
+    countCalls: (tool) => state.countCalls(tool),
+    counts: () => state.counts(),
+    reset: () => state.reset(),
+    setDelay(tool, ms, times) {
+      if (ms <= 0) state.delays.delete(tool);
+      else state.delays.set(tool, { ms, remaining: times });
+    },
+    renameTool(from, to) {
+      if (from === to) state.renames.delete(from);
+      else state.renames.set(from, to);
+    },
+    alterSchema(tool, altered = true) {
+      if (altered) state.alteredSchemas.add(tool);
+      else state.alteredSchemas.delete(tool);
+    },
+    failNext(tool, message = `${tool} failed: CRM temporarily unavailable`, times = 1) {
+      state.failures.set(tool, { message, remaining: times });
+    },
+    addCustomer: (customer) => state.addCustomer(customer),
+    async close() {
+      for (const t of [...timers]) t.done();
+      await closeServer(http);
+    },
+  };
+  return api;
+}
+
+if (isMainModule(import.meta.url)) {
+  const crm = await startCrmServer({
+    port: Number(cliArg('port') ?? process.env.PORT ?? 4100),
+    host: cliArg('host'),
+    token: cliArg('token') ?? process.env.CRM_TOKEN ?? null,
+  });
+  console.log(`demo CRM MCP server on ${crm.url}${crm.token ? ' (Bearer token required)' : ''}`);
+  const stop = () => void crm.close().then(() => process.exit(0));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}

@@ -1,0 +1,282 @@
+/**
+ * The in-memory state of the demo CRM: customers, tickets, refunds, e-mails, and the record of every call
+ * and every side effect. The MCP layer (`crm-server.ts`) is a thin adapter over this class.
+ *
+ * Idempotency: every write except `send_email` honours an idempotency key. The first call with a key runs
+ * the side effect and stores its result under the key; a later call with the same key (same tool, same
+ * arguments) returns the stored result without a second effect. The same key with another tool or other
+ * arguments is refused, as production APIs do (it is a client bug, never silently "deduplicated").
+ */
+import { canonicalJson } from '../engine/canonical.js';
+
+export type CrmToolName = 'get_customer' | 'create_ticket' | 'refund' | 'close_ticket' | 'send_email';
+export const CRM_TOOLS: readonly CrmToolName[] = [
+  'get_customer',
+  'create_ticket',
+  'refund',
+  'close_ticket',
+  'send_email',
+];
+/** Writes that honour an idempotency key (`send_email` is a write that ignores keys on purpose). */
+export const KEYED_WRITES: ReadonlySet<string> = new Set(['create_ticket', 'refund', 'close_ticket']);
+
+export interface CrmOrder {
+  orderId: string;
+  item: string;
+  status: string;
+  amount: number;
+  currency: string;
+}
+export interface CrmCustomer {
+  customerId: string;
+  name: string;
+  email: string;
+  tier: 'gold' | 'silver' | 'bronze';
+  orders: CrmOrder[];
+}
+export interface CrmTicket {
+  ticketId: string;
+  customerId: string;
+  subject: string;
+  priority: 'low' | 'normal' | 'high';
+  status: 'open' | 'closed';
+}
+
+export interface CrmSideEffect {
+  tool: string;
+  key: string | null;
+  args: Record<string, unknown>;
+  result: unknown;
+  at: string;
+}
+
+export type CrmCallStatus = 'pending' | 'ok' | 'replayed' | 'error';
+export interface CrmCall {
+  /** 1-based sequence of the call on this server since the last reset. */
+  seq: number;
+  tool: string;
+  /** `Idempotency-Key` header, else `_meta.idempotencyKey`, else null. */
+  key: string | null;
+  headerKey: string | null;
+  metaKey: string | null;
+  args: Record<string, unknown>;
+  at: string;
+  /** `ok` = ran (a side effect for writes), `replayed` = answered from the idempotency store. */
+  status: CrmCallStatus;
+  result?: unknown;
+  error?: string;
+}
+
+export type ToolOutcome = { ok: true; result: unknown; replayed: boolean } | { ok: false; message: string };
+
+export interface DelayRule {
+  ms: number;
+  /** How many more calls to delay; undefined = every call. */
+  remaining?: number;
+}
+export interface FailRule {
+  message: string;
+  remaining: number;
+}
+
+export function defaultCustomers(): CrmCustomer[] {
+  return [
+    {
+      customerId: 'C-42',
+      name: 'Alice Martin',
+      email: 'alice@example.com',
+      tier: 'gold',
+      orders: [
+        { orderId: '5531', item: 'Espresso machine', status: 'lost_parcel', amount: 89, currency: 'EUR' },
+      ],
+    },
+    {
+      customerId: 'C-7',
+      name: 'Bob Okafor',
+      email: 'bob@example.com',
+      tier: 'silver',
+      orders: [{ orderId: '5120', item: 'Headphones', status: 'delivered', amount: 59, currency: 'EUR' }],
+    },
+    {
+      customerId: 'C-99',
+      name: 'Chen Wei',
+      email: 'chen@example.com',
+      tier: 'bronze',
+      orders: [{ orderId: '6002', item: 'Desk lamp', status: 'shipped', amount: 35, currency: 'EUR' }],
+    },
+  ];
+}
+
+const FIRST_TICKET = 981;
+const FIRST_REFUND = 1001;
+const FIRST_EMAIL = 1;
+
+export class CrmState {
+  customers = new Map<string, CrmCustomer>();
+  tickets = new Map<string, CrmTicket>();
+  sideEffects: CrmSideEffect[] = [];
+  calls: CrmCall[] = [];
+  delays = new Map<string, DelayRule>();
+  failures = new Map<string, FailRule>();
+  /** Tool renames as they appear in `tools/list` (from → to). */
+  renames = new Map<string, string>();
+  /** Tools whose input schema carries an extra optional field (changes its schema hash). */
+  alteredSchemas = new Set<string>();
+  private idempotency = new Map<string, { tool: string; argsJson: string; result: unknown }>();
+  private nextTicket = FIRST_TICKET;
+  private nextRefund = FIRST_REFUND;
+  private nextEmail = FIRST_EMAIL;
+
+  constructor() {
+    this.reset();
+  }
+
+  /** Back to the initial data; clears records, delays, failures, renames and schema changes. */
+  reset(): void {
+    this.customers = new Map(defaultCustomers().map((c) => [c.customerId, c]));
+    this.tickets.clear();
+    this.sideEffects = [];
+    this.calls = [];
+    this.delays.clear();
+    this.failures.clear();
+    this.renames.clear();
+    this.alteredSchemas.clear();
+    this.idempotency.clear();
+    this.nextTicket = FIRST_TICKET;
+    this.nextRefund = FIRST_REFUND;
+    this.nextEmail = FIRST_EMAIL;
+  }
+
+  addCustomer(customer: CrmCustomer): void {
+    this.customers.set(customer.customerId, customer);
+  }
+
+  /** The name a tool is listed and called under (after renames). */
+  publicName(tool: string): string {
+    return this.renames.get(tool) ?? tool;
+  }
+
+  recordCall(tool: string, args: Record<string, unknown>, headerKey: string | null, metaKey: string | null) {
+    const call: CrmCall = {
+      seq: this.calls.length + 1,
+      tool,
+      key: headerKey ?? metaKey,
+      headerKey,
+      metaKey,
+      args,
+      at: new Date().toISOString(),
+      status: 'pending',
+    };
+    this.calls.push(call);
+    return call;
+  }
+
+  /** Takes one unit of the delay rule for a tool; returns the milliseconds to hold the answer. */
+  takeDelay(tool: string): number {
+    const rule = this.delays.get(tool);
+    if (!rule) return 0;
+    if (rule.remaining !== undefined) {
+      rule.remaining -= 1;
+      if (rule.remaining <= 0) this.delays.delete(tool);
+    }
+    return rule.ms;
+  }
+
+  /** Runs a tool: the side effect (if any) is recorded before this returns. */
+  execute(tool: string, args: Record<string, unknown>, key: string | null): ToolOutcome {
+    const failure = this.failures.get(tool);
+    if (failure) {
+      failure.remaining -= 1;
+      if (failure.remaining <= 0) this.failures.delete(tool);
+      return { ok: false, message: failure.message };
+    }
+    if (tool === 'get_customer') return this.getCustomer(String(args.customerId));
+    if (!KEYED_WRITES.has(tool) || key === null) return this.write(tool, args, null);
+    const argsJson = canonicalJson(args);
+    const stored = this.idempotency.get(key);
+    if (stored) {
+      if (stored.tool !== tool || stored.argsJson !== argsJson) {
+        return {
+          ok: false,
+          message: `Idempotency key ${key} was already used with ${stored.tool === tool ? 'other arguments' : `tool ${stored.tool}`}`,
+        };
+      }
+      return { ok: true, result: stored.result, replayed: true };
+    }
+    const outcome = this.write(tool, args, key);
+    if (outcome.ok) this.idempotency.set(key, { tool, argsJson, result: outcome.result });
+    return outcome;
+  }
+
+  countSideEffects(tool?: string): number {
+    return this.sideEffects.filter((e) => tool === undefined || e.tool === tool).length;
+  }
+
+  countCalls(tool?: string): number {
+    return this.calls.filter((c) => tool === undefined || c.tool === tool).length;
+  }
+
+  counts(): { calls: Record<string, number>; sideEffects: Record<string, number> } {
+    const calls: Record<string, number> = {};
+    const sideEffects: Record<string, number> = {};
+    for (const c of this.calls) calls[c.tool] = (calls[c.tool] ?? 0) + 1;
+    for (const e of this.sideEffects) sideEffects[e.tool] = (sideEffects[e.tool] ?? 0) + 1;
+    return { calls, sideEffects };
+  }
+
+  snapshot() {
+    return {
+      sideEffects: this.sideEffects,
+      calls: this.calls,
+      counts: this.counts(),
+      tickets: [...this.tickets.values()],
+    };
+  }
+
+  private getCustomer(customerId: string): ToolOutcome {
+    const customer = this.customers.get(customerId);
+    if (!customer) return { ok: false, message: `Customer ${customerId} not found` };
+    return { ok: true, result: structuredClone(customer), replayed: false };
+  }
+
+  private write(tool: string, args: Record<string, unknown>, key: string | null): ToolOutcome {
+    let result: unknown;
+    switch (tool) {
+      case 'create_ticket': {
+        const ticket: CrmTicket = {
+          ticketId: `T-${this.nextTicket++}`,
+          customerId: String(args.customerId),
+          subject: String(args.subject),
+          priority: args.priority as CrmTicket['priority'],
+          status: 'open',
+        };
+        this.tickets.set(ticket.ticketId, ticket);
+        result = { ...ticket };
+        break;
+      }
+      case 'refund':
+        result = {
+          refundId: `R-${this.nextRefund++}`,
+          orderId: String(args.orderId),
+          amount: args.amount,
+          currency: String(args.currency),
+          status: 'refunded',
+        };
+        break;
+      case 'close_ticket': {
+        const ticket = this.tickets.get(String(args.ticketId));
+        if (!ticket) return { ok: false, message: `Ticket ${String(args.ticketId)} not found` };
+        ticket.status = 'closed';
+        result = { ...ticket };
+        break;
+      }
+      case 'send_email':
+        result = { messageId: `M-${this.nextEmail++}`, to: args.to, subject: args.subject, status: 'sent' };
+        break;
+      default:
+        return { ok: false, message: `Unknown tool ${tool}` };
+    }
+    this.sideEffects.push({ tool, key, args, result, at: new Date().toISOString() });
+    return { ok: true, result, replayed: false };
+  }
+}

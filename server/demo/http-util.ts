@@ -1,0 +1,63 @@
+/** Small node:http helpers shared by the demo servers. */
+import { realpathSync } from 'node:fs';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export function readBody(req: IncomingMessage, limit = 20 * 1024 * 1024): Promise<string> {
+  return new Promise((ok, fail) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        fail(new Error('body too large'));
+        req.destroy();
+      } else chunks.push(chunk);
+    });
+    req.on('end', () => ok(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', fail);
+  });
+}
+
+export function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(value));
+}
+
+/** Listens on host:port (0 = ephemeral) and returns the bound port. */
+export async function listen(server: Server, port: number, host: string): Promise<number> {
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen(port, host, () => {
+      server.off('error', fail);
+      ok();
+    });
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+/** Closes the server and drops open (keep-alive or held) connections. */
+export function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((ok) => {
+    server.close(() => ok());
+    server.closeAllConnections();
+  });
+}
+
+/** True when the module at `moduleUrl` is the script node was started with. */
+export function isMainModule(moduleUrl: string): boolean {
+  if (!process.argv[1]) return false;
+  try {
+    return realpathSync(fileURLToPath(moduleUrl)) === realpathSync(resolve(process.argv[1]));
+  } catch {
+    return false;
+  }
+}
+
+/** `--name value` from the command line. */
+export function cliArg(name: string, argv = process.argv.slice(2)): string | undefined {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : undefined;
+}

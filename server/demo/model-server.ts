@@ -1,0 +1,254 @@
+/**
+ * A scripted OpenAI-compatible chat completions server (the demo's and the tests' "model").
+ *
+ *   POST /v1/chat/completions (and /chat/completions)   answers from the script; `stream: true` answers
+ *                                                        SSE `chat.completion.chunk`s then `data: [DONE]`
+ *   GET  /v1/models (and /models)                        a model list
+ *   GET  /state                                          { callCount, calls }
+ *
+ * Every chat request is recorded (also the 503s). Usage is deterministic: prompt_tokens =
+ * round(characters of message text and tool-call arguments / 4), completion_tokens = 20.
+ *
+ * CLI: `node --import tsx server/demo/model-server.ts --port 4200 --script support-triage|refund|demo`
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { canonicalJson, sha256Hex } from '../engine/canonical.js';
+import { cliArg, closeServer, isMainModule, listen, readBody, sendJson } from './http-util.js';
+import {
+  type ChatMessage,
+  type ChatTool,
+  type ChatToolCall,
+  SCRIPTS,
+  type Script,
+  type ScriptAnswer,
+  supportTriageScript,
+  textOf,
+} from './scripts.js';
+
+export type { ChatMessage, ChatTool, Script, ScriptAnswer, ScriptRequest } from './scripts.js';
+
+export interface ModelServerOptions {
+  port?: number;
+  host?: string;
+  /** Default: `supportTriageScript`. */
+  script?: Script;
+  /** Model ids listed by `GET /v1/models`. */
+  models?: string[];
+}
+
+export interface ModelCall {
+  model: string;
+  messages: ChatMessage[];
+  tools: ChatTool[];
+  answer: ScriptAnswer;
+  stream: boolean;
+  at: string;
+}
+
+export interface ModelServer {
+  /** `http://127.0.0.1:<port>/v1` — the `baseURL` for the openai client. */
+  url: string;
+  baseUrl: string;
+  port: number;
+  readonly calls: ModelCall[];
+  readonly callCount: number;
+  reset(): void;
+  setScript(script: Script): void;
+  close(): Promise<void>;
+}
+
+const COMPLETION_TOKENS = 20;
+
+/** Deterministic usage numbers for a request. */
+export function usageFor(messages: ChatMessage[]) {
+  let chars = 0;
+  for (const m of messages) {
+    chars += textOf(m.content).length;
+    for (const c of m.tool_calls ?? []) chars += c.function.arguments.length;
+  }
+  const prompt = Math.max(1, Math.round(chars / 4));
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: COMPLETION_TOKENS,
+    total_tokens: prompt + COMPLETION_TOKENS,
+  };
+}
+
+/** Tool call ids `call_<n>`: n counts the tool calls already in the conversation, so replay is stable. */
+function toolCallsFor(messages: ChatMessage[], calls: Extract<ScriptAnswer, { toolCalls: unknown }>) {
+  const before = messages.reduce((n, m) => n + (m.role === 'assistant' ? (m.tool_calls?.length ?? 0) : 0), 0);
+  return calls.toolCalls.map(
+    (c, i): ChatToolCall => ({
+      id: `call_${before + i + 1}`,
+      type: 'function',
+      function: {
+        name: c.name,
+        arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments),
+      },
+    }),
+  );
+}
+
+function errorBody(message: string, type: string, code: string | null, param: string | null = null) {
+  return { error: { message, type, param, code } };
+}
+
+export async function startModelServer(opts: ModelServerOptions = {}): Promise<ModelServer> {
+  let script: Script = opts.script ?? supportTriageScript;
+  let calls: ModelCall[] = [];
+  const models = opts.models ?? ['gemini-3.6-flash', 'gpt-4.1-mini', 'scripted'];
+
+  async function handleChat(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(await readBody(req)) as Record<string, unknown>;
+    } catch {
+      sendJson(res, 400, errorBody('The body must be JSON', 'invalid_request_error', 'invalid_json'));
+      return;
+    }
+    if (typeof body.model !== 'string' || !Array.isArray(body.messages)) {
+      const param = typeof body.model !== 'string' ? 'model' : 'messages';
+      sendJson(res, 400, errorBody(`Missing or invalid '${param}'`, 'invalid_request_error', null, param));
+      return;
+    }
+    const model = body.model;
+    const messages = body.messages as ChatMessage[];
+    const tools = (Array.isArray(body.tools) ? body.tools : []) as ChatTool[];
+    const stream = body.stream === true;
+    let answer: ScriptAnswer;
+    try {
+      answer = script({ model, messages, tools });
+    } catch (err) {
+      sendJson(res, 500, errorBody(`Script failed: ${String(err)}`, 'server_error', 'script_error'));
+      return;
+    }
+    calls.push({ model, messages, tools, answer, stream, at: new Date().toISOString() });
+
+    if ('unavailable' in answer) {
+      const message = answer.message ?? `The model ${model} is currently unavailable`;
+      sendJson(res, 503, errorBody(message, 'server_error', 'model_unavailable'));
+      return;
+    }
+    if ('status' in answer) {
+      sendJson(res, answer.status, answer.body);
+      return;
+    }
+    const toolCalls =
+      'toolCalls' in answer && answer.toolCalls.length > 0 ? toolCallsFor(messages, answer) : [];
+    const content = answer.content ?? null;
+    const finishReason = toolCalls.length > 0 ? 'tool_calls' : 'stop';
+    const id = `chatcmpl-${sha256Hex(canonicalJson({ model, messages })).slice(0, 24)}`;
+    const created = Math.floor(Date.now() / 1000);
+    const usage = usageFor(messages);
+
+    if (!stream) {
+      const message: Record<string, unknown> = { role: 'assistant', content, refusal: null };
+      if (toolCalls.length > 0) message.tool_calls = toolCalls;
+      sendJson(res, 200, {
+        id,
+        object: 'chat.completion',
+        created,
+        model,
+        choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason }],
+        usage,
+      });
+      return;
+    }
+    // Streaming: role, content, one chunk per tool call, the finish reason, optional usage, [DONE].
+    const streamOptions = body.stream_options as { include_usage?: boolean } | undefined;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null, extra = {}) =>
+      res.write(
+        `data: ${JSON.stringify({
+          id,
+          object: 'chat.completion.chunk',
+          created,
+          model,
+          choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+          ...extra,
+        })}\n\n`,
+      );
+    chunk({ role: 'assistant', content: '' });
+    if (content) chunk({ content });
+    toolCalls.forEach((c, index) => {
+      chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: c.function }] });
+    });
+    chunk({}, finishReason, streamOptions?.include_usage ? { usage: null } : {});
+    if (streamOptions?.include_usage) {
+      res.write(
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })}\n\n`,
+      );
+    }
+    res.end('data: [DONE]\n\n');
+  }
+
+  const http = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const run = async () => {
+      if ((path === '/v1/chat/completions' || path === '/chat/completions') && req.method === 'POST') {
+        await handleChat(req, res);
+      } else if ((path === '/v1/models' || path === '/models') && req.method === 'GET') {
+        sendJson(res, 200, {
+          object: 'list',
+          data: models.map((m) => ({ id: m, object: 'model', created: 0, owned_by: 'abada-demo' })),
+        });
+      } else if (path === '/state' && req.method === 'GET') {
+        sendJson(res, 200, { callCount: calls.length, calls });
+      } else if (path === '/healthz') {
+        sendJson(res, 200, { ok: true });
+      } else {
+        sendJson(res, 404, errorBody(`No route ${req.method} ${path}`, 'invalid_request_error', 'not_found'));
+      }
+    };
+    run().catch((err: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, errorBody(String(err), 'server_error', null));
+      else res.end();
+    });
+  });
+
+  const host = opts.host ?? '127.0.0.1';
+  const port = await listen(http, opts.port ?? 0, host);
+  const baseUrl = `http://${host}:${port}`;
+  return {
+    url: `${baseUrl}/v1`,
+    baseUrl,
+    port,
+    get calls() {
+      return calls;
+    },
+    get callCount() {
+      return calls.length;
+    },
+    reset() {
+      calls = [];
+    },
+    setScript(next) {
+      script = next;
+    },
+    async close() {
+      await closeServer(http);
+    },
+  };
+}
+
+if (isMainModule(import.meta.url)) {
+  const name = cliArg('script') ?? 'support-triage';
+  const chosen = SCRIPTS[name];
+  if (!chosen) {
+    console.error(`unknown script ${name}; one of ${Object.keys(SCRIPTS).join(', ')}`);
+    process.exit(2);
+  }
+  const server = await startModelServer({
+    port: Number(cliArg('port') ?? process.env.PORT ?? 4200),
+    host: cliArg('host'),
+    script: chosen,
+  });
+  console.log(`scripted model server (${name}) on ${server.url}`);
+  const stop = () => void server.close().then(() => process.exit(0));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
