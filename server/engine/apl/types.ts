@@ -163,7 +163,9 @@ export interface ValidationContext {
   allowedTools: string[] | null;
 }
 
-export type ValidationResult = { ok: true; deployment: ValidatedDeployment } | { ok: false; errors: AplError[] };
+export type ValidationResult =
+  | { ok: true; deployment: ValidatedDeployment }
+  | { ok: false; errors: AplError[] };
 
 export const DEFAULT_AGENT_TOPIC = 'abada:agent';
 export const DEFAULT_MAX_ATTEMPTS = 3;

@@ -1,0 +1,160 @@
+/**
+ * APL error codes and the collector that places each error on a line of the submitted source.
+ * Every code is listed, with what it means, in docs/apl.md.
+ */
+import type { AplError } from './types.js';
+
+export const APL = {
+  YAML_SYNTAX: 'ABADA-APL-YAML-001',
+  YAML_TOO_LARGE: 'ABADA-APL-YAML-002',
+  DOC_KIND: 'ABADA-APL-DOC-001',
+  DOC_FIELD: 'ABADA-APL-DOC-002',
+  DOC_UNKNOWN_FIELD: 'ABADA-APL-DOC-003',
+  DOC_DUPLICATE_PROCESS: 'ABADA-APL-DOC-004',
+  DOC_DUPLICATE_SERVER: 'ABADA-APL-DOC-005',
+  DOC_EMPTY: 'ABADA-APL-DOC-006',
+  TOOL_UNKNOWN_SERVER: 'ABADA-APL-TOOL-001',
+  TOOL_UNKNOWN_TOOL: 'ABADA-APL-TOOL-002',
+  TOOL_NO_APPROVERS: 'ABADA-APL-TOOL-003',
+  TOOL_LOOSENED: 'ABADA-APL-TOOL-004',
+  TOOL_NOT_ALLOWED: 'ABADA-APL-TOOL-005',
+  TOOL_DUPLICATE_REF: 'ABADA-APL-TOOL-006',
+  TOOL_SCHEMA_PIN: 'ABADA-APL-TOOL-007',
+  TOOL_BAD_REF: 'ABADA-APL-TOOL-008',
+  MODEL_NOT_ALLOWED: 'ABADA-APL-MODEL-001',
+  NODE_UNKNOWN_REF: 'ABADA-APL-NODE-001',
+  NODE_DUPLICATE_ID: 'ABADA-APL-NODE-002',
+  NODE_MISSING_NEXT: 'ABADA-APL-NODE-003',
+  NODE_UNREACHABLE: 'ABADA-APL-NODE-004',
+  SCHEMA_INVALID: 'ABADA-APL-SCHEMA-001',
+  VAR_UNDECLARED: 'ABADA-APL-VAR-001',
+  VAR_BAD_TYPE: 'ABADA-APL-VAR-002',
+  VAR_UNKNOWN_OUTPUT: 'ABADA-APL-VAR-003',
+  DELEGATE_UNKNOWN: 'ABADA-APL-DELEGATE-001',
+  EXPR_INVALID: 'ABADA-APL-EXPR-001',
+  LIMIT_INVALID: 'ABADA-APL-LIMIT-001',
+  REDACT_INVALID: 'ABADA-APL-REDACT-001',
+  INTERNAL: 'ABADA-APL-INTERNAL-001',
+} as const;
+
+export type AplCode = (typeof APL)[keyof typeof APL];
+
+export const MAX_ERRORS = 100;
+
+export interface Pos {
+  line: number;
+  column: number;
+}
+
+/** Removes the last segment of a relative path: `a.b[2]` → `a.b` → `a` → ``. */
+export function parentPath(path: string): string {
+  const m = /(\.[^.[\]]+|\[[^\]]*\]|^[^.[\]]+)$/.exec(path);
+  if (!m) return '';
+  const rest = path.slice(0, path.length - m[0].length);
+  return rest;
+}
+
+/** Appends a key to a path, quoting keys that are not plain names. */
+export function joinKey(path: string, key: string): string {
+  const seg = /^[A-Za-z_$][\w$-]*$/.test(key) ? key : `[${JSON.stringify(key)}]`;
+  if (seg.startsWith('[')) return `${path}${seg}`;
+  return path ? `${path}.${seg}` : seg;
+}
+
+export function joinIndex(path: string, index: number): string {
+  return `${path}[${index}]`;
+}
+
+/** Collects errors (at most MAX_ERRORS), placing each on the nearest located node. */
+export class ErrorSink {
+  readonly errors: AplError[] = [];
+  private readonly positions = new Map<number, Map<string, Pos>>();
+  truncated = false;
+
+  setPositions(docIndex: number, positions: Map<string, Pos>): void {
+    this.positions.set(docIndex, positions);
+  }
+
+  get full(): boolean {
+    return this.errors.length >= MAX_ERRORS;
+  }
+
+  locate(docIndex: number, relPath: string): Pos | null {
+    const positions = this.positions.get(docIndex);
+    if (!positions) return null;
+    let p = relPath;
+    for (let i = 0; i < 64; i++) {
+      const pos = positions.get(p);
+      if (pos) return pos;
+      if (p === '') return null;
+      p = parentPath(p);
+    }
+    return null;
+  }
+
+  /** Adds an error on a document (relPath is relative to the document; docIndex -1 = the whole source). */
+  add(code: AplCode, docIndex: number, relPath: string, message: string, at?: Pos | null): void {
+    if (this.full) {
+      this.truncated = true;
+      return;
+    }
+    const docPath = docIndex >= 0 ? `documents[${docIndex}]` : 'documents';
+    const path = relPath
+      ? relPath.startsWith('[')
+        ? `${docPath}${relPath}`
+        : `${docPath}.${relPath}`
+      : docPath;
+    const pos = at ?? (docIndex >= 0 ? this.locate(docIndex, relPath) : null);
+    this.errors.push({ code, path, line: pos?.line ?? null, column: pos?.column ?? null, message });
+  }
+
+  /** Errors in source order (errors without a line last), stable. */
+  sorted(): AplError[] {
+    return this.errors
+      .map((e, i) => ({ e, i }))
+      .sort(
+        (a, b) => (a.e.line ?? Number.MAX_SAFE_INTEGER) - (b.e.line ?? Number.MAX_SAFE_INTEGER) || a.i - b.i,
+      )
+      .map((x) => x.e);
+  }
+}
+
+/** Levenshtein distance, for "did you mean" hints (short strings only). */
+export function editDistance(a: string, b: string): number {
+  if (a.length > 64 || b.length > 64) return Number.MAX_SAFE_INTEGER;
+  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0];
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = prev[j];
+      prev[j] = Math.min(prev[j] + 1, prev[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = tmp;
+    }
+  }
+  return prev[b.length];
+}
+
+/** ` Did you mean "x"?` when a candidate is close, else ''. */
+export function didYouMean(word: string, candidates: Iterable<string>): string {
+  let best: string | null = null;
+  let bestD = Number.MAX_SAFE_INTEGER;
+  for (const c of candidates) {
+    const d = editDistance(word.toLowerCase(), c.toLowerCase());
+    if (d < bestD) {
+      bestD = d;
+      best = c;
+    }
+  }
+  if (best !== null && bestD <= Math.max(2, Math.floor(word.length / 3))) return ` Did you mean "${best}"?`;
+  return '';
+}
+
+export function describe(value: unknown): string {
+  if (value === null || value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  if (typeof value === 'string')
+    return `the text ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  return `${typeof value} ${String(value)}`;
+}

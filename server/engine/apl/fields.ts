@@ -1,0 +1,183 @@
+/** Typed field readers over a parsed YAML mapping, reporting DOC-002/DOC-003 errors with locations. */
+import { APL, type AplCode, describe, didYouMean, type ErrorSink, joinIndex, joinKey } from './errors.js';
+
+export type Obj = Record<string, unknown>;
+
+const RESERVED = new Set(['__proto__', 'constructor', 'prototype']);
+
+export function isObj(v: unknown): v is Obj {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+export function has(o: Obj, key: string): boolean {
+  return Object.hasOwn(o, key) && o[key] !== undefined;
+}
+
+export function get(o: Obj, key: string): unknown {
+  return Object.hasOwn(o, key) ? o[key] : undefined;
+}
+
+/** A name usable as a record key: not empty and not a prototype-related name. */
+export function reservedName(name: string): boolean {
+  return RESERVED.has(name);
+}
+
+export class Reader {
+  constructor(
+    readonly sink: ErrorSink,
+    readonly doc: number,
+  ) {}
+
+  err(code: AplCode, path: string, message: string): void {
+    this.sink.add(code, this.doc, path, message);
+  }
+
+  obj(value: unknown, path: string, what: string): Obj | null {
+    if (isObj(value)) return value;
+    this.err(APL.DOC_FIELD, path, `${what} must be a mapping (key: value), not ${describe(value)}.`);
+    return null;
+  }
+
+  /** Reports every key outside `allowed` (DOC-003); `hint` explains where a misplaced key belongs. */
+  keys(
+    o: Obj,
+    path: string,
+    allowed: readonly string[],
+    what: string,
+    hint: Record<string, string> = {},
+  ): void {
+    for (const k of Object.keys(o)) {
+      if (allowed.includes(k)) continue;
+      const why = hint[k] ?? `Allowed fields: ${allowed.join(', ')}.${didYouMean(k, allowed)}`;
+      this.err(APL.DOC_UNKNOWN_FIELD, joinKey(path, k), `Unknown field "${k}" on ${what}. ${why}`);
+    }
+  }
+
+  missing(path: string, key: string, what: string, help: string): void {
+    this.err(APL.DOC_FIELD, joinKey(path, key), `${what} needs "${key}": ${help}`);
+  }
+
+  str(
+    o: Obj,
+    key: string,
+    path: string,
+    what: string,
+    opts: { required?: boolean; pattern?: RegExp; patternHelp?: string; help?: string } = {},
+  ): string | null {
+    const p = joinKey(path, key);
+    if (!has(o, key) || o[key] === null) {
+      if (opts.required) this.missing(path, key, what, opts.help ?? 'add it.');
+      return null;
+    }
+    const v = o[key];
+    if (typeof v !== 'string' || v.trim() === '') {
+      this.err(APL.DOC_FIELD, p, `"${key}" on ${what} must be non-empty text, not ${describe(v)}.`);
+      return null;
+    }
+    if (opts.pattern && !opts.pattern.test(v)) {
+      this.err(
+        APL.DOC_FIELD,
+        p,
+        `"${key}" ${JSON.stringify(v)} on ${what} is malformed: ${opts.patternHelp ?? ''}`,
+      );
+      return null;
+    }
+    return v;
+  }
+
+  bool(o: Obj, key: string, path: string, what: string, dflt: boolean): boolean {
+    if (!has(o, key) || o[key] === null) return dflt;
+    const v = o[key];
+    if (typeof v !== 'boolean') {
+      this.err(
+        APL.DOC_FIELD,
+        joinKey(path, key),
+        `"${key}" on ${what} must be true or false, not ${describe(v)}.`,
+      );
+      return dflt;
+    }
+    return v;
+  }
+
+  /** A number; `positive` reports LIMIT-001 when ≤ 0; `integer` requires a whole number. */
+  num(
+    o: Obj,
+    key: string,
+    path: string,
+    what: string,
+    opts: { integer?: boolean; positive?: boolean; min?: number; max?: number } = {},
+  ): number | null {
+    if (!has(o, key) || o[key] === null) return null;
+    const v = o[key];
+    const p = joinKey(path, key);
+    if (typeof v !== 'number' || !Number.isFinite(v)) {
+      this.err(APL.DOC_FIELD, p, `"${key}" on ${what} must be a number, not ${describe(v)}.`);
+      return null;
+    }
+    if (opts.integer && !Number.isInteger(v)) {
+      this.err(APL.DOC_FIELD, p, `"${key}" on ${what} must be a whole number, not ${v}.`);
+      return null;
+    }
+    if (opts.positive && v <= 0) {
+      this.err(APL.LIMIT_INVALID, p, `"${key}" on ${what} must be greater than 0, not ${v}.`);
+      return null;
+    }
+    if ((opts.min !== undefined && v < opts.min) || (opts.max !== undefined && v > opts.max)) {
+      this.err(
+        APL.LIMIT_INVALID,
+        p,
+        `"${key}" on ${what} must be between ${opts.min} and ${opts.max}, not ${v}.`,
+      );
+      return null;
+    }
+    return v;
+  }
+
+  /** A list of non-empty strings; a single string is accepted as a one-element list when `single`. */
+  strList(o: Obj, key: string, path: string, what: string, opts: { single?: boolean } = {}): string[] | null {
+    if (!has(o, key) || o[key] === null) return null;
+    return this.strListValue(o[key], joinKey(path, key), `"${key}" on ${what}`, opts);
+  }
+
+  strListValue(v: unknown, p: string, what: string, opts: { single?: boolean } = {}): string[] | null {
+    if (opts.single && typeof v === 'string' && v.trim() !== '') return [v];
+    if (!Array.isArray(v)) {
+      this.err(APL.DOC_FIELD, p, `${what} must be a list of names, e.g. [a, b], not ${describe(v)}.`);
+      return null;
+    }
+    const out: string[] = [];
+    let ok = true;
+    v.forEach((item, i) => {
+      if (typeof item !== 'string' || item.trim() === '') {
+        this.err(
+          APL.DOC_FIELD,
+          joinIndex(p, i),
+          `Each entry of ${what} must be non-empty text, not ${describe(item)}.`,
+        );
+        ok = false;
+      } else out.push(item);
+    });
+    return ok ? out : null;
+  }
+
+  /** A mapping of text values (env, inputs). */
+  strMap(o: Obj, key: string, path: string, what: string): Record<string, string> {
+    const out: Record<string, string> = {};
+    if (!has(o, key) || o[key] === null) return out;
+    const p = joinKey(path, key);
+    const m = this.obj(o[key], p, `"${key}" on ${what}`);
+    if (!m) return out;
+    for (const [k, v] of Object.entries(m)) {
+      if (reservedName(k) || k === '') {
+        this.err(APL.DOC_FIELD, joinKey(p, k), `"${k}" cannot be used as a name in "${key}". Rename it.`);
+        continue;
+      }
+      if (typeof v !== 'string') {
+        this.err(APL.DOC_FIELD, joinKey(p, k), `"${key}.${k}" must be text (quote it), not ${describe(v)}.`);
+        continue;
+      }
+      out[k] = v;
+    }
+    return out;
+  }
+}

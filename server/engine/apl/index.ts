@@ -1,0 +1,13 @@
+/** APL front end: YAML source → validated, frozen deployment (pure; no database). */
+export { APL as APL_ERROR_CODES, MAX_ERRORS } from './errors.js';
+export {
+  evaluate,
+  type Expr,
+  MAX_EXPRESSION_DEPTH,
+  MAX_EXPRESSION_LENGTH,
+  matchesRule,
+  parseExpression,
+} from './expression.js';
+export { parseRedactPath, REDACTED, redactArguments } from './redact.js';
+export * from './types.js';
+export { validateSource } from './validate.js';

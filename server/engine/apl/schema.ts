@@ -1,0 +1,44 @@
+/** Compiles an agent node's `output_schema` (draft-07 by default, 2020-12 when its `$schema` says so). */
+import { Ajv } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+
+const MAX_SCHEMA_CHARS = 200_000;
+
+/** Returns null when the schema compiles, else a message saying what is wrong. */
+export function checkJsonSchema(schema: unknown): string | null {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
+    return 'output_schema must be a JSON Schema object, e.g. { type: object, required: [answer] }';
+  }
+  let size = 0;
+  try {
+    size = JSON.stringify(schema).length;
+  } catch {
+    return 'output_schema cannot be turned into JSON';
+  }
+  if (size > MAX_SCHEMA_CHARS) return `output_schema is larger than ${MAX_SCHEMA_CHARS} characters`;
+  const cacheKey = JSON.stringify(schema);
+  const cached = results.get(cacheKey);
+  if (cached !== undefined) return cached;
+  const result = compile(schema);
+  if (results.size >= 500) results.clear();
+  results.set(cacheKey, result);
+  return result;
+}
+
+/** Compilation results by canonical text: compiling is the slowest step of validation. */
+const results = new Map<string, string | null>();
+
+function compile(schema: object): string | null {
+  const declared = (schema as Record<string, unknown>).$schema;
+  const is2020 = typeof declared === 'string' && declared.includes('2020-12');
+  try {
+    const ajv = is2020
+      ? new Ajv2020({ strict: false, allErrors: false })
+      : new Ajv({ strict: false, allErrors: false });
+    ajv.compile(schema as Record<string, unknown>);
+    return null;
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    return msg.split('\n')[0].slice(0, 300);
+  }
+}

@@ -1,0 +1,278 @@
+/** The `ToolServer` document: schema checks and normalisation to `ToolServerSpec`. */
+import { APL, describe, joinIndex, joinKey } from './errors.js';
+import { parseExpression } from './expression.js';
+import { has, isObj, type Obj, type Reader, reservedName } from './fields.js';
+import { parseRedactPath } from './redact.js';
+import type { ApprovalRule, Idempotency, ToolPolicy, ToolServerSpec, ToolSpec, Transport } from './types.js';
+
+export const SERVER_NAME = /^[a-z0-9][a-z0-9_.-]*$/i;
+export const TOOL_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
+export const POLICIES: readonly ToolPolicy[] = ['read', 'write', 'approval_required'];
+const SERVER_FIELDS = [
+  'kind',
+  'name',
+  'transport',
+  'url',
+  'command',
+  'args',
+  'env',
+  'credential',
+  'credential_env',
+  'tools',
+];
+const TOOL_FIELDS = [
+  'policy',
+  'idempotency',
+  'approvers',
+  'approval_sla_hours',
+  'input_schema_sha256',
+  'editable',
+  'redact',
+  'approval',
+];
+
+export function validateToolServer(r: Reader, doc: Obj): ToolServerSpec | null {
+  r.keys(doc, '', SERVER_FIELDS, 'a ToolServer');
+  const name = r.str(doc, 'name', '', 'a ToolServer', {
+    required: true,
+    pattern: SERVER_NAME,
+    patternHelp: 'use letters, digits, "-", "_" or "." (e.g. crm).',
+    help: 'the name tool refs use, e.g. name: crm',
+  });
+  if (name !== null && name.toLowerCase() === 'delegate') {
+    r.err(
+      APL.DOC_FIELD,
+      'name',
+      '"delegate" is reserved for delegate:<process-key> tool refs. Choose another name.',
+    );
+  }
+  let transport: Transport | null = null;
+  const t = has(doc, 'transport') ? doc.transport : undefined;
+  if (t === undefined || t === null)
+    r.missing('', 'transport', 'a ToolServer', 'streamable-http (with url) or stdio (with command).');
+  else if (t !== 'streamable-http' && t !== 'stdio') {
+    r.err(APL.DOC_FIELD, 'transport', `transport must be streamable-http or stdio, not ${describe(t)}.`);
+  } else transport = t;
+
+  let url: string | null = null;
+  let command: string | null = null;
+  let args: string[] = [];
+  let env: Record<string, string> = {};
+  let credentialEnv: string | null = null;
+  const credential = r.str(doc, 'credential', '', 'a ToolServer', {
+    pattern: /^[A-Za-z0-9_.:/-]+$/,
+    patternHelp: 'give the name of a stored secret (letters, digits, "-", "_", ".").',
+  });
+  if (transport === 'streamable-http') {
+    url = r.str(doc, 'url', '', 'a streamable-http ToolServer', {
+      required: true,
+      help: 'the MCP endpoint, e.g. http://127.0.0.1:4100/mcp',
+    });
+    if (url !== null && !/^https?:\/\/[^\s]+$/i.test(url)) {
+      r.err(APL.DOC_FIELD, 'url', `url ${JSON.stringify(url)} must be an http:// or https:// address.`);
+      url = null;
+    } else if (url !== null) {
+      try {
+        new URL(url);
+      } catch {
+        r.err(APL.DOC_FIELD, 'url', `url ${JSON.stringify(url)} is not a valid address.`);
+        url = null;
+      }
+    }
+    for (const k of ['command', 'args', 'env', 'credential_env']) {
+      if (has(doc, k)) {
+        r.err(
+          APL.DOC_UNKNOWN_FIELD,
+          k,
+          `"${k}" applies to stdio servers only. Remove it, or use transport: stdio.`,
+        );
+      }
+    }
+  } else if (transport === 'stdio') {
+    command = r.str(doc, 'command', '', 'a stdio ToolServer', {
+      required: true,
+      help: 'the program the worker starts, e.g. npx',
+    });
+    args = r.strList(doc, 'args', '', 'a stdio ToolServer') ?? [];
+    env = r.strMap(doc, 'env', '', 'a stdio ToolServer');
+    credentialEnv = r.str(doc, 'credential_env', '', 'a stdio ToolServer', {
+      pattern: /^[A-Za-z_][A-Za-z0-9_]*$/,
+      patternHelp: 'give an environment variable name, e.g. CRM_TOKEN.',
+    });
+    if (credentialEnv !== null && credential === null) {
+      r.err(
+        APL.DOC_FIELD,
+        'credential_env',
+        'credential_env names where the credential goes: add "credential" too.',
+      );
+    }
+    if (has(doc, 'url'))
+      r.err(APL.DOC_UNKNOWN_FIELD, 'url', '"url" applies to streamable-http servers only. Remove it.');
+  }
+
+  const tools: Record<string, ToolSpec> = {};
+  if (!has(doc, 'tools') || doc.tools === null) {
+    r.missing(
+      '',
+      'tools',
+      'a ToolServer',
+      'a mapping of tool name → { policy: read | write | approval_required }.',
+    );
+  } else {
+    const tm = r.obj(doc.tools, 'tools', '"tools"');
+    if (tm) {
+      for (const [toolName, spec] of Object.entries(tm)) {
+        const p = joinKey('tools', toolName);
+        if (!TOOL_NAME.test(toolName) || reservedName(toolName)) {
+          r.err(
+            APL.DOC_FIELD,
+            p,
+            `Tool name ${JSON.stringify(toolName)} is not allowed: use letters, digits, "_", "-", ".".`,
+          );
+          continue;
+        }
+        const ts = validateTool(r, spec, p, toolName);
+        if (ts) tools[toolName] = ts;
+      }
+    }
+  }
+  if (name === null || transport === null) return null;
+  return { name, transport, url, command, args, env, credential, credentialEnv, tools };
+}
+
+function validateTool(r: Reader, value: unknown, p: string, toolName: string): ToolSpec | null {
+  const what = `tool "${toolName}"`;
+  const o = r.obj(value, p, `Tool "${toolName}"`);
+  if (!o) return null;
+  r.keys(o, p, TOOL_FIELDS, what);
+  let policy: ToolPolicy | null = null;
+  if (!has(o, 'policy') || o.policy === null)
+    r.missing(p, 'policy', what, 'read, write or approval_required.');
+  else if (!POLICIES.includes(o.policy as ToolPolicy)) {
+    r.err(
+      APL.DOC_FIELD,
+      joinKey(p, 'policy'),
+      `policy must be read, write or approval_required, not ${describe(o.policy)}.`,
+    );
+  } else policy = o.policy as ToolPolicy;
+  let idempotency: Idempotency = 'none';
+  if (has(o, 'idempotency') && o.idempotency !== null) {
+    if (o.idempotency === 'key' || o.idempotency === 'none') idempotency = o.idempotency;
+    else {
+      r.err(
+        APL.DOC_FIELD,
+        joinKey(p, 'idempotency'),
+        `idempotency must be key (the tool honours an Idempotency-Key) or none, not ${describe(o.idempotency)}.`,
+      );
+    }
+  }
+  const approvers = r.strList(o, 'approvers', p, what) ?? [];
+  const approvalSlaHours = r.num(o, 'approval_sla_hours', p, what, { positive: true });
+  let inputSchemaSha256: string | null = null;
+  if (has(o, 'input_schema_sha256') && o.input_schema_sha256 !== null) {
+    const v = o.input_schema_sha256;
+    if (typeof v === 'string' && /^[0-9a-f]{64}$/i.test(v)) inputSchemaSha256 = v.toLowerCase();
+    else {
+      r.err(
+        APL.TOOL_SCHEMA_PIN,
+        joinKey(p, 'input_schema_sha256'),
+        `input_schema_sha256 must be 64 hexadecimal characters (the SHA-256 of the tool's input schema), not ${describe(v)}.`,
+      );
+    }
+  }
+  const editable = r.bool(o, 'editable', p, what, false);
+  const redact: string[] = [];
+  const rl = r.strList(o, 'redact', p, what);
+  rl?.forEach((path, i) => {
+    if (parseRedactPath(path)) redact.push(path);
+    else {
+      r.err(
+        APL.REDACT_INVALID,
+        joinIndex(joinKey(p, 'redact'), i),
+        `Redact path ${JSON.stringify(path)} is malformed: use argument paths like card.number or items[].iban.`,
+      );
+    }
+  });
+  const approvalRules = readApprovalRules(r, o, p, what);
+  if (policy === null) return null;
+  return {
+    policy,
+    idempotency,
+    approvers,
+    approvalSlaHours,
+    inputSchemaSha256,
+    editable,
+    redact,
+    approvalRules,
+  };
+}
+
+function readApprovalRules(r: Reader, o: Obj, p: string, what: string): ApprovalRule[] {
+  const rules: ApprovalRule[] = [];
+  if (!has(o, 'approval') || o.approval === null) return rules;
+  const ap = joinKey(p, 'approval');
+  if (!Array.isArray(o.approval)) {
+    r.err(
+      APL.DOC_FIELD,
+      ap,
+      `approval on ${what} must be a list of { when: "<expression>", levels: [group, ...] }.`,
+    );
+    return rules;
+  }
+  o.approval.forEach((rule, i) => {
+    const rp = joinIndex(ap, i);
+    if (!isObj(rule)) {
+      r.err(
+        APL.DOC_FIELD,
+        rp,
+        `Each approval rule must be { when: "<expression>", levels: [group, ...] }, not ${describe(rule)}.`,
+      );
+      return;
+    }
+    r.keys(rule, rp, ['when', 'levels'], 'an approval rule');
+    const when = r.str(rule, 'when', rp, 'an approval rule', {
+      required: true,
+      help: 'an expression such as "amount > 1000".',
+    });
+    if (when !== null) {
+      const parsed = parseExpression(when);
+      if (!parsed.ok) {
+        r.err(
+          APL.EXPR_INVALID,
+          joinKey(rp, 'when'),
+          `The expression ${JSON.stringify(when.slice(0, 80))} does not parse: ${parsed.message} at character ${parsed.position + 1}.`,
+        );
+      }
+    }
+    const levels: string[][] = [];
+    let levelsOk = true;
+    if (!has(rule, 'levels') || rule.levels === null) {
+      r.missing(
+        rp,
+        'levels',
+        'an approval rule',
+        'the groups deciding in turn, e.g. [finance, finance-leads].',
+      );
+      levelsOk = false;
+    } else if (!Array.isArray(rule.levels) || rule.levels.length === 0) {
+      r.err(
+        APL.DOC_FIELD,
+        joinKey(rp, 'levels'),
+        'levels must be a non-empty list: each entry a group or a list of groups.',
+      );
+      levelsOk = false;
+    } else {
+      rule.levels.forEach((lv, j) => {
+        const lp = joinIndex(joinKey(rp, 'levels'), j);
+        const groups = r.strListValue(lv, lp, 'an approval level', { single: true });
+        if (groups && groups.length === 0) {
+          r.err(APL.DOC_FIELD, lp, 'An approval level needs at least one group.');
+          levelsOk = false;
+        } else if (groups) levels.push(groups);
+        else levelsOk = false;
+      });
+    }
+    if (when !== null && levelsOk) rules.push({ when, levels });
+  });
+  return rules;
+}

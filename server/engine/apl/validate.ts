@@ -1,0 +1,151 @@
+/**
+ * `validateSource`: YAML source → `ValidatedDeployment`, or every error found (at most 100), each with a
+ * code, a path, the 1-based line in the source and what to do. Never throws.
+ */
+import { PROCESS_KEY } from './bindings.js';
+import { APL, describe, didYouMean, ErrorSink } from './errors.js';
+import { has, isObj, type Obj, Reader } from './fields.js';
+import { parseSource } from './parse.js';
+import { validateProcess } from './process.js';
+import { validateToolServer } from './toolserver.js';
+import type {
+  FrozenProcess,
+  ToolServerSpec,
+  ValidatedDeployment,
+  ValidationContext,
+  ValidationResult,
+} from './types.js';
+
+const KINDS = ['ToolServer', 'Process'];
+
+export function validateSource(source: string, ctx: ValidationContext): ValidationResult {
+  const sink = new ErrorSink();
+  try {
+    const deployment = run(typeof source === 'string' ? source : String(source ?? ''), ctx, sink);
+    if (sink.errors.length === 0 && deployment) return { ok: true, deployment };
+  } catch (e) {
+    sink.add(
+      APL.INTERNAL,
+      -1,
+      '',
+      `The validator failed unexpectedly (${e instanceof Error ? e.message.slice(0, 200) : 'unknown error'}). Simplify the source and report this.`,
+    );
+  }
+  if (sink.errors.length === 0) {
+    sink.add(APL.INTERNAL, -1, '', 'The source produced no deployment. Report this.');
+  }
+  return { ok: false, errors: sink.sorted() };
+}
+
+function run(source: string, ctx: ValidationContext, sink: ErrorSink): ValidatedDeployment | null {
+  const docs = parseSource(source, sink);
+  if (sink.errors.length > 0 && docs.length === 0) return null;
+  const content = docs.filter((d) => d.broken || d.value !== null);
+  if (content.length === 0) {
+    sink.add(
+      APL.DOC_EMPTY,
+      -1,
+      '',
+      'The source holds no documents. Add a ToolServer or Process document (kind: …).',
+      {
+        line: 1,
+        column: 1,
+      },
+    );
+    return null;
+  }
+
+  // 1. classify documents
+  const serverDocs: { index: number; doc: Obj }[] = [];
+  const processDocs: { index: number; doc: Obj }[] = [];
+  const brokenNames = new Set<string>();
+  for (const d of content) {
+    if (d.broken) {
+      if (d.salvage?.kind === 'ToolServer') brokenNames.add(`server:${d.salvage.name}`);
+      if (d.salvage?.kind === 'Process') brokenNames.add(`process:${d.salvage.name}`);
+      continue;
+    }
+    const r = new Reader(sink, d.index);
+    if (!isObj(d.value)) {
+      sink.add(
+        APL.DOC_KIND,
+        d.index,
+        '',
+        `A document must be a mapping starting with kind: ToolServer or kind: Process, not ${describe(d.value)}.`,
+      );
+      continue;
+    }
+    const kind = has(d.value, 'kind') ? d.value.kind : undefined;
+    if (kind === undefined || kind === null) {
+      r.err(APL.DOC_KIND, '', 'The document has no "kind": add kind: ToolServer or kind: Process.');
+    } else if (kind === 'ToolServer') serverDocs.push({ index: d.index, doc: d.value });
+    else if (kind === 'Process') processDocs.push({ index: d.index, doc: d.value });
+    else {
+      r.err(
+        APL.DOC_KIND,
+        'kind',
+        `Unknown kind ${describe(kind)}: use ToolServer or Process.${didYouMean(String(kind), KINDS)}`,
+      );
+    }
+  }
+
+  // 2. tool servers (the source's own override deployed ones)
+  const servers = new Map<string, ToolServerSpec>(ctx.toolServers ?? []);
+  const toolServers: ToolServerSpec[] = [];
+  const serverAt = new Map<string, number>();
+  for (const { index, doc } of serverDocs) {
+    const r = new Reader(sink, index);
+    const spec = validateToolServer(r, doc);
+    const name = typeof doc.name === 'string' ? doc.name : null;
+    if (name !== null && serverAt.has(name)) {
+      r.err(
+        APL.DOC_DUPLICATE_SERVER,
+        'name',
+        `ToolServer "${name}" is already defined in documents[${serverAt.get(name)}]. Keep one definition.`,
+      );
+      continue;
+    }
+    if (name !== null) serverAt.set(name, index);
+    if (spec) {
+      servers.set(spec.name, spec);
+      toolServers.push(spec);
+    } else if (name !== null) {
+      // a broken definition shadows the deployed one; refs to it are not reported again as unknown
+      servers.delete(name);
+      brokenNames.add(`server:${name}`);
+    }
+  }
+
+  // 3. process keys (deployed, plus the source's own, for delegate:<key>)
+  const processKeys = new Set<string>(ctx.processKeys ?? []);
+  const keyAt = new Map<string, number>();
+  for (const { index, doc } of processDocs) {
+    const key = has(doc, 'key') ? doc.key : undefined;
+    if (typeof key !== 'string' || !PROCESS_KEY.test(key)) continue;
+    if (keyAt.has(key)) {
+      new Reader(sink, index).err(
+        APL.DOC_DUPLICATE_PROCESS,
+        'key',
+        `Process "${key}" is already defined in documents[${keyAt.get(key)}]. Keep one definition or change the key.`,
+      );
+      continue;
+    }
+    keyAt.set(key, index);
+    processKeys.add(key);
+  }
+
+  // 4. processes
+  const processes: FrozenProcess[] = [];
+  for (const { index, doc } of processDocs) {
+    const p = validateProcess(new Reader(sink, index), doc, {
+      servers,
+      processKeys,
+      allowedTools: ctx.allowedTools ?? null,
+      allowedModels: ctx.allowedModels ?? null,
+      brokenNames,
+    });
+    if (p) processes.push(p);
+  }
+  if (sink.errors.length > 0) return null;
+  return { toolServers, processes };
+}
