@@ -1,0 +1,123 @@
+/**
+ * Every environment variable Abada reads, read once and validated. A bad value stops the process at
+ * start-up with a message that says which variable and what it expects.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export interface EncryptionKeys {
+  /** the key id new rows are sealed with */
+  currentKeyId: string;
+  keys: Map<string, Buffer>;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | null;
+  dataDir: string;
+  encryption: EncryptionKeys;
+  adminToken: string | null;
+  allowedModels: string[] | null;
+  allowedTools: string[] | null;
+  maxLeaseExpiries: number;
+  maxPayloadBytes: number;
+  maxBodyBytes: number;
+  workerOfflineAfterMs: number;
+  heartbeatDebounceMs: number;
+  slaSweepIntervalMs: number;
+  maxDelegationDepth: number;
+  logLevel: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, def: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min)
+    throw new ConfigError(`${name} must be an integer ≥ ${min}, got "${raw}".`);
+  return n;
+}
+
+function list(env: Env, name: string): string[] | null {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return null;
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function parseKey(name: string, raw: string): Buffer {
+  const buf = Buffer.from(raw.trim(), 'base64');
+  if (buf.length !== 32) {
+    throw new ConfigError(
+      `${name} must be 32 bytes in base64 (generate one with: node -e "console.log(require('crypto').randomBytes(32).toString('base64'))").`,
+    );
+  }
+  return buf;
+}
+
+/**
+ * Keys: ABADA_ENCRYPTION_KEY (current, id ABADA_ENCRYPTION_KEY_ID, default "k1") and
+ * ABADA_ENCRYPTION_OLD_KEYS ("id:base64,id:base64") still accepted for reading rows sealed before a
+ * rotation. On the embedded database a dev key is generated once and kept under the data directory.
+ */
+function loadEncryption(env: Env, embedded: boolean, dataDir: string): EncryptionKeys {
+  const keys = new Map<string, Buffer>();
+  const currentKeyId = env.ABADA_ENCRYPTION_KEY_ID?.trim() || 'k1';
+  let current = env.ABADA_ENCRYPTION_KEY;
+  if (!current) {
+    if (!embedded) {
+      throw new ConfigError(
+        'ABADA_ENCRYPTION_KEY is required when DATABASE_URL is set: secrets and step payloads are encrypted with it. Set it to 32 random bytes in base64.',
+      );
+    }
+    const file = path.join(dataDir, 'encryption.key');
+    if (!existsSync(file)) {
+      mkdirSync(dataDir, { recursive: true });
+      writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
+    }
+    current = readFileSync(file, 'utf8');
+  }
+  keys.set(currentKeyId, parseKey('ABADA_ENCRYPTION_KEY', current));
+  for (const entry of list(env, 'ABADA_ENCRYPTION_OLD_KEYS') ?? []) {
+    const i = entry.indexOf(':');
+    if (i <= 0) throw new ConfigError('ABADA_ENCRYPTION_OLD_KEYS entries must be "keyId:base64key".');
+    keys.set(
+      entry.slice(0, i),
+      parseKey(`ABADA_ENCRYPTION_OLD_KEYS (${entry.slice(0, i)})`, entry.slice(i + 1)),
+    );
+  }
+  return { currentKeyId, keys };
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const databaseUrl = env.DATABASE_URL?.trim() || null;
+  const dataDir = path.resolve(env.ABADA_DATA_DIR?.trim() || '.abada');
+  return {
+    port: int(env, 'PORT', 3000),
+    host: env.HOST?.trim() || '127.0.0.1',
+    databaseUrl,
+    dataDir,
+    encryption: loadEncryption(env, databaseUrl === null, dataDir),
+    adminToken: env.ABADA_ADMIN_TOKEN?.trim() || null,
+    allowedModels: list(env, 'ABADA_AGENT_ALLOWED_MODELS'),
+    allowedTools: list(env, 'ABADA_AGENT_ALLOWED_TOOLS'),
+    maxLeaseExpiries: int(env, 'ABADA_MAX_LEASE_EXPIRIES', 3, 1),
+    maxPayloadBytes: int(env, 'ABADA_MAX_PAYLOAD_BYTES', 256 * 1024, 1024),
+    maxBodyBytes: int(env, 'ABADA_MAX_BODY_BYTES', 1024 * 1024, 1024),
+    workerOfflineAfterMs: int(env, 'ABADA_WORKER_OFFLINE_AFTER_MS', 60_000, 1000),
+    heartbeatDebounceMs: int(env, 'ABADA_HEARTBEAT_DEBOUNCE_MS', 5_000, 0),
+    slaSweepIntervalMs: int(env, 'ABADA_SLA_SWEEP_INTERVAL_MS', 30_000, 100),
+    maxDelegationDepth: int(env, 'ABADA_MAX_DELEGATION_DEPTH', 3, 0),
+    logLevel: env.LOG_LEVEL?.trim() || 'info',
+  };
+}

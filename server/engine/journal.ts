@@ -1,0 +1,402 @@
+/**
+ * The step journal (SPEC §4). `journalStep` locks only the external-task row, never advances the
+ * process, and checks in order: the caller holds the live lease; the attempt is current; the sequence is
+ * the next one (the previous step ended) or an existing step; the tool ref is a frozen binding; limits.
+ *
+ * A step's life: PROPOSED → APPROVED | REJECTED; APPROVED → STARTED; STARTED → COMPLETED | FAILED |
+ * OUTCOME_UNKNOWN. Re-sending a step in the same or an earlier state of its life with the same digest is
+ * answered from the journal (idempotent replay); anything else for an existing sequence is DIVERGENT_STEP.
+ */
+import { and, eq, sql } from 'drizzle-orm';
+import { steps } from '../db/schema.js';
+import type { StepRow } from '../db/schema.js';
+import { EngineError } from '../errors.js';
+import type { ToolBinding } from './apl/types.js';
+import { openApproval } from './approvals.js';
+import { requestDigest, sha256Hex, toolCallDigest } from './canonical.js';
+import type { Actor, EngineContext, Tx } from './context.js';
+import { appendHistory } from './history.js';
+import type { AgentWork } from './instances.js';
+import { assertLease, type LockedTaskRow, lockTask } from './lease.js';
+import { checkModelLimits, priceUsage, type Usage } from './limits.js';
+import { findReusable } from './reuse.js';
+import { type StepView, toStepView } from './stepviews.js';
+
+export type StepKind = StepRow['kind'];
+export type StepState = StepRow['state'];
+
+export interface JournalStepInput {
+  taskId: string;
+  workerId: string;
+  attempt: number;
+  sequence: number;
+  kind: StepKind;
+  state: StepState;
+  toolRef?: string | null;
+  model?: string | null;
+  request: unknown;
+  response?: unknown;
+  usage?: Usage | null;
+  error?: string | null;
+}
+
+export interface JournalResult {
+  step: StepView;
+  idempotencyKey: string | null;
+  reused: boolean;
+  taskState: LockedTaskRow['state'];
+}
+
+/** Position of each state in a step's life; a re-sent earlier state is a replay, not a change. */
+const LIFE: Record<StepState, number> = {
+  PROPOSED: 0,
+  APPROVED: 1,
+  REJECTED: 1,
+  STARTED: 2,
+  COMPLETED: 3,
+  FAILED: 3,
+  OUTCOME_UNKNOWN: 3,
+};
+const ENDED: ReadonlySet<StepState> = new Set(['COMPLETED', 'FAILED', 'REJECTED', 'OUTCOME_UNKNOWN']);
+
+/** The idempotency key of a write: derived from task, attempt and sequence, the same on every lease. */
+export function idempotencyKeyFor(taskId: string, attempt: number, sequence: number): string {
+  return `abada-${sha256Hex(`${taskId}:${attempt}:${sequence}`).slice(0, 40)}`;
+}
+
+function invalid(message: string, path: string): EngineError {
+  return new EngineError('VALIDATION_FAILED', message, { errors: [{ path, message }] });
+}
+
+export async function journalStep(
+  ctx: EngineContext,
+  actor: Actor,
+  input: JournalStepInput,
+): Promise<JournalResult> {
+  if (actor.kind !== 'WORKER')
+    throw new EngineError('FORBIDDEN', 'Only a worker credential can journal steps.');
+  const size = Buffer.byteLength(
+    JSON.stringify([input.request ?? null, input.response ?? null, input.error ?? null]),
+    'utf8',
+  );
+  if (size > ctx.config.maxPayloadBytes) {
+    throw new EngineError(
+      'PAYLOAD_TOO_LARGE',
+      `The step payload is ${size} bytes; the limit is ${ctx.config.maxPayloadBytes}. Trim tool results before journaling them.`,
+      {
+        limitBytes: ctx.config.maxPayloadBytes,
+      },
+    );
+  }
+  if (!Number.isInteger(input.sequence) || input.sequence < 1)
+    throw invalid('sequence starts at 1 and counts up by one per step.', 'sequence');
+  return ctx.db.transaction(async (tx) => {
+    const task = await lockTask(tx, actor, input.taskId);
+    const [existing] = await tx
+      .select()
+      .from(steps)
+      .where(
+        and(eq(steps.taskId, task.id), eq(steps.attempt, input.attempt), eq(steps.sequence, input.sequence)),
+      );
+    // A proposal re-sent after the task parked (the worker crashed before reading our answer) gets the
+    // stored answer: the lease was handed back by the proposal itself.
+    if (
+      existing &&
+      existing.kind === 'TOOL_CALL' &&
+      input.state === 'PROPOSED' &&
+      task.attempt === input.attempt &&
+      task.workerId === input.workerId &&
+      task.state !== 'LEASED'
+    ) {
+      const digest = toolCallDigest(existing.toolRef ?? '', argumentsOf(input.request));
+      if (digest === existing.digest || existing.approvalId) return answer(ctx, existing, task.state);
+    }
+    assertLease(task, actor, input.workerId, input.attempt);
+    const work = task.agentWork as AgentWork | null;
+    const { digest, binding } = digestOf(input, work);
+    if (existing) return transition(tx, ctx, task, existing, input, digest);
+    const [last] = await tx
+      .select({ sequence: steps.sequence, state: steps.state })
+      .from(steps)
+      .where(and(eq(steps.taskId, task.id), eq(steps.attempt, input.attempt)))
+      .orderBy(sql`${steps.sequence} DESC`)
+      .limit(1);
+    const next = (last?.sequence ?? 0) + 1;
+    if (input.sequence !== next) {
+      throw new EngineError(
+        'SEQUENCE_OUT_OF_ORDER',
+        `The next step of attempt ${input.attempt} is ${next}, not ${input.sequence}.`,
+        { expectedSequence: next },
+      );
+    }
+    if (last && !ENDED.has(last.state)) {
+      throw new EngineError(
+        'SEQUENCE_OUT_OF_ORDER',
+        `Step ${last.sequence} is still ${last.state}; finish it before journaling step ${input.sequence}.`,
+        {
+          expectedSequence: last.sequence,
+        },
+      );
+    }
+    return create(tx, ctx, task, input, digest, binding, work);
+  });
+}
+
+function argumentsOf(request: unknown): unknown {
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) return undefined;
+  return (request as Record<string, unknown>).arguments;
+}
+
+function digestOf(
+  input: JournalStepInput,
+  work: AgentWork | null,
+): { digest: string; binding: ToolBinding | null } {
+  if (input.kind === 'TOOL_CALL') {
+    if (!input.toolRef) throw invalid('A TOOL_CALL step names its toolRef (server/tool).', 'toolRef');
+    const binding = work?.toolBindings.find((b) => b.ref === input.toolRef) ?? null;
+    if (!binding) {
+      throw new EngineError(
+        'BINDING_NOT_FROZEN',
+        `${input.toolRef} is not a tool bound to this agent node in its definition version; only frozen bindings may be called.`,
+        {
+          toolRef: input.toolRef,
+        },
+      );
+    }
+    const args = argumentsOf(input.request);
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+      throw invalid(
+        'A TOOL_CALL request is { callId, arguments } with arguments a JSON object.',
+        'request.arguments',
+      );
+    }
+    return { digest: toolCallDigest(input.toolRef, args), binding };
+  }
+  const model = input.model ?? null;
+  if (!model) throw invalid('A MODEL_CALL step names its model.', 'model');
+  if (work && model !== work.model && !work.fallbackModels.includes(model)) {
+    throw new EngineError(
+      'BINDING_NOT_FROZEN',
+      `Model ${model} is neither the node's model nor one of its fallback models.`,
+      { model },
+    );
+  }
+  return { digest: requestDigest({ model, request: input.request ?? null }), binding: null };
+}
+
+async function answer(
+  ctx: EngineContext,
+  row: StepRow,
+  taskState: LockedTaskRow['state'],
+): Promise<JournalResult> {
+  return { step: toStepView(ctx, row), idempotencyKey: row.idempotencyKey, reused: row.reused, taskState };
+}
+
+function history(
+  task: LockedTaskRow,
+  actorId: string,
+  row: Pick<StepRow, 'sequence' | 'state' | 'kind' | 'toolRef' | 'model' | 'digest' | 'reused'>,
+  extra: Record<string, unknown> = {},
+) {
+  return {
+    projectId: task.projectId,
+    processInstanceId: task.processInstanceId,
+    eventType: `STEP_${row.state}`,
+    actor: actorId,
+    taskId: task.id,
+    attempt: task.attempt,
+    sequence: row.sequence,
+    data: {
+      kind: row.kind,
+      toolRef: row.toolRef,
+      model: row.model,
+      digest: row.digest,
+      reused: row.reused || undefined,
+      ...extra,
+    },
+  };
+}
+
+/** A change to an existing step: replay, completion of a started call, or resumption of an approved one. */
+async function transition(
+  tx: Tx,
+  ctx: EngineContext,
+  task: LockedTaskRow,
+  e: StepRow,
+  input: JournalStepInput,
+  digest: string,
+): Promise<JournalResult> {
+  if (e.kind !== input.kind || digest !== e.digest) {
+    throw new EngineError(
+      'DIVERGENT_STEP',
+      e.state === 'APPROVED'
+        ? `Step ${e.sequence} was approved for different arguments; run exactly the approved call (digest ${e.digest}).`
+        : `Step ${e.sequence} is already journaled with a different request; replay it exactly or continue at the next sequence.`,
+      { sequence: e.sequence, digest: e.digest },
+    );
+  }
+  if (input.state === e.state || LIFE[input.state] < LIFE[e.state]) return answer(ctx, e, task.state);
+  const who = `worker:${input.workerId}`;
+  if (e.state === 'PROPOSED') {
+    throw new EngineError(
+      'APPROVAL_REQUIRED',
+      `Step ${e.sequence} waits for a person's approval; it cannot start yet.`,
+    );
+  }
+  if (e.state === 'REJECTED') {
+    throw new EngineError(
+      'APPROVAL_REQUIRED',
+      `Step ${e.sequence} was rejected by a person; it never runs. Feed the rejection to the model.`,
+    );
+  }
+  if (e.state === 'APPROVED' && input.state === 'STARTED') {
+    const binding = (task.agentWork as AgentWork).toolBindings.find((b) => b.ref === e.toolRef);
+    const key =
+      binding?.idempotency === 'key'
+        ? (e.idempotencyKey ?? idempotencyKeyFor(task.id, task.attempt, e.sequence))
+        : null;
+    const [row] = await tx
+      .update(steps)
+      .set({ state: 'STARTED', idempotencyKey: key, updatedAt: sql`now()` })
+      .where(and(eq(steps.taskId, e.taskId), eq(steps.attempt, e.attempt), eq(steps.sequence, e.sequence)))
+      .returning();
+    await appendHistory(tx, history(task, who, row));
+    return answer(ctx, row, task.state);
+  }
+  if (e.state === 'STARTED' && (input.state === 'COMPLETED' || input.state === 'FAILED')) {
+    const priced =
+      e.kind === 'MODEL_CALL' && input.usage ? await priceUsage(tx, e.model!, input.usage) : null;
+    const [row] = await tx
+      .update(steps)
+      .set({
+        state: input.state,
+        responseEnc: input.response === undefined ? null : ctx.sealer.sealJson(input.response),
+        errorEnc: input.error ? ctx.sealer.sealJson(input.error) : null,
+        usage: priced?.usage ?? null,
+        costUsd: priced?.costUsd ?? null,
+        updatedAt: sql`now()`,
+      })
+      .where(and(eq(steps.taskId, e.taskId), eq(steps.attempt, e.attempt), eq(steps.sequence, e.sequence)))
+      .returning();
+    await appendHistory(
+      tx,
+      history(task, who, row, priced ? { tokens: priced.usage.totalTokens, costUsd: priced.costUsd } : {}),
+    );
+    return answer(ctx, row, task.state);
+  }
+  throw new EngineError(
+    'DIVERGENT_STEP',
+    `Step ${e.sequence} is ${e.state}; it cannot become ${input.state}.`,
+    { sequence: e.sequence, state: e.state },
+  );
+}
+
+/** A new step at the next sequence. */
+async function create(
+  tx: Tx,
+  ctx: EngineContext,
+  task: LockedTaskRow,
+  input: JournalStepInput,
+  digest: string,
+  binding: ToolBinding | null,
+  work: AgentWork | null,
+): Promise<JournalResult> {
+  const who = `worker:${input.workerId}`;
+  const base = {
+    taskId: task.id,
+    attempt: task.attempt,
+    sequence: input.sequence,
+    kind: input.kind,
+    toolRef: input.toolRef ?? null,
+    policy: binding?.policy ?? null,
+    model: input.kind === 'MODEL_CALL' ? input.model! : null,
+    digest,
+    requestEnc: ctx.sealer.sealJson(input.request),
+    keyId: ctx.sealer.currentKeyId,
+  };
+  const insert = async (values: Partial<typeof steps.$inferInsert> & { state: StepState }) => {
+    const [row] = await tx
+      .insert(steps)
+      .values({ ...base, ...values })
+      .returning();
+    return row;
+  };
+  if (input.kind === 'MODEL_CALL') {
+    if (input.state !== 'STARTED')
+      throw invalid(
+        'Journal a model call STARTED before calling the model, then COMPLETED or FAILED.',
+        'state',
+      );
+    if (work) await checkModelLimits(tx, task, work.limits);
+    const row = await insert({ state: 'STARTED' });
+    await appendHistory(tx, history(task, who, row));
+    return answer(ctx, row, task.state);
+  }
+  const b = binding!;
+  if (b.policy === 'read') {
+    if (input.state !== 'COMPLETED' && input.state !== 'FAILED' && input.state !== 'STARTED') {
+      throw invalid('A read is journaled COMPLETED (or FAILED) after it ran.', 'state');
+    }
+    const row = await insert({
+      state: input.state,
+      responseEnc: input.response === undefined ? null : ctx.sealer.sealJson(input.response),
+      errorEnc: input.error ? ctx.sealer.sealJson(input.error) : null,
+    });
+    await appendHistory(tx, history(task, who, row));
+    return answer(ctx, row, task.state);
+  }
+  const reusable = await findReusable(tx, task, input.sequence, digest);
+  if (reusable) {
+    // An earlier attempt already made (or was allowed to make) this exact call: answer from the journal.
+    const row = await insert({
+      state: reusable.state,
+      responseEnc: reusable.responseEnc,
+      idempotencyKey: reusable.idempotencyKey,
+      reused: reusable.state !== 'STARTED',
+      approvalId: reusable.approvalId,
+      comment: reusable.comment,
+    });
+    await appendHistory(
+      tx,
+      history(task, who, row, { from: { attempt: reusable.attempt, sequence: reusable.sequence } }),
+    );
+    return answer(ctx, row, task.state);
+  }
+  if (b.policy === 'approval_required') {
+    if (input.state !== 'PROPOSED') {
+      throw new EngineError(
+        'APPROVAL_REQUIRED',
+        `${b.ref} needs a person's approval: journal it PROPOSED and let the task go.`,
+      );
+    }
+    const row = await insert({ state: 'PROPOSED' });
+    const opened = await openApproval(
+      tx,
+      ctx,
+      task,
+      row,
+      b,
+      argumentsOf(input.request) as Record<string, unknown>,
+      work!,
+    );
+    await appendHistory(tx, history(task, who, row, { approvalId: opened.approvalId }));
+    const [withApproval] = await tx
+      .update(steps)
+      .set({ approvalId: opened.approvalId })
+      .where(
+        and(eq(steps.taskId, row.taskId), eq(steps.attempt, row.attempt), eq(steps.sequence, row.sequence)),
+      )
+      .returning();
+    return answer(ctx, withApproval, 'AWAITING_APPROVAL');
+  }
+  if (input.state !== 'STARTED') {
+    throw invalid(
+      `${b.ref} is a write: journal it STARTED before sending it, then COMPLETED or FAILED.`,
+      'state',
+    );
+  }
+  const key = b.idempotency === 'key' ? idempotencyKeyFor(task.id, task.attempt, input.sequence) : null;
+  const row = await insert({ state: 'STARTED', idempotencyKey: key });
+  await appendHistory(tx, history(task, who, row));
+  return answer(ctx, row, task.state);
+}

@@ -1,0 +1,74 @@
+/**
+ * The checks every worker report shares: the task is visible, not retired, leased by this caller and
+ * worker, the lease is live (by the database clock), and the attempt is the current one.
+ */
+import { sql } from 'drizzle-orm';
+import type { ExternalTaskRow } from '../db/schema.js';
+import { EngineError, notFound } from '../errors.js';
+import type { Actor, Tx } from './context.js';
+import { query, sameProject } from './context.js';
+import { isUuid } from './instances.js';
+
+export type LockedTaskRow = ExternalTaskRow & { leaseLive: boolean; instanceState: string };
+
+/** Locks the external-task row (and only it) for the rest of the transaction. */
+export async function lockTask(tx: Tx, actor: Actor, taskId: string): Promise<LockedTaskRow> {
+  if (!isUuid(taskId)) throw notFound('external task', taskId);
+  const [row] = await query<LockedTaskRow>(
+    tx,
+    sql`SELECT t.id, t.project_id AS "projectId", t.process_instance_id AS "processInstanceId", t.node_id AS "nodeId",
+               t.node_type AS "nodeType", t.topic_name AS "topicName", t.state, t.priority, t.attempt,
+               t.max_attempts AS "maxAttempts", t.worker_id AS "workerId", t.locked_by AS "lockedBy",
+               t.lock_expires_at AS "lockExpiresAt", t.available_at AS "availableAt", t.lease_expiries AS "leaseExpiries",
+               t.agent_work AS "agentWork", t.metadata, t.error_type AS "errorType", t.error_message AS "errorMessage",
+               t.created_at AS "createdAt", t.updated_at AS "updatedAt", t.ended_at AS "endedAt",
+               (t.lock_expires_at IS NOT NULL AND t.lock_expires_at > now()) AS "leaseLive",
+               (SELECT i.state FROM process_instances i WHERE i.id = t.process_instance_id) AS "instanceState"
+        FROM external_tasks t WHERE t.id = ${taskId} FOR UPDATE OF t`,
+  );
+  if (!row || !sameProject(actor, row.projectId)) throw notFound('external task', taskId);
+  for (const k of ['lockExpiresAt', 'availableAt', 'createdAt', 'updatedAt', 'endedAt'] as const) {
+    if (row[k] != null) (row as Record<string, unknown>)[k] = new Date(row[k] as unknown as string);
+  }
+  return row;
+}
+
+export function assertNotRetired(task: LockedTaskRow) {
+  if (
+    task.state === 'CANCELLED' ||
+    task.instanceState === 'CANCELLED' ||
+    task.instanceState === 'SUSPENDED'
+  ) {
+    throw new EngineError(
+      'WORK_RETIRED',
+      'This work was retired (the instance was cancelled or suspended); drop it and fetch new work.',
+    );
+  }
+}
+
+/** The caller holds the live lease on the task at `attempt`. Order: retired, lease, attempt. */
+export function assertLease(task: LockedTaskRow, actor: Actor, workerId: string, attempt: number) {
+  assertNotRetired(task);
+  if (
+    task.state !== 'LEASED' ||
+    task.workerId !== workerId ||
+    task.lockedBy !== actor.principalId ||
+    !task.leaseLive
+  ) {
+    throw new EngineError(
+      'LEASE_NOT_HELD',
+      task.state === 'LEASED' && task.workerId === workerId && !task.leaseLive
+        ? 'Your lease on this task expired; stop working on it and fetch again (extend the lock sooner next time).'
+        : 'You do not hold the lease on this task; stop working on it and fetch again.',
+    );
+  }
+  if (attempt !== task.attempt) {
+    throw new EngineError(
+      'ATTEMPT_MISMATCH',
+      `The task is on attempt ${task.attempt}, not ${attempt}; rebuild from a fresh fetch.`,
+      {
+        currentAttempt: task.attempt,
+      },
+    );
+  }
+}

@@ -1,0 +1,91 @@
+/** Read models for the API: paged lists of instances and approvals, scoped to the caller's project. */
+import { and, eq, sql } from 'drizzle-orm';
+import { approvals, processInstances } from '../db/schema.js';
+import type { ApprovalRow } from '../db/schema.js';
+import { EngineError } from '../errors.js';
+import type { Actor, EngineContext } from './context.js';
+import { cursorCondition, cursorOrder, page } from './incidents.js';
+import { verifyChain } from './history.js';
+import { getInstance } from './instances.js';
+
+function pageSize(first: number | null | undefined): number {
+  if (first != null && (first < 1 || first > 200)) {
+    throw new EngineError('VALIDATION_FAILED', 'first is from 1 to 200.', {
+      errors: [{ path: 'first', message: 'out of range' }],
+    });
+  }
+  return first ?? 50;
+}
+
+export async function listInstances(
+  ctx: EngineContext,
+  actor: Actor,
+  args: { state?: string | null; first?: number | null; after?: string | null; key?: string | null },
+) {
+  const first = pageSize(args.first);
+  const base = and(
+    actor.projectId ? eq(processInstances.projectId, actor.projectId) : undefined,
+    args.state ? eq(processInstances.state, args.state as never) : undefined,
+    args.key ? eq(processInstances.key, args.key) : undefined,
+  );
+  const rows = await ctx.db
+    .select()
+    .from(processInstances)
+    .where(and(base, cursorCondition(processInstances.createdAt, processInstances.id, args.after)))
+    .orderBy(...cursorOrder(processInstances.createdAt, processInstances.id))
+    .limit(first + 1);
+  const [{ count }] = await ctx.db
+    .select({ count: sql<number>`count(*)::int` })
+    .from(processInstances)
+    .where(base);
+  return page(rows, first, count);
+}
+
+/** Humans see the approvals of their groups; admins see all of the project; workers none. */
+export async function listApprovals(
+  ctx: EngineContext,
+  actor: Actor,
+  args: {
+    state?: ApprovalRow['state'] | null;
+    mine?: boolean | null;
+    first?: number | null;
+    after?: string | null;
+  },
+) {
+  if (actor.kind === 'WORKER')
+    throw new EngineError('FORBIDDEN', 'A worker credential cannot read approvals.');
+  const first = pageSize(args.first);
+  const mine = args.mine ?? actor.kind === 'HUMAN';
+  const groupFilter =
+    actor.kind === 'HUMAN' || mine ? sql`${approvals.candidateGroups} && ${actor.groups}::text[]` : undefined;
+  const base = and(
+    actor.projectId ? eq(approvals.projectId, actor.projectId) : undefined,
+    args.state ? eq(approvals.state, args.state) : undefined,
+    groupFilter,
+  );
+  const rows = await ctx.db
+    .select()
+    .from(approvals)
+    .where(and(base, cursorCondition(approvals.createdAt, approvals.id, args.after)))
+    .orderBy(...cursorOrder(approvals.createdAt, approvals.id))
+    .limit(first + 1);
+  const [{ count }] = await ctx.db.select({ count: sql<number>`count(*)::int` }).from(approvals).where(base);
+  return page(rows, first, count);
+}
+
+/** Whether an actor may see an approval: its project, and for humans one of its candidate groups (any level). */
+export function maySeeApproval(
+  actor: Actor,
+  a: Pick<ApprovalRow, 'projectId' | 'levels' | 'candidateGroups'>,
+): boolean {
+  if (actor.projectId !== null && actor.projectId !== a.projectId) return false;
+  if (actor.kind === 'ADMIN') return true;
+  if (actor.kind !== 'HUMAN') return false;
+  const groups = new Set([...a.candidateGroups, ...a.levels.flat()]);
+  return actor.groups.some((g) => groups.has(g));
+}
+
+export async function verifyAudit(ctx: EngineContext, actor: Actor, processInstanceId: string) {
+  await getInstance(ctx.db, actor, processInstanceId);
+  return verifyChain(ctx.db, processInstanceId);
+}

@@ -1,0 +1,52 @@
+/**
+ * Reuse across attempts (SPEC §4 "Later attempts"): a write or approval with the same tool and
+ * arguments as one an earlier attempt made is answered from the journal, not sent or approved again.
+ * An earlier keyed write left STARTED lends its key (the re-send is deduplicated downstream). Each
+ * earlier step is matched at most once, in order, so a call legitimately made twice stays two calls.
+ */
+import { sql } from 'drizzle-orm';
+import type { StepRow } from '../db/schema.js';
+import type { Tx } from './context.js';
+import { query } from './context.js';
+import type { LockedTaskRow } from './lease.js';
+
+type Reusable = Pick<
+  StepRow,
+  'attempt' | 'sequence' | 'state' | 'responseEnc' | 'idempotencyKey' | 'approvalId' | 'comment'
+>;
+
+export async function findReusable(
+  tx: Tx,
+  task: LockedTaskRow,
+  sequence: number,
+  digest: string,
+): Promise<Reusable | null> {
+  if (task.attempt <= 1) return null;
+  const rows = await query<Reusable & { resolution_happened: boolean | null }>(
+    tx,
+    sql`SELECT s.attempt, s.sequence, s.state, s.response_enc AS "responseEnc", s.idempotency_key AS "idempotencyKey",
+               s.approval_id AS "approvalId", s.comment,
+               (SELECT (i.resolution->>'happened')::boolean FROM incidents i
+                 WHERE i.task_id = s.task_id AND i.attempt = s.attempt AND i.sequence = s.sequence
+                   AND i.type = 'TOOL_OUTCOME_UNKNOWN' AND i.state = 'RESOLVED' LIMIT 1) AS resolution_happened
+        FROM steps s
+        WHERE s.task_id = ${task.id} AND s.attempt < ${task.attempt} AND s.digest = ${digest} AND s.kind = 'TOOL_CALL'
+          AND s.state IN ('COMPLETED', 'APPROVED', 'STARTED', 'OUTCOME_UNKNOWN')
+        ORDER BY s.attempt, s.sequence`,
+  );
+  const candidates = rows.filter((r) => {
+    if (r.state === 'STARTED') return r.idempotencyKey !== null;
+    if (r.state === 'OUTCOME_UNKNOWN') return r.resolution_happened === true;
+    return true;
+  });
+  if (candidates.length === 0) return null;
+  const [{ n }] = await query<{ n: number }>(
+    tx,
+    sql`SELECT count(*)::int AS n FROM steps WHERE task_id = ${task.id} AND attempt = ${task.attempt}
+        AND sequence < ${sequence} AND digest = ${digest} AND kind = 'TOOL_CALL'`,
+  );
+  const pick = candidates[n];
+  if (!pick) return null;
+  // A person said the unknown call happened: it counts as completed with the result they gave.
+  return pick.state === 'OUTCOME_UNKNOWN' ? { ...pick, state: 'COMPLETED' } : pick;
+}

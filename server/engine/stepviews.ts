@@ -1,0 +1,99 @@
+/** The journal as callers see it: step rows with their sealed payloads opened. */
+import { and, asc, eq, inArray, lt, sql } from 'drizzle-orm';
+import { steps } from '../db/schema.js';
+import type { StepRow } from '../db/schema.js';
+import type { EngineContext, Executor } from './context.js';
+
+export interface StepView {
+  taskId: string;
+  attempt: number;
+  sequence: number;
+  kind: StepRow['kind'];
+  state: StepRow['state'];
+  toolRef: string | null;
+  model: string | null;
+  request: unknown;
+  response: unknown;
+  error: string | null;
+  digest: string;
+  idempotencyKey: string | null;
+  comment: string | null;
+  reused: boolean;
+  usage: unknown;
+  costUsd: number | null;
+  approvalId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function toStepView(ctx: EngineContext, r: StepRow): StepView {
+  return {
+    taskId: r.taskId,
+    attempt: r.attempt,
+    sequence: r.sequence,
+    kind: r.kind,
+    state: r.state,
+    toolRef: r.toolRef,
+    model: r.model,
+    request: ctx.sealer.openJson(r.requestEnc),
+    response: ctx.sealer.openJson(r.responseEnc),
+    error: ctx.sealer.openJson<string>(r.errorEnc),
+    digest: r.digest,
+    idempotencyKey: r.idempotencyKey,
+    comment: r.comment,
+    reused: r.reused,
+    usage: r.usage,
+    costUsd: r.costUsd,
+    approvalId: r.approvalId,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}
+
+/** Steps of the given attempt of each task (all attempts when `attempt` is omitted). */
+export async function loadSteps(
+  ex: Executor,
+  ctx: EngineContext,
+  taskIds: string[],
+  attempt?: number,
+): Promise<StepView[]> {
+  if (taskIds.length === 0) return [];
+  const rows = await ex
+    .select()
+    .from(steps)
+    .where(
+      attempt === undefined
+        ? inArray(steps.taskId, taskIds)
+        : and(inArray(steps.taskId, taskIds), eq(steps.attempt, attempt)),
+    )
+    .orderBy(asc(steps.taskId), asc(steps.attempt), asc(steps.sequence));
+  return rows.map((r) => toStepView(ctx, r));
+}
+
+/**
+ * Writes of earlier attempts that took effect or may have (COMPLETED, APPROVED, STARTED,
+ * OUTCOME_UNKNOWN): the worker needs them to avoid repeating a side effect; the engine answers a
+ * matching call with `reused`.
+ */
+export async function loadEarlierWrites(
+  ex: Executor,
+  ctx: EngineContext,
+  taskId: string,
+  attempt: number,
+): Promise<StepView[]> {
+  if (attempt <= 1) return [];
+  const rows = await ex
+    .select()
+    .from(steps)
+    .where(
+      and(
+        eq(steps.taskId, taskId),
+        lt(steps.attempt, attempt),
+        eq(steps.kind, 'TOOL_CALL'),
+        sql`${steps.policy} IN ('write', 'approval_required')`,
+        sql`${steps.state} IN ('COMPLETED', 'APPROVED', 'STARTED', 'OUTCOME_UNKNOWN')`,
+      ),
+    )
+    .orderBy(asc(steps.attempt), asc(steps.sequence));
+  return rows.map((r) => toStepView(ctx, r));
+}

@@ -1,0 +1,66 @@
+import { GraphQLError } from 'graphql';
+
+/** The error codes of SPEC §9, plus a few of our own for abuse and internal failures. */
+export type ErrorCode =
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'VALIDATION_FAILED'
+  | 'LEASE_NOT_HELD'
+  | 'ATTEMPT_MISMATCH'
+  | 'SEQUENCE_OUT_OF_ORDER'
+  | 'DIVERGENT_STEP'
+  | 'APPROVAL_REQUIRED'
+  | 'BINDING_NOT_FROZEN'
+  | 'LIMIT_EXCEEDED'
+  | 'WORK_RETIRED'
+  | 'COMMENT_REQUIRED'
+  | 'STALE_DIGEST'
+  | 'ALREADY_DECIDED'
+  | 'SEPARATION_OF_DUTIES'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'INTERNAL';
+
+/**
+ * An error a caller can act on: a stable code, a message that says what to do, and optional details
+ * (e.g. `errors` for VALIDATION_FAILED, `limit` for LIMIT_EXCEEDED). Engine commands throw these; the
+ * GraphQL layer turns them into `extensions.code`.
+ */
+export class EngineError extends Error {
+  override name = 'EngineError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export function isEngineError(e: unknown): e is EngineError {
+  return e instanceof EngineError;
+}
+
+/** Turns anything thrown into an EngineError; unknown failures become INTERNAL with a neutral message. */
+export function coerceError(e: unknown): EngineError {
+  if (e instanceof EngineError) return e;
+  if (e instanceof GraphQLError && typeof e.extensions?.code === 'string') {
+    return new EngineError(e.extensions.code as ErrorCode, e.message, {}, { cause: e });
+  }
+  return new EngineError(
+    'INTERNAL',
+    'An internal error occurred; it was logged. Try again, or report it.',
+    {},
+    {
+      cause: e,
+    },
+  );
+}
+
+export function toGraphQLError(e: EngineError): GraphQLError {
+  return new GraphQLError(e.message, { extensions: { code: e.code, ...e.details } });
+}
+
+export const notFound = (what: string, id: string) =>
+  new EngineError('NOT_FOUND', `No ${what} with id ${id} is visible to you. Check the id and your project.`);

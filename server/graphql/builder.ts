@@ -1,0 +1,103 @@
+/**
+ * The Pothos builder: typed context, auth scopes and scalars. Resolvers stay thin: a scope, the input
+ * shape, one engine call.
+ */
+import SchemaBuilder from '@pothos/core';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
+import type { Actor, EngineContext } from '../engine/context.js';
+import type { Loaders } from './loaders.js';
+import type { EventHub } from './pubsub.js';
+
+export interface GraphQLContext {
+  actor: Actor | null;
+  engine: EngineContext;
+  hub: EventHub;
+  loaders: Loaders;
+  signal?: AbortSignal;
+}
+
+export const builder = new SchemaBuilder<{
+  Context: GraphQLContext;
+  AuthScopes: { authenticated: boolean; admin: boolean; worker: boolean; human: boolean };
+  Scalars: { JSON: { Input: unknown; Output: unknown }; DateTime: { Input: Date; Output: Date | string } };
+  DefaultFieldNullability: false;
+}>({
+  plugins: [ScopeAuthPlugin],
+  defaultFieldNullability: false,
+  scopeAuth: {
+    authScopes: (ctx) => ({
+      authenticated: ctx.actor !== null,
+      admin: ctx.actor?.kind === 'ADMIN',
+      worker: ctx.actor?.kind === 'WORKER',
+      human: ctx.actor?.kind === 'HUMAN',
+    }),
+    unauthorizedError: (_parent, ctx) =>
+      ctx.actor === null
+        ? new GraphQLError('Sign in: send Authorization: Bearer <token>.', {
+            extensions: { code: 'UNAUTHENTICATED' },
+          })
+        : new GraphQLError('Your principal may not use this field.', { extensions: { code: 'FORBIDDEN' } }),
+  },
+});
+
+function parseLiteralJson(ast: ValueNode): unknown {
+  switch (ast.kind) {
+    case Kind.STRING:
+    case Kind.BOOLEAN:
+      return ast.value;
+    case Kind.INT:
+    case Kind.FLOAT:
+      return Number(ast.value);
+    case Kind.OBJECT:
+      return Object.fromEntries(ast.fields.map((f) => [f.name.value, parseLiteralJson(f.value)]));
+    case Kind.LIST:
+      return ast.values.map(parseLiteralJson);
+    case Kind.NULL:
+      return null;
+    default:
+      throw new GraphQLError('JSON literals cannot hold variables; pass the whole value as a variable.');
+  }
+}
+
+builder.addScalarType(
+  'JSON',
+  new GraphQLScalarType({
+    name: 'JSON',
+    description: 'Any JSON value.',
+    serialize: (v) => v,
+    parseValue: (v) => v,
+    parseLiteral: parseLiteralJson,
+  }),
+);
+
+builder.addScalarType(
+  'DateTime',
+  new GraphQLScalarType<Date, string>({
+    name: 'DateTime',
+    description: 'An ISO-8601 timestamp in UTC.',
+    serialize: (v) => (v instanceof Date ? v.toISOString() : new Date(String(v)).toISOString()),
+    parseValue: (v) => {
+      const d = new Date(String(v));
+      if (Number.isNaN(d.getTime())) throw new GraphQLError('DateTime must be ISO-8601.');
+      return d;
+    },
+    parseLiteral: (ast) => {
+      if (ast.kind !== Kind.STRING) throw new GraphQLError('DateTime must be a string.');
+      return new Date(ast.value);
+    },
+  }),
+);
+
+builder.queryType({});
+builder.mutationType({});
+builder.subscriptionType({});
+
+export const PageInfo = builder
+  .objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo')
+  .implement({
+    fields: (t) => ({
+      hasNextPage: t.exposeBoolean('hasNextPage'),
+      endCursor: t.exposeString('endCursor', { nullable: true }),
+    }),
+  });

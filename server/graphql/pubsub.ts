@@ -1,0 +1,39 @@
+/**
+ * Subscriptions are fed by PostgreSQL NOTIFY (see db/notify.ts), so a subscriber on one engine process
+ * sees events committed by another. An event names ids only; the object is loaded once per process and
+ * shared by every subscriber that may see it (not once per subscriber).
+ */
+import { createPubSub } from 'graphql-yoga';
+import type { EngineEvent, Notifier } from '../db/notify.js';
+
+type Of<T extends EngineEvent['type']> = Extract<EngineEvent, { type: T }>;
+
+export class EventHub {
+  readonly pubsub = createPubSub<{
+    approval: [Of<'approval'>];
+    task: [Of<'task'>];
+    incident: [Of<'incident'>];
+  }>();
+  private readonly shared = new Map<string, { at: number; value: Promise<unknown> }>();
+
+  constructor(notifier: Notifier | null) {
+    notifier?.on('event', (e: EngineEvent) => {
+      if (e.type === 'approval') this.pubsub.publish('approval', e);
+      else if (e.type === 'task') this.pubsub.publish('task', e);
+      else if (e.type === 'incident') this.pubsub.publish('incident', e);
+    });
+  }
+
+  /** Loads something once for all subscribers of the same event (kept 2 s). */
+  share<T>(key: string, load: () => Promise<T>): Promise<T> {
+    const now = Date.now();
+    const hit = this.shared.get(key);
+    if (hit && now - hit.at < 2000) return hit.value as Promise<T>;
+    if (this.shared.size > 10_000) {
+      for (const [k, v] of this.shared) if (now - v.at >= 2000) this.shared.delete(k);
+    }
+    const value = load();
+    this.shared.set(key, { at: now, value });
+    return value;
+  }
+}

@@ -1,0 +1,216 @@
+import { pipe, filter, map } from 'graphql-yoga';
+import { decideApproval } from '../../engine/approvals.js';
+import {
+  type ApprovalView,
+  type DecisionView,
+  type EarlierProposal,
+  decisionsOf,
+  earlierProposals,
+  loadApprovalFor,
+  toApprovalView,
+} from '../../engine/approvalviews.js';
+import { listApprovals, maySeeApproval } from '../../engine/queries.js';
+import { builder, PageInfo } from '../builder.js';
+
+export const ApprovalState = builder.enumType('ApprovalState', {
+  values: ['PENDING', 'APPROVED', 'REJECTED', 'RETIRED'] as const,
+});
+const Decision = builder.enumType('Decision', { values: ['APPROVE', 'REJECT'] as const });
+
+const ApprovalDecision = builder.objectRef<DecisionView>('ApprovalDecision').implement({
+  description:
+    'A decision attempt on an approval; refused attempts (ALREADY_DECIDED, STALE_DIGEST…) are kept too.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    level: t.int({ resolve: (d) => d.level + 1 }),
+    decidedBy: t.exposeString('principalName'),
+    decision: t.field({ type: Decision, resolve: (d) => d.decision as 'APPROVE' | 'REJECT' }),
+    digest: t.exposeString('digest'),
+    editedDigest: t.exposeString('editedDigest', { nullable: true }),
+    comment: t.exposeString('comment', { nullable: true }),
+    outcome: t.exposeString('outcome'),
+    at: t.field({ type: 'DateTime', resolve: (d) => d.createdAt }),
+  }),
+});
+
+const ArgumentChange = builder
+  .objectRef<{ path: string; before: unknown; after: unknown }>('ArgumentChange')
+  .implement({
+    fields: (t) => ({
+      path: t.exposeString('path'),
+      before: t.field({ type: 'JSON', nullable: true, resolve: (c) => c.before ?? null }),
+      after: t.field({ type: 'JSON', nullable: true, resolve: (c) => c.after ?? null }),
+    }),
+  });
+
+const EarlierProposalRef = builder.objectRef<EarlierProposal>('EarlierProposal').implement({
+  fields: (t) => ({
+    approvalId: t.exposeID('approvalId'),
+    attempt: t.exposeInt('attempt'),
+    sequence: t.exposeInt('sequence'),
+    state: t.field({ type: ApprovalState, resolve: (p) => p.state as 'PENDING' }),
+    digest: t.exposeString('digest'),
+    createdAt: t.field({ type: 'DateTime', resolve: (p) => p.createdAt }),
+    changes: t.field({
+      type: [ArgumentChange],
+      description: 'What differs from this approval.',
+      resolve: (p) => p.changes,
+    }),
+  }),
+});
+
+export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    state: t.field({ type: ApprovalState, resolve: (a) => a.state }),
+    toolRef: t.exposeString('toolRef'),
+    server: t.string({ resolve: (a) => a.toolRef.split('/')[0] }),
+    tool: t.string({ resolve: (a) => a.toolRef.split('/').slice(1).join('/') }),
+    nodeId: t.exposeString('nodeId'),
+    model: t.exposeString('model', { nullable: true }),
+    attempt: t.exposeInt('attempt'),
+    sequence: t.exposeInt('sequence'),
+    arguments: t.field({
+      type: 'JSON',
+      description: 'As the evidence policy keeps them; redacted values read "[redacted]".',
+      resolve: (a) => a.arguments,
+    }),
+    redactedPaths: t.exposeStringList('redactedPaths'),
+    digest: t.exposeString('digest', {
+      description: 'SHA-256 of the full call; send it back with your decision.',
+    }),
+    editable: t.exposeBoolean('editable'),
+    candidateGroups: t.exposeStringList('candidateGroups'),
+    level: t.int({ resolve: (a) => a.currentLevel + 1 }),
+    levels: t.int({ resolve: (a) => a.levels.length }),
+    escalated: t.exposeBoolean('escalated'),
+    slaDueAt: t.field({ type: 'DateTime', nullable: true, resolve: (a) => a.slaDueAt }),
+    decidedBy: t.exposeString('decidedByName', { nullable: true }),
+    decidedAt: t.field({ type: 'DateTime', nullable: true, resolve: (a) => a.decidedAt }),
+    comment: t.exposeString('comment', { nullable: true }),
+    processInstanceId: t.exposeID('processInstanceId'),
+    taskId: t.exposeID('taskId'),
+    createdAt: t.field({ type: 'DateTime', resolve: (a) => a.createdAt }),
+    decisions: t.field({ type: [ApprovalDecision], resolve: (a, _x, ctx) => decisionsOf(ctx.engine, a.id) }),
+    earlierProposals: t.field({
+      type: [EarlierProposalRef],
+      resolve: (a, _x, ctx) => earlierProposals(ctx.engine, a),
+    }),
+  }),
+});
+
+const ApprovalEdge = builder.objectRef<{ node: ApprovalView; cursor: string }>('ApprovalEdge').implement({
+  fields: (t) => ({
+    node: t.field({ type: Approval, resolve: (e) => e.node }),
+    cursor: t.exposeString('cursor'),
+  }),
+});
+
+const ApprovalConnection = builder
+  .objectRef<{
+    edges: { node: ApprovalView; cursor: string }[];
+    pageInfo: { hasNextPage: boolean; endCursor: string | null };
+    totalCount: number;
+  }>('ApprovalConnection')
+  .implement({
+    fields: (t) => ({
+      edges: t.field({ type: [ApprovalEdge], resolve: (c) => c.edges }),
+      pageInfo: t.field({ type: PageInfo, resolve: (c) => c.pageInfo }),
+      totalCount: t.exposeInt('totalCount'),
+    }),
+  });
+
+const DecideApprovalInput = builder.inputType('DecideApprovalInput', {
+  fields: (t) => ({
+    approvalId: t.id({ required: true }),
+    decision: t.field({ type: Decision, required: true }),
+    comment: t.string(),
+    digest: t.string({ required: true, description: 'The digest you saw.' }),
+    arguments: t.field({ type: 'JSON', description: 'Edited arguments, only where the tool is editable.' }),
+  }),
+});
+
+builder.queryField('approvals', (t) =>
+  t.field({
+    type: ApprovalConnection,
+    authScopes: { authenticated: true },
+    args: {
+      state: t.arg({ type: ApprovalState }),
+      mine: t.arg.boolean(),
+      first: t.arg.int(),
+      after: t.arg.string(),
+    },
+    resolve: async (_r, a, ctx) => {
+      const p = await listApprovals(ctx.engine, ctx.actor!, a);
+      return {
+        ...p,
+        edges: await Promise.all(
+          p.edges.map(async (e) => ({ cursor: e.cursor, node: await toApprovalView(ctx.engine, e.node) })),
+        ),
+      };
+    },
+  }),
+);
+
+builder.queryField('approval', (t) =>
+  t.field({
+    type: Approval,
+    nullable: true,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => loadApprovalFor(ctx.engine, ctx.actor!, String(id)),
+  }),
+);
+
+builder.mutationField('decideApproval', (t) =>
+  t.field({
+    type: Approval,
+    authScopes: { authenticated: true },
+    args: { input: t.arg({ type: DecideApprovalInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const row = await decideApproval(ctx.engine, ctx.actor!, {
+        ...input,
+        approvalId: String(input.approvalId),
+        arguments: (input.arguments as Record<string, unknown> | null | undefined) ?? null,
+      });
+      return toApprovalView(ctx.engine, row);
+    },
+  }),
+);
+
+function approvalStream(change: (c: string) => boolean) {
+  return (_r: unknown, _a: unknown, ctx: import('../builder.js').GraphQLContext) =>
+    pipe(
+      ctx.hub.pubsub.subscribe('approval'),
+      filter(
+        (e) => change(e.change) && (ctx.actor!.projectId === null || ctx.actor!.projectId === e.projectId),
+      ),
+      map(async (e) => {
+        const row = await ctx.hub.share(`approval:${e.approvalId}:${e.change}`, () =>
+          loadApprovalFor(ctx.engine, { ...ctx.actor!, kind: 'ADMIN', projectId: null }, e.approvalId),
+        );
+        return row && maySeeApproval(ctx.actor!, row) ? row : null;
+      }),
+      filter((a): a is ApprovalView => a !== null),
+    );
+}
+
+builder.subscriptionField('approvalOpened', (t) =>
+  t.field({
+    type: Approval,
+    authScopes: { authenticated: true },
+    description: 'Approvals opened that you may see (your groups, your project).',
+    subscribe: approvalStream((c) => c === 'opened'),
+    resolve: (a) => a,
+  }),
+);
+
+builder.subscriptionField('approvalChanged', (t) =>
+  t.field({
+    type: Approval,
+    authScopes: { authenticated: true },
+    description: 'Approvals decided, escalated or retired that you may see.',
+    subscribe: approvalStream((c) => c !== 'opened'),
+    resolve: (a) => a,
+  }),
+);

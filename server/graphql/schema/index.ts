@@ -1,0 +1,12 @@
+import './principal.js';
+import './definition.js';
+import './step.js';
+import './task.js';
+import './instance.js';
+import './approval.js';
+import './incident.js';
+import './worker.js';
+import { lexicographicSortSchema } from 'graphql';
+import { builder } from '../builder.js';
+
+export const schema = lexicographicSortSchema(builder.toSchema());

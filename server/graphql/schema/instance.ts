@@ -1,0 +1,185 @@
+import type { HistoryRow, ProcessInstanceRow, UserTaskRow } from '../../db/schema.js';
+import type { AuditVerification as AuditShape } from '../../engine/history.js';
+import {
+  cancelProcess,
+  getInstance,
+  resumeProcess,
+  startProcess,
+  suspendProcess,
+} from '../../engine/instances.js';
+import { listInstances, verifyAudit } from '../../engine/queries.js';
+import { completeUserTask, userTasksOf } from '../../engine/usertasks.js';
+import { builder, PageInfo } from '../builder.js';
+import { ExternalTask } from './task.js';
+
+export const InstanceState = builder.enumType('InstanceState', {
+  values: ['ACTIVE', 'SUSPENDED', 'COMPLETED', 'CANCELLED', 'FAILED'] as const,
+});
+const UserTaskState = builder.enumType('UserTaskState', {
+  values: ['OPEN', 'COMPLETED', 'CANCELLED'] as const,
+});
+
+export const HistoryEvent = builder.objectRef<HistoryRow>('HistoryEvent').implement({
+  fields: (t) => ({
+    seq: t.exposeInt('seq'),
+    eventType: t.exposeString('eventType'),
+    actor: t.exposeString('actor'),
+    at: t.field({ type: 'DateTime', resolve: (h) => h.at }),
+    taskId: t.exposeID('taskId', { nullable: true }),
+    attempt: t.exposeInt('attempt', { nullable: true }),
+    sequence: t.exposeInt('sequence', { nullable: true }),
+    approvalId: t.exposeID('approvalId', { nullable: true }),
+    incidentId: t.exposeID('incidentId', { nullable: true }),
+    data: t.field({ type: 'JSON', resolve: (h) => h.data }),
+    hash: t.exposeString('hash'),
+  }),
+});
+
+const UserTask = builder.objectRef<UserTaskRow>('UserTask').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    nodeId: t.exposeString('nodeId'),
+    state: t.field({ type: UserTaskState, resolve: (u) => u.state }),
+    candidateGroups: t.exposeStringList('candidateGroups'),
+    processInstanceId: t.exposeID('processInstanceId'),
+    completedAt: t.field({ type: 'DateTime', nullable: true, resolve: (u) => u.completedAt }),
+    createdAt: t.field({ type: 'DateTime', resolve: (u) => u.createdAt }),
+  }),
+});
+
+export const ProcessInstance = builder.objectRef<ProcessInstanceRow>('ProcessInstance').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    key: t.exposeString('key'),
+    version: t.exposeInt('version'),
+    state: t.field({ type: InstanceState, resolve: (i) => i.state }),
+    currentNodeId: t.exposeString('currentNodeId', { nullable: true }),
+    businessKey: t.exposeString('businessKey', { nullable: true }),
+    variables: t.field({ type: 'JSON', resolve: (i) => i.variables }),
+    parentTaskId: t.exposeID('parentTaskId', { nullable: true }),
+    createdAt: t.field({ type: 'DateTime', resolve: (i) => i.createdAt }),
+    endedAt: t.field({ type: 'DateTime', nullable: true, resolve: (i) => i.endedAt }),
+    tasks: t.field({ type: [ExternalTask], resolve: (i, _a, ctx) => ctx.loaders.tasksByInstance.load(i.id) }),
+    userTasks: t.field({ type: [UserTask], resolve: (i, _a, ctx) => userTasksOf(ctx.engine, [i.id]) }),
+    history: t.field({
+      type: [HistoryEvent],
+      resolve: (i, _a, ctx) => ctx.loaders.historyByInstance.load(i.id),
+    }),
+  }),
+});
+
+const ProcessInstanceEdge = builder
+  .objectRef<{ node: ProcessInstanceRow; cursor: string }>('ProcessInstanceEdge')
+  .implement({
+    fields: (t) => ({
+      node: t.field({ type: ProcessInstance, resolve: (e) => e.node }),
+      cursor: t.exposeString('cursor'),
+    }),
+  });
+
+const ProcessInstanceConnection = builder
+  .objectRef<{
+    edges: { node: ProcessInstanceRow; cursor: string }[];
+    pageInfo: { hasNextPage: boolean; endCursor: string | null };
+    totalCount: number;
+  }>('ProcessInstanceConnection')
+  .implement({
+    fields: (t) => ({
+      edges: t.field({ type: [ProcessInstanceEdge], resolve: (c) => c.edges }),
+      pageInfo: t.field({ type: PageInfo, resolve: (c) => c.pageInfo }),
+      totalCount: t.exposeInt('totalCount'),
+    }),
+  });
+
+const AuditVerification = builder.objectRef<AuditShape>('AuditVerification').implement({
+  fields: (t) => ({
+    processInstanceId: t.exposeID('processInstanceId'),
+    valid: t.exposeBoolean('valid'),
+    rows: t.exposeInt('rows'),
+    firstBrokenSeq: t.exposeInt('firstBrokenSeq', { nullable: true }),
+    reason: t.exposeString('reason', { nullable: true }),
+    headHash: t.exposeString('headHash', { nullable: true }),
+  }),
+});
+
+builder.queryField('processInstance', (t) =>
+  t.field({
+    type: ProcessInstance,
+    nullable: true,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => getInstance(ctx.engine.db, ctx.actor!, String(id)).catch(() => null),
+  }),
+);
+
+builder.queryField('processInstances', (t) =>
+  t.field({
+    type: ProcessInstanceConnection,
+    authScopes: { authenticated: true },
+    args: {
+      state: t.arg({ type: InstanceState }),
+      key: t.arg.string(),
+      first: t.arg.int(),
+      after: t.arg.string(),
+    },
+    resolve: (_r, a, ctx) => listInstances(ctx.engine, ctx.actor!, a),
+  }),
+);
+
+builder.queryField('verifyAudit', (t) =>
+  t.field({
+    type: AuditVerification,
+    authScopes: { authenticated: true },
+    args: { processInstanceId: t.arg.id({ required: true }) },
+    resolve: (_r, a, ctx) => verifyAudit(ctx.engine, ctx.actor!, String(a.processInstanceId)),
+  }),
+);
+
+builder.mutationField('startProcess', (t) =>
+  t.field({
+    type: ProcessInstance,
+    authScopes: { authenticated: true },
+    args: {
+      key: t.arg.string({ required: true }),
+      variables: t.arg({ type: 'JSON' }),
+      businessKey: t.arg.string(),
+    },
+    resolve: (_r, a, ctx) => startProcess(ctx.engine, ctx.actor!, a),
+  }),
+);
+
+builder.mutationField('cancelProcess', (t) =>
+  t.field({
+    type: ProcessInstance,
+    authScopes: { admin: true },
+    args: { id: t.arg.id({ required: true }), reason: t.arg.string({ required: true }) },
+    resolve: (_r, a, ctx) => cancelProcess(ctx.engine, ctx.actor!, String(a.id), a.reason),
+  }),
+);
+
+builder.mutationField('suspendProcess', (t) =>
+  t.field({
+    type: ProcessInstance,
+    authScopes: { admin: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, a, ctx) => suspendProcess(ctx.engine, ctx.actor!, String(a.id)),
+  }),
+);
+
+builder.mutationField('resumeProcess', (t) =>
+  t.field({
+    type: ProcessInstance,
+    authScopes: { admin: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, a, ctx) => resumeProcess(ctx.engine, ctx.actor!, String(a.id)),
+  }),
+);
+
+builder.mutationField('completeUserTask', (t) =>
+  t.field({
+    type: UserTask,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }), variables: t.arg({ type: 'JSON' }) },
+    resolve: (_r, a, ctx) => completeUserTask(ctx.engine, ctx.actor!, String(a.id), a.variables),
+  }),
+);

@@ -1,0 +1,89 @@
+import { journalStep, type JournalResult } from '../../engine/journal.js';
+import type { StepView } from '../../engine/stepviews.js';
+import { builder } from '../builder.js';
+
+export const StepKind = builder.enumType('StepKind', { values: ['MODEL_CALL', 'TOOL_CALL'] as const });
+export const StepState = builder.enumType('StepState', {
+  values: ['PROPOSED', 'APPROVED', 'REJECTED', 'STARTED', 'COMPLETED', 'FAILED', 'OUTCOME_UNKNOWN'] as const,
+});
+export const TaskState = builder.enumType('TaskState', {
+  values: [
+    'OPEN',
+    'LEASED',
+    'AWAITING_APPROVAL',
+    'AWAITING_CHILD',
+    'COMPLETED',
+    'FAILED',
+    'CANCELLED',
+  ] as const,
+});
+
+export const Step = builder.objectRef<StepView>('Step').implement({
+  description: 'One model or tool call of an attempt, journaled before it ran.',
+  fields: (t) => ({
+    taskId: t.exposeID('taskId'),
+    attempt: t.exposeInt('attempt'),
+    sequence: t.exposeInt('sequence'),
+    kind: t.field({ type: StepKind, resolve: (s) => s.kind }),
+    state: t.field({ type: StepState, resolve: (s) => s.state }),
+    toolRef: t.exposeString('toolRef', { nullable: true }),
+    model: t.exposeString('model', { nullable: true }),
+    request: t.field({ type: 'JSON', resolve: (s) => s.request }),
+    response: t.field({ type: 'JSON', nullable: true, resolve: (s) => s.response }),
+    error: t.exposeString('error', { nullable: true }),
+    digest: t.exposeString('digest'),
+    idempotencyKey: t.exposeString('idempotencyKey', { nullable: true }),
+    comment: t.exposeString('comment', { nullable: true }),
+    reused: t.exposeBoolean('reused'),
+    usage: t.field({ type: 'JSON', nullable: true, resolve: (s) => s.usage }),
+    costUsd: t.exposeFloat('costUsd', { nullable: true }),
+    approvalId: t.exposeID('approvalId', { nullable: true }),
+    createdAt: t.field({ type: 'DateTime', resolve: (s) => s.createdAt }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (s) => s.updatedAt }),
+  }),
+});
+
+const UsageInput = builder.inputType('UsageInput', {
+  fields: (t) => ({ inputTokens: t.int(), outputTokens: t.int(), totalTokens: t.int() }),
+});
+
+const JournalStepInput = builder.inputType('JournalStepInput', {
+  fields: (t) => ({
+    taskId: t.id({ required: true }),
+    workerId: t.string({ required: true }),
+    attempt: t.int({ required: true }),
+    sequence: t.int({ required: true }),
+    kind: t.field({ type: StepKind, required: true }),
+    state: t.field({ type: StepState, required: true }),
+    toolRef: t.string(),
+    model: t.string(),
+    request: t.field({ type: 'JSON', required: true }),
+    response: t.field({ type: 'JSON' }),
+    usage: t.field({ type: UsageInput }),
+    error: t.string(),
+  }),
+});
+
+const JournalResultRef = builder.objectRef<JournalResult>('JournalResult').implement({
+  fields: (t) => ({
+    step: t.field({ type: Step, resolve: (r) => r.step }),
+    idempotencyKey: t.exposeString('idempotencyKey', { nullable: true }),
+    reused: t.exposeBoolean('reused'),
+    taskState: t.field({ type: TaskState, resolve: (r) => r.taskState }),
+  }),
+});
+
+builder.mutationField('journalStep', (t) =>
+  t.field({
+    type: JournalResultRef,
+    authScopes: { worker: true },
+    args: { input: t.arg({ type: JournalStepInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      journalStep(ctx.engine, ctx.actor!, {
+        ...input,
+        taskId: String(input.taskId),
+        request: input.request ?? null,
+        response: input.response ?? undefined,
+      }),
+  }),
+);

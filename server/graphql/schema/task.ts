@@ -1,0 +1,239 @@
+import { eq } from 'drizzle-orm';
+import { externalTasks } from '../../db/schema.js';
+import type { ExternalTaskRow } from '../../db/schema.js';
+import { completeTask, failTask } from '../../engine/completion.js';
+import { sameProject } from '../../engine/context.js';
+import type { AgentWork as AgentWorkShape } from '../../engine/instances.js';
+import { isUuid } from '../../engine/instances.js';
+import { extendLock, retryTask, toolCredential } from '../../engine/taskops.js';
+import { fetchAndLock, type LockedTaskView } from '../../engine/tasks.js';
+import { builder } from '../builder.js';
+import { ToolBinding } from './definition.js';
+import { Step, TaskState } from './step.js';
+
+export const ExternalTask = builder.objectRef<ExternalTaskRow>('ExternalTask').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    state: t.field({ type: TaskState, resolve: (r) => r.state }),
+    topicName: t.exposeString('topicName'),
+    nodeId: t.exposeString('nodeId'),
+    nodeType: t.exposeString('nodeType'),
+    attempt: t.exposeInt('attempt'),
+    maxAttempts: t.exposeInt('maxAttempts'),
+    priority: t.exposeInt('priority'),
+    processInstanceId: t.exposeID('processInstanceId'),
+    workerId: t.exposeString('workerId', { nullable: true }),
+    lockExpiresAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.lockExpiresAt }),
+    availableAt: t.field({ type: 'DateTime', resolve: (r) => r.availableAt }),
+    errorType: t.exposeString('errorType', { nullable: true }),
+    errorMessage: t.exposeString('errorMessage', { nullable: true }),
+    metadata: t.field({ type: 'JSON', nullable: true, resolve: (r) => r.metadata }),
+    createdAt: t.field({ type: 'DateTime', resolve: (r) => r.createdAt }),
+    steps: t.field({
+      type: [Step],
+      description: 'The journal, every attempt.',
+      resolve: (r, _a, ctx) => ctx.loaders.stepsByTask.load(r.id),
+    }),
+  }),
+});
+
+const AgentLimits = builder.objectRef<AgentWorkShape['limits']>('AgentLimits').implement({
+  fields: (t) => ({
+    maxTurns: t.exposeInt('maxTurns', { nullable: true }),
+    maxTokensTotal: t.exposeInt('maxTokensTotal', { nullable: true }),
+    budgetUsd: t.exposeFloat('budgetUsd', { nullable: true }),
+  }),
+});
+
+const AgentWork = builder.objectRef<AgentWorkShape>('AgentWork').implement({
+  fields: (t) => ({
+    profileVersion: t.exposeString('profileVersion'),
+    model: t.exposeString('model'),
+    fallbackModels: t.exposeStringList('fallbackModels'),
+    prompt: t.exposeString('prompt'),
+    inputs: t.field({ type: 'JSON', resolve: (w) => w.inputs }),
+    resultVariable: t.exposeString('resultVariable'),
+    outputSchema: t.field({ type: 'JSON', nullable: true, resolve: (w) => w.outputSchema }),
+    confidenceThreshold: t.exposeFloat('confidenceThreshold', { nullable: true }),
+    limits: t.field({ type: AgentLimits, resolve: (w) => w.limits }),
+    toolBindings: t.field({ type: [ToolBinding], resolve: (w) => w.toolBindings }),
+  }),
+});
+
+const LockedTask = builder.objectRef<LockedTaskView>('LockedTask').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    topicName: t.exposeString('topicName'),
+    projectId: t.exposeID('projectId'),
+    processInstanceId: t.exposeID('processInstanceId'),
+    nodeId: t.exposeString('nodeId'),
+    attempt: t.exposeInt('attempt'),
+    lockExpiresAt: t.field({ type: 'DateTime', resolve: (r) => r.lockExpiresAt }),
+    variables: t.field({ type: 'JSON', resolve: (r) => r.variables }),
+    agentWork: t.field({ type: AgentWork, nullable: true, resolve: (r) => r.agentWork }),
+    steps: t.field({ type: [Step], resolve: (r) => r.steps }),
+    earlierWrites: t.field({ type: [Step], resolve: (r) => r.earlierWrites }),
+  }),
+});
+
+const TopicRequest = builder.inputType('TopicRequest', {
+  fields: (t) => ({ topicName: t.string({ required: true }), lockDurationMs: t.int({ required: true }) }),
+});
+
+const FetchAndLockInput = builder.inputType('FetchAndLockInput', {
+  fields: (t) => ({
+    workerId: t.string({ required: true }),
+    maxTasks: t.int({ required: true }),
+    topics: t.field({ type: [TopicRequest], required: true }),
+    asyncResponseTimeoutMs: t.int(),
+    projectId: t.id(),
+  }),
+});
+
+const ExtendLockInput = builder.inputType('ExtendLockInput', {
+  fields: (t) => ({
+    taskId: t.id({ required: true }),
+    workerId: t.string({ required: true }),
+    lockDurationMs: t.int({ required: true, description: 'The new lease runs this long from now.' }),
+    attempt: t.int(),
+  }),
+});
+
+const AttemptMetadataInput = builder.inputType('AttemptMetadataInput', {
+  fields: (t) => ({
+    model: t.string(),
+    provider: t.string(),
+    attempt: t.int(),
+    durationMs: t.int(),
+    tools: t.stringList(),
+    resultVariable: t.string(),
+    promptHash: t.string({ description: 'A hash of the prompt; never the prompt.' }),
+    confidence: t.float(),
+    inputTokens: t.int(),
+    outputTokens: t.int(),
+  }),
+});
+
+const CompleteTaskInput = builder.inputType('CompleteTaskInput', {
+  fields: (t) => ({
+    taskId: t.id({ required: true }),
+    workerId: t.string({ required: true }),
+    attempt: t.int({ required: true }),
+    variables: t.field({ type: 'JSON', required: true }),
+    metadata: t.field({ type: AttemptMetadataInput, required: true }),
+  }),
+});
+
+const FailTaskInput = builder.inputType('FailTaskInput', {
+  fields: (t) => ({
+    taskId: t.id({ required: true }),
+    workerId: t.string({ required: true }),
+    attempt: t.int({ required: true }),
+    errorType: t.string({ required: true }),
+    errorMessage: t.string(),
+    retryTimeoutMs: t.int(),
+    metadata: t.field({ type: AttemptMetadataInput }),
+  }),
+});
+
+const ToolCredential = builder
+  .objectRef<{ server: string; name: string; secret: string; env: string | null }>('ToolCredential')
+  .implement({
+    fields: (t) => ({
+      server: t.exposeString('server'),
+      name: t.exposeString('name'),
+      secret: t.exposeString('secret'),
+      env: t.exposeString('env', {
+        nullable: true,
+        description: 'For stdio servers: the environment variable to pass it in.',
+      }),
+    }),
+  });
+
+builder.queryField('externalTask', (t) =>
+  t.field({
+    type: ExternalTask,
+    nullable: true,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_r, { id }, ctx) => {
+      if (!isUuid(String(id))) return null;
+      const [row] = await ctx.engine.db
+        .select()
+        .from(externalTasks)
+        .where(eq(externalTasks.id, String(id)));
+      return row && sameProject(ctx.actor!, row.projectId) ? row : null;
+    },
+  }),
+);
+
+builder.queryField('toolCredential', (t) =>
+  t.field({
+    type: ToolCredential,
+    authScopes: { worker: true },
+    args: {
+      taskId: t.arg.id({ required: true }),
+      server: t.arg.string({ required: true }),
+      workerId: t.arg.string({ required: true }),
+    },
+    resolve: (_r, a, ctx) => toolCredential(ctx.engine, ctx.actor!, String(a.taskId), a.server, a.workerId),
+  }),
+);
+
+builder.mutationField('fetchAndLock', (t) =>
+  t.field({
+    type: [LockedTask],
+    authScopes: { worker: true },
+    args: { input: t.arg({ type: FetchAndLockInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      fetchAndLock(
+        ctx.engine,
+        ctx.actor!,
+        { ...input, projectId: input.projectId == null ? null : String(input.projectId) },
+        ctx.signal,
+      ),
+  }),
+);
+
+builder.mutationField('extendLock', (t) =>
+  t.field({
+    type: ExternalTask,
+    authScopes: { worker: true },
+    args: { input: t.arg({ type: ExtendLockInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      extendLock(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
+  }),
+);
+
+builder.mutationField('completeTask', (t) =>
+  t.field({
+    type: ExternalTask,
+    authScopes: { worker: true },
+    args: { input: t.arg({ type: CompleteTaskInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      completeTask(ctx.engine, ctx.actor!, {
+        ...input,
+        taskId: String(input.taskId),
+        variables: input.variables ?? null,
+      }),
+  }),
+);
+
+builder.mutationField('failTask', (t) =>
+  t.field({
+    type: ExternalTask,
+    authScopes: { worker: true },
+    args: { input: t.arg({ type: FailTaskInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      failTask(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
+  }),
+);
+
+builder.mutationField('retryTask', (t) =>
+  t.field({
+    type: ExternalTask,
+    authScopes: { admin: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => retryTask(ctx.engine, ctx.actor!, String(id)),
+  }),
+);

@@ -1,0 +1,73 @@
+import { eq } from 'drizzle-orm';
+import { filter, map, pipe } from 'graphql-yoga';
+import { externalTasks } from '../../db/schema.js';
+import { listWorkers, registerWorker, type WorkerView } from '../../engine/workers.js';
+import { builder } from '../builder.js';
+import { ExternalTask } from './task.js';
+
+const WorkerHealth = builder.enumType('WorkerHealth', { values: ['ONLINE', 'ERROR', 'OFFLINE'] as const });
+
+const Worker = builder.objectRef<WorkerView>('Worker').implement({
+  fields: (t) => ({
+    workerId: t.exposeString('workerId'),
+    principalId: t.exposeID('principalId'),
+    projectId: t.exposeID('projectId', { nullable: true }),
+    topics: t.exposeStringList('topics'),
+    models: t.exposeStringList('models'),
+    health: t.field({ type: WorkerHealth, resolve: (w) => w.health }),
+    lastHeartbeatAt: t.field({ type: 'DateTime', nullable: true, resolve: (w) => w.lastHeartbeatAt }),
+    lastRejectionAt: t.field({ type: 'DateTime', nullable: true, resolve: (w) => w.lastRejectionAt }),
+    lastRejectionReason: t.exposeString('lastRejectionReason', { nullable: true }),
+    consecutiveFailures: t.exposeInt('consecutiveFailures'),
+  }),
+});
+
+const RegisterWorkerInput = builder.inputType('RegisterWorkerInput', {
+  fields: (t) => ({
+    workerId: t.string({ required: true }),
+    topics: t.stringList({ required: true }),
+    models: t.stringList(),
+  }),
+});
+
+builder.queryField('workers', (t) =>
+  t.field({
+    type: [Worker],
+    authScopes: { authenticated: true },
+    resolve: (_r, _a, ctx) => listWorkers(ctx.engine, ctx.actor!),
+  }),
+);
+
+builder.mutationField('registerWorker', (t) =>
+  t.field({
+    type: Worker,
+    authScopes: { worker: true },
+    args: { input: t.arg({ type: RegisterWorkerInput, required: true }) },
+    resolve: (_r, { input }, ctx) => registerWorker(ctx.engine, ctx.actor!, input),
+  }),
+);
+
+builder.subscriptionField('taskChanged', (t) =>
+  t.field({
+    type: ExternalTask,
+    authScopes: { authenticated: true },
+    args: { processInstanceId: t.arg.id() },
+    subscribe: (_r, args, ctx) =>
+      pipe(
+        ctx.hub.pubsub.subscribe('task'),
+        filter(
+          (e) =>
+            (ctx.actor!.projectId === null || e.projectId === ctx.actor!.projectId) &&
+            (args.processInstanceId == null || String(args.processInstanceId) === e.processInstanceId),
+        ),
+        map((e) =>
+          ctx.hub.share(
+            `task:${e.taskId}:${e.state}`,
+            async () =>
+              (await ctx.engine.db.select().from(externalTasks).where(eq(externalTasks.id, e.taskId)))[0],
+          ),
+        ),
+      ),
+    resolve: (t) => t,
+  }),
+);

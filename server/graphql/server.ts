@@ -1,0 +1,202 @@
+/**
+ * One HTTP server, one port: GraphQL over HTTP and graphql-ws at /graphql, /healthz, and the dashboard
+ * at / (handled by `serveWeb` when the dashboard is built). Errors a caller can act on keep their code;
+ * anything else is masked as INTERNAL.
+ */
+import http from 'node:http';
+import { GraphQLError } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import { createYoga, type Plugin } from 'graphql-yoga';
+import { WebSocketServer } from 'ws';
+import type { EngineContext } from '../engine/context.js';
+import { authenticate } from '../engine/principals.js';
+import { EngineError } from '../errors.js';
+import type { GraphQLContext } from './builder.js';
+import { queryLimitsRule } from './limits.js';
+import { createLoaders } from './loaders.js';
+import type { EventHub } from './pubsub.js';
+import { schema } from './schema/index.js';
+
+export type WebHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void | Promise<void>;
+
+function bearer(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const m = /^Bearer\s+(\S+)$/i.exec(value.trim());
+  return m ? m[1] : null;
+}
+
+function maskError(error: unknown, log: (e: unknown) => void): Error {
+  const gql = error instanceof GraphQLError ? error : null;
+  const original = gql?.originalError ?? error;
+  if (original instanceof EngineError && original.code !== 'INTERNAL') {
+    return new GraphQLError(original.message, {
+      nodes: gql?.nodes,
+      path: gql?.path,
+      extensions: { code: original.code, ...original.details },
+    });
+  }
+  if (
+    original instanceof GraphQLError &&
+    typeof original.extensions?.code === 'string' &&
+    original.extensions.code !== 'INTERNAL_SERVER_ERROR'
+  ) {
+    return new GraphQLError(original.message, {
+      nodes: gql?.nodes,
+      path: gql?.path,
+      extensions: original.extensions,
+    });
+  }
+  if (gql && !gql.originalError) return gql; // parse, validation and variable errors
+  log(original);
+  return new GraphQLError('An internal error occurred; it was logged. Try again, or report it.', {
+    nodes: gql?.nodes,
+    path: gql?.path,
+    extensions: { code: 'INTERNAL' },
+  });
+}
+
+export interface ServerOptions {
+  engine: EngineContext;
+  hub: EventHub;
+  web?: WebHandler | null;
+  log?: (e: unknown) => void;
+}
+
+export function createEngineServer(opts: ServerOptions) {
+  const { engine, hub } = opts;
+  const log = opts.log ?? ((e: unknown) => console.error('[abada] internal error:', e));
+  const limitsPlugin: Plugin = {
+    onValidate({ addValidationRule }) {
+      addValidationRule(queryLimitsRule());
+    },
+  };
+  const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    graphiql: { title: 'Abada GraphQL' },
+    batching: false,
+    logging: false,
+    plugins: [limitsPlugin],
+    maskedErrors: { maskError: (e) => maskError(e, log) },
+    context: async (initial) => {
+      const init = initial as { request?: Request; connectionParams?: Record<string, unknown> };
+      const token = bearer(
+        init.connectionParams?.authorization ?? init.request?.headers.get('authorization'),
+      );
+      return {
+        actor: await authenticate(engine, token),
+        engine,
+        hub,
+        loaders: createLoaders(engine),
+        signal: init.request?.signal,
+      };
+    },
+  });
+
+  const server = http.createServer((req, res) => {
+    const url = req.url ?? '/';
+    if (url === '/healthz' || url.startsWith('/healthz?')) {
+      engine.db
+        .execute('SELECT 1' as never)
+        .then(() => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ status: 'ok' }));
+        })
+        .catch(() => {
+          res.writeHead(503, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ status: 'unavailable', reason: 'database unreachable' }));
+        });
+      return;
+    }
+    if (url === '/graphql' || url.startsWith('/graphql?')) {
+      const len = Number(req.headers['content-length'] ?? 0);
+      if (
+        req.method === 'POST' &&
+        (len > engine.config.maxBodyBytes ||
+          (!req.headers['content-length'] && req.headers['transfer-encoding']))
+      ) {
+        res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
+        res.end(
+          JSON.stringify({
+            errors: [
+              {
+                message: `Request bodies are limited to ${engine.config.maxBodyBytes} bytes (and need a Content-Length).`,
+                extensions: { code: 'PAYLOAD_TOO_LARGE' },
+              },
+            ],
+          }),
+        );
+        req.resume();
+        return;
+      }
+      yoga(req, res);
+      return;
+    }
+    if (opts.web) {
+      Promise.resolve(opts.web(req, res)).catch((e) => {
+        log(e);
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+      return;
+    }
+    res.writeHead(url === '/' ? 200 : 404, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(
+      url === '/'
+        ? '<!doctype html><title>Abada</title><h1>Abada</h1><p>The API is at <a href="/graphql">/graphql</a>.</p>'
+        : 'Not found',
+    );
+  });
+
+  const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: engine.config.maxBodyBytes });
+  const ws = useServer(
+    {
+      // biome-ignore lint/suspicious/noExplicitAny: yoga's enveloped execute/subscribe travel in rootValue
+      execute: (args: any) => args.rootValue.execute(args),
+      // biome-ignore lint/suspicious/noExplicitAny: as above
+      subscribe: (args: any) => args.rootValue.subscribe(args),
+      onConnect: async (ctx) => {
+        const actor = await authenticate(engine, bearer(ctx.connectionParams?.authorization));
+        return actor !== null;
+      },
+      onSubscribe: async (ctx, _id, params) => {
+        const {
+          schema: s,
+          execute,
+          subscribe,
+          contextFactory,
+          parse,
+          validate,
+        } = yoga.getEnveloped({
+          ...ctx,
+          req: ctx.extra.request,
+          socket: ctx.extra.socket,
+          params,
+        });
+        const args = {
+          schema: s,
+          operationName: params.operationName,
+          document: parse(params.query),
+          variableValues: params.variables,
+          contextValue: await contextFactory(),
+          rootValue: { execute, subscribe },
+        };
+        const errors = validate(args.schema, args.document);
+        if (errors.length) return errors;
+        return args as never;
+      },
+    },
+    wss,
+  );
+
+  return {
+    server,
+    async close() {
+      await ws.dispose();
+      wss.close();
+      server.closeAllConnections?.();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
