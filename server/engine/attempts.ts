@@ -98,7 +98,7 @@ export async function settleUnknownOutcomes(tx: Tx, task: ExternalTaskRow, actor
 /** Fails the current attempt: retry on attempt+1 after a backoff, or FAILED with a TASK_FAILED incident. */
 export async function failAttempt(
   tx: Tx,
-  ctx: EngineContext,
+  _ctx: EngineContext,
   task: ExternalTaskRow,
   f: AttemptFailure,
 ): Promise<ExternalTaskRow> {

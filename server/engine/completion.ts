@@ -161,15 +161,13 @@ export async function completeTask(
     } else {
       row = await finish(tx, ctx, task, outcome.vars, metadata, outcome.kind === 'ok' ? null : outcome, who);
     }
-    await tx
-      .insert(taskReports)
-      .values({
-        taskId: task.id,
-        attempt: input.attempt,
-        operation: 'complete',
-        requestSha256: requestSha,
-        outcome: { state: row.state },
-      });
+    await tx.insert(taskReports).values({
+      taskId: task.id,
+      attempt: input.attempt,
+      operation: 'complete',
+      requestSha256: requestSha,
+      outcome: { state: row.state },
+    });
     return row;
   });
   await recordOutcome(ctx, actor.principalId, input.workerId, false);
@@ -321,15 +319,13 @@ export async function failTask(ctx: EngineContext, actor: Actor, input: FailInpu
       retryTimeoutMs: input.retryTimeoutMs,
       actor: `worker:${input.workerId}`,
     });
-    await tx
-      .insert(taskReports)
-      .values({
-        taskId: task.id,
-        attempt: input.attempt,
-        operation: 'fail',
-        requestSha256: sha256Hex(input.errorType),
-        outcome: { state: row.state, errorType: input.errorType },
-      });
+    await tx.insert(taskReports).values({
+      taskId: task.id,
+      attempt: input.attempt,
+      operation: 'fail',
+      requestSha256: sha256Hex(input.errorType),
+      outcome: { state: row.state, errorType: input.errorType },
+    });
     return row;
   });
   await recordOutcome(ctx, actor.principalId, input.workerId, true);

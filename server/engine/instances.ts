@@ -177,7 +177,7 @@ export function findNode(spec: FrozenProcess, id: string): ProcessNode {
 /** Moves the token onto `nodeId` and creates the work it needs; `end` completes the instance. */
 export async function enterNode(
   tx: Tx,
-  ctx: EngineContext,
+  _ctx: EngineContext,
   inst: ProcessInstanceRow,
   spec: FrozenProcess,
   nodeId: string,

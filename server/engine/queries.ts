@@ -57,7 +57,9 @@ export async function listApprovals(
   const first = pageSize(args.first);
   const mine = args.mine ?? actor.kind === 'HUMAN';
   const groupFilter =
-    actor.kind === 'HUMAN' || mine ? sql`${approvals.candidateGroups} && ${actor.groups}::text[]` : undefined;
+    actor.kind === 'HUMAN' || mine
+      ? sql`${approvals.candidateGroups} && ${sql.param(actor.groups)}::text[]`
+      : undefined;
   const base = and(
     actor.projectId ? eq(approvals.projectId, actor.projectId) : undefined,
     args.state ? eq(approvals.state, args.state) : undefined,

@@ -128,13 +128,13 @@ async function claim(
       tx,
       sql`WITH expired AS (
             SELECT id FROM external_tasks
-            WHERE state = 'LEASED' AND lock_expires_at <= now() AND topic_name = ANY(${topics}::text[]) AND ${projectFilter}
+            WHERE state = 'LEASED' AND lock_expires_at <= now() AND topic_name = ANY(${sql.param(topics)}::text[]) AND ${projectFilter}
             ORDER BY lock_expires_at
             LIMIT ${input.maxTasks}
             FOR UPDATE SKIP LOCKED
           ), ready AS (
             SELECT id FROM external_tasks
-            WHERE state = 'OPEN' AND available_at <= now() AND topic_name = ANY(${topics}::text[]) AND ${projectFilter}
+            WHERE state = 'OPEN' AND available_at <= now() AND topic_name = ANY(${sql.param(topics)}::text[]) AND ${projectFilter}
             ORDER BY priority DESC, available_at
             LIMIT ${input.maxTasks}
             FOR UPDATE SKIP LOCKED
@@ -147,7 +147,7 @@ async function claim(
           UPDATE external_tasks t
           SET state = 'LEASED', worker_id = ${input.workerId}, locked_by = ${actor.principalId},
               lock_expires_at = now() + make_interval(secs => (
-                SELECT d FROM unnest(${topics}::text[], ${durations}::int[]) AS u(tn, d) WHERE u.tn = t.topic_name LIMIT 1
+                SELECT d FROM unnest(${sql.param(topics)}::text[], ${sql.param(durations)}::int[]) AS u(tn, d) WHERE u.tn = t.topic_name LIMIT 1
               ) / 1000.0),
               lease_expiries = t.lease_expiries + CASE WHEN p.was_expired THEN 1 ELSE 0 END,
               updated_at = now()
@@ -233,8 +233,8 @@ async function waitForWork(
   const [due] = await query<{ next_due: Date | null }>(
     ctx.db,
     sql`SELECT LEAST(
-          (SELECT min(lock_expires_at) FROM external_tasks WHERE state = 'LEASED' AND topic_name = ANY(${[...topics]}::text[])),
-          (SELECT min(available_at) FROM external_tasks WHERE state = 'OPEN' AND topic_name = ANY(${[...topics]}::text[]))
+          (SELECT min(lock_expires_at) FROM external_tasks WHERE state = 'LEASED' AND topic_name = ANY(${sql.param([...topics])}::text[])),
+          (SELECT min(available_at) FROM external_tasks WHERE state = 'OPEN' AND topic_name = ANY(${sql.param([...topics])}::text[]))
         ) AS next_due`,
   );
   const nextDue = due?.next_due ? new Date(due.next_due).getTime() : Number.POSITIVE_INFINITY;

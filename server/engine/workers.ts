@@ -84,7 +84,7 @@ export async function heartbeat(ctx: EngineContext, actor: Actor, workerId: stri
   const debounce = ctx.config.heartbeatDebounceMs / 1000;
   await ctx.db.execute(sql`
     INSERT INTO workers (principal_id, worker_id, project_id, topics, last_heartbeat_at)
-    VALUES (${actor.principalId}, ${workerId}, ${actor.projectId}, ${actor.topics}::text[], now())
+    VALUES (${actor.principalId}, ${workerId}, ${actor.projectId}, ${sql.param(actor.topics)}::text[], now())
     ON CONFLICT (principal_id, worker_id) DO UPDATE SET last_heartbeat_at = now()
     WHERE workers.last_heartbeat_at IS NULL OR workers.last_heartbeat_at < now() - make_interval(secs => ${debounce})`);
 }
@@ -99,7 +99,7 @@ export async function recordRejection(
   await ctx.db.transaction(async (tx) => {
     await tx.execute(sql`
       INSERT INTO workers (principal_id, worker_id, project_id, topics, last_rejection_at, last_rejection_reason, consecutive_failures)
-      VALUES (${actor.principalId}, ${workerId}, ${actor.projectId}, ${actor.topics}::text[], now(), ${reason}, 1)
+      VALUES (${actor.principalId}, ${workerId}, ${actor.projectId}, ${sql.param(actor.topics)}::text[], now(), ${reason}, 1)
       ON CONFLICT (principal_id, worker_id) DO UPDATE SET last_rejection_at = now(), last_rejection_reason = ${reason},
         consecutive_failures = workers.consecutive_failures + 1`);
     await openIncident(tx, {

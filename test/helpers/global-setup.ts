@@ -1,0 +1,47 @@
+/**
+ * One PostgreSQL for the whole run: the server DATABASE_URL names, else an embedded one started here.
+ * Migrations run once into a template database; each test file clones it (`CREATE DATABASE … TEMPLATE`),
+ * so files run in parallel on isolated databases in milliseconds.
+ */
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedPostgres } from '../../server/db/client.js';
+import { runMigrations } from '../../server/db/migrate.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    pgServerUrl: string;
+    templateDb: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  let serverUrl = process.env.DATABASE_URL;
+  let stop: (() => Promise<void>) | null = null;
+  let dir: string | null = null;
+  if (!serverUrl) {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'abada-test-pg-'));
+    chmodSync(dir, 0o755); // the embedded server runs as its own OS user when we are root
+    const embedded = await startEmbeddedPostgres(path.join(dir, 'data'));
+    serverUrl = embedded.url;
+    stop = embedded.stop;
+  }
+  const templateDb = `abada_template_${process.pid}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${templateDb}`);
+  await admin.query(`CREATE DATABASE ${templateDb}`);
+  await admin.end();
+  const u = new URL(serverUrl);
+  u.pathname = `/${templateDb}`;
+  await runMigrations(u.toString());
+  project.provide('pgServerUrl', serverUrl);
+  project.provide('templateDb', templateDb);
+  return async () => {
+    if (stop) await stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  };
+}

@@ -1,0 +1,158 @@
+/** A test acting as a worker through the GraphQL contract (the real worker is tested under test/worker). */
+import { Q, topic } from './fixtures.js';
+import type { GqlResult, TestEngine } from './engine.js';
+
+export interface Locked {
+  id: string;
+  attempt: number;
+  processInstanceId: string;
+  variables: Record<string, unknown>;
+  agentWork: { model: string; toolBindings: { ref: string; policy: string }[] } | null;
+  steps: {
+    sequence: number;
+    kind: string;
+    state: string;
+    toolRef: string | null;
+    digest: string;
+    idempotencyKey: string | null;
+    reused: boolean;
+    request: any;
+    response: any;
+    comment: string | null;
+  }[];
+  earlierWrites: {
+    attempt: number;
+    sequence: number;
+    state: string;
+    toolRef: string;
+    idempotencyKey: string | null;
+  }[];
+}
+
+export class WorkerSim {
+  constructor(
+    readonly engine: TestEngine,
+    readonly token: string,
+    readonly workerId = 'sim-1',
+  ) {}
+
+  async fetch(
+    opts: { topic?: string; maxTasks?: number; lockMs?: number; waitMs?: number } = {},
+  ): Promise<Locked[]> {
+    const d = await this.engine.ok<{ fetchAndLock: Locked[] }>(this.token, Q.fetch, {
+      input: {
+        workerId: this.workerId,
+        maxTasks: opts.maxTasks ?? 1,
+        topics: [topic(opts.topic, opts.lockMs)],
+        asyncResponseTimeoutMs: opts.waitMs ?? 0,
+      },
+    });
+    return d.fetchAndLock;
+  }
+
+  async fetchOne(opts: Parameters<WorkerSim['fetch']>[0] = {}): Promise<Locked> {
+    const [t] = await this.fetch({ waitMs: 2000, ...opts });
+    if (!t) throw new Error('no task to fetch');
+    return t;
+  }
+
+  journalRaw(
+    task: { id: string; attempt: number },
+    sequence: number,
+    step: Record<string, unknown>,
+  ): Promise<GqlResult<any>> {
+    return this.engine.gql(this.token, Q.journal, {
+      input: { taskId: task.id, workerId: this.workerId, attempt: task.attempt, sequence, ...step },
+    });
+  }
+
+  async journal(task: { id: string; attempt: number }, sequence: number, step: Record<string, unknown>) {
+    const r = await this.journalRaw(task, sequence, step);
+    if (r.errors?.length) throw new Error(`journal ${sequence}: ${JSON.stringify(r.errors)}`);
+    return r.data.journalStep as {
+      idempotencyKey: string | null;
+      reused: boolean;
+      taskState: string;
+      step: any;
+    };
+  }
+
+  model(
+    task: Locked,
+    sequence: number,
+    state: 'STARTED' | 'COMPLETED' | 'FAILED',
+    extra: Record<string, unknown> = {},
+  ) {
+    return this.journal(task, sequence, {
+      kind: 'MODEL_CALL',
+      state,
+      model: task.agentWork?.model ?? 'gemini-3.6-flash',
+      request: { model: task.agentWork?.model ?? 'gemini-3.6-flash', messagesHash: `h${sequence}` },
+      ...(state === 'COMPLETED'
+        ? {
+            response: { role: 'assistant', content: `turn ${sequence}` },
+            usage: { inputTokens: 1000, outputTokens: 100 },
+          }
+        : {}),
+      ...extra,
+    });
+  }
+
+  tool(
+    task: Locked,
+    sequence: number,
+    toolRef: string,
+    state: string,
+    args: Record<string, unknown>,
+    response?: unknown,
+  ) {
+    return this.journal(task, sequence, {
+      kind: 'TOOL_CALL',
+      state,
+      toolRef,
+      request: { callId: `call_${sequence}`, arguments: args },
+      response,
+    });
+  }
+
+  completeRaw(
+    task: { id: string; attempt: number },
+    variables: Record<string, unknown>,
+    metadata: Record<string, unknown> = {},
+  ) {
+    return this.engine.gql(this.token, Q.complete, {
+      input: {
+        taskId: task.id,
+        workerId: this.workerId,
+        attempt: task.attempt,
+        variables,
+        metadata: { promptHash: 'a'.repeat(64), ...metadata },
+      },
+    });
+  }
+
+  async complete(
+    task: { id: string; attempt: number },
+    variables: Record<string, unknown>,
+    metadata: Record<string, unknown> = {},
+  ) {
+    const r = await this.completeRaw(task, variables, metadata);
+    if (r.errors?.length) throw new Error(`complete: ${JSON.stringify(r.errors)}`);
+    return r.data.completeTask as { id: string; state: string; attempt: number };
+  }
+
+  failRaw(task: { id: string; attempt: number }, errorType: string, retryTimeoutMs = 0) {
+    return this.engine.gql(this.token, Q.fail, {
+      input: { taskId: task.id, workerId: this.workerId, attempt: task.attempt, errorType, retryTimeoutMs },
+    });
+  }
+}
+
+export async function setupSeeds(engine: TestEngine, extra = '') {
+  const { CRM_SERVER, SUPPORT_TRIAGE, REFUND } = await import('./fixtures.js');
+  await engine.ok(engine.adminToken, Q.deploy, {
+    s: `${CRM_SERVER()}---${SUPPORT_TRIAGE}---${REFUND}${extra}`,
+  });
+  const worker = await engine.principal('WORKER', 'agent-worker', { topics: ['abada:agent', 'notify'] });
+  return { worker };
+}
