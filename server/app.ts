@@ -9,6 +9,7 @@ import { runMigrations } from './db/migrate.js';
 import { Notifier } from './db/notify.js';
 import type { EngineContext } from './engine/context.js';
 import { Sealer } from './engine/crypto.js';
+import { startJobRunner } from './engine/jobs.js';
 import { startSweeps } from './engine/sweeps.js';
 import { EventHub } from './graphql/pubsub.js';
 import { createEngineServer, type WebHandler } from './graphql/server.js';
@@ -48,6 +49,7 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
   const hub = new EventHub(notifier);
   const { server, close: closeServer } = createEngineServer({ engine: context, hub, web: opts.web });
   const stopSweeps = opts.sweeps === false ? () => {} : startSweeps(context);
+  const stopJobs = startJobRunner(context);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -64,6 +66,7 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
       if (closed) return;
       closed = true;
       stopSweeps();
+      stopJobs();
       await closeServer();
       await notifier.close();
       await db.close();

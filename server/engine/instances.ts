@@ -274,6 +274,7 @@ async function enqueueChildDone(tx: Tx, childInstanceId: string) {
     sql`INSERT INTO jobs (kind, dedupe_key, payload) VALUES ('CHILD_DONE', ${`child-done:${childInstanceId}`}, ${JSON.stringify({ childInstanceId })}::jsonb)
         ON CONFLICT (dedupe_key) DO NOTHING`,
   );
+  await notify(tx, { type: 'job', kind: 'CHILD_DONE' });
 }
 
 /** Loads an instance the actor may see, or throws NOT_FOUND (never revealing other projects' ids). */

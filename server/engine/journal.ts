@@ -15,6 +15,7 @@ import type { ToolBinding } from './apl/types.js';
 import { openApproval } from './approvals.js';
 import { requestDigest, sha256Hex, toolCallDigest } from './canonical.js';
 import type { Actor, EngineContext, Tx } from './context.js';
+import { startDelegation } from './delegation.js';
 import { appendHistory } from './history.js';
 import type { AgentWork } from './instances.js';
 import { assertLease, type LockedTaskRow, lockTask } from './lease.js';
@@ -261,6 +262,17 @@ async function transition(
       .where(and(eq(steps.taskId, e.taskId), eq(steps.attempt, e.attempt), eq(steps.sequence, e.sequence)))
       .returning();
     await appendHistory(tx, history(task, who, row));
+    if (binding?.transport === 'delegate') {
+      await startDelegation(
+        tx,
+        ctx,
+        task,
+        row,
+        binding,
+        argumentsOf(ctx.sealer.openJson(row.requestEnc)) as Record<string, unknown>,
+      );
+      return answer(ctx, row, 'AWAITING_CHILD');
+    }
     return answer(ctx, row, task.state);
   }
   if (e.state === 'STARTED' && (input.state === 'COMPLETED' || input.state === 'FAILED')) {
@@ -398,5 +410,9 @@ async function create(
   const key = b.idempotency === 'key' ? idempotencyKeyFor(task.id, task.attempt, input.sequence) : null;
   const row = await insert({ state: 'STARTED', idempotencyKey: key });
   await appendHistory(tx, history(task, who, row));
+  if (b.transport === 'delegate') {
+    await startDelegation(tx, ctx, task, row, b, argumentsOf(input.request) as Record<string, unknown>);
+    return answer(ctx, row, 'AWAITING_CHILD');
+  }
   return answer(ctx, row, task.state);
 }
