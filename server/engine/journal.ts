@@ -110,7 +110,8 @@ export async function journalStep(
       task.state !== 'LEASED'
     ) {
       const digest = toolCallDigest(existing.toolRef ?? '', argumentsOf(input.request));
-      if (digest === existing.digest || existing.approvalId) return answer(ctx, existing, task.state);
+      // Only the same proposal is a re-send; a different one falls through to the lease check.
+      if (digest === existing.digest) return answer(ctx, existing, task.state);
     }
     assertLease(task, actor, input.workerId, input.attempt);
     const work = task.agentWork as AgentWork | null;
