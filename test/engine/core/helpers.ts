@@ -1,0 +1,125 @@
+/** Shared steps for the engine-core scenario tests (issue 2), all through GraphQL. */
+import { expect } from 'vitest';
+import type { TestEngine } from '../../helpers/engine.js';
+import { Q } from '../../helpers/fixtures.js';
+import type { Locked, WorkerSim } from '../../helpers/worker-sim.js';
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export const TICKET = { customerId: 'C-42', subject: 'Parcel not received', priority: 'high' };
+
+export const D = {
+  resolve: `mutation($input: ResolveIncidentInput!) { resolveIncident(input: $input) { id state type resolution } }`,
+  incidents: `query($state: IncidentState) { incidents(state: $state, first: 200) { totalCount edges { node { id type state taskId attempt sequence workerId message resolution processInstanceId } } } }`,
+  task: `query($id: ID!) { externalTask(id: $id) { id state attempt workerId lockExpiresAt
+    steps { attempt sequence kind state toolRef digest idempotencyKey reused response comment } } }`,
+  retry: `mutation($id: ID!) { retryTask(id: $id) { id state attempt } }`,
+  cancel: `mutation($id: ID!, $r: String!) { cancelProcess(id: $id, reason: $r) { id state } }`,
+  suspend: `mutation($id: ID!) { suspendProcess(id: $id) { id state } }`,
+  resume: `mutation($id: ID!) { resumeProcess(id: $id) { id state } }`,
+  audit: `query($id: ID!) { verifyAudit(processInstanceId: $id) { valid rows firstBrokenSeq reason } }`,
+  workers: `query { workers { workerId principalId health consecutiveFailures lastHeartbeatAt lastRejectionAt lastRejectionReason } }`,
+  credential: `query($t: ID!, $s: String!, $w: String!) { toolCredential(taskId: $t, server: $s, workerId: $w) { server name secret } }`,
+  setCredential: `mutation($n: String!, $s: String!) { setCredential(name: $n, secret: $s) }`,
+  userTasks: `query($id: ID!) { processInstance(id: $id) { userTasks { id nodeId state } } }`,
+  completeUserTask: `mutation($id: ID!, $v: JSON) { completeUserTask(id: $id, variables: $v) { id state } }`,
+};
+
+export async function startTriage(engine: TestEngine, customerId = 'C-42', key = 'support-triage') {
+  const r = await engine.ok(engine.adminToken, Q.start, {
+    key,
+    v: key === 'support-triage' ? { customerId, message: 'My parcel never arrived' } : { customerId },
+  });
+  return r.startProcess.id as string;
+}
+
+export async function instance(engine: TestEngine, id: string) {
+  return (await engine.ok(engine.adminToken, Q.instance, { id })).processInstance;
+}
+
+export async function events(engine: TestEngine, id: string): Promise<string[]> {
+  return (await instance(engine, id)).history.map((h: { eventType: string }) => h.eventType);
+}
+
+export async function taskOf(engine: TestEngine, id: string) {
+  return (await engine.ok(engine.adminToken, D.task, { id })).externalTask;
+}
+
+export async function incidentsOf(engine: TestEngine, filter: { type?: string; taskId?: string } = {}) {
+  const d = await engine.ok(engine.adminToken, D.incidents, {});
+  return d.incidents.edges
+    .map((e: any) => e.node)
+    .filter(
+      (n: any) => (!filter.type || n.type === filter.type) && (!filter.taskId || n.taskId === filter.taskId),
+    );
+}
+
+/** seed 002 steps 1–3 finished, step 4 (a write of `toolRef`) STARTED: the worker is about to send it. */
+export async function runToWrite(
+  w: WorkerSim,
+  task: Locked,
+  toolRef = 'crm/create_ticket',
+  args: Record<string, unknown> = TICKET,
+) {
+  await w.model(task, 1, 'STARTED');
+  await w.model(task, 1, 'COMPLETED');
+  await w.tool(
+    task,
+    2,
+    'crm/get_customer',
+    'COMPLETED',
+    { customerId: 'C-42' },
+    { name: 'Alice', tier: 'gold' },
+  );
+  await w.model(task, 3, 'STARTED');
+  await w.model(task, 3, 'COMPLETED');
+  return w.tool(task, 4, toolRef, 'STARTED', args);
+}
+
+export async function auditOk(engine: TestEngine, id: string) {
+  const a = (await engine.ok(engine.adminToken, D.audit, { id })).verifyAudit;
+  expect(a.valid).toBe(true);
+  return a;
+}
+
+export interface TriageOpts {
+  key: string;
+  topic: string;
+  maxAttempts?: number;
+  limits?: string;
+  /** extra agent-node lines, e.g. `on_invalid_output: review` */
+  extra?: string[];
+  review?: boolean;
+  threshold?: number;
+}
+
+/** A support-triage variant on its own topic (so tests of one file never take each other's tasks). */
+export function triageProcess(o: TriageOpts): string {
+  const extra = (o.extra ?? []).map((l) => `\n    ${l}`).join('');
+  return `
+kind: Process
+key: ${o.key}
+variables: { customerId: { type: string, required: true }, message: { type: string } }
+start: triage
+nodes:
+  - id: triage
+    type: agent
+    topic: ${o.topic}
+    model: gemini-3.6-flash
+    fallback_models: [gpt-4.1-mini]
+    prompt: Read the message from \${customerId}, look the customer up, open a ticket and answer in JSON.
+    inputs:
+      customerId: \${customerId}
+      message: \${message}
+    tools: [crm/get_customer, crm/create_ticket, crm/send_email]
+    result_variable: triage
+    output_schema: { type: object, required: [ticketId, priority] }
+    confidence_threshold: ${o.threshold ?? 80}
+    max_attempts: ${o.maxAttempts ?? 3}
+    limits: ${o.limits ?? '{ max_turns: 12, max_tokens_total: 60000, budget_usd: 0.50 }'}${extra}
+    next: done${o.review ? '\n  - { id: review, type: user_task, candidate_groups: [support], next: done }' : ''}
+  - { id: done, type: end }
+`;
+}
+
+export const GOOD = { triage: { ticketId: 'T-981', priority: 'high', _confidence: 92 } };
