@@ -115,8 +115,8 @@ export async function journalStep(
     }
     assertLease(task, actor, input.workerId, input.attempt);
     const work = task.agentWork as AgentWork | null;
-    const { digest, binding } = digestOf(input, work);
-    if (existing) return transition(tx, ctx, task, existing, input, digest);
+    if (existing) return transition(tx, ctx, task, existing, input, digestOf(input, work).digest);
+    // SPEC §4 order: the sequence is checked before the binding (and the limits).
     const [last] = await tx
       .select({ sequence: steps.sequence, state: steps.state })
       .from(steps)
@@ -140,6 +140,7 @@ export async function journalStep(
         },
       );
     }
+    const { digest, binding } = digestOf(input, work);
     return create(tx, ctx, task, input, digest, binding, work);
   });
 }
