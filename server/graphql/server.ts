@@ -47,6 +47,8 @@ function maskError(error: unknown, log: (e: unknown) => void): Error {
     });
   }
   if (gql && !gql.originalError) return gql; // parse, validation and variable errors
+  // variable coercion wraps the caller's mistake (unknown or mistyped input field) in a second GraphQLError
+  if (gql && original instanceof GraphQLError && !original.originalError && !gql.path) return gql;
   log(original);
   return new GraphQLError('An internal error occurred; it was logged. Try again, or report it.', {
     nodes: gql?.nodes,
