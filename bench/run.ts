@@ -1,0 +1,403 @@
+/**
+ * `npm run bench`: in ONE run, a raw baseline with `pg` on the same database, then Abada through GraphQL,
+ * printed as figures and ratios (and written to bench/results/<time>.json). Loopback only, bounded in
+ * time. `--smoke` runs every section tiny (used by `npm test`, which asserts only that it works).
+ */
+import { mkdirSync, mkdtempSync, writeFileSync, chmodSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { startEmbeddedPostgres } from '../server/db/client.js';
+import { runMigrations } from '../server/db/migrate.js';
+import { gqlClient, rate, spawnEngine, summarize, type EngineProc } from './lib.js';
+import { fanOut } from './fanout.js';
+import { seedOpenTasks } from './seed.js';
+
+const SMOKE = process.argv.includes('--smoke');
+const SECONDS = SMOKE ? 0.4 : Number(process.env.BENCH_SECONDS ?? 4);
+const MS = SECONDS * 1000;
+const BACKLOG_BIG = SMOKE ? 5_000 : Number(process.env.BENCH_BACKLOG ?? 1_000_000);
+const ADMIN = 'bench-admin-token';
+const KEY = Buffer.alloc(32, 7).toString('base64');
+
+const PROCESS = `
+kind: ToolServer
+name: crm
+transport: streamable-http
+url: http://127.0.0.1:9/mcp
+tools:
+  get_customer: { policy: read }
+  create_ticket: { policy: write, idempotency: key }
+  refund: { policy: approval_required, idempotency: key, approvers: [finance] }
+---
+kind: Process
+key: bench
+variables: { n: { type: integer } }
+start: agent
+nodes:
+  - id: agent
+    type: agent
+    model: gpt-4.1-mini
+    prompt: bench
+    tools: [crm/get_customer, crm/create_ticket, crm/refund]
+    result_variable: out
+    next: done
+  - { id: done, type: end }
+---
+kind: Process
+key: claim
+start: work
+nodes:
+  - { id: work, type: service, topic: claim, next: done }
+  - { id: done, type: end }
+`;
+
+const rows: {
+  figure: string;
+  abada: number;
+  baseline: number;
+  ratio: number;
+  unit: string;
+  note?: string;
+}[] = [];
+const results: Record<string, unknown> = {
+  smoke: SMOKE,
+  seconds: SECONDS,
+  at: new Date().toISOString(),
+  cpus: os.cpus().length,
+};
+
+function row(figure: string, abada: number, baseline: number, unit: string, note?: string) {
+  rows.push({ figure, abada, baseline, ratio: abada / baseline, unit, note });
+}
+
+async function main() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'abada-bench-'));
+  chmodSync(dir, 0o755);
+  const pgServer = await startEmbeddedPostgres(path.join(dir, 'pg'));
+  const url = pgServer.url;
+  await runMigrations(url);
+  const pool = new pg.Pool({ connectionString: url, max: 40 });
+  const engines: EngineProc[] = [];
+  try {
+    await rawBaselines(pool);
+    const env = {
+      DATABASE_URL: url,
+      ABADA_ENCRYPTION_KEY: KEY,
+      ABADA_ADMIN_TOKEN: ADMIN,
+      ABADA_HEARTBEAT_DEBOUNCE_MS: '5000',
+      HOST: '127.0.0.1',
+    };
+    engines.push(await spawnEngine(env));
+    engines.push(await spawnEngine(env));
+    const [a] = engines;
+    const admin = gqlClient(a.url, ADMIN);
+    await admin(`mutation($s: String!) { deploy(source: $s) { definitions { id } } }`, { s: PROCESS });
+    const workerToken = (
+      await admin(
+        `mutation { createPrincipal(input: {kind: WORKER, name: "bench-worker", topics: ["abada:agent", "claim", "backlog"]}) { token } }`,
+      )
+    ).createPrincipal.token as string;
+    const worker = gqlClient(a.url, workerToken);
+    await journalThroughput(pool, admin, worker);
+    await taskThroughput(pool, admin, worker);
+    await claimThroughput(pool, worker);
+    await backlog(pool, worker);
+    results.fanOut = await fanOut({ engines, admin, worker, smoke: SMOKE, seconds: SECONDS });
+  } finally {
+    await Promise.all(engines.map((e) => e.stop()));
+    await pool.end();
+    await pgServer.stop();
+  }
+  print();
+}
+
+/** Raw: a single-row UPDATE … RETURNING per transaction, one row per client (no row contention). */
+async function rawBaselines(pool: pg.Pool) {
+  await pool.query('CREATE TABLE bench_counter (id int PRIMARY KEY, n bigint NOT NULL DEFAULT 0)');
+  await pool.query('INSERT INTO bench_counter (id) SELECT g FROM generate_series(0, 63) g');
+  const raw: Record<number, number> = {};
+  for (const c of [1, 4, 16]) {
+    raw[c] = await rate(c, MS, (client) =>
+      pool.query({
+        name: 'raw-update',
+        text: 'UPDATE bench_counter SET n = n + 1 WHERE id = $1 RETURNING n',
+        values: [client],
+      }),
+    );
+  }
+  results.rawUpdateTps = raw;
+  // The raw claim: the same statement shape as fetch-and-lock, on a table with a partial index.
+  await pool.query(`CREATE TABLE bench_jobs (id bigserial PRIMARY KEY, topic text NOT NULL, state text NOT NULL, priority int NOT NULL DEFAULT 0,
+    available_at timestamptz NOT NULL DEFAULT now(), locked_until timestamptz) WITH (fillfactor = 70)`);
+  await pool.query(
+    `CREATE INDEX bench_jobs_open ON bench_jobs (topic, priority DESC, available_at) WHERE state = 'OPEN'`,
+  );
+  await pool.query(
+    `INSERT INTO bench_jobs (topic, state) SELECT 'claim', 'OPEN' FROM generate_series(1, ${SMOKE ? 20_000 : 300_000})`,
+  );
+  await pool.query('VACUUM ANALYZE bench_jobs');
+  const claim = `WITH c AS (SELECT id FROM bench_jobs WHERE state = 'OPEN' AND topic = 'claim' AND available_at <= now()
+      ORDER BY priority DESC, available_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+    UPDATE bench_jobs j SET state = 'LEASED', locked_until = now() + interval '1 minute' FROM c WHERE j.id = c.id RETURNING j.id`;
+  results.rawClaimPerSec = await rate(4, MS, () => pool.query({ name: 'raw-claim', text: claim }));
+}
+
+const JOURNAL = `mutation($i: JournalStepInput!) { journalStep(input: $i) { taskState } }`;
+const FETCH = `mutation($i: FetchAndLockInput!) { fetchAndLock(input: $i) { id attempt } }`;
+const COMPLETE = `mutation($i: CompleteTaskInput!) { completeTask(input: $i) { state } }`;
+
+type Client = ReturnType<typeof gqlClient>;
+
+async function startMany(admin: Client, key: string, n: number) {
+  for (let i = 0; i < n; i += 16) {
+    await Promise.all(
+      Array.from({ length: Math.min(16, n - i) }, (_, j) =>
+        admin(`mutation($k: String!, $v: JSON) { startProcess(key: $k, variables: $v) { id } }`, {
+          k: key,
+          v: { n: i + j },
+        }),
+      ),
+    );
+  }
+}
+
+async function fetchTasks(worker: Client, workerId: string, n: number, topicName = 'abada:agent') {
+  const out: { id: string; attempt: number }[] = [];
+  while (out.length < n) {
+    const got = (
+      await worker(FETCH, {
+        i: {
+          workerId,
+          maxTasks: Math.min(50, n - out.length),
+          topics: [{ topicName, lockDurationMs: 3_600_000 }],
+        },
+      })
+    ).fetchAndLock;
+    if (got.length === 0) break;
+    out.push(...got);
+  }
+  return out;
+}
+
+/** 1. journalStep commits/s with 1, 4, 16 clients, each on its own leased task (model calls, no limits). */
+async function journalThroughput(pool: pg.Pool, admin: Client, worker: Client) {
+  await startMany(admin, 'bench', 16);
+  const tasks = await fetchTasks(worker, 'journal-bench', 16);
+  const seq = tasks.map(() => 0);
+  const raw = results.rawUpdateTps as Record<number, number>;
+  for (const c of [1, 4, 16]) {
+    // Each operation is one model call journaled STARTED then COMPLETED: two journalStep commits.
+    const ops = await rate(c, MS, async (client) => {
+      const t = tasks[client];
+      const sequence = ++seq[client];
+      const base = {
+        taskId: t.id,
+        workerId: 'journal-bench',
+        attempt: t.attempt,
+        sequence,
+        kind: 'MODEL_CALL',
+        model: 'gpt-4.1-mini',
+        request: { model: 'gpt-4.1-mini', messagesHash: `h${sequence}` },
+      };
+      await worker(JOURNAL, { i: { ...base, state: 'STARTED' } });
+      await worker(JOURNAL, {
+        i: {
+          ...base,
+          state: 'COMPLETED',
+          response: { role: 'assistant', content: 'ok' },
+          usage: { inputTokens: 10, outputTokens: 5 },
+        },
+      });
+    });
+    row(
+      `journalStep commits/s, ${c} client(s)`,
+      ops * 2,
+      raw[c],
+      'commits/s',
+      'raw: single-row UPDATE … RETURNING',
+    );
+  }
+  void pool;
+}
+
+/** 2. A 002-shaped task: fetch, 9 journal calls, complete. 11 commits per task. */
+async function taskThroughput(pool: pg.Pool, admin: Client, worker: Client) {
+  const raw = results.rawUpdateTps as Record<number, number>;
+  for (const loops of [4, 16]) {
+    await startMany(admin, 'bench', SMOKE ? 40 : 1200);
+    const r = await rate(loops, MS, async (client) => {
+      const [t] = (
+        await worker(FETCH, {
+          i: {
+            workerId: `task-bench-${client}`,
+            maxTasks: 1,
+            topics: [{ topicName: 'abada:agent', lockDurationMs: 60_000 }],
+          },
+        })
+      ).fetchAndLock;
+      if (!t) return;
+      const base = { taskId: t.id, workerId: `task-bench-${client}`, attempt: t.attempt };
+      const model = (sequence: number, state: string) =>
+        worker(JOURNAL, {
+          i: {
+            ...base,
+            sequence,
+            kind: 'MODEL_CALL',
+            state,
+            model: 'gpt-4.1-mini',
+            request: { model: 'gpt-4.1-mini', messagesHash: `m${sequence}` },
+            response: state === 'COMPLETED' ? { role: 'assistant', content: 'x' } : null,
+            usage: state === 'COMPLETED' ? { inputTokens: 100, outputTokens: 10 } : null,
+          },
+        });
+      const tool = (sequence: number, state: string, toolRef: string) =>
+        worker(JOURNAL, {
+          i: {
+            ...base,
+            sequence,
+            kind: 'TOOL_CALL',
+            state,
+            toolRef,
+            request: { callId: `c${sequence}`, arguments: { customerId: 'C-42' } },
+            response: state === 'COMPLETED' ? { ok: true } : null,
+          },
+        });
+      await model(1, 'STARTED');
+      await model(1, 'COMPLETED');
+      await tool(2, 'COMPLETED', 'crm/get_customer');
+      await model(3, 'STARTED');
+      await model(3, 'COMPLETED');
+      await tool(4, 'STARTED', 'crm/create_ticket');
+      await tool(4, 'COMPLETED', 'crm/create_ticket');
+      await model(5, 'STARTED');
+      await model(5, 'COMPLETED');
+      await worker(COMPLETE, {
+        i: { ...base, variables: { out: { ok: true } }, metadata: { model: 'gpt-4.1-mini' } },
+      });
+    });
+    row(
+      `002-shaped tasks/s, ${loops} loops (×11 commits)`,
+      r * 11,
+      raw[Math.min(loops, 16)],
+      'commits/s',
+      `${r.toFixed(1)} tasks/s`,
+    );
+  }
+  void pool;
+}
+
+/** 3. fetchAndLock with maxTasks 1 and 50 (4 clients) against the raw claim statement. */
+async function claimThroughput(pool: pg.Pool, worker: Client) {
+  await seedOpenTasks(pool, 'claim', SMOKE ? 5_000 : 200_000);
+  const raw = results.rawClaimPerSec as number;
+  for (const max of [1, 50]) {
+    let claimed = 0;
+    const t0 = performance.now();
+    await rate(4, MS, async (client) => {
+      const got = (
+        await worker(FETCH, {
+          i: {
+            workerId: `claim-${client}`,
+            maxTasks: max,
+            topics: [{ topicName: 'claim', lockDurationMs: 3_600_000 }],
+          },
+        })
+      ).fetchAndLock;
+      claimed += got.length;
+    });
+    const perSec = claimed / ((performance.now() - t0) / 1000);
+    row(
+      `fetchAndLock maxTasks ${max}, tasks claimed/s`,
+      perSec,
+      raw,
+      'tasks/s',
+      'raw: one claim statement, 4 clients',
+    );
+  }
+  void pool;
+}
+
+/** 4. Fetch latency with a small vs a huge backlog, completing what is fetched (dead tuples pile up). */
+async function backlog(pool: pg.Pool, worker: Client) {
+  const measure = async (label: string) => {
+    const lat: number[] = [];
+    const perSecond: number[] = [];
+    const until = Date.now() + MS * 2;
+    let bucketStart = Date.now();
+    let bucket: number[] = [];
+    while (Date.now() < until) {
+      const t0 = performance.now();
+      const got = (
+        await worker(FETCH, {
+          i: { workerId: 'backlog', maxTasks: 1, topics: [{ topicName: 'backlog', lockDurationMs: 60_000 }] },
+        })
+      ).fetchAndLock;
+      const ms = performance.now() - t0;
+      lat.push(ms);
+      bucket.push(ms);
+      if (got[0])
+        await pool.query(`UPDATE external_tasks SET state = 'COMPLETED', ended_at = now() WHERE id = $1`, [
+          got[0].id,
+        ]);
+      if (Date.now() - bucketStart >= 1000) {
+        perSecond.push(summarize(bucket).p50);
+        bucket = [];
+        bucketStart = Date.now();
+      }
+    }
+    return { label, ...summarize(lat), p50PerSecond: perSecond };
+  };
+  await seedOpenTasks(pool, 'backlog', 1_000);
+  const small = await measure('1k');
+  await seedOpenTasks(pool, 'backlog', BACKLOG_BIG - 1_000);
+  await pool.query('ANALYZE external_tasks');
+  const big = await measure(`${BACKLOG_BIG}`);
+  results.backlog = { small, big };
+  rows.push({
+    figure: `fetch p50 ms, backlog ${BACKLOG_BIG} vs 1k`,
+    abada: big.p50,
+    baseline: small.p50,
+    ratio: big.p50 / small.p50,
+    unit: 'ms',
+    note: `p99 ${big.p99.toFixed(1)} vs ${small.p99.toFixed(1)}`,
+  });
+}
+
+function print() {
+  const fmt = (n: number) => (Number.isFinite(n) ? (n >= 100 ? n.toFixed(0) : n.toFixed(2)) : '—');
+  console.log(
+    `\nAbada bench${SMOKE ? ' (smoke)' : ''} — ${SECONDS}s per measurement, ${os.cpus().length} cores\n`,
+  );
+  console.log(`| figure | Abada | baseline | ratio | note |\n|---|---|---|---|---|`);
+  for (const r of rows)
+    console.log(
+      `| ${r.figure} | ${fmt(r.abada)} ${r.unit} | ${fmt(r.baseline)} | ${r.ratio.toFixed(2)} | ${r.note ?? ''} |`,
+    );
+  const f = results.fanOut as {
+    subscribers: number;
+    p50: number;
+    p99: number;
+    received: number;
+    expected: number;
+    engineRssMb: number[];
+    engineCpuMs: number[];
+  }[];
+  console.log(
+    `\n| subscribers | proposal → approvalOpened p50 | p99 | received/expected | engine RSS MB | engine CPU ms |\n|---|---|---|---|---|---|`,
+  );
+  for (const x of f)
+    console.log(
+      `| ${x.subscribers} | ${fmt(x.p50)} ms | ${fmt(x.p99)} ms | ${x.received}/${x.expected} | ${x.engineRssMb.map((v) => v.toFixed(0)).join(' / ')} | ${x.engineCpuMs.join(' / ')} |`,
+    );
+  results.table = rows;
+  mkdirSync('bench/results', { recursive: true });
+  const file = `bench/results/${SMOKE ? 'smoke' : new Date().toISOString().replace(/[:.]/g, '-')}.json`;
+  writeFileSync(file, JSON.stringify(results, null, 2));
+  console.log(`\nwritten ${file}`);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
