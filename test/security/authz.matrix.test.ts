@@ -31,57 +31,153 @@ const MATRIX: Record<string, Record<string, Row>> = {
     me: { op: () => ({ query: '{ me { id } }' }), expect: 'DAAAAA' },
     definitions: { op: () => ({ query: '{ definitions { id } }' }), expect: 'DAAAAA' },
     toolServers: { op: () => ({ query: '{ toolServers { id } }' }), expect: 'DAAAAA' },
-    processInstance: { op: (i) => ({ query: 'query($id: ID!) { processInstance(id: $id) { id } }', variables: { id: i.instanceId } }), expect: 'DAAAAN' },
+    processInstance: {
+      op: (i) => ({
+        query: 'query($id: ID!) { processInstance(id: $id) { id } }',
+        variables: { id: i.instanceId },
+      }),
+      expect: 'DAAAAN',
+    },
     processInstances: { op: () => ({ query: '{ processInstances { totalCount } }' }), expect: 'DAAAAA' },
-    externalTask: { op: (i) => ({ query: 'query($id: ID!) { externalTask(id: $id) { id } }', variables: { id: i.taskId } }), expect: 'DAAAAN' },
+    externalTask: {
+      op: (i) => ({ query: 'query($id: ID!) { externalTask(id: $id) { id } }', variables: { id: i.taskId } }),
+      expect: 'DAAAAN',
+    },
     approvals: { op: () => ({ query: '{ approvals { totalCount } }' }), expect: 'DDAAAA' },
-    approval: { op: (i) => ({ query: 'query($id: ID!) { approval(id: $id) { id } }', variables: { id: i.approvalId } }), expect: 'DNANAN' },
+    approval: {
+      op: (i) => ({ query: 'query($id: ID!) { approval(id: $id) { id } }', variables: { id: i.approvalId } }),
+      expect: 'DNANAN',
+    },
     incidents: { op: () => ({ query: '{ incidents { totalCount } }' }), expect: 'DAAAAA' },
     workers: { op: () => ({ query: '{ workers { workerId } }' }), expect: 'DAAAAA' },
     toolCredential: {
-      op: (i) => ({ query: 'query($t: ID!) { toolCredential(taskId: $t, server: "crm", workerId: "nobody") { secret } }', variables: { t: i.taskId } }),
+      op: (i) => ({
+        query: 'query($t: ID!) { toolCredential(taskId: $t, server: "crm", workerId: "nobody") { secret } }',
+        variables: { t: i.taskId },
+      }),
       expect: 'DADDDD',
     },
-    verifyAudit: { op: (i) => ({ query: 'query($id: ID!) { verifyAudit(processInstanceId: $id) { valid } }', variables: { id: i.instanceId } }), expect: 'DAAAAN' },
+    verifyAudit: {
+      op: (i) => ({
+        query: 'query($id: ID!) { verifyAudit(processInstanceId: $id) { valid } }',
+        variables: { id: i.instanceId },
+      }),
+      expect: 'DAAAAN',
+    },
   },
   Mutation: {
-    createPrincipal: { op: () => ({ query: 'mutation { createPrincipal(input: {kind: HUMAN, name: "x"}) { token } }' }), expect: 'DDDDAA' },
-    deploy: { op: () => ({ query: 'mutation { deploy(source: "kind: Nope") { definitions { id } } }' }), expect: 'DDDDAA' },
-    setCredential: { op: () => ({ query: 'mutation { setCredential(name: "n", secret: "s") }' }), expect: 'DDDDAA' },
+    createPrincipal: {
+      op: () => ({ query: 'mutation { createPrincipal(input: {kind: HUMAN, name: "x"}) { token } }' }),
+      expect: 'DDDDAA',
+    },
+    deploy: {
+      op: () => ({ query: 'mutation { deploy(source: "kind: Nope") { definitions { id } } }' }),
+      expect: 'DDDDAA',
+    },
+    setCredential: {
+      op: () => ({ query: 'mutation { setCredential(name: "n", secret: "s") }' }),
+      expect: 'DDDDAA',
+    },
     // other project: support-triage is not deployed there → NOT_FOUND
-    startProcess: { op: () => ({ query: 'mutation { startProcess(key: "support-triage", variables: {customerId: "C-1"}) { id } }' }), expect: 'DDAAAN' },
-    cancelProcess: { op: (i) => ({ query: 'mutation($id: ID!) { cancelProcess(id: $id, reason: "r") { id } }', variables: { id: i.instanceId } }), expect: 'DDDDAN' },
-    suspendProcess: { op: (i) => ({ query: 'mutation($id: ID!) { suspendProcess(id: $id) { id } }', variables: { id: i.instanceId } }), expect: 'DDDDAN' },
-    resumeProcess: { op: (i) => ({ query: 'mutation($id: ID!) { resumeProcess(id: $id) { id } }', variables: { id: i.instanceId } }), expect: 'DDDDAN' },
-    registerWorker: { op: () => ({ query: 'mutation { registerWorker(input: {workerId: "m", topics: ["abada:agent"]}) { workerId } }' }), expect: 'DADDDD' },
-    fetchAndLock: {
-      op: () => ({ query: 'mutation { fetchAndLock(input: {workerId: "m", maxTasks: 1, topics: [{topicName: "notify", lockDurationMs: 1000}]}) { id } }' }),
+    startProcess: {
+      op: () => ({
+        query: 'mutation { startProcess(key: "support-triage", variables: {customerId: "C-1"}) { id } }',
+      }),
+      expect: 'DDAAAN',
+    },
+    cancelProcess: {
+      op: (i) => ({
+        query: 'mutation($id: ID!) { cancelProcess(id: $id, reason: "r") { id } }',
+        variables: { id: i.instanceId },
+      }),
+      expect: 'DDDDAN',
+    },
+    suspendProcess: {
+      op: (i) => ({
+        query: 'mutation($id: ID!) { suspendProcess(id: $id) { id } }',
+        variables: { id: i.instanceId },
+      }),
+      expect: 'DDDDAN',
+    },
+    resumeProcess: {
+      op: (i) => ({
+        query: 'mutation($id: ID!) { resumeProcess(id: $id) { id } }',
+        variables: { id: i.instanceId },
+      }),
+      expect: 'DDDDAN',
+    },
+    registerWorker: {
+      op: () => ({
+        query: 'mutation { registerWorker(input: {workerId: "m", topics: ["abada:agent"]}) { workerId } }',
+      }),
       expect: 'DADDDD',
     },
-    extendLock: { op: (i) => ({ query: 'mutation($t: ID!) { extendLock(input: {taskId: $t, workerId: "m", lockDurationMs: 1000}) { id } }', variables: { t: i.taskId } }), expect: 'DADDDD' },
+    fetchAndLock: {
+      op: () => ({
+        query:
+          'mutation { fetchAndLock(input: {workerId: "m", maxTasks: 1, topics: [{topicName: "notify", lockDurationMs: 1000}]}) { id } }',
+      }),
+      expect: 'DADDDD',
+    },
+    extendLock: {
+      op: (i) => ({
+        query:
+          'mutation($t: ID!) { extendLock(input: {taskId: $t, workerId: "m", lockDurationMs: 1000}) { id } }',
+        variables: { t: i.taskId },
+      }),
+      expect: 'DADDDD',
+    },
     journalStep: {
       op: (i) => ({
-        query: 'mutation($t: ID!) { journalStep(input: {taskId: $t, workerId: "m", attempt: 1, sequence: 1, kind: MODEL_CALL, state: STARTED, model: "x", request: {}}) { reused } }',
+        query:
+          'mutation($t: ID!) { journalStep(input: {taskId: $t, workerId: "m", attempt: 1, sequence: 1, kind: MODEL_CALL, state: STARTED, model: "x", request: {}}) { reused } }',
         variables: { t: i.taskId },
       }),
       expect: 'DADDDD',
     },
     completeTask: {
-      op: (i) => ({ query: 'mutation($t: ID!) { completeTask(input: {taskId: $t, workerId: "m", attempt: 1, variables: {}, metadata: {}}) { id } }', variables: { t: i.taskId } }),
+      op: (i) => ({
+        query:
+          'mutation($t: ID!) { completeTask(input: {taskId: $t, workerId: "m", attempt: 1, variables: {}, metadata: {}}) { id } }',
+        variables: { t: i.taskId },
+      }),
       expect: 'DADDDD',
     },
-    failTask: { op: (i) => ({ query: 'mutation($t: ID!) { failTask(input: {taskId: $t, workerId: "m", attempt: 1, errorType: "X"}) { id } }', variables: { t: i.taskId } }), expect: 'DADDDD' },
+    failTask: {
+      op: (i) => ({
+        query:
+          'mutation($t: ID!) { failTask(input: {taskId: $t, workerId: "m", attempt: 1, errorType: "X"}) { id } }',
+        variables: { t: i.taskId },
+      }),
+      expect: 'DADDDD',
+    },
     decideApproval: {
-      op: (i) => ({ query: 'mutation($a: ID!, $d: String!) { decideApproval(input: {approvalId: $a, decision: REJECT, comment: "matrix", digest: $d}) { id } }', variables: { a: i.approvalId, d: i.digest } }),
+      op: (i) => ({
+        query:
+          'mutation($a: ID!, $d: String!) { decideApproval(input: {approvalId: $a, decision: REJECT, comment: "matrix", digest: $d}) { id } }',
+        variables: { a: i.approvalId, d: i.digest },
+      }),
       // another project's admin is refused as an admin before the id is even looked up
       expect: 'DDADDD',
     },
     resolveIncident: {
-      op: (i) => ({ query: 'mutation($id: ID!) { resolveIncident(input: {id: $id, comment: "checked"}) { id } }', variables: { id: i.incidentId } }),
+      op: (i) => ({
+        query: 'mutation($id: ID!) { resolveIncident(input: {id: $id, comment: "checked"}) { id } }',
+        variables: { id: i.incidentId },
+      }),
       expect: 'DDAAAN',
     },
-    completeUserTask: { op: (i) => ({ query: 'mutation($id: ID!) { completeUserTask(id: $id) { id } }', variables: { id: i.userTaskId } }), expect: 'DDADAN' },
-    retryTask: { op: (i) => ({ query: 'mutation($id: ID!) { retryTask(id: $id) { id } }', variables: { id: i.taskId } }), expect: 'DDDDAN' },
+    completeUserTask: {
+      op: (i) => ({
+        query: 'mutation($id: ID!) { completeUserTask(id: $id) { id } }',
+        variables: { id: i.userTaskId },
+      }),
+      expect: 'DDADAN',
+    },
+    retryTask: {
+      op: (i) => ({ query: 'mutation($id: ID!) { retryTask(id: $id) { id } }', variables: { id: i.taskId } }),
+      expect: 'DDDDAN',
+    },
   },
   Subscription: {
     approvalOpened: { op: () => ({ query: 'subscription { approvalOpened { id } }' }), expect: 'DAAAAA' },
@@ -112,20 +208,43 @@ nodes:
   tokens.admin = engine.adminToken;
   tokens.other = await engine.principal('ADMIN', 'other-admin', { projectId: 'other' });
   // An instance waiting for finance-leads on a refund, an open incident, an open user task.
-  const inst = (await engine.ok(engine.adminToken, Q.start, { key: 'refund', v: { customerId: 'C-42' } })).startProcess;
+  const inst = (await engine.ok(engine.adminToken, Q.start, { key: 'refund', v: { customerId: 'C-42' } }))
+    .startProcess;
   const w = new WorkerSim(engine, worker);
   const task = await w.fetchOne();
   await w.model(task, 1, 'STARTED');
   await w.model(task, 1, 'COMPLETED');
   await w.tool(task, 2, 'crm/refund', 'PROPOSED', { orderId: '5531', amount: 89, currency: 'EUR' });
-  const approval = (await engine.ok(engine.adminToken, Q.approvals, { state: 'PENDING' })).approvals.edges[0].node;
-  await engine.gql(tokens.humanOut!, Q.fetch, { input: { workerId: 'x', maxTasks: 1, topics: [{ topicName: 'abada:agent', lockDurationMs: 1000 }] } });
+  const approval = (await engine.ok(engine.adminToken, Q.approvals, { state: 'PENDING' })).approvals.edges[0]
+    .node;
+  await engine.gql(tokens.humanOut!, Q.fetch, {
+    input: { workerId: 'x', maxTasks: 1, topics: [{ topicName: 'abada:agent', lockDurationMs: 1000 }] },
+  });
   const badWorker = await engine.principal('WORKER', 'narrow', { topics: ['notify'] });
-  await engine.gql(badWorker, Q.fetch, { input: { workerId: 'narrow-1', maxTasks: 1, topics: [{ topicName: 'abada:agent', lockDurationMs: 1000 }] } });
-  const incident = (await engine.ok(engine.adminToken, '{ incidents(state: OPEN) { edges { node { id type } } } }')).incidents.edges[0].node;
+  await engine.gql(badWorker, Q.fetch, {
+    input: {
+      workerId: 'narrow-1',
+      maxTasks: 1,
+      topics: [{ topicName: 'abada:agent', lockDurationMs: 1000 }],
+    },
+  });
+  const incident = (
+    await engine.ok(engine.adminToken, '{ incidents(state: OPEN) { edges { node { id type } } } }')
+  ).incidents.edges[0].node;
   const ut = (await engine.ok(engine.adminToken, Q.start, { key: 'review-only' })).startProcess;
-  const userTaskId = (await engine.ok(engine.adminToken, 'query($id: ID!) { processInstance(id: $id) { userTasks { id } } }', { id: ut.id })).processInstance.userTasks[0].id;
-  ids = { instanceId: inst.id, taskId: task.id, approvalId: approval.id, digest: approval.digest, incidentId: incident.id, userTaskId };
+  const userTaskId = (
+    await engine.ok(engine.adminToken, 'query($id: ID!) { processInstance(id: $id) { userTasks { id } } }', {
+      id: ut.id,
+    })
+  ).processInstance.userTasks[0].id;
+  ids = {
+    instanceId: inst.id,
+    taskId: task.id,
+    approvalId: approval.id,
+    digest: approval.digest,
+    incidentId: incident.id,
+    userTaskId,
+  };
 });
 afterAll(() => engine?.close());
 
@@ -153,7 +272,21 @@ async function subscribeOutcome(token: string | null, query: string): Promise<st
       void client.dispose();
       resolve(v);
     };
-    client.subscribe({ query }, { next: () => {}, error: (e: unknown) => done(JSON.stringify(e).includes('FORBIDDEN') || JSON.stringify(e).includes('UNAUTH') || (e as { code?: number }).code === 4403 ? 'D' : 'A'), complete: () => done('A') });
+    client.subscribe(
+      { query },
+      {
+        next: () => {},
+        error: (e: unknown) =>
+          done(
+            JSON.stringify(e).includes('FORBIDDEN') ||
+              JSON.stringify(e).includes('UNAUTH') ||
+              (e as { code?: number }).code === 4403
+              ? 'D'
+              : 'A',
+          ),
+        complete: () => done('A'),
+      },
+    );
     // A live subscription that has not errored within the window is allowed.
     setTimeout(() => done('A'), 700);
   });
@@ -162,8 +295,15 @@ async function subscribeOutcome(token: string | null, query: string): Promise<st
 describe('authorization matrix', () => {
   it('has a row for every field of the schema', () => {
     for (const type of ['Query', 'Mutation', 'Subscription'] as const) {
-      const fields = Object.keys(schema.getType(type) && 'getFields' in schema.getType(type)! ? (schema.getType(type) as any).getFields() : {});
-      expect(fields.filter((f) => !MATRIX[type][f]), `${type} fields without a row`).toEqual([]);
+      const fields = Object.keys(
+        schema.getType(type) && 'getFields' in schema.getType(type)!
+          ? (schema.getType(type) as any).getFields()
+          : {},
+      );
+      expect(
+        fields.filter((f) => !MATRIX[type][f]),
+        `${type} fields without a row`,
+      ).toEqual([]);
     }
   });
 
