@@ -3,11 +3,12 @@
  * call. A decision locks the external task, then the approval (never the instance). Refused decisions
  * are recorded too: the transaction commits the record and the refusal is thrown after.
  */
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, isNotNull, sql } from 'drizzle-orm';
 import { approvalDecisions, approvals, externalTasks, processInstances, steps } from '../db/schema.js';
 import type { ApprovalRow, StepRow } from '../db/schema.js';
 import { EngineError, notFound } from '../errors.js';
 import { matchesRule } from './apl/expression.js';
+import { parseRedactPath, REDACTED, redactArguments } from './apl/redact.js';
 import type { ToolBinding } from './apl/types.js';
 import { toolCallDigest } from './canonical.js';
 import type { Actor, EngineContext, Tx } from './context.js';
@@ -88,6 +89,39 @@ export async function openApproval(
     topic: task.topicName,
   });
   return { approvalId: a.id };
+}
+
+/**
+ * An approver edits the arguments they were shown; where a redacted value still reads "[redacted]", the
+ * real value stays (the approver never saw it, so they cannot have meant to change it).
+ */
+function keepRedacted(
+  original: unknown,
+  edited: Record<string, unknown>,
+  paths: readonly string[],
+): Record<string, unknown> {
+  if (paths.length === 0) return edited;
+  const out = structuredClone(edited);
+  for (const p of redactArguments(original, paths).redactedPaths) {
+    const path = parseRedactPath(p) ?? [];
+    let src: unknown = original;
+    let dst: unknown = out;
+    for (let i = 0; i < path.length; i++) {
+      const s = path[i];
+      const k = 'key' in s ? s.key : 'index' in s ? s.index : null;
+      if (k === null || typeof src !== 'object' || typeof dst !== 'object' || !src || !dst) break;
+      if (!Object.hasOwn(src, k) || !Object.hasOwn(dst, k)) break;
+      const d = dst as Record<string | number, unknown>;
+      const o = src as Record<string | number, unknown>;
+      if (i === path.length - 1) {
+        if (d[k] === REDACTED) d[k] = o[k];
+      } else {
+        src = o[k];
+        dst = d[k];
+      }
+    }
+  }
+  return out;
 }
 
 export interface DecideInput {
@@ -222,10 +256,25 @@ export async function decideApproval(
       .from(steps)
       .where(and(eq(steps.taskId, a.taskId), eq(steps.attempt, a.attempt), eq(steps.sequence, a.sequence)));
     const binding = (task.agentWork as AgentWork).toolBindings.find((b) => b.ref === a.toolRef)!;
-    let edited: { args: Record<string, unknown>; digest: string; note: string } | null = null;
+    let edited: { args: Record<string, unknown>; digest: string } | null = null;
     if (input.arguments != null) {
-      const original = ctx.sealer.openJson<Record<string, unknown>>(a.argumentsEnc) ?? {};
-      const digest = toolCallDigest(a.toolRef, input.arguments);
+      if (typeof input.arguments !== 'object' || Array.isArray(input.arguments)) {
+        return {
+          refusal: new EngineError(
+            'VALIDATION_FAILED',
+            'Edited arguments are a JSON object, like the proposal.',
+            {
+              errors: [{ path: 'arguments', message: 'a JSON object' }],
+            },
+          ),
+        };
+      }
+      const proposed = keepRedacted(
+        ctx.sealer.openJson(a.argumentsEnc),
+        input.arguments,
+        binding.redact ?? [],
+      );
+      const digest = toolCallDigest(a.toolRef, proposed);
       if (digest !== a.digest) {
         if (!binding.editable)
           return {
@@ -240,11 +289,7 @@ export async function decideApproval(
               errors: [{ path: 'arguments', message: 'only with APPROVE' }],
             }),
           };
-        edited = {
-          args: input.arguments,
-          digest,
-          note: `Approved with changes by ${actor.name}: ${describeChanges(original, input.arguments)}`,
-        };
+        edited = { args: proposed, digest };
       }
     }
     await record('ACCEPTED', edited?.digest, edited?.args);
@@ -262,7 +307,7 @@ async function apply(
   a: ApprovalRow,
   step: StepRow,
   input: DecideInput,
-  edited: { args: Record<string, unknown>; digest: string; note: string } | null,
+  edited: { args: Record<string, unknown>; digest: string } | null,
 ): Promise<ApprovalRow> {
   const label = actorLabel(actor);
   const base = {
@@ -316,12 +361,32 @@ async function apply(
     .where(eq(approvals.id, a.id))
     .returning();
   const request = ctx.sealer.openJson<Record<string, unknown>>(step.requestEnc) ?? {};
+  // Edits made at this level or an earlier one (the approval's digest moved away from the step's): the
+  // step carries the arguments that were approved, and the model is told what changed and by whom.
+  const finalArgs =
+    approved && digest !== step.digest
+      ? (edited?.args ?? ctx.sealer.openJson<Record<string, unknown>>(a.argumentsEnc) ?? {})
+      : null;
+  let note: string | null = null;
+  if (finalArgs) {
+    const editors = await tx
+      .selectDistinct({ name: approvalDecisions.principalName })
+      .from(approvalDecisions)
+      .where(
+        and(
+          eq(approvalDecisions.approvalId, a.id),
+          eq(approvalDecisions.outcome, 'ACCEPTED'),
+          isNotNull(approvalDecisions.editedDigest),
+        ),
+      );
+    note = `Approved with changes by ${editors.map((e) => e.name).join(', ')}: ${describeChanges(request.arguments, finalArgs)}`;
+  }
   await tx
     .update(steps)
     .set({
       state: approved ? 'APPROVED' : 'REJECTED',
-      comment: edited?.note ?? input.comment ?? null,
-      ...(edited ? { digest, requestEnc: ctx.sealer.sealJson({ ...request, arguments: edited.args }) } : {}),
+      comment: note ?? input.comment ?? null,
+      ...(finalArgs ? { digest, requestEnc: ctx.sealer.sealJson({ ...request, arguments: finalArgs }) } : {}),
       updatedAt: sql`now()`,
     })
     .where(
