@@ -56,9 +56,14 @@ export async function listApprovals(
     throw new EngineError('FORBIDDEN', 'A worker credential cannot read approvals.');
   const first = pageSize(args.first);
   const mine = args.mine ?? actor.kind === 'HUMAN';
-  const groupFilter =
-    actor.kind === 'HUMAN' || mine
-      ? sql`${approvals.candidateGroups} && ${sql.param(actor.groups)}::text[]`
+  // mine: what the caller can decide now (the current level's groups). Otherwise a human sees what
+  // maySeeApproval lets them open: any level's groups (a later level, or one they already decided).
+  const current = sql`${approvals.candidateGroups} && ${sql.param(actor.groups)}::text[]`;
+  const groupFilter = mine
+    ? current
+    : actor.kind === 'HUMAN'
+      ? sql`(${current} OR EXISTS (SELECT 1 FROM jsonb_array_elements(${approvals.levels}) AS lv(g)
+              WHERE lv.g ?| ${sql.param(actor.groups)}::text[]))`
       : undefined;
   const base = and(
     actor.projectId ? eq(approvals.projectId, actor.projectId) : undefined,
