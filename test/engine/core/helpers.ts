@@ -28,7 +28,7 @@ export const D = {
 export async function startTriage(engine: TestEngine, customerId = 'C-42', key = 'support-triage') {
   const r = await engine.ok(engine.adminToken, Q.start, {
     key,
-    v: key === 'support-triage' ? { customerId, message: 'My parcel never arrived' } : { customerId },
+    v: { customerId, message: 'My parcel never arrived' },
   });
   return r.startProcess.id as string;
 }
@@ -123,3 +123,17 @@ nodes:
 }
 
 export const GOOD = { triage: { ticketId: 'T-981', priority: 'high', _confidence: 92 } };
+
+/**
+ * The worker "dies" with its lease about to run out: the lease is shortened to 100 ms (extendLock from
+ * now), then we wait past it. Steps before are journaled under a long lease, so a loaded machine never
+ * expires the lease early.
+ */
+export async function letLeaseExpire(w: WorkerSim, task: { id: string; attempt: number }) {
+  await w.engine.ok(
+    w.token,
+    `mutation($input: ExtendLockInput!) { extendLock(input: $input) { id lockExpiresAt } }`,
+    { input: { taskId: task.id, workerId: w.workerId, lockDurationMs: 100, attempt: task.attempt } },
+  );
+  await sleep(250);
+}

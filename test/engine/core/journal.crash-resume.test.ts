@@ -16,8 +16,8 @@ import {
   events,
   incidentsOf,
   instance,
+  letLeaseExpire,
   runToWrite,
-  sleep,
   startTriage,
   taskOf,
   triageProcess,
@@ -40,12 +40,12 @@ afterAll(() => engine?.close());
 describe('a crash in the middle of a write (seed 002)', () => {
   it('keyed write: another worker re-acquires the same attempt, replays the journal and re-sends with the same key', async () => {
     const id = await startTriage(engine, 'C-42', 'crash-key');
-    const t1 = await w1.fetchOne({ topic: 't-key', lockMs: 300 });
+    const t1 = await w1.fetchOne({ topic: 't-key' });
     const s4 = await runToWrite(w1, t1);
     expect(s4.idempotencyKey).toMatch(/^abada-[0-9a-f]{40}$/);
     // w1 dies here. Nobody else can take the task while the lease is live.
     expect(await w2.fetch({ topic: 't-key' })).toEqual([]);
-    await sleep(400);
+    await letLeaseExpire(w1, t1);
 
     const t2 = await w2.fetchOne({ topic: 't-key', lockMs: 30_000 });
     expect(t2.id).toBe(t1.id);
@@ -113,11 +113,11 @@ describe('a crash in the middle of a write (seed 002)', () => {
 
   it('keyless write (idempotency: none): never re-sent; OUTCOME_UNKNOWN, an incident, and a person states the fact', async () => {
     const id = await startTriage(engine, 'C-43', 'crash-none');
-    const t1 = await w1.fetchOne({ topic: 't-none', lockMs: 300 });
+    const t1 = await w1.fetchOne({ topic: 't-none' });
     const mail = { to: 'alice@example.com', body: 'We are on it' };
     const s4 = await runToWrite(w1, t1, 'crm/send_email', mail);
     expect(s4.idempotencyKey).toBeNull();
-    await sleep(400);
+    await letLeaseExpire(w1, t1);
 
     // The re-acquisition settles the in-flight keyless write: the task is not handed out.
     expect(await w2.fetch({ topic: 't-none', waitMs: 0 })).toEqual([]);

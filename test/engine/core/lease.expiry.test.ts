@@ -15,7 +15,7 @@ import {
   events,
   incidentsOf,
   instance,
-  sleep,
+  letLeaseExpire,
   startTriage,
   taskOf,
   triageProcess,
@@ -40,13 +40,13 @@ describe('lease expiry', () => {
     const w1 = new WorkerSim(engine, t1, 'w-1');
     const w2 = new WorkerSim(engine, t2, 'w-2');
     const id = await startTriage(engine, 'C-1', 'poison');
-    const a = await w1.fetchOne({ topic: 't-poison', lockMs: 300 });
+    const a = await w1.fetchOne({ topic: 't-poison' });
     expect(a.attempt).toBe(1);
     await w1.model(a, 1, 'STARTED');
     await w1.model(a, 1, 'COMPLETED');
-    await sleep(400);
+    await letLeaseExpire(w1, a);
     // Expiry 1: w2 takes it on the same attempt, with the journal.
-    const b = await w2.fetchOne({ topic: 't-poison', lockMs: 300 });
+    const b = await w2.fetchOne({ topic: 't-poison' });
     expect(b).toMatchObject({ id: a.id, attempt: 1 });
     expect(b.steps.map((s) => s.state)).toEqual(['COMPLETED']);
     expect(
@@ -59,18 +59,18 @@ describe('lease expiry', () => {
         }),
       ),
     ).toBe('LEASE_NOT_HELD');
-    await sleep(400);
+    await letLeaseExpire(w2, b);
     // Expiry 2 = ABADA_MAX_LEASE_EXPIRIES: the attempt fails LEASE_EXPIRED instead of looping; attempt 2 opens.
     expect(await w1.fetch({ topic: 't-poison' })).toEqual([]);
     let task = await taskOf(engine, a.id);
     expect(task).toMatchObject({ state: 'OPEN', attempt: 2, workerId: null });
-    const c = await w1.fetchOne({ topic: 't-poison', lockMs: 300, waitMs: 3000 });
+    const c = await w1.fetchOne({ topic: 't-poison', waitMs: 3000 });
     expect(c).toMatchObject({ id: a.id, attempt: 2 });
     expect(c.steps).toEqual([]);
-    await sleep(400);
-    const d = await w2.fetchOne({ topic: 't-poison', lockMs: 300 });
+    await letLeaseExpire(w1, c);
+    const d = await w2.fetchOne({ topic: 't-poison' });
     expect(d).toMatchObject({ id: a.id, attempt: 2 });
-    await sleep(400);
+    await letLeaseExpire(w2, d);
     // Last attempt: FAILED and a TASK_FAILED incident.
     expect(await w1.fetch({ topic: 't-poison' })).toEqual([]);
     task = await taskOf(engine, a.id);
