@@ -1,0 +1,97 @@
+/** A graphql-ws subscriber for tests: collects events, waits for them, and reports a refused connection. */
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
+
+export interface Subscriber<T = any> {
+  events: { at: number; data: T }[];
+  errors: unknown[];
+  /** resolves with the first event matching `pred` (already received or to come), or rejects after ms */
+  next(pred?: (d: T) => boolean, ms?: number): Promise<{ at: number; data: T }>;
+  /** resolves once the server acknowledged the connection */
+  connected: Promise<void>;
+  /** set when the server closed the socket (code, reason) */
+  closed: { code: number; reason: string } | null;
+  dispose(): Promise<void>;
+}
+
+export function subscribe<T = any>(
+  baseUrl: string,
+  token: string | null,
+  query: string,
+  variables: Record<string, unknown> = {},
+): Subscriber<T> {
+  const url = `${baseUrl.replace(/^http/, 'ws')}/graphql`;
+  const waiters: { pred: (d: T) => boolean; resolve: (e: { at: number; data: T }) => void }[] = [];
+  let onConnected: () => void = () => {};
+  let onRefused: (e: unknown) => void = () => {};
+  const sub: Subscriber<T> = {
+    events: [],
+    errors: [],
+    closed: null,
+    connected: new Promise<void>((resolve, reject) => {
+      onConnected = resolve;
+      onRefused = reject;
+    }),
+    next(pred = () => true, ms = 3000) {
+      const hit = sub.events.find((e) => pred(e.data));
+      if (hit) return Promise.resolve(hit);
+      return new Promise((resolve, reject) => {
+        const w = { pred, resolve };
+        waiters.push(w);
+        setTimeout(() => {
+          const i = waiters.indexOf(w);
+          if (i >= 0) {
+            waiters.splice(i, 1);
+            reject(new Error(`no matching event within ${ms} ms (got ${sub.events.length})`));
+          }
+        }, ms);
+      });
+    },
+    async dispose() {
+      unsubscribe();
+      await client.dispose();
+    },
+  };
+  const client: Client = createClient({
+    url,
+    webSocketImpl: WebSocket,
+    lazy: false,
+    retryAttempts: 0,
+    connectionParams: token ? { authorization: `Bearer ${token}` } : {},
+    on: {
+      connected: () => onConnected(),
+      closed: (e) => {
+        const ev = e as { code?: number; reason?: string };
+        sub.closed = { code: ev.code ?? 0, reason: ev.reason ?? '' };
+        onRefused(new Error(`closed ${ev.code} ${ev.reason}`));
+      },
+    },
+    onNonLazyError: () => {},
+  });
+  const unsubscribe = client.subscribe<T>(
+    { query, variables },
+    {
+      next: (r) => {
+        if (r.errors?.length) {
+          sub.errors.push(r.errors);
+          return;
+        }
+        const e = { at: Date.now(), data: r.data as T };
+        sub.events.push(e);
+        for (const w of [...waiters]) {
+          if (w.pred(e.data)) {
+            waiters.splice(waiters.indexOf(w), 1);
+            w.resolve(e);
+          }
+        }
+      },
+      error: (err) => sub.errors.push(err),
+      complete: () => {},
+    },
+  );
+  sub.connected.catch(() => {});
+  return sub;
+}
+
+/** Lets LISTEN/NOTIFY and the graphql-ws subscribe handshake settle before the test acts. */
+export const settle = (ms = 150) => new Promise((r) => setTimeout(r, ms));
