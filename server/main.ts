@@ -1,12 +1,26 @@
 /**
  * `npm start`: one process, one port — GraphQL API, dashboard and /healthz — on the embedded PostgreSQL
- * unless DATABASE_URL names another.
+ * unless DATABASE_URL names another. On the embedded database (or with `--demo`) it also starts the demo:
+ * CRM MCP server, scripted model, an Agent Worker, demo users and Alice's refund waiting for finance.
+ *
+ * Flags: `--demo` (force the demo), `--no-demo` (embedded database without it), `--dev` (Next.js dev
+ * server with hot reload instead of the production build). The first start on a fresh clone builds the
+ * dashboard (`next build web`, ~40 s) when web/.next/BUILD_ID is missing.
  */
-import { startEngine } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { type Engine, startEngine } from './app.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
+import { demoBanner, startDemo } from './demo/demo.js';
+import { createWebHandler } from './web.js';
+
+function wantsDemo(config: Config, argv: string[]): boolean {
+  if (argv.includes('--no-demo')) return false;
+  if (argv.includes('--demo')) return true;
+  return config.databaseUrl === null;
+}
 
 async function main() {
-  let config: ReturnType<typeof loadConfig>;
+  const argv = process.argv.slice(2);
+  let config: Config;
   try {
     config = loadConfig();
   } catch (e) {
@@ -16,18 +30,29 @@ async function main() {
     }
     throw e;
   }
-  const engine = await startEngine({ config });
+  const dev = argv.includes('--dev');
+  let close: () => Promise<void>;
+  let engine: Engine;
+  if (wantsDemo(config, argv)) {
+    const demo = await startDemo({ config, dev });
+    engine = demo.engine;
+    close = () => demo.close();
+    console.log(demoBanner(demo));
+  } else {
+    engine = await startEngine({ config, web: await createWebHandler({ dev }) });
+    close = () => engine.close();
+    if (config.adminToken)
+      console.log('[abada] ABADA_ADMIN_TOKEN is set: use it as a bearer token for admin calls.');
+  }
   console.log(
-    `[abada] engine ready at ${engine.url} (GraphQL ${engine.url}/graphql, health ${engine.url}/healthz)`,
+    `[abada] ready at ${engine.url} (dashboard ${engine.url}/, GraphQL ${engine.url}/graphql, health ${engine.url}/healthz)`,
   );
-  if (config.adminToken)
-    console.log('[abada] ABADA_ADMIN_TOKEN is set: use it as a bearer token for admin calls.');
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     console.log(`[abada] ${signal}: stopping`);
-    await engine.close().catch((e) => console.error(e));
+    await close().catch((e) => console.error(e));
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));

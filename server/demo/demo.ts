@@ -1,0 +1,262 @@
+/**
+ * `npm start` on the embedded database (or `--demo`): the engine plus everything seed 000 needs to be
+ * seen working — the CRM MCP server and the scripted model on loopback ports, the CRM tool server and the
+ * refund / support-triage processes deployed, the `crm-token` credential, three demo people, an Agent
+ * Worker in-process, and Alice's €89 refund waiting for finance.
+ *
+ * Set-up goes through the public GraphQL API with a bootstrap admin token that lives only in this
+ * process (ABADA_ADMIN_TOKEN when set, else a random one), exactly as an operator's script would.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { type Engine, startEngine } from '../app.js';
+import type { Config } from '../config.js';
+import { createWebHandler, type DemoUser } from '../web.js';
+import { startCrmServer } from './crm-server.js';
+import { ALICE, demoSource } from './definitions.js';
+import { startModelServer } from './model-server.js';
+import { demoScript } from './scripts.js';
+
+interface StoredPrincipal {
+  name: string;
+  role: string;
+  kind: 'HUMAN' | 'ADMIN' | 'WORKER';
+  groups: string[];
+  topics: string[];
+  token?: string;
+}
+
+/** The demo people (and the worker's credential); tokens are kept in `<dataDir>/demo-users.json`. */
+const PEOPLE: StoredPrincipal[] = [
+  {
+    name: 'fiona',
+    role: 'finance lead — may approve refunds',
+    kind: 'HUMAN',
+    groups: ['finance', 'finance-leads'],
+    topics: [],
+  },
+  {
+    name: 'sam',
+    role: 'support agent — may read, not approve refunds',
+    kind: 'HUMAN',
+    groups: ['support'],
+    topics: [],
+  },
+  { name: 'ada', role: 'admin — deploys, operates, cannot approve', kind: 'ADMIN', groups: [], topics: [] },
+  { name: 'demo-agent-worker', role: 'worker', kind: 'WORKER', groups: [], topics: ['abada:agent'] },
+];
+
+export interface DemoOptions {
+  config: Config;
+  /** Next.js dev mode (hot reload) instead of the production build. */
+  dev?: boolean;
+  /** Start the in-process Agent Worker (default true). */
+  worker?: boolean;
+  /** Start Alice's refund when none is active (default true). */
+  alice?: boolean;
+  log?: (line: string) => void;
+}
+
+export interface Demo {
+  engine: Engine;
+  adminToken: string;
+  users: DemoUser[];
+  workerToken: string;
+  /** where the demo users' tokens are kept */
+  usersFile: string;
+  crmUrl: string;
+  modelUrl: string;
+  workerRunning: boolean;
+  aliceInstanceId: string | null;
+  close(): Promise<void>;
+}
+
+type Gql = <T>(token: string, query: string, variables?: Record<string, unknown>) => Promise<T>;
+
+function client(url: string): Gql {
+  return async (token, query, variables) => {
+    const res = await fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await res.json()) as { data?: unknown; errors?: { message: string }[] };
+    if (body.errors?.length) throw new Error(`demo set-up: ${body.errors.map((e) => e.message).join('; ')}`);
+    return body.data as never;
+  };
+}
+
+/** Existing tokens that still authenticate are kept; anything missing or stale is created anew. */
+async function ensurePrincipals(gql: Gql, adminToken: string, file: string): Promise<StoredPrincipal[]> {
+  let stored: StoredPrincipal[] = [];
+  if (existsSync(file)) {
+    try {
+      stored = JSON.parse(readFileSync(file, 'utf8')) as StoredPrincipal[];
+    } catch {
+      stored = [];
+    }
+  }
+  const out: StoredPrincipal[] = [];
+  for (const p of PEOPLE) {
+    const old = stored.find((s) => s.name === p.name)?.token;
+    if (old) {
+      const ok = await gql<{ me: { name: string } }>(old, '{ me { name } }').catch(() => null);
+      if (ok?.me.name === p.name) {
+        out.push({ ...p, token: old });
+        continue;
+      }
+    }
+    const created = await gql<{ createPrincipal: { token: string } }>(
+      adminToken,
+      'mutation($input: CreatePrincipalInput!) { createPrincipal(input: $input) { token } }',
+      { input: { kind: p.kind, name: p.name, groups: p.groups, topics: p.topics } },
+    );
+    out.push({ ...p, token: created.createPrincipal.token });
+  }
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, JSON.stringify(out, null, 2), { mode: 0o600 });
+  return out;
+}
+
+/** The port used last time when it is free again (so frozen bindings of waiting work stay valid), else any. */
+async function stablePort<T>(saved: number | undefined, start: (port: number) => Promise<T>): Promise<T> {
+  if (saved) {
+    try {
+      return await start(saved);
+    } catch {
+      // taken by something else: fall through to an ephemeral port
+    }
+  }
+  return start(0);
+}
+
+interface WorkerModule {
+  workerConfig(partial: Record<string, unknown>): unknown;
+  startWorker(config: unknown, opts?: Record<string, unknown>): Promise<{ stop(): Promise<void> }>;
+}
+
+/**
+ * HOOK — the Agent Worker (server/worker/, written in parallel). Loaded by a runtime specifier so the demo
+ * still starts (without a worker, saying so) while that module is absent or broken.
+ */
+async function startDemoWorker(
+  engineUrl: string,
+  token: string,
+  modelUrl: string,
+  log: (l: string) => void,
+): Promise<{ stop(): Promise<void> } | null> {
+  const specifier = '../worker/main.js';
+  let mod: WorkerModule;
+  try {
+    mod = (await import(specifier)) as WorkerModule;
+  } catch (e) {
+    log(`[abada] demo: no Agent Worker available (${(e as Error).message}); approvals still work.`);
+    return null;
+  }
+  const config = mod.workerConfig({
+    engineUrl,
+    token,
+    workerId: 'demo-agent-worker',
+    topics: ['abada:agent'],
+    modelBaseUrl: modelUrl,
+    modelApiKey: 'demo',
+    pollMs: 5000,
+    logLevel: 'warn',
+  });
+  return mod.startWorker(config);
+}
+
+export async function startDemo(opts: DemoOptions): Promise<Demo> {
+  const log = opts.log ?? ((l: string) => console.log(l));
+  const stateFile = path.join(opts.config.dataDir, 'demo.json');
+  const saved = existsSync(stateFile)
+    ? (JSON.parse(readFileSync(stateFile, 'utf8')) as { crmPort?: number; modelPort?: number })
+    : {};
+  const crmToken = `crm_${randomBytes(18).toString('base64url')}`;
+  const crm = await stablePort(saved.crmPort, (port) => startCrmServer({ port, token: crmToken }));
+  const model = await stablePort(saved.modelPort, (port) => startModelServer({ port, script: demoScript }));
+  mkdirSync(opts.config.dataDir, { recursive: true });
+  writeFileSync(stateFile, JSON.stringify({ crmPort: crm.port, modelPort: model.port }));
+
+  const adminToken = opts.config.adminToken ?? `demo-admin-${randomBytes(24).toString('base64url')}`;
+  const config: Config = { ...opts.config, adminToken };
+  let users: DemoUser[] = [];
+  const web = await createWebHandler({ dev: !!opts.dev, demoUsers: () => users });
+  const engine = await startEngine({ config, web });
+  const gql = client(engine.url);
+
+  await gql(adminToken, 'mutation($s: String!) { deploy(source: $s) { definitions { key version } } }', {
+    s: demoSource(crm.url),
+  });
+  await gql(adminToken, 'mutation($n: String!, $s: String!) { setCredential(name: $n, secret: $s) }', {
+    n: 'crm-token',
+    s: crmToken,
+  });
+  const usersFile = path.join(config.dataDir, 'demo-users.json');
+  const principals = await ensurePrincipals(gql, adminToken, usersFile);
+  users = principals
+    .filter((p) => p.kind !== 'WORKER')
+    .map((p) => ({ name: p.name, role: p.role, token: p.token ?? '' }));
+  const workerToken = principals.find((p) => p.kind === 'WORKER')?.token ?? '';
+
+  const worker =
+    opts.worker === false ? null : await startDemoWorker(engine.url, workerToken, model.url, log);
+
+  let aliceInstanceId: string | null = null;
+  if (opts.alice !== false) {
+    const active = await gql<{
+      processInstances: { edges: { node: { id: string; businessKey: string | null } }[] };
+    }>(
+      adminToken,
+      'query { processInstances(key: "refund", state: ACTIVE, first: 50) { edges { node { id businessKey } } } }',
+    );
+    const existing = active.processInstances.edges.find((e) => e.node.businessKey === ALICE.businessKey);
+    if (existing) aliceInstanceId = existing.node.id;
+    else {
+      const started = await gql<{ startProcess: { id: string } }>(
+        adminToken,
+        'mutation($k: String!, $v: JSON, $b: String) { startProcess(key: $k, variables: $v, businessKey: $b) { id } }',
+        { k: ALICE.key, v: ALICE.variables, b: ALICE.businessKey },
+      );
+      aliceInstanceId = started.startProcess.id;
+    }
+  }
+
+  return {
+    engine,
+    adminToken,
+    users,
+    workerToken,
+    usersFile,
+    crmUrl: crm.url,
+    modelUrl: model.url,
+    workerRunning: worker !== null,
+    aliceInstanceId,
+    async close() {
+      await worker?.stop().catch(() => {});
+      await engine.close();
+      await crm.close();
+      await model.close();
+    },
+  };
+}
+
+/** What `npm start` prints after the demo is up. */
+export function demoBanner(demo: Demo): string {
+  const lines = [
+    '',
+    `  Abada demo is ready: ${demo.engine.url}`,
+    '',
+    '  Open it and click "Sign in as fiona" (finance lead) to approve Alice’s €89 refund.',
+    `  Demo users (tokens are also in ${demo.usersFile}):`,
+    ...demo.users.map((u) => `    ${u.name.padEnd(6)} ${u.role}`),
+    '',
+    demo.workerRunning
+      ? '  An Agent Worker runs in this process; the refund appears under Approvals within seconds.'
+      : '  No Agent Worker is running: start one with `npm run worker` to move the refund forward.',
+    `  CRM (MCP) ${demo.crmUrl} · scripted model ${demo.modelUrl}`,
+    '',
+  ];
+  return lines.join('\n');
+}

@@ -1,0 +1,104 @@
+'use client';
+/** One instance: audit badge, variables, the history timeline and each task's journal; live via taskChanged. */
+import Link from 'next/link';
+import { useParams } from 'next/navigation';
+import { useEffect } from 'react';
+import { useQuery, useSubscription } from 'urql';
+import { StateBadge } from '../../../components/Badges';
+import { Journal } from '../../../components/Journal';
+import { sentence } from '../../../lib/errors';
+import { json, when } from '../../../lib/format';
+import { InstanceQuery, TaskChanged } from '../../../lib/queries';
+
+export default function InstancePage() {
+  const { id } = useParams<{ id: string }>();
+  const [{ data, error }, refetch] = useQuery({ query: InstanceQuery, variables: { id } });
+  const [live] = useSubscription({ query: TaskChanged, variables: { id } });
+  useEffect(() => {
+    if (live.data) refetch({ requestPolicy: 'network-only' });
+  }, [live.data, refetch]);
+  useEffect(() => {
+    // history rows written without a task change (e.g. the end event) still show within seconds
+    const t = setInterval(() => refetch({ requestPolicy: 'network-only' }), 5000);
+    return () => clearInterval(t);
+  }, [refetch]);
+
+  if (error && !data) return <p className="error-box">{sentence(error)}</p>;
+  if (!data) return <p className="muted">Loading…</p>;
+  const i = data.processInstance;
+  if (!i) return <p className="error-box">This instance does not exist, or you cannot see it.</p>;
+  const audit = data.verifyAudit;
+
+  return (
+    <article className="detail">
+      <p>
+        <Link href="/instances">← Instances</Link>
+      </p>
+      <div className="page-head">
+        <h1>
+          {i.key} v{i.version}
+        </h1>
+        <span data-testid="instance-state">
+          <StateBadge state={i.state} />
+        </span>
+        <span
+          className={`badge ${audit.valid ? 'audit-ok' : 'audit-broken'}`}
+          data-testid="audit"
+          title={audit.headHash ?? undefined}
+        >
+          {audit.valid ? `audit chain verified (${audit.rows} rows)` : `audit chain broken at row ${audit.firstBrokenSeq}: ${audit.reason ?? ''}`}
+        </span>
+      </div>
+      <p className="muted small">
+        {i.id} · started {when(i.createdAt)}
+        {i.endedAt ? ` · ended ${when(i.endedAt)}` : ''}
+        {i.currentNodeId ? ` · at ${i.currentNodeId}` : ''}
+        {i.businessKey ? ` · ${i.businessKey}` : ''}
+      </p>
+      <div className="grid2">
+        <section className="card">
+          <h2>Variables</h2>
+          <pre className="code">{json(i.variables)}</pre>
+        </section>
+        <section className="card">
+          <h2>Timeline</h2>
+          <ol className="timeline" data-testid="timeline">
+            {i.history.map((h) => (
+              <li key={h.seq}>
+                <span className="event">{h.eventType.replace(/_/g, ' ').toLowerCase()}</span>{' '}
+                <span className="muted small">
+                  #{h.seq} · {when(h.at)} · {h.actor}
+                  {h.sequence != null ? ` · attempt ${h.attempt}, step ${h.sequence}` : ''}
+                </span>
+                {h.approvalId ? (
+                  <>
+                    {' '}
+                    <Link href={`/approvals/${h.approvalId}`} className="small">
+                      approval
+                    </Link>
+                  </>
+                ) : null}
+              </li>
+            ))}
+          </ol>
+        </section>
+      </div>
+      <h2>Tasks</h2>
+      {i.tasks.length === 0 ? <p className="muted">No tasks.</p> : null}
+      {i.tasks.map((t) => (
+        <section key={t.id} className="card" data-testid={`task-${t.nodeId}`}>
+          <h3>
+            {t.nodeId} <span className="muted small">({t.nodeType}, topic {t.topicName})</span> <StateBadge state={t.state} />
+          </h3>
+          <p className="muted small">
+            attempt {t.attempt} of {t.maxAttempts}
+            {t.workerId ? ` · worker ${t.workerId}` : ''}
+            {t.lockExpiresAt ? ` · lease until ${when(t.lockExpiresAt)}` : ''}
+            {t.errorType ? ` · ${t.errorType}: ${t.errorMessage ?? ''}` : ''}
+          </p>
+          <Journal steps={t.steps} />
+        </section>
+      ))}
+    </article>
+  );
+}

@@ -1,0 +1,40 @@
+/** Small display helpers shared by the pages. */
+
+export function when(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+/** "2 h 14 min left", "overdue by 5 min". */
+export function timeLeft(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return 'no SLA';
+  const ms = new Date(iso).getTime() - now;
+  const abs = Math.abs(ms);
+  const h = Math.floor(abs / 3_600_000);
+  const m = Math.floor((abs % 3_600_000) / 60_000);
+  const text = h > 0 ? `${h} h ${m} min` : `${m} min`;
+  return ms >= 0 ? `${text} left` : `overdue by ${text}`;
+}
+
+export function short(id: string, n = 8): string {
+  return id.length > n ? id.slice(0, n) : id;
+}
+
+export function json(value: unknown): string {
+  return JSON.stringify(value, null, 2);
+}
+
+export function money(usd: number | null | undefined): string {
+  return usd == null ? '—' : `$${usd.toFixed(4)}`;
+}
+
+/** Input/output tokens of a step's usage JSON, whichever spelling the engine stored. */
+export function tokens(usage: unknown): string {
+  if (!usage || typeof usage !== 'object') return '—';
+  const u = usage as Record<string, unknown>;
+  const input = u.inputTokens ?? u.input_tokens ?? u.prompt_tokens;
+  const output = u.outputTokens ?? u.output_tokens ?? u.completion_tokens;
+  if (input == null && output == null) return '—';
+  return `${input ?? 0} in / ${output ?? 0} out`;
+}
