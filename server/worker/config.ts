@@ -1,0 +1,128 @@
+/**
+ * The Agent Worker's configuration, read from the environment once and validated. Every problem is
+ * reported together, each naming the variable and what it expects, so an operator fixes them in one go.
+ */
+import os from 'node:os';
+
+export interface WorkerConfig {
+  /** The engine's base URL; the worker talks to `${engineUrl}/graphql`. */
+  engineUrl: string;
+  /** The worker principal's token (Authorization: Bearer). */
+  token: string;
+  workerId: string;
+  concurrency: number;
+  topics: string[];
+  /** Models announced at registration (ABADA_WORKER_MODELS); informative for operators. */
+  models: string[];
+  /** Lease length asked for at fetch and on every extension (extended every lockMs/3). */
+  lockMs: number;
+  /** Long-poll wait of fetchAndLock. */
+  pollMs: number;
+  /** On SIGTERM/SIGINT: how long running tasks may take to finish before the worker just stops. */
+  graceMs: number;
+  /** OpenAI-compatible endpoint for every model without a gemini/ or google/ prefix. */
+  modelBaseUrl: string | null;
+  modelApiKey: string | null;
+  geminiBaseUrl: string;
+  geminiApiKey: string | null;
+  /** Timeout of one model call. */
+  modelTimeoutMs: number;
+  /** Timeout of one MCP request (tools/list, tools/call). */
+  toolTimeoutMs: number;
+  /** ABADA_AGENT_ALLOWED_TOOLS: server names or server/tool refs; null = no restriction. */
+  allowedTools: string[] | null;
+  logLevel: string;
+}
+
+export class WorkerConfigError extends Error {
+  override name = 'WorkerConfigError';
+  constructor(readonly problems: string[]) {
+    super(`The worker configuration is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+export const DEFAULT_GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta/openai/';
+
+/** Reads and validates the configuration; throws WorkerConfigError listing every problem. */
+export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
+  const problems: string[] = [];
+  const str = (name: string): string | null => {
+    const v = env[name]?.trim();
+    return v ? v : null;
+  };
+  const url = (name: string, required: boolean, def: string | null = null): string | null => {
+    const raw = str(name) ?? def;
+    if (raw === null) {
+      if (required) problems.push(`${name} is required (e.g. http://127.0.0.1:3000).`);
+      return null;
+    }
+    try {
+      const u = new URL(raw);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
+      return raw.replace(/\/+$/, '');
+    } catch {
+      problems.push(`${name} must be an http(s) URL, got "${raw}".`);
+      return null;
+    }
+  };
+  const int = (name: string, def: number, min: number, max: number): number => {
+    const raw = str(name);
+    if (raw === null) return def;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max}, got "${raw}".`);
+      return def;
+    }
+    return n;
+  };
+  const list = (name: string): string[] | null => {
+    const raw = str(name);
+    if (raw === null) return null;
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  };
+
+  const engineUrl = url('ABADA_URL', true);
+  const token = str('ABADA_TOKEN');
+  if (!token) problems.push('ABADA_TOKEN is required: the token of a WORKER principal (createPrincipal).');
+  const workerId = str('ABADA_WORKER_ID') ?? `${os.hostname()}-${process.pid}`;
+  if (workerId.length > 200) problems.push('ABADA_WORKER_ID must be at most 200 characters.');
+  const topics = list('ABADA_WORKER_TOPICS') ?? ['abada:agent'];
+  if (topics.length === 0) problems.push('ABADA_WORKER_TOPICS must name at least one topic.');
+  const logLevel = str('ABADA_LOG_LEVEL') ?? 'info';
+  if (!LOG_LEVELS.has(logLevel))
+    problems.push(`ABADA_LOG_LEVEL must be one of ${[...LOG_LEVELS].join(', ')}, got "${logLevel}".`);
+
+  const config: WorkerConfig = {
+    engineUrl: engineUrl ?? '',
+    token: token ?? '',
+    workerId,
+    concurrency: int('ABADA_WORKER_CONCURRENCY', 4, 1, 100),
+    topics,
+    models: list('ABADA_WORKER_MODELS') ?? [],
+    lockMs: int('ABADA_WORKER_LOCK_MS', 60_000, 300, 3_600_000),
+    pollMs: int('ABADA_WORKER_POLL_MS', 20_000, 0, 60_000),
+    graceMs: int('ABADA_WORKER_GRACE_MS', 30_000, 0, 3_600_000),
+    modelBaseUrl: url('ABADA_MODEL_BASE_URL', false),
+    modelApiKey: str('ABADA_MODEL_API_KEY'),
+    geminiBaseUrl: url('ABADA_GEMINI_BASE_URL', false, DEFAULT_GEMINI_BASE_URL) ?? DEFAULT_GEMINI_BASE_URL,
+    geminiApiKey: str('ABADA_GEMINI_API_KEY'),
+    modelTimeoutMs: int('ABADA_MODEL_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+    toolTimeoutMs: int('ABADA_TOOL_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+    allowedTools: list('ABADA_AGENT_ALLOWED_TOOLS'),
+    logLevel,
+  };
+  if (problems.length) throw new WorkerConfigError(problems);
+  return config;
+}
+
+/** Fills defaults for in-process use (tests, the demo): only engineUrl and token are needed. */
+export function workerConfig(partial: Partial<WorkerConfig> & Pick<WorkerConfig, 'engineUrl' | 'token'>) {
+  const base = loadWorkerConfig({ ABADA_URL: partial.engineUrl, ABADA_TOKEN: partial.token });
+  return { ...base, ...partial };
+}

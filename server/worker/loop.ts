@@ -1,0 +1,168 @@
+/**
+ * The engine loop: register once, then long-poll `fetchAndLock` for as many tasks as there are free
+ * slots, run each task concurrently, and back off (exponentially, with jitter) while the engine is
+ * unreachable — never crash on it. `stop()` stops fetching, lets running tasks finish within the grace
+ * period, then abandons the rest: their leases lapse and the journal lets another worker resume them.
+ */
+import pino, { type Logger } from 'pino';
+import type { WorkerConfig } from './config.js';
+import { backoffMs, EngineClient, EngineRequestError, type LockedTask, sleep } from './graphql.js';
+import { ModelClient } from './model.js';
+import { runTask, type TaskOutcome } from './task.js';
+
+export interface WorkerHandle {
+  /** Stops fetching, waits up to graceMs for running tasks, then abandons them. */
+  stop(): Promise<void>;
+  /** Resolves when the loop has ended (after stop(), or a fatal error such as a refused token). */
+  readonly done: Promise<void>;
+  /** Set when the loop ended on a fatal error. */
+  readonly fatal: Error | null;
+  readonly workerId: string;
+}
+
+export interface StartOptions {
+  logger?: Logger;
+  /** Called when a task ends on this worker (tests, the demo). */
+  onTaskEnd?: (task: LockedTask, outcome: TaskOutcome) => void;
+}
+
+/** Errors that no amount of retrying fixes: the token is wrong or lacks the topics. */
+const FATAL_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN']);
+
+export function createLogger(config: Pick<WorkerConfig, 'logLevel' | 'workerId'>): Logger {
+  // Synchronous writes: a line is out before the process exits (SIGTERM → exit 0).
+  return pino(
+    { level: config.logLevel, base: { workerId: config.workerId } },
+    pino.destination({ dest: 1, sync: true }),
+  );
+}
+
+export async function startWorker(config: WorkerConfig, opts: StartOptions = {}): Promise<WorkerHandle> {
+  const log = opts.logger ?? createLogger(config);
+  const client = new EngineClient(config.engineUrl, config.token);
+  const models = new ModelClient(config);
+  const stopping = new AbortController();
+  const hardStop = new AbortController();
+  const running = new Set<Promise<void>>();
+  let fatal: Error | null = null;
+
+  const launch = (task: LockedTask) => {
+    const p = runTask(task, { client, config, models, log, signal: hardStop.signal })
+      .then(
+        (outcome) => {
+          log.info({ event: 'task.end', taskId: task.id, attempt: task.attempt, outcome }, 'task ended');
+          opts.onTaskEnd?.(task, outcome);
+        },
+        (e: unknown) => {
+          log.error({ event: 'task.crash', taskId: task.id, err: String(e) }, 'task runner failed');
+        },
+      )
+      .finally(() => running.delete(p));
+    running.add(p);
+  };
+
+  const loop = async () => {
+    // Register once (retrying while the engine is unreachable).
+    for (let i = 0; !stopping.signal.aborted; i++) {
+      try {
+        await client.registerWorker(
+          { workerId: config.workerId, topics: config.topics, models: config.models },
+          { signal: stopping.signal },
+        );
+        log.info(
+          { event: 'worker.registered', topics: config.topics, concurrency: config.concurrency },
+          'registered',
+        );
+        break;
+      } catch (e) {
+        if (stopping.signal.aborted) return;
+        if (e instanceof EngineRequestError && FATAL_CODES.has(e.code)) throw e;
+        const wait = backoffMs(i);
+        log.warn(
+          { event: 'engine.unreachable', retryInMs: wait, err: String(e) },
+          'cannot register; retrying',
+        );
+        await sleep(wait, stopping.signal);
+      }
+    }
+    let failures = 0;
+    while (!stopping.signal.aborted) {
+      const free = config.concurrency - running.size;
+      if (free <= 0) {
+        await Promise.race([
+          ...running,
+          new Promise((r) => stopping.signal.addEventListener('abort', r, { once: true })),
+        ]);
+        continue;
+      }
+      let tasks: LockedTask[];
+      try {
+        tasks = await client.fetchAndLock(
+          {
+            workerId: config.workerId,
+            maxTasks: free,
+            topics: config.topics.map((topicName) => ({ topicName, lockDurationMs: config.lockMs })),
+            asyncResponseTimeoutMs: config.pollMs,
+          },
+          { signal: stopping.signal },
+        );
+        failures = 0;
+      } catch (e) {
+        if (stopping.signal.aborted) break;
+        if (e instanceof EngineRequestError && FATAL_CODES.has(e.code)) throw e;
+        const wait = backoffMs(failures++);
+        log.warn(
+          { event: 'engine.unreachable', retryInMs: wait, err: String(e) },
+          'fetch failed; backing off',
+        );
+        await sleep(wait, stopping.signal);
+        continue;
+      }
+      for (const t of tasks) {
+        if (stopping.signal.aborted) {
+          // Fetched as we were stopping: leave it; the lease lapses and another worker resumes it.
+          log.info({ event: 'task.abandoned', taskId: t.id }, 'stopping; not starting the task');
+          continue;
+        }
+        launch(t);
+      }
+    }
+  };
+
+  const done = loop()
+    .catch((e: unknown) => {
+      fatal = e instanceof Error ? e : new Error(String(e));
+      log.error({ event: 'worker.fatal', err: fatal.message }, 'the worker cannot run');
+      stopping.abort();
+    })
+    .then(async () => {
+      if (running.size === 0) return;
+      const graceOver = new AbortController();
+      const grace = sleep(config.graceMs, graceOver.signal).then(() => 'timeout' as const);
+      const all = Promise.allSettled([...running]).then(() => 'done' as const);
+      const first = await Promise.race([grace, all]);
+      graceOver.abort();
+      if (first === 'timeout') {
+        log.warn(
+          { event: 'worker.grace_expired', running: running.size },
+          'grace period over; abandoning running tasks (their leases lapse)',
+        );
+        hardStop.abort();
+        await Promise.allSettled([...running]);
+      }
+    })
+    .finally(() => log.info({ event: 'worker.stopped' }, 'worker stopped'));
+
+  return {
+    workerId: config.workerId,
+    done,
+    get fatal() {
+      return fatal;
+    },
+    async stop() {
+      if (!stopping.signal.aborted) log.info({ event: 'worker.stopping', running: running.size }, 'stopping');
+      stopping.abort();
+      await done;
+    },
+  };
+}

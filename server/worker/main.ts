@@ -1,0 +1,57 @@
+/**
+ * The first-party Agent Worker (`npm run worker`). Configured by the environment only (see
+ * docs/worker.md); it speaks nothing but the engine's GraphQL contract, so it can run on any machine that
+ * reaches the engine, its model endpoints and its tool servers.
+ *
+ * SIGTERM / SIGINT: stop fetching, let running tasks finish within ABADA_WORKER_GRACE_MS, then exit 0
+ * (unfinished tasks' leases lapse and another worker resumes them from the journal). A second signal
+ * exits at once.
+ */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { loadWorkerConfig, WorkerConfigError } from './config.js';
+import { createLogger, startWorker } from './loop.js';
+
+export { loadWorkerConfig, type WorkerConfig, WorkerConfigError, workerConfig } from './config.js';
+export { createLogger, type StartOptions, startWorker, type WorkerHandle } from './loop.js';
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadWorkerConfig>;
+  try {
+    config = loadWorkerConfig(process.env);
+  } catch (e) {
+    if (e instanceof WorkerConfigError) {
+      process.stderr.write(`${e.message}\nSee docs/worker.md for every variable.\n`);
+      process.exit(2);
+    }
+    throw e;
+  }
+  const log = createLogger(config);
+  const worker = await startWorker(config, { logger: log });
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals++;
+    if (signals > 1) {
+      log.warn({ event: 'worker.exit_now', signal }, 'second signal: exiting now');
+      process.exit(0);
+    }
+    log.info({ event: 'worker.signal', signal }, 'shutting down');
+    void worker.stop().then(() => process.exit(0));
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  await worker.done;
+  process.exit(worker.fatal ? 1 : 0);
+}
+
+function isMain(): boolean {
+  try {
+    return (
+      !!process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))
+    );
+  } catch {
+    return false;
+  }
+}
+
+if (isMain()) await main();

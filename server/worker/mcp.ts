@@ -1,0 +1,262 @@
+/**
+ * MCP tool servers for one task: one client session per server, opened with the credential the engine
+ * issued for this lease, and the contract check (every bound tool exists, and its input schema matches
+ * the pinned SHA-256 where the definition pins one) before the model sees a single function.
+ *
+ * streamable-http: `Authorization: Bearer <secret>`; a write's key goes both in the `Idempotency-Key`
+ * header (added by a custom fetch that reads the JSON-RPC body it sends) and in `_meta.idempotencyKey`.
+ * stdio: the worker starts the server process with the secret in the variable the ToolServer names
+ * (`credential_env`); the key travels in `_meta` only.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { canonicalJson, sha256Hex } from '../engine/canonical.js';
+import type { ToolSchema } from './conversation.js';
+import type { ToolBinding } from './graphql.js';
+
+/** The attempt must stop with `errorType`, never guess (contract mismatch, tool not allowed…). */
+export class ToolSetupError extends Error {
+  override name = 'ToolSetupError';
+  constructor(
+    readonly errorType: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A call whose outcome is unknown (transport failure, timeout): it may or may not have taken effect. */
+export class ToolOutcomeUnknownError extends Error {
+  override name = 'ToolOutcomeUnknownError';
+}
+
+export type ToolCallResult = { ok: true; response: unknown } | { ok: false; error: string };
+
+export const SUPPORTED_TRANSPORTS: ReadonlySet<string> = new Set(['streamable-http', 'stdio']);
+
+/** SHA-256 over canonical JSON of a tool's input schema, as `tools/list` returns it. */
+export function schemaSha256(inputSchema: unknown): string {
+  return sha256Hex(canonicalJson(inputSchema));
+}
+
+/** ABADA_AGENT_ALLOWED_TOOLS: a binding is allowed when its server or its exact server/tool is listed. */
+export function isAllowed(allowed: string[] | null, b: Pick<ToolBinding, 'server' | 'tool'>): boolean {
+  if (allowed === null) return true;
+  return allowed.includes(b.server) || allowed.includes(`${b.server}/${b.tool}`);
+}
+
+/** fetch that copies `_meta.idempotencyKey` of a `tools/call` into the Idempotency-Key header. */
+const keyedFetch = (url: string | URL, init?: RequestInit): Promise<Response> => {
+  if (typeof init?.body === 'string' && init.body.includes('idempotencyKey')) {
+    try {
+      const msg = JSON.parse(init.body) as {
+        method?: string;
+        params?: { _meta?: { idempotencyKey?: unknown } };
+      };
+      const key = msg?.method === 'tools/call' ? msg.params?._meta?.idempotencyKey : undefined;
+      if (typeof key === 'string') {
+        const headers = new Headers(init.headers);
+        headers.set('Idempotency-Key', key);
+        return fetch(url, { ...init, headers });
+      }
+    } catch {
+      // not a single JSON-RPC message: send it as it is
+    }
+  }
+  return fetch(url, init);
+};
+
+interface ServerTarget {
+  name: string;
+  transport: string;
+  url: string;
+  command: string | null;
+  args: string[];
+}
+
+export interface Credential {
+  secret: string;
+  env: string | null;
+}
+
+class Session {
+  private constructor(
+    readonly client: Client,
+    readonly transport: string,
+  ) {}
+
+  static async open(
+    target: ServerTarget,
+    credential: Credential | null,
+    timeoutMs: number,
+  ): Promise<Session> {
+    let transport: Transport;
+    if (target.transport === 'streamable-http') {
+      transport = new StreamableHTTPClientTransport(new URL(target.url), {
+        requestInit: credential ? { headers: { Authorization: `Bearer ${credential.secret}` } } : undefined,
+        fetch: keyedFetch,
+      });
+    } else if (target.transport === 'stdio') {
+      if (!target.command) throw new ToolSetupError('TOOL_CONTRACT_MISMATCH', `${target.name}: no command`);
+      const env = { ...getDefaultEnvironment() };
+      if (credential?.env) env[credential.env] = credential.secret;
+      transport = new StdioClientTransport({
+        command: target.command,
+        args: target.args,
+        env,
+        stderr: 'ignore',
+      });
+    } else {
+      throw new ToolSetupError(
+        'TOOL_TRANSPORT_UNSUPPORTED',
+        `${target.name}: transport "${target.transport}" is not supported by this worker (streamable-http, stdio).`,
+      );
+    }
+    const client = new Client({ name: 'abada-agent-worker', version: '1.0.0' });
+    try {
+      await client.connect(transport, { timeout: timeoutMs });
+    } catch (e) {
+      await client.close().catch(() => {});
+      throw new ToolSetupError('TOOL_SERVER_UNREACHABLE', `${target.name}: ${errorText(e)}`);
+    }
+    return new Session(client, target.transport);
+  }
+}
+
+/** The sessions of one task, opened on demand; close them when the task ends or is let go. */
+export class ToolSessions {
+  private readonly sessions = new Map<string, Session>();
+
+  constructor(
+    private readonly opts: {
+      timeoutMs: number;
+      allowedTools: string[] | null;
+      credential: (server: string) => Promise<Credential | null>;
+    },
+  ) {}
+
+  private async session(b: ToolBinding): Promise<Session> {
+    let s = this.sessions.get(b.server);
+    if (!s) {
+      const credential = b.credential ? await this.opts.credential(b.server) : null;
+      s = await Session.open(
+        { name: b.server, transport: b.transport, url: b.url, command: b.command, args: b.args ?? [] },
+        credential,
+        this.opts.timeoutMs,
+      );
+      this.sessions.set(b.server, s);
+    }
+    return s;
+  }
+
+  /**
+   * The contract check: every MCP binding is allowed, its server lists the tool, and a pinned input
+   * schema hashes the same. Returns each bound tool's schema by ref. Throws ToolSetupError.
+   */
+  async check(bindings: ToolBinding[]): Promise<Map<string, ToolSchema>> {
+    const mcp = bindings.filter((b) => b.transport !== 'delegate');
+    const refused = mcp.filter((b) => !isAllowed(this.opts.allowedTools, b));
+    if (refused.length) {
+      throw new ToolSetupError(
+        'TOOL_NOT_ALLOWED',
+        `outside ABADA_AGENT_ALLOWED_TOOLS of this worker: ${refused.map((b) => b.ref).join(', ')}`,
+      );
+    }
+    const schemas = new Map<string, ToolSchema>();
+    const servers = [...new Set(mcp.map((b) => b.server))];
+    for (const server of servers) {
+      const bound = mcp.filter((b) => b.server === server);
+      const session = await this.session(bound[0]);
+      let listed: { name: string; description?: string; inputSchema: Record<string, unknown> }[];
+      try {
+        listed = await listAll(session.client, this.opts.timeoutMs);
+      } catch (e) {
+        throw new ToolSetupError('TOOL_SERVER_UNREACHABLE', `${server}: tools/list failed: ${errorText(e)}`);
+      }
+      for (const b of bound) {
+        const tool = listed.find((t) => t.name === b.tool);
+        if (!tool) {
+          throw new ToolSetupError(
+            'TOOL_CONTRACT_MISMATCH',
+            `${b.ref}: the server no longer lists tool "${b.tool}" (it lists ${listed.map((t) => t.name).join(', ') || 'nothing'}).`,
+          );
+        }
+        if (b.inputSchemaSha256 && schemaSha256(tool.inputSchema) !== b.inputSchemaSha256) {
+          throw new ToolSetupError(
+            'TOOL_CONTRACT_MISMATCH',
+            `${b.ref}: the input schema's SHA-256 is ${schemaSha256(tool.inputSchema)}, the definition pins ${b.inputSchemaSha256}.`,
+          );
+        }
+        schemas.set(b.ref, { description: tool.description, inputSchema: tool.inputSchema });
+      }
+    }
+    return schemas;
+  }
+
+  /**
+   * Calls a tool. A tool error or a protocol refusal is a definite failure (`ok: false`); a transport
+   * failure or timeout throws ToolOutcomeUnknownError (the call may have taken effect).
+   */
+  async call(b: ToolBinding, args: Record<string, unknown>, key: string | null): Promise<ToolCallResult> {
+    const session = await this.session(b);
+    let result: Awaited<ReturnType<Client['callTool']>>;
+    try {
+      result = await session.client.callTool(
+        { name: b.tool, arguments: args, ...(key ? { _meta: { idempotencyKey: key } } : {}) },
+        undefined,
+        { timeout: this.opts.timeoutMs },
+      );
+    } catch (e) {
+      if (
+        e instanceof McpError &&
+        e.code !== ErrorCode.RequestTimeout &&
+        e.code !== ErrorCode.ConnectionClosed
+      )
+        return { ok: false, error: `${b.ref}: ${e.message}` };
+      if (e instanceof StreamableHTTPError && e.code !== undefined && e.code >= 400 && e.code < 500)
+        return { ok: false, error: `${b.ref}: HTTP ${e.code} ${e.message}` };
+      throw new ToolOutcomeUnknownError(`${b.ref}: ${errorText(e)}`);
+    }
+    const content = Array.isArray(result.content) ? result.content : [];
+    const text = content
+      .filter((c): c is { type: 'text'; text: string } => c?.type === 'text' && typeof c.text === 'string')
+      .map((c) => c.text)
+      .join('\n');
+    if (result.isError) return { ok: false, error: text || 'the tool reported an error' };
+    // The tool's answer for the model: its structured content as JSON, else its text content.
+    if (result.structuredContent !== undefined && result.structuredContent !== null)
+      return { ok: true, response: result.structuredContent };
+    return { ok: true, response: text };
+  }
+
+  async closeAll(): Promise<void> {
+    const all = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.all(all.map((s) => s.client.close().catch(() => {})));
+  }
+}
+
+async function listAll(client: Client, timeout: number) {
+  const tools: { name: string; description?: string; inputSchema: Record<string, unknown> }[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 100; page++) {
+    const r = await client.listTools(cursor ? { cursor } : undefined, { timeout });
+    for (const t of r.tools)
+      tools.push({ name: t.name, description: t.description, inputSchema: t.inputSchema });
+    cursor = r.nextCursor;
+    if (!cursor) break;
+  }
+  return tools;
+}
+
+function errorText(e: unknown): string {
+  const cause = (e as { cause?: { code?: string } })?.cause?.code;
+  const msg = e instanceof Error ? e.message : String(e);
+  return cause ? `${msg} (${cause})` : msg;
+}
