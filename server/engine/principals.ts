@@ -38,22 +38,29 @@ export async function authenticate(
       topics: [],
     };
   }
+  const hash = sha256Hex(token);
+  const now = Date.now();
+  const hit = actorCache.get(hash);
+  if (hit && hit.until > now) return hit.actor;
   const rows = await ctx.db
     .select()
     .from(principals)
-    .where(and(eq(principals.tokenHash, sha256Hex(token)), isNull(principals.disabledAt)))
+    .where(and(eq(principals.tokenHash, hash), isNull(principals.disabledAt)))
     .limit(1);
   const p = rows[0];
-  if (!p) return null;
-  return {
-    principalId: p.id,
-    kind: p.kind,
-    name: p.name,
-    projectId: p.projectId,
-    groups: p.groups,
-    topics: p.topics,
-  };
+  if (!p) return null; // unknown tokens are not cached: a token created a moment ago works at once
+  const actor: Actor = { principalId: p.id, kind: p.kind, name: p.name, projectId: p.projectId, groups: p.groups, topics: p.topics };
+  if (actorCache.size > 10_000) actorCache.clear();
+  actorCache.set(hash, { actor, until: now + ACTOR_CACHE_MS });
+  return actor;
 }
+
+/**
+ * Every request authenticates; caching the principal by token hash for a few seconds saves a round trip
+ * per call on the hot paths. A disabled principal is refused within ACTOR_CACHE_MS.
+ */
+const ACTOR_CACHE_MS = 5_000;
+const actorCache = new Map<string, { actor: Actor; until: number }>();
 
 export interface CreatePrincipalInput {
   kind: PrincipalKind;
