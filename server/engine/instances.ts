@@ -11,6 +11,7 @@ import type { AgentNode, FrozenProcess, ProcessNode, VariableSpec } from './apl/
 import type { Actor, EngineContext, Executor, Tx } from './context.js';
 import { actorProject, notify, sameProject } from './context.js';
 import { latestDefinition } from './definitions.js';
+import { settleUnknownOutcomes } from './attempts.js';
 import { actorLabel, appendHistory } from './history.js';
 import { retireApprovalsOfTasks } from './retire.js';
 
@@ -461,6 +462,8 @@ export async function resumeProcess(
       );
     }
     for (const t of suspended) {
+      // A keyless write in flight when the work was retired is never re-sent: it waits for a person.
+      if ((await settleUnknownOutcomes(tx, t, label)) > 0) continue;
       await tx
         .update(externalTasks)
         .set({

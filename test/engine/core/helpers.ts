@@ -111,7 +111,7 @@ nodes:
     inputs:
       customerId: \${customerId}
       message: \${message}
-    tools: [crm/get_customer, crm/create_ticket, crm/send_email]
+    tools: [crm/get_customer, crm/create_ticket, crm/close_ticket, crm/send_email]
     result_variable: triage
     output_schema: { type: object, required: [ticketId, priority] }
     confidence_threshold: ${o.threshold ?? 80}
