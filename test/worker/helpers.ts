@@ -78,7 +78,7 @@ export function spawnWorker(h: Harness, workerId: string, env: Record<string, st
       ABADA_MODEL_API_KEY: 'test-key',
       ABADA_LOG_LEVEL: 'debug',
       ...env,
-    },
+    } as unknown as NodeJS.ProcessEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Record<string, unknown>[] = [];
