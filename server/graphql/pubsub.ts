@@ -24,8 +24,26 @@ export class EventHub {
     });
   }
 
-  /** Loads something once for all subscribers of the same event (kept 2 s). */
-  share<T>(key: string, load: () => Promise<T>): Promise<T> {
+  private readonly perEvent = new WeakMap<object, Map<string, Promise<unknown>>>();
+
+  /**
+   * Loads something once for all subscribers of the same event. With `event` (the delivered object,
+   * the same for every subscriber of this process) the load belongs to that one delivery, so two quick
+   * changes of the same approval are two loads; without it the value is kept 2 s under `key`.
+   */
+  share<T>(key: string, load: () => Promise<T>, event?: object): Promise<T> {
+    if (event) {
+      let loads = this.perEvent.get(event);
+      if (!loads) {
+        loads = new Map();
+        this.perEvent.set(event, loads);
+      }
+      const hit = loads.get(key);
+      if (hit) return hit as Promise<T>;
+      const value = load();
+      loads.set(key, value);
+      return value;
+    }
     const now = Date.now();
     const hit = this.shared.get(key);
     if (hit && now - hit.at < 2000) return hit.value as Promise<T>;

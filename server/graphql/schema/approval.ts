@@ -186,8 +186,10 @@ function approvalStream(change: (c: string) => boolean) {
         (e) => change(e.change) && (ctx.actor!.projectId === null || ctx.actor!.projectId === e.projectId),
       ),
       map(async (e) => {
-        const row = await ctx.hub.share(`approval:${e.approvalId}:${e.change}`, () =>
-          loadApprovalFor(ctx.engine, { ...ctx.actor!, kind: 'ADMIN', projectId: null }, e.approvalId),
+        const row = await ctx.hub.share(
+          `approval:${e.approvalId}`,
+          () => loadApprovalFor(ctx.engine, { ...ctx.actor!, kind: 'ADMIN', projectId: null }, e.approvalId),
+          e,
         );
         return row && maySeeApproval(ctx.actor!, row) ? row : null;
       }),
