@@ -101,7 +101,7 @@ export default function ApprovalsPage() {
             </thead>
             <tbody>
               {rows.map((a) => (
-                <tr key={a.id} className={fresh.includes(a.id) ? 'fresh' : undefined} data-approval-id={a.id}>
+                <tr key={a.id} className={fresh.includes(a.id) ? 'fresh' : undefined} data-approval-id={a.id} data-instance-id={a.processInstanceId}>
                   <td>
                     <Link href={`/approvals/${a.id}`} className="strong">
                       {a.server} / {a.tool}

@@ -1,0 +1,50 @@
+/**
+ * Seed 000 in the dashboard: fiona (finance lead) has the inbox open; a refund proposed after the page
+ * loaded appears live; she approves the exact digest; the worker resumes and the instance page shows the
+ * refund COMPLETED and the process finished.
+ */
+import { expect, test } from '@playwright/test';
+import { shot, signIn, simResume, startRefund, URL_ } from './helpers.js';
+
+test('a finance lead sees a new refund arrive live, approves it, and the process finishes', async ({
+  page,
+}) => {
+  await signIn(page, 'fiona');
+  await expect(page.getByRole('heading', { name: 'Approvals' })).toBeVisible();
+  const loadedAt = await page.evaluate(() => performance.timeOrigin);
+
+  const instanceId = await startRefund();
+  const row = page.locator(`tr[data-instance-id="${instanceId}"]`);
+  await expect(row).toBeVisible({ timeout: 20_000 });
+  await expect(row).toContainText('crm / refund');
+  await expect(row.locator('.badge.new')).toBeVisible();
+  await expect(page.getByTestId('live-notice')).toContainText('New approval: crm / refund');
+  await expect(row).toContainText(/h \d+ min left/);
+  // no reload happened: the document is the one loaded before the refund was proposed
+  expect(await page.evaluate(() => performance.timeOrigin)).toBe(loadedAt);
+  await shot(page, 'inbox');
+
+  await row.getByRole('link', { name: 'crm / refund' }).click();
+  await expect(page.getByRole('heading', { name: 'crm / refund' })).toBeVisible();
+  const args = page.getByTestId('arguments');
+  await expect(args).toContainText('orderId');
+  await expect(args).toContainText('5531');
+  await expect(args).toContainText('89');
+  await expect(page.getByTestId('digest')).toHaveText(/^[0-9a-f]{64}$/);
+  await expect(page.getByText('finance-leads').first()).toBeVisible();
+  await shot(page, 'approval-detail');
+
+  await page.getByRole('button', { name: 'Approve' }).click();
+  await expect(page.getByTestId('decided')).toContainText('approved by fiona', { timeout: 15_000 });
+  await simResume();
+
+  await page.getByRole('link', { name: instanceId }).click();
+  await expect(page.locator('tr[data-step="TOOL_CALL:crm/refund:COMPLETED"]')).toBeVisible({
+    timeout: 30_000,
+  });
+  await expect(page.getByTestId('instance-state')).toContainText('completed', { timeout: 30_000 });
+  await expect(page.getByTestId('audit')).toContainText('audit chain verified');
+  await expect(page.getByTestId('timeline')).toContainText('approval');
+  await shot(page, 'instance-timeline');
+  expect(URL_()).toContain('http://127.0.0.1');
+});

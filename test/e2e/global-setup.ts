@@ -1,0 +1,36 @@
+/**
+ * One demo stack for the whole e2e run: a fresh data directory (so a fresh embedded PostgreSQL), the
+ * engine with the dashboard on an ephemeral port, CRM and model doubles, and the Agent Worker when the
+ * repository has one. Alice's refund is not started: each test starts its own work after its page loaded.
+ * The URL and tokens travel to the tests in process.env (Playwright passes it on to its workers).
+ */
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../server/config.js';
+import { startDemo } from '../../server/demo/demo.js';
+import { buildWeb, webIsBuilt } from '../../server/web.js';
+
+export default async function globalSetup() {
+  if (!webIsBuilt()) buildWeb();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'abada-e2e-'));
+  chmodSync(dir, 0o755); // the embedded server runs as its own OS user when we are root
+  const config = loadConfig({
+    ABADA_DATA_DIR: dir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ABADA_HEARTBEAT_DEBOUNCE_MS: '0',
+    LOG_LEVEL: 'error',
+  });
+  const demo = await startDemo({ config, alice: false, log: () => {} });
+  const tokens = Object.fromEntries(demo.users.map((u) => [u.name, u.token]));
+  process.env.E2E_URL = demo.engine.url;
+  process.env.E2E_ADMIN_TOKEN = demo.adminToken;
+  process.env.E2E_WORKER_TOKEN = demo.workerToken;
+  process.env.E2E_REAL_WORKER = demo.workerRunning ? '1' : '';
+  process.env.E2E_TOKENS = JSON.stringify(tokens);
+  return async () => {
+    await demo.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+}
