@@ -22,7 +22,13 @@ export default async function globalSetup() {
     ABADA_HEARTBEAT_DEBOUNCE_MS: '0',
     LOG_LEVEL: 'error',
   });
-  const demo = await startDemo({ config, alice: false, log: () => {} });
+  // E2E_WORKER=sim runs the specs' stand-in worker instead of server/worker (to check that path too)
+  const demo = await startDemo({
+    config,
+    alice: false,
+    worker: process.env.E2E_WORKER !== 'sim',
+    log: () => {},
+  });
   const tokens = Object.fromEntries(demo.users.map((u) => [u.name, u.token]));
   process.env.E2E_URL = demo.engine.url;
   process.env.E2E_ADMIN_TOKEN = demo.adminToken;
