@@ -3,7 +3,7 @@
  * call. A decision locks the external task, then the approval (never the instance). Refused decisions
  * are recorded too: the transaction commits the record and the refusal is thrown after.
  */
-import { and, eq, isNotNull, sql } from 'drizzle-orm';
+import { and, desc, eq, isNotNull, lt, sql } from 'drizzle-orm';
 import { approvalDecisions, approvals, externalTasks, processInstances, steps } from '../db/schema.js';
 import type { ApprovalRow, StepRow } from '../db/schema.js';
 import { EngineError, notFound } from '../errors.js';
@@ -40,6 +40,20 @@ export async function openApproval(
 ): Promise<{ approvalId: string }> {
   const levels = levelsFor(binding, args);
   const sla = binding.approvalSlaHours;
+  // The approver is shown the model that asked for the call: a fallback model when the node fell back.
+  const [proposer] = await tx
+    .select({ model: steps.model })
+    .from(steps)
+    .where(
+      and(
+        eq(steps.taskId, task.id),
+        eq(steps.attempt, task.attempt),
+        eq(steps.kind, 'MODEL_CALL'),
+        lt(steps.sequence, step.sequence),
+      ),
+    )
+    .orderBy(desc(steps.sequence))
+    .limit(1);
   const [a] = await tx
     .insert(approvals)
     .values({
@@ -50,7 +64,7 @@ export async function openApproval(
       sequence: step.sequence,
       nodeId: task.nodeId,
       toolRef: binding.ref,
-      model: work.model,
+      model: proposer?.model ?? work.model,
       state: 'PENDING',
       digest: step.digest,
       argumentsEnc: ctx.sealer.sealJson(args),
