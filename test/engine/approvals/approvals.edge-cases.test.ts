@@ -29,8 +29,8 @@ const ARGS = { orderId: '5531', amount: 89, currency: 'EUR' };
 
 beforeAll(async () => {
   engine = await startTestEngine();
-  await deployPay(engine, ['resend', 'sla', 'sla2', 'cancel', 'crash', 'keyless', 'reuse']);
-  const topics = ['resend', 'sla', 'sla2', 'cancel', 'crash', 'keyless', 'reuse'];
+  const topics = ['resend', 'sla', 'sla2', 'cancel', 'suspend', 'crash', 'keyless', 'reuse'];
+  await deployPay(engine, topics);
   w = new WorkerSim(engine, await engine.principal('WORKER', 'w1', { topics }), 'w-1');
   w2 = new WorkerSim(engine, await engine.principal('WORKER', 'w2', { topics }), 'w-2');
   fin = await engine.principal('HUMAN', 'fran', { groups: ['finance'] });
@@ -150,6 +150,34 @@ describe('approval edge cases (seed 000)', () => {
     expect(h.map((e) => e.eventType)).toContain('APPROVAL_RETIRED');
     expect(h.at(-1)).toMatchObject({ eventType: 'APPROVAL_DECISION_REFUSED', approvalId: p.approvalId });
     expect(h.at(-1)!.data).toMatchObject({ code: 'WORK_RETIRED', decision: 'APPROVE' });
+  });
+
+  it('suspended while waiting: a late decision is WORK_RETIRED; after resume the call is proposed anew', async () => {
+    const p = await startAndPropose(w, 'suspend', 'pay/refund', ARGS);
+    await engine.ok(engine.adminToken, `mutation($id: ID!) { suspendProcess(id: $id) { state } }`, {
+      id: p.instanceId,
+    });
+    expect((await approvalOf(engine, fin, p.approvalId)).state).toBe('RETIRED');
+    const late = await decide(engine, fin, {
+      approvalId: p.approvalId,
+      decision: 'APPROVE',
+      digest: p.digest,
+    });
+    expect(codeOf(late)).toBe('WORK_RETIRED');
+    await engine.ok(engine.adminToken, `mutation($id: ID!) { resumeProcess(id: $id) { state } }`, {
+      id: p.instanceId,
+    });
+    const t2 = await w.fetchOne({ topic: 'suspend' });
+    expect(t2.attempt).toBe(2);
+    const again = await tool(w, t2, 1, 'pay/refund', 'PROPOSED', ARGS);
+    expect(again).toMatchObject({ reused: false, taskState: 'AWAITING_APPROVAL' });
+    expect(again.step.approvalId).not.toBe(p.approvalId);
+    const a2 = await approvalOf(engine, fin, again.step.approvalId!);
+    expect(a2.earlierProposals).toEqual([
+      expect.objectContaining({ approvalId: p.approvalId, attempt: 1, state: 'RETIRED', changes: [] }),
+    ]);
+    const ok = await decide(engine, fin, { approvalId: a2.id, decision: 'APPROVE', digest: a2.digest });
+    expect(ok.data?.decideApproval.state).toBe('APPROVED');
   });
 
   it('a worker crashing during the approved call: the next lease re-sends it with the same key', async () => {

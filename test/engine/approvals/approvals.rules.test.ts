@@ -14,7 +14,7 @@ let w: WorkerSim;
 let fin: string;
 let lead: string;
 let both: string;
-const KEYS = ['two', 'same', 'small', 'redact', 'edit', 'noedit', 'edit2', 'edit3'];
+const KEYS = ['two', 'same', 'small', 'redact', 'edit', 'noedit', 'edit2', 'edit3', 'model'];
 
 beforeAll(async () => {
   engine = await startTestEngine();
@@ -103,6 +103,36 @@ describe('two-level approval rule', () => {
     expect(a).toMatchObject({ level: 1, levels: 1, candidateGroups: ['finance'] });
     const r = await decide(engine, fin, { approvalId: p.approvalId, decision: 'APPROVE', digest: p.digest });
     expect(r.data?.decideApproval).toMatchObject({ state: 'APPROVED', level: 1, levels: 1 });
+  });
+});
+
+describe('what the approver is shown', () => {
+  it('the model that proposed the call (a fallback model when the node fell back)', async () => {
+    await engine.ok(engine.adminToken, `mutation { startProcess(key: "model") { id } }`);
+    const t = await w.fetchOne({ topic: 'model' });
+    await w.journal(t, 1, {
+      kind: 'MODEL_CALL',
+      state: 'STARTED',
+      model: 'gpt-4.1-mini',
+      request: { model: 'gpt-4.1-mini', messagesHash: 'h1' },
+    });
+    await w.journal(t, 1, {
+      kind: 'MODEL_CALL',
+      state: 'COMPLETED',
+      model: 'gpt-4.1-mini',
+      request: { model: 'gpt-4.1-mini', messagesHash: 'h1' },
+      response: { role: 'assistant', content: 'refund' },
+    });
+    const j = await tool(w, t, 2, 'pay/refund', 'PROPOSED', { orderId: '1', amount: 5 });
+    const a = await approvalOf(engine, fin, j.step.approvalId!);
+    expect(a).toMatchObject({
+      model: 'gpt-4.1-mini',
+      nodeId: 'work',
+      attempt: 1,
+      sequence: 2,
+      server: 'pay',
+      tool: 'refund',
+    });
   });
 });
 

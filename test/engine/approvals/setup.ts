@@ -49,6 +49,7 @@ nodes:
     type: agent
     topic: ${key}
     model: gemini-3.6-flash
+    fallback_models: [gpt-4.1-mini]
     prompt: Settle the customer's request.
     tools: [pay/lookup, pay/refund, pay/charge, pay/adjust, pay/wire]
     result_variable: outcome
