@@ -91,12 +91,16 @@ export async function verifyChain(ex: Executor, processInstanceId: string): Prom
     sql`SELECT seq, hash FROM history_heads WHERE process_instance_id = ${processInstanceId}`,
   );
   if (head[0] && (head[0].seq !== rows.length || head[0].hash !== prev)) {
+    // Same length but another hash: the last row was rewritten (and re-hashed), nothing was removed.
+    const rewritten = head[0].seq === rows.length;
     return {
       processInstanceId,
       valid: false,
       rows: rows.length,
-      firstBrokenSeq: rows.length + 1,
-      reason: 'rows after the last one were removed (chain head is further on)',
+      firstBrokenSeq: rewritten ? rows.length : rows.length + 1,
+      reason: rewritten
+        ? 'the last row was rewritten (its hash does not match the chain head)'
+        : 'rows after the last one were removed (chain head is further on)',
       headHash: head[0].hash,
     };
   }

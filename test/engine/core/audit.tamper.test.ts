@@ -1,0 +1,135 @@
+/**
+ * The hash-chained history (SPEC §8): append-only for everyone going through the database normally;
+ * someone who gets around the trigger (session_replication_role = replica) and edits or deletes a row
+ * is caught by verifyAudit, which names the first broken seq. Untouched instances stay valid.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
+import { Q } from '../../helpers/fixtures.js';
+import { WorkerSim } from '../../helpers/worker-sim.js';
+import { D, instance } from './helpers.js';
+
+let engine: TestEngine;
+let w: WorkerSim;
+let db: pg.Client;
+
+beforeAll(async () => {
+  engine = await startTestEngine();
+  await engine.ok(engine.adminToken, Q.deploy, {
+    s: `
+kind: Process
+key: two-steps
+variables: { n: { type: integer } }
+start: a
+nodes:
+  - { id: a, type: service, topic: t-audit, next: b }
+  - { id: b, type: service, topic: t-audit, next: done }
+  - { id: done, type: end }
+`,
+  });
+  w = new WorkerSim(engine, await engine.principal('WORKER', 'w', { topics: ['t-audit'] }), 'w-1');
+  db = new pg.Client({ connectionString: engine.databaseUrl });
+  await db.connect();
+});
+afterAll(async () => {
+  await db?.end();
+  await engine?.close();
+});
+
+/** A finished instance with 8 history rows. */
+async function finished(n: number): Promise<string> {
+  const id = (await engine.ok(engine.adminToken, Q.start, { key: 'two-steps', v: { n } })).startProcess.id;
+  for (let i = 0; i < 2; i++) {
+    const t = await w.fetchOne({ topic: 't-audit' });
+    await w.complete(t, { [`step${i}`]: n });
+  }
+  return id;
+}
+
+const verify = async (id: string) => (await engine.ok(engine.adminToken, D.audit, { id })).verifyAudit;
+
+async function asReplica(sqlText: string, params: unknown[]) {
+  await db.query('BEGIN');
+  try {
+    await db.query('SET LOCAL session_replication_role = replica');
+    const r = await db.query(sqlText, params);
+    await db.query('COMMIT');
+    return r.rowCount;
+  } catch (e) {
+    await db.query('ROLLBACK');
+    throw e;
+  }
+}
+
+describe('verifyAudit', () => {
+  it('refuses updates and deletes through the normal path', async () => {
+    const id = await finished(0);
+    await expect(
+      db.query(`UPDATE history SET actor = 'mallory' WHERE process_instance_id = $1`, [id]),
+    ).rejects.toThrow(/append-only/);
+    await expect(db.query(`DELETE FROM history WHERE process_instance_id = $1`, [id])).rejects.toThrow(
+      /append-only/,
+    );
+    expect(await verify(id)).toMatchObject({ valid: true, rows: 8, firstBrokenSeq: null });
+  });
+
+  it('finds an edited row, a deleted last row and a deleted middle row; untouched instances stay valid', async () => {
+    const edited = await finished(1);
+    const truncated = await finished(2);
+    const holed = await finished(3);
+    const untouched = await finished(4);
+    const before = (await instance(engine, edited)).history;
+    expect(before.map((h: any) => h.eventType)).toEqual([
+      'INSTANCE_STARTED',
+      'TASK_CREATED',
+      'TASK_LEASED',
+      'TASK_COMPLETED',
+      'TASK_CREATED',
+      'TASK_LEASED',
+      'TASK_COMPLETED',
+      'INSTANCE_COMPLETED',
+    ]);
+    for (const id of [edited, truncated, holed, untouched])
+      expect(await verify(id)).toMatchObject({ valid: true, rows: 8 });
+
+    expect(
+      await asReplica(
+        `UPDATE history SET data = jsonb_set(data, '{workerId}', '"someone-else"') WHERE process_instance_id = $1 AND seq = 3`,
+        [edited],
+      ),
+    ).toBe(1);
+    expect(await verify(edited)).toMatchObject({
+      valid: false,
+      firstBrokenSeq: 3,
+      reason: 'row content does not match its hash',
+    });
+
+    expect(
+      await asReplica(`DELETE FROM history WHERE process_instance_id = $1 AND seq = 8`, [truncated]),
+    ).toBe(1);
+    const t = await verify(truncated);
+    expect(t).toMatchObject({ valid: false, rows: 7, firstBrokenSeq: 8 });
+
+    expect(await asReplica(`DELETE FROM history WHERE process_instance_id = $1 AND seq = 5`, [holed])).toBe(
+      1,
+    );
+    expect(await verify(holed)).toMatchObject({ valid: false, firstBrokenSeq: 5 });
+
+    expect(await verify(untouched)).toMatchObject({ valid: true, rows: 8, firstBrokenSeq: null });
+  });
+
+  it('finds a rewritten last row whose hash was recomputed: the chain head no longer matches', async () => {
+    const id = await finished(5);
+    // Rewrite row 8 (the last) and recompute its hash the way the trigger does: the rows chain, the head does not.
+    await asReplica(`UPDATE history SET actor = 'mallory' WHERE process_instance_id = $1 AND seq = 8`, [id]);
+    await asReplica(
+      `UPDATE history h SET hash = encode(sha256(convert_to(h.prev_hash || abada_history_canonical(h), 'UTF8')), 'hex')
+       WHERE h.process_instance_id = $1 AND h.seq = 8`,
+      [id],
+    );
+    const v = await verify(id);
+    expect(v).toMatchObject({ valid: false, rows: 8, firstBrokenSeq: 8 });
+    expect(v.reason).toMatch(/rewritten/);
+  });
+});
