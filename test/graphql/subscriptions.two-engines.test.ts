@@ -3,6 +3,7 @@
  * engine A commits, through PostgreSQL LISTEN/NOTIFY: approvalOpened (only for people in the groups),
  * approvalChanged, taskChanged(processInstanceId) and incidentOpened. Anonymous sockets are refused.
  */
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { Q } from '../helpers/fixtures.js';
@@ -158,6 +159,23 @@ describe('subscriptions across two engine processes', () => {
     expect(tasks.events.map((e) => e.data.taskChanged.processInstanceId)).not.toContain(other.instanceId);
     expect(tasks.events.map((e) => e.data.taskChanged.state)).toEqual(['AWAITING_APPROVAL', 'OPEN']);
     expect(supportChanged.events).toEqual([]);
+    // The approved task is taken again (and stays leased), so later proposals fetch their own tasks.
+    expect((await w.fetchOne()).id).toBe(task.id);
+  });
+
+  it('keeps delivering after the LISTEN connection of each engine was cut', async () => {
+    const leadSub = sub(b, lead, OPENED);
+    await leadSub.connected;
+    await settle(200);
+    const cut = await a.context.db.execute(
+      sql`SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
+          WHERE datname = current_database() AND query ILIKE 'LISTEN%' AND pid <> pg_backend_pid()`,
+    );
+    expect(cut.rows.length).toBe(2);
+    await settle(1500);
+    const p = await propose();
+    const ev = await leadSub.next((d) => d.approvalOpened.id === p.approvalId, 2000);
+    expect(ev.data.approvalOpened.id).toBe(p.approvalId);
   });
 
   it('incidentOpened delivers on B an incident opened on A', async () => {
