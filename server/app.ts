@@ -13,6 +13,8 @@ import { startJobRunner } from './engine/jobs.js';
 import { startSweeps } from './engine/sweeps.js';
 import { EventHub } from './graphql/pubsub.js';
 import { createEngineServer, type WebHandler } from './graphql/server.js';
+import { createLogger, type Logger } from './log.js';
+import { startWebhookDispatcher } from './engine/webhooks.js';
 
 export interface Engine {
   url: string;
@@ -27,19 +29,22 @@ export interface StartOptions {
   /** overrides config.databaseUrl (tests) */
   databaseUrl?: string;
   web?: WebHandler | null;
+  /** a line sink for start-up messages; passing one (tests) also quiets the JSON logs to errors */
   log?: (line: string) => void;
+  logger?: Logger;
   sweeps?: boolean;
 }
 
 export async function startEngine(opts: StartOptions): Promise<Engine> {
   const { config } = opts;
-  const log = opts.log ?? ((l: string) => console.log(l));
+  const logger = opts.logger ?? createLogger({ level: opts.log ? 'error' : config.logLevel });
+  const log = opts.log ?? ((l: string) => logger.info(l));
   let embedded: EmbeddedServer | null = null;
   let url = opts.databaseUrl ?? config.databaseUrl;
   if (!url) {
     embedded = await startEmbeddedPostgres(path.join(config.dataDir, 'pg'));
     url = embedded.url;
-    log(`[abada] embedded PostgreSQL on port ${embedded.port}, data in ${path.join(config.dataDir, 'pg')}`);
+    log(`embedded PostgreSQL on port ${embedded.port}, data in ${path.join(config.dataDir, 'pg')}`);
   }
   await runMigrations(url);
   const db: Database = connect(url, { max: 30 });
@@ -47,9 +52,17 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
   await notifier.start();
   const context: EngineContext = { db: db.db, sealer: new Sealer(config.encryption), config, notifier };
   const hub = new EventHub(notifier);
-  const { server, close: closeServer } = createEngineServer({ engine: context, hub, web: opts.web });
+  const { server, close: closeServer } = createEngineServer({
+    engine: context,
+    hub,
+    web: opts.web,
+    logger,
+  });
   const stopSweeps = opts.sweeps === false ? () => {} : startSweeps(context);
   const stopJobs = startJobRunner(context);
+  const stopWebhooks = startWebhookDispatcher(context, (err) =>
+    logger.error({ err }, 'webhook dispatch failed'),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -67,6 +80,7 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
       closed = true;
       stopSweeps();
       stopJobs();
+      stopWebhooks();
       await closeServer();
       await notifier.close();
       await db.close();

@@ -33,6 +33,15 @@ export interface Config {
   slaSweepIntervalMs: number;
   maxDelegationDepth: number;
   logLevel: string;
+  /** bearer token /metrics requires; null = open (bind to a private interface) */
+  metricsToken: string | null;
+  webhooks: {
+    maxAttempts: number;
+    timeoutMs: number;
+    /** first retry delay; doubles per attempt (with jitter), capped at an hour */
+    backoffMs: number;
+    pollMs: number;
+  };
 }
 
 type Env = Record<string, string | undefined>;
@@ -119,5 +128,12 @@ export function loadConfig(env: Env = process.env): Config {
     slaSweepIntervalMs: int(env, 'ABADA_SLA_SWEEP_INTERVAL_MS', 30_000, 100),
     maxDelegationDepth: int(env, 'ABADA_MAX_DELEGATION_DEPTH', 3, 0),
     logLevel: env.LOG_LEVEL?.trim() || 'info',
+    metricsToken: env.ABADA_METRICS_TOKEN?.trim() || null,
+    webhooks: {
+      maxAttempts: int(env, 'ABADA_WEBHOOK_MAX_ATTEMPTS', 10, 1),
+      timeoutMs: int(env, 'ABADA_WEBHOOK_TIMEOUT_MS', 10_000, 100),
+      backoffMs: int(env, 'ABADA_WEBHOOK_BACKOFF_MS', 5_000, 1),
+      pollMs: int(env, 'ABADA_WEBHOOK_POLL_MS', 2_000, 10),
+    },
   };
 }

@@ -8,6 +8,7 @@ import type { Db } from '../db/client.js';
 import type { Notifier, EngineEvent } from '../db/notify.js';
 import { EVENTS_CHANNEL } from '../db/notify.js';
 import type { Sealer } from './crypto.js';
+import { enqueueWebhooks } from './outbox.js';
 
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 export type Executor = Db | Tx;
@@ -42,9 +43,13 @@ export async function queryOne<T = Record<string, unknown>>(ex: Executor, q: SQL
   return rows[0];
 }
 
-/** Queues an event for subscribers; delivered by PostgreSQL only when the transaction commits. */
+/**
+ * Queues an event for subscribers; delivered by PostgreSQL only when the transaction commits. Approval
+ * and incident events also land in the webhook outbox in the same transaction (see outbox.ts).
+ */
 export async function notify(tx: Executor, event: EngineEvent): Promise<void> {
   await tx.execute(sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(event)})`);
+  await enqueueWebhooks(tx, event);
 }
 
 /** The project an actor works in; admins and humans always have one, a global worker may not. */

@@ -1,19 +1,21 @@
 /**
  * One HTTP server, one port: GraphQL over HTTP and graphql-ws at /graphql, /healthz, and the dashboard
- * at / (handled by `serveWeb` when the dashboard is built). Errors a caller can act on keep their code;
+ * at / (handled by `serveWeb` when the dashboard is built), and Prometheus /metrics. Errors a caller can act on keep their code;
  * anything else is masked as INTERNAL.
  */
 import http from 'node:http';
 import { GraphQLError } from 'graphql';
-import { useServer } from 'graphql-ws/use/ws';
+import { useServer as attachGraphqlWs } from 'graphql-ws/use/ws';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import type { EngineContext } from '../engine/context.js';
 import { authenticate } from '../engine/principals.js';
 import { EngineError } from '../errors.js';
+import { log as defaultLogger, type Logger } from '../log.js';
 import type { GraphQLContext } from './builder.js';
 import { queryLimitsRule } from './limits.js';
 import { createLoaders } from './loaders.js';
+import { EngineMetrics, observePlugin, serveMetrics } from './metrics.js';
 import type { EventHub } from './pubsub.js';
 import { schema } from './schema/index.js';
 
@@ -62,11 +64,14 @@ export interface ServerOptions {
   hub: EventHub;
   web?: WebHandler | null;
   log?: (e: unknown) => void;
+  logger?: Logger;
 }
 
 export function createEngineServer(opts: ServerOptions) {
   const { engine, hub } = opts;
-  const log = opts.log ?? ((e: unknown) => console.error('[abada] internal error:', e));
+  const logger = opts.logger ?? defaultLogger;
+  const log = opts.log ?? ((e: unknown) => logger.error({ err: e }, 'internal error'));
+  const metrics = new EngineMetrics();
   const limitsPlugin: Plugin = {
     onValidate({ addValidationRule }) {
       addValidationRule(queryLimitsRule());
@@ -79,7 +84,7 @@ export function createEngineServer(opts: ServerOptions) {
     graphiql: { title: 'Abada GraphQL' },
     batching: false,
     logging: false,
-    plugins: [limitsPlugin],
+    plugins: [limitsPlugin, observePlugin(metrics, logger)],
     maskedErrors: { maskError: (e) => maskError(e, log) },
     context: async (initial) => {
       const init = initial as { request?: Request; connectionParams?: Record<string, unknown> };
@@ -109,6 +114,10 @@ export function createEngineServer(opts: ServerOptions) {
           res.writeHead(503, { 'content-type': 'application/json' });
           res.end(JSON.stringify({ status: 'unavailable', reason: 'database unreachable' }));
         });
+      return;
+    }
+    if (url === '/metrics' || url.startsWith('/metrics?')) {
+      serveMetrics(metrics, engine, req, res, logger);
       return;
     }
     if (url === '/graphql' || url.startsWith('/graphql?')) {
@@ -152,7 +161,7 @@ export function createEngineServer(opts: ServerOptions) {
   });
 
   const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: engine.config.maxBodyBytes });
-  const ws = useServer(
+  const ws = attachGraphqlWs(
     {
       // biome-ignore lint/suspicious/noExplicitAny: yoga's enveloped execute/subscribe travel in rootValue
       execute: (args: any) => args.rootValue.execute(args),

@@ -6,6 +6,7 @@ import './instance.js';
 import './approval.js';
 import './incident.js';
 import './worker.js';
+import './webhook.js';
 import { lexicographicSortSchema } from 'graphql';
 import { builder } from '../builder.js';
 

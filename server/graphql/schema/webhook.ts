@@ -1,0 +1,112 @@
+import type { WebhookDeliveryRow } from '../../db/schema.js';
+import { WEBHOOK_EVENTS } from '../../engine/outbox.js';
+import {
+  createWebhookSubscription,
+  deleteWebhookSubscription,
+  listWebhookDeliveries,
+  listWebhookSubscriptions,
+  type WebhookSubscriptionView,
+} from '../../engine/webhooks.js';
+import { builder } from '../builder.js';
+
+const WebhookDeliveryState = builder.enumType('WebhookDeliveryState', {
+  values: ['PENDING', 'DELIVERED', 'FAILED'] as const,
+});
+
+const WebhookSubscription = builder.objectRef<WebhookSubscriptionView>('WebhookSubscription').implement({
+  description:
+    'An integrator endpoint that receives signed POSTs (docs/webhooks.md). The secret is never shown again.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    url: t.exposeString('url'),
+    events: t.exposeStringList('events'),
+    active: t.exposeBoolean('active'),
+    createdAt: t.field({ type: 'DateTime', resolve: (s) => s.createdAt }),
+  }),
+});
+
+const WebhookDelivery = builder.objectRef<WebhookDeliveryRow>('WebhookDelivery').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    subscriptionId: t.exposeID('subscriptionId'),
+    eventId: t.exposeID('eventId', { description: 'Sent as Abada-Event-Id; the same on every attempt.' }),
+    eventType: t.exposeString('eventType'),
+    state: t.field({ type: WebhookDeliveryState, resolve: (d) => d.state }),
+    attempts: t.exposeInt('attempts'),
+    nextAttemptAt: t.field({ type: 'DateTime', resolve: (d) => d.nextAttemptAt }),
+    lastStatus: t.exposeInt('lastStatus', { nullable: true }),
+    lastError: t.exposeString('lastError', { nullable: true }),
+    deliveredAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => d.deliveredAt }),
+    createdAt: t.field({ type: 'DateTime', resolve: (d) => d.createdAt }),
+    payload: t.field({
+      type: 'JSON',
+      description: 'The body sent: {id, type, createdAt, data}.',
+      resolve: (d) => d.payload,
+    }),
+  }),
+});
+
+const CreatedWebhookSubscription = builder
+  .objectRef<{ subscription: WebhookSubscriptionView; secret: string | null }>('CreatedWebhookSubscription')
+  .implement({
+    fields: (t) => ({
+      subscription: t.field({ type: WebhookSubscription, resolve: (r) => r.subscription }),
+      secret: t.exposeString('secret', {
+        nullable: true,
+        description: 'The generated signing secret, shown once; null when you supplied your own.',
+      }),
+    }),
+  });
+
+const CreateWebhookSubscriptionInput = builder.inputType('CreateWebhookSubscriptionInput', {
+  fields: (t) => ({
+    url: t.string({ required: true }),
+    events: t.stringList({ required: true, description: `Among ${WEBHOOK_EVENTS.join(', ')}.` }),
+    secret: t.string({ description: 'At least 16 characters; generated (and returned once) when absent.' }),
+  }),
+});
+
+builder.queryField('webhookSubscriptions', (t) =>
+  t.field({
+    type: [WebhookSubscription],
+    authScopes: { admin: true },
+    resolve: (_r, _a, ctx) => listWebhookSubscriptions(ctx.engine, ctx.actor!),
+  }),
+);
+
+builder.queryField('webhookDeliveries', (t) =>
+  t.field({
+    type: [WebhookDelivery],
+    authScopes: { admin: true },
+    description: 'Newest first.',
+    args: {
+      subscriptionId: t.arg.id(),
+      state: t.arg({ type: WebhookDeliveryState }),
+      first: t.arg.int(),
+    },
+    resolve: (_r, a, ctx) =>
+      listWebhookDeliveries(ctx.engine, ctx.actor!, {
+        subscriptionId: a.subscriptionId == null ? null : String(a.subscriptionId),
+        state: a.state,
+        first: a.first,
+      }),
+  }),
+);
+
+builder.mutationField('createWebhookSubscription', (t) =>
+  t.field({
+    type: CreatedWebhookSubscription,
+    authScopes: { admin: true },
+    args: { input: t.arg({ type: CreateWebhookSubscriptionInput, required: true }) },
+    resolve: (_r, { input }, ctx) => createWebhookSubscription(ctx.engine, ctx.actor!, input),
+  }),
+);
+
+builder.mutationField('deleteWebhookSubscription', (t) =>
+  t.field({
+    type: 'Boolean',
+    authScopes: { admin: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => deleteWebhookSubscription(ctx.engine, ctx.actor!, String(id)),
+  }),
+);

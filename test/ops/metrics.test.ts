@@ -1,0 +1,81 @@
+/**
+ * /metrics after a small scenario: one task completed, one approval pending, one worker online, and the
+ * in-process latency histograms of fetchAndLock and journalStep. With ABADA_METRICS_TOKEN set, only a
+ * bearer of that token may scrape.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestEngine, type TestEngine } from '../helpers/engine.js';
+import { Q } from '../helpers/fixtures.js';
+import { setupSeeds, WorkerSim } from '../helpers/worker-sim.js';
+
+let engine: TestEngine;
+const METRICS_TOKEN = 'metrics-token-for-tests';
+
+beforeAll(async () => {
+  engine = await startTestEngine({ env: { ABADA_METRICS_TOKEN: METRICS_TOKEN } });
+});
+afterAll(() => engine?.close());
+
+const scrape = (token: string | null) =>
+  fetch(`${engine.url}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+
+const value = (body: string, series: string) => {
+  const line = body.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+};
+
+describe('/metrics', () => {
+  it('reports tasks, approvals, workers, tokens and latencies in Prometheus text format', async () => {
+    const { worker } = await setupSeeds(engine);
+    const sim = new WorkerSim(engine, worker, 'metrics-sim');
+    await engine.ok(worker, `mutation($i: RegisterWorkerInput!) { registerWorker(input: $i) { workerId } }`, {
+      i: { workerId: 'metrics-sim', topics: ['abada:agent'] },
+    });
+
+    // A support-triage task completes.
+    await engine.ok(engine.adminToken, Q.start, { key: 'support-triage', v: { customerId: 'C-1' } });
+    const t1 = await sim.fetchOne();
+    await sim.model(t1, 1, 'STARTED');
+    await sim.model(t1, 1, 'COMPLETED');
+    await sim.complete(t1, { triage: { ticketId: 'T-1', priority: 'low', _confidence: 95 } });
+
+    // A refund waits for approval.
+    await engine.ok(engine.adminToken, Q.start, { key: 'refund', v: { customerId: 'C-42' } });
+    const t2 = await sim.fetchOne();
+    await sim.model(t2, 1, 'STARTED');
+    await sim.model(t2, 1, 'COMPLETED');
+    await sim.tool(t2, 2, 'crm/refund', 'PROPOSED', { orderId: '5531', amount: 89 });
+
+    expect((await scrape(null)).status).toBe(401);
+    expect((await scrape('wrong')).status).toBe(401);
+    const res = await scrape(METRICS_TOKEN);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain; version=0.0.4');
+    const body = await res.text();
+
+    expect(value(body, 'abada_tasks{state="COMPLETED"}')).toBe(1);
+    expect(value(body, 'abada_tasks{state="AWAITING_APPROVAL"}')).toBe(1);
+    expect(value(body, 'abada_approvals_pending')).toBe(1);
+    expect(value(body, 'abada_approvals_escalated')).toBe(0);
+    expect(value(body, 'abada_workers{health="ONLINE"}')).toBe(1);
+    expect(value(body, 'abada_approval_decision_seconds_count')).toBe(0);
+    expect(value(body, 'abada_model_tokens_total{model="gemini-3.6-flash",direction="input"}')).toBe(2000);
+    expect(value(body, 'abada_model_tokens_total{model="gemini-3.6-flash",direction="output"}')).toBe(200);
+    expect(body).toContain('# TYPE abada_model_cost_usd_total counter');
+    expect(body).toContain('# TYPE abada_incidents_open gauge');
+    expect(value(body, 'abada_fetch_duration_seconds_count{long_poll="true",outcome="ok"}')).toBe(2);
+    expect(value(body, 'abada_fetch_duration_seconds_bucket{long_poll="true",outcome="ok",le="+Inf"}')).toBe(
+      2,
+    );
+    expect(
+      value(body, 'abada_journal_duration_seconds_count{kind="TOOL_CALL",state="PROPOSED",outcome="ok"}'),
+    ).toBe(1);
+    expect(
+      value(body, 'abada_journal_duration_seconds_count{kind="MODEL_CALL",state="COMPLETED",outcome="ok"}'),
+    ).toBe(2);
+    // Every sample line is `name{labels} number`.
+    for (const line of body.trim().split('\n')) {
+      if (!line.startsWith('#')) expect(line).toMatch(/^[a-z_]+(\{[^}]*\})? -?[0-9.e+-]+$/);
+    }
+  });
+});
