@@ -1,0 +1,31 @@
+/** Runs `node bin/abada.mjs …` as a real child process and collects its exit code and output. */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export const BIN = path.resolve('bin/abada.mjs');
+
+export function abada(args: string[], env: Record<string, string>, stdin?: string): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env } as unknown as NodeJS.ProcessEnv,
+      stdio: ['pipe', 'pipe', 'pipe'] as const,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(stdin ?? '');
+  });
+}
