@@ -19,6 +19,7 @@ import { isUuid } from './instances.js';
 import type { LockedTaskRow } from './lease.js';
 import { lockTask } from './lease.js';
 import { describeChanges } from './diff.js';
+import { maySeeApproval } from './queries.js';
 
 /** The levels that must decide this call: the strictest matching conditional rule, else the approvers. */
 export function levelsFor(binding: ToolBinding, args: Record<string, unknown>): string[][] {
@@ -172,7 +173,10 @@ export async function decideApproval(
   const outcome = await ctx.db.transaction(async (tx) => {
     const task = await lockTask(tx, actor, found.taskId);
     const [a] = await tx.select().from(approvals).where(eq(approvals.id, found.id)).for('update');
-    if (!a.candidateGroups.some((g) => actor.groups.includes(g))) {
+    // A member of another level who lost the race to a final decision is told ALREADY_DECIDED (and
+    // recorded) below, like anyone else who came second; outsiders are FORBIDDEN.
+    const lostRace = a.state !== 'PENDING' && maySeeApproval(actor, a);
+    if (!a.candidateGroups.some((g) => actor.groups.includes(g)) && !lostRace) {
       return {
         refusal: new EngineError(
           'FORBIDDEN',
