@@ -15,7 +15,7 @@ let workerToken: string;
 let fin: string;
 let fin2: string;
 const ARGS = { orderId: '5531', amount: 89, currency: 'EUR' };
-const KEYS = ['who', 'stale', 'twice', 'sod', 'unapproved', 'race'];
+const KEYS = ['who', 'stale', 'twice', 'sod', 'unapproved', 'race', 'cancelrace'];
 
 beforeAll(async () => {
   engine = await startTestEngine();
@@ -132,8 +132,41 @@ describe('decideApproval refusals', () => {
     expect(codeOf(r)).toBe('APPROVAL_REQUIRED');
     const done = await toolRaw(w, task, 1, 'pay/refund', 'COMPLETED', ARGS, { refunded: true });
     expect(codeOf(done)).toBe('APPROVAL_REQUIRED');
+    // Nor can a worker approve (or reject) for itself.
+    for (const state of ['APPROVED', 'REJECTED']) {
+      expect(codeOf(await toolRaw(w, task, 1, 'pay/refund', state, ARGS))).toBe('APPROVAL_REQUIRED');
+    }
     const t = await taskOf(engine, task.id);
     expect(t).toMatchObject({ state: 'LEASED', steps: [] });
+  });
+
+  it('a decision racing a cancellation: either it lands first or it is WORK_RETIRED, never both', async () => {
+    for (let i = 0; i < 4; i++) {
+      const p = await startAndPropose(w, 'cancelrace', 'pay/refund', { ...ARGS, orderId: `R-${i}` });
+      const [d, c] = await Promise.all([
+        decide(engine, fin, { approvalId: p.approvalId, decision: 'APPROVE', digest: p.digest }),
+        engine.gql(
+          engine.adminToken,
+          `mutation($id: ID!) { cancelProcess(id: $id, reason: "race") { state } }`,
+          {
+            id: p.instanceId,
+          },
+        ),
+      ]);
+      expect(c.errors).toBeUndefined();
+      const a = await approvalOf(engine, fin, p.approvalId);
+      const t = await taskOf(engine, p.task.id);
+      expect(t.state).toBe('CANCELLED');
+      if (codeOf(d) === 'WORK_RETIRED') {
+        expect(a.state).toBe('RETIRED');
+        expect(t.steps[0].state).toBe('PROPOSED');
+      } else {
+        expect(d.errors).toBeUndefined();
+        expect(a.state).toBe('APPROVED');
+        expect(t.steps[0].state).toBe('APPROVED');
+      }
+      expect(await w.fetch({ topic: 'cancelrace' })).toEqual([]);
+    }
   });
 
   it('twenty people deciding at once: exactly one ACCEPTED, nineteen ALREADY_DECIDED recorded', async () => {

@@ -14,7 +14,7 @@ let w: WorkerSim;
 let fin: string;
 let lead: string;
 let both: string;
-const KEYS = ['two', 'same', 'small', 'redact', 'edit', 'noedit', 'edit2', 'edit3', 'model'];
+const KEYS = ['two', 'same', 'small', 'rej1', 'redact', 'edit', 'noedit', 'edit2', 'edit3', 'model'];
 
 beforeAll(async () => {
   engine = await startTestEngine();
@@ -91,6 +91,45 @@ describe('two-level approval rule', () => {
     expect(codeOf(await decide(engine, both, input))).toBe('SEPARATION_OF_DUTIES');
     expect((await approvalOf(engine, lead, p.approvalId)).state).toBe('PENDING');
     expect((await decide(engine, lead, input)).data?.decideApproval.state).toBe('APPROVED');
+  });
+
+  it('a rejection at the first level ends it: REJECTED, the second level never asked', async () => {
+    const p = await startAndPropose(w, 'rej1', 'pay/refund', {
+      orderId: '9004',
+      amount: 3000,
+      currency: 'EUR',
+    });
+    const r = await decide(engine, fin, {
+      approvalId: p.approvalId,
+      decision: 'REJECT',
+      digest: p.digest,
+      comment: 'Too large without a ticket.',
+    });
+    expect(r.data?.decideApproval).toMatchObject({
+      state: 'REJECTED',
+      level: 1,
+      levels: 2,
+      decidedBy: 'fran',
+    });
+    const t = await w.fetchOne({ topic: 'rej1' });
+    expect(t.steps[0]).toMatchObject({ state: 'REJECTED', comment: 'Too large without a ticket.' });
+    // The second level came too late: ALREADY_DECIDED, recorded like any losing decision.
+    const late = await decide(engine, lead, {
+      approvalId: p.approvalId,
+      decision: 'APPROVE',
+      digest: p.digest,
+    });
+    expect(codeOf(late)).toBe('ALREADY_DECIDED');
+    const a = await approvalOf(engine, lead, p.approvalId);
+    expect(a.decisions.map((d: any) => [d.level, d.decidedBy, d.outcome])).toEqual([
+      [1, 'fran', 'ACCEPTED'],
+      [1, 'lee', 'ALREADY_DECIDED'],
+    ]);
+    // Someone outside every level is still FORBIDDEN.
+    const sam = await engine.principal('HUMAN', 'sam', { groups: ['support'] });
+    expect(
+      codeOf(await decide(engine, sam, { approvalId: p.approvalId, decision: 'APPROVE', digest: p.digest })),
+    ).toBe('FORBIDDEN');
   });
 
   it('amount 50 needs one decision', async () => {
