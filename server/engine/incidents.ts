@@ -4,7 +4,7 @@
  * person's statement back into the journal as the call's result and lets the agent resume.
  */
 import { type AnyColumn, and, desc, eq, lt, or, sql } from 'drizzle-orm';
-import { externalTasks, incidents, steps } from '../db/schema.js';
+import { externalTasks, incidents, processInstances, steps } from '../db/schema.js';
 import type { IncidentRow } from '../db/schema.js';
 import { EngineError, notFound } from '../errors.js';
 import type { Actor, EngineContext, Executor, Tx } from './context.js';
@@ -148,6 +148,36 @@ async function feedOutcome(
     task.errorType === 'TOOL_OUTCOME_UNKNOWN' &&
     task.attempt === inc.attempt
   ) {
+    const [inst] = await tx
+      .select({ state: processInstances.state })
+      .from(processInstances)
+      .where(eq(processInstances.id, task.processInstanceId))
+      .for('share'); // lock order task → instance; a concurrent suspend then sees the reopened task
+    if (inst && inst.state !== 'ACTIVE') {
+      // Retired meanwhile: a suspended instance's resume reopens the task (the fact is then reused);
+      // a cancelled or ended one keeps it retired. Either way it is not handed out now.
+      const suspended = inst.state === 'SUSPENDED';
+      await tx
+        .update(externalTasks)
+        .set({
+          state: 'CANCELLED',
+          errorType: suspended ? 'SUSPENDED' : 'CANCELLED',
+          errorMessage: null,
+          updatedAt: sql`now()`,
+          endedAt: sql`now()`,
+        })
+        .where(eq(externalTasks.id, task.id));
+      await appendHistory(tx, {
+        projectId: task.projectId,
+        processInstanceId: task.processInstanceId,
+        eventType: suspended ? 'TASK_SUSPENDED' : 'TASK_CANCELLED',
+        actor: label,
+        taskId: task.id,
+        attempt: task.attempt,
+        data: { reason: 'TOOL_OUTCOME_RESOLVED', instanceState: inst.state },
+      });
+      return;
+    }
     await tx
       .update(externalTasks)
       .set({

@@ -171,4 +171,40 @@ describe('retired work', () => {
     await w.complete(t2, GOOD);
     expect((await instance(engine, id)).state).toBe('COMPLETED');
   });
+
+  it('an unknown outcome resolved while the instance is suspended or cancelled does not hand the task out', async () => {
+    const mail = { to: 'alice@example.com', body: 'hi' };
+    const { id, task } = await take();
+    await w.tool(task, 1, 'crm/send_email', 'STARTED', mail);
+    expect((await w.failRaw(task, 'WORKER_CRASHED')).data.failTask).toMatchObject({ state: 'FAILED' });
+    await engine.ok(engine.adminToken, D.suspend, { id });
+    const [inc] = await incidentsOf(engine, { type: 'TOOL_OUTCOME_UNKNOWN', taskId: task.id });
+    await engine.ok(engine.adminToken, D.resolve, {
+      input: { id: inc.id, comment: 'it went out', happened: true, result: { messageId: 'M-9' } },
+    });
+    // Suspended: nobody gets the task until the instance resumes.
+    expect(await w.fetch({ topic: 't-retire' })).toEqual([]);
+    await engine.ok(engine.adminToken, D.resume, { id });
+    const t2 = await w.fetchOne({ topic: 't-retire' });
+    expect(t2.id).toBe(task.id);
+    // The person's fact answers the same call: it is not sent again.
+    const seq = t2.steps.length + 1;
+    const again = await w.tool(t2, seq, 'crm/send_email', 'STARTED', mail);
+    expect(again).toMatchObject({ reused: true, step: { state: 'COMPLETED' } });
+    expect(again.step.response).toMatchObject({ happened: true, result: { messageId: 'M-9' } });
+    await w.complete(t2, GOOD);
+    expect((await instance(engine, id)).state).toBe('COMPLETED');
+
+    // Cancelled: resolving records the fact, the task stays retired.
+    const b = await take();
+    await w.tool(b.task, 1, 'crm/send_email', 'STARTED', mail);
+    await w.failRaw(b.task, 'WORKER_CRASHED');
+    await engine.ok(engine.adminToken, D.cancel, { id: b.id, r: 'duplicate request' });
+    const [inc2] = await incidentsOf(engine, { type: 'TOOL_OUTCOME_UNKNOWN', taskId: b.task.id });
+    await engine.ok(engine.adminToken, D.resolve, {
+      input: { id: inc2.id, comment: 'never sent', happened: false },
+    });
+    expect(await w.fetch({ topic: 't-retire' })).toEqual([]);
+    expect((await taskOf(engine, b.task.id)).state).not.toBe('OPEN');
+  });
 });
