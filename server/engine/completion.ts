@@ -136,7 +136,9 @@ export async function completeTask(
   const requestSha = sha256Hex(canonicalJson(input.variables ?? null));
   const result = await ctx.db.transaction(async (tx) => {
     const task = await lockTask(tx, actor, input.taskId);
-    if (await storedReport(tx, task.id, input.attempt, 'complete')) return currentTask(tx, task.id);
+    // A re-sent report (same request) gets the stored outcome; a different one is checked like any other.
+    const stored = await storedReport(tx, task.id, input.attempt, 'complete');
+    if (stored && stored.requestSha256 === requestSha) return currentTask(tx, task.id);
     assertLease(task, actor, input.workerId, input.attempt);
     await assertNoOpenStep(tx, task);
     const vars = input.variables;
@@ -311,7 +313,8 @@ export async function failTask(ctx: EngineContext, actor: Actor, input: FailInpu
   }
   const result = await ctx.db.transaction(async (tx) => {
     const task = await lockTask(tx, actor, input.taskId);
-    if (await storedReport(tx, task.id, input.attempt, 'fail')) return currentTask(tx, task.id);
+    const stored = await storedReport(tx, task.id, input.attempt, 'fail');
+    if (stored && stored.requestSha256 === sha256Hex(input.errorType)) return currentTask(tx, task.id);
     assertLease(task, actor, input.workerId, input.attempt);
     const row = await failAttempt(tx, ctx, task, {
       errorType: input.errorType,

@@ -59,6 +59,12 @@ describe('completeTask / failTask', () => {
     const again = await w.complete(task, GOOD);
     expect(again).toEqual(first);
     expect((await instance(engine, id)).history).toEqual(h1);
+    // A different completion of the same attempt is not a re-send: it does not get the stored success.
+    const other = await w.completeRaw(task, {
+      triage: { ticketId: 'T-000', priority: 'low', _confidence: 99 },
+    });
+    expect(codeOf(other)).toBe('LEASE_NOT_HELD');
+    expect((await instance(engine, id)).variables.triage).toEqual({ ticketId: 'T-981', priority: 'high' });
     // A failure report after the completion does not undo it.
     expect(codeOf(await failWith(task, 'TOO_LATE'))).toBe('LEASE_NOT_HELD');
     expect((await taskOf(engine, task.id)).state).toBe('COMPLETED');
@@ -73,6 +79,8 @@ describe('completeTask / failTask', () => {
     const f1again = await failWith(task, 'MODEL_UNAVAILABLE');
     expect(f1again.data.failTask).toEqual(f1.data.failTask);
     expect((await events(engine, id)).length).toBe(n);
+    // Another failure for the same attempt is not a re-send.
+    expect(codeOf(await failWith(task, 'SOMETHING_ELSE'))).toBe('LEASE_NOT_HELD');
     // The stored failure of attempt 1 does not answer a completion of attempt 1 (the lease is gone).
     expect(codeOf(await w.completeRaw(task, GOOD))).toBe('LEASE_NOT_HELD');
 
