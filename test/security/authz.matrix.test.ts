@@ -57,6 +57,8 @@ const MATRIX: Record<string, Record<string, Row>> = {
       }),
       expect: 'DADDDD',
     },
+    webhookSubscriptions: { op: () => ({ query: '{ webhookSubscriptions { id } }' }), expect: 'DDDDAA' },
+    webhookDeliveries: { op: () => ({ query: '{ webhookDeliveries { id } }' }), expect: 'DDDDAA' },
     verifyAudit: {
       op: (i) => ({
         query: 'query($id: ID!) { verifyAudit(processInstanceId: $id) { valid } }',
@@ -173,6 +175,19 @@ const MATRIX: Record<string, Record<string, Row>> = {
         variables: { id: i.userTaskId },
       }),
       expect: 'DDADAN',
+    },
+    createWebhookSubscription: {
+      op: () => ({
+        query:
+          'mutation { createWebhookSubscription(input: {url: "http://127.0.0.1:9/hook", events: ["approval.opened"]}) { secret } }',
+      }),
+      expect: 'DDDDAA',
+    },
+    deleteWebhookSubscription: {
+      op: () => ({
+        query: 'mutation { deleteWebhookSubscription(id: "00000000-0000-0000-0000-000000000000") }',
+      }),
+      expect: 'DDDDNN',
     },
     retryTask: {
       op: (i) => ({ query: 'mutation($id: ID!) { retryTask(id: $id) { id } }', variables: { id: i.taskId } }),
