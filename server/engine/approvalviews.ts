@@ -1,6 +1,6 @@
 /** The approver's view of an approval: arguments as the evidence policy keeps them, earlier proposals, decisions. */
 import { and, asc, eq, ne, sql } from 'drizzle-orm';
-import { approvalDecisions, approvals, externalTasks } from '../db/schema.js';
+import { approvalDecisions, approvals, externalTasks, processInstances } from '../db/schema.js';
 import type { ApprovalRow } from '../db/schema.js';
 import { redactArguments } from './apl/redact.js';
 import type { ToolBinding } from './apl/types.js';
@@ -10,6 +10,8 @@ import type { AgentWork } from './instances.js';
 import { maySeeApproval } from './queries.js';
 
 export interface ApprovalView extends ApprovalRow {
+  /** the key of the process the instance runs */
+  processKey: string;
   arguments: unknown;
   redactedPaths: string[];
   editable: boolean;
@@ -38,19 +40,30 @@ export interface EarlierProposal {
   changes: Change[];
 }
 
-async function bindingOf(ctx: EngineContext, a: ApprovalRow): Promise<ToolBinding | undefined> {
+async function contextOf(
+  ctx: EngineContext,
+  a: ApprovalRow,
+): Promise<{ binding: ToolBinding | undefined; processKey: string }> {
   const [t] = await ctx.db
-    .select({ agentWork: externalTasks.agentWork })
+    .select({ agentWork: externalTasks.agentWork, processKey: processInstances.key })
     .from(externalTasks)
+    .innerJoin(processInstances, eq(processInstances.id, externalTasks.processInstanceId))
     .where(eq(externalTasks.id, a.taskId));
-  return (t?.agentWork as AgentWork | null)?.toolBindings.find((b) => b.ref === a.toolRef);
+  return {
+    binding: (t?.agentWork as AgentWork | null)?.toolBindings.find((b) => b.ref === a.toolRef),
+    processKey: t?.processKey ?? '',
+  };
+}
+
+async function bindingOf(ctx: EngineContext, a: ApprovalRow): Promise<ToolBinding | undefined> {
+  return (await contextOf(ctx, a)).binding;
 }
 
 export async function toApprovalView(ctx: EngineContext, a: ApprovalRow): Promise<ApprovalView> {
-  const binding = await bindingOf(ctx, a);
+  const { binding, processKey } = await contextOf(ctx, a);
   const args = ctx.sealer.openJson<Record<string, unknown>>(a.argumentsEnc) ?? {};
   const { view, redactedPaths } = redactArguments(args, binding?.redact ?? []);
-  return { ...a, arguments: view, redactedPaths, editable: binding?.editable ?? false };
+  return { ...a, processKey, arguments: view, redactedPaths, editable: binding?.editable ?? false };
 }
 
 /** Loads an approval for an actor, or null when it does not exist or the actor may not see it. */

@@ -66,6 +66,8 @@ describe('seed 000: a refund that needs approval', () => {
     const a = (await engine.ok(lead, D.approval, { id: approvalId })).approval;
     expect(a).toMatchObject({
       state: 'PENDING',
+      processKey: 'refund',
+      proposalVersion: 1,
       toolRef: 'crm/refund',
       server: 'crm',
       tool: 'refund',

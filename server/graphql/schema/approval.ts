@@ -66,8 +66,12 @@ export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
     toolRef: t.exposeString('toolRef'),
     server: t.string({ resolve: (a) => a.toolRef.split('/')[0] }),
     tool: t.string({ resolve: (a) => a.toolRef.split('/').slice(1).join('/') }),
+    processKey: t.exposeString('processKey', { description: 'The process the instance runs.' }),
     nodeId: t.exposeString('nodeId'),
-    model: t.exposeString('model', { nullable: true }),
+    model: t.exposeString('model', {
+      nullable: true,
+      description: 'The model that proposed the call (a fallback model when the node fell back).',
+    }),
     attempt: t.exposeInt('attempt'),
     sequence: t.exposeInt('sequence'),
     arguments: t.field({
@@ -80,6 +84,9 @@ export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
       description: 'SHA-256 of the full call; send it back with your decision.',
     }),
     editable: t.exposeBoolean('editable'),
+    proposalVersion: t.exposeInt('proposalVersion', {
+      description: '1 as proposed; +1 each time an approver approved with changes (see decisions).',
+    }),
     candidateGroups: t.exposeStringList('candidateGroups'),
     level: t.int({ resolve: (a) => a.currentLevel + 1 }),
     levels: t.int({ resolve: (a) => a.levels.length }),

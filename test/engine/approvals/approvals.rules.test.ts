@@ -279,6 +279,10 @@ describe('approve with changes', () => {
       digest: newDigest,
       arguments: edited,
     });
+    expect(await approvalOf(engine, fin, p.approvalId)).toMatchObject({
+      proposalVersion: 2,
+      digest: newDigest,
+    });
     const t = await w.fetchOne({ topic: 'edit2' });
     expect(t.steps[0]).toMatchObject({ state: 'APPROVED', digest: newDigest });
     expect(t.steps[0].request.arguments).toEqual(edited);

@@ -59,7 +59,7 @@ nodes:
 `;
 
 export const D = {
-  approval: `query($id: ID!) { approval(id: $id) { id state toolRef server tool nodeId model attempt sequence
+  approval: `query($id: ID!) { approval(id: $id) { id state processKey toolRef server tool nodeId model attempt sequence proposalVersion
     arguments redactedPaths digest editable candidateGroups level levels escalated slaDueAt decidedBy decidedAt
     comment processInstanceId taskId
     decisions { level decidedBy decision digest editedDigest comment outcome }
