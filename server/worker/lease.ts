@@ -12,6 +12,7 @@ export class LeaseKeeper {
   private readonly controller = new AbortController();
   /** Why the run was aborted (lease lost, worker stopping), once it was. */
   reason: string | null = null;
+  private readonly onParentAbort = () => this.abort('the worker is stopping');
 
   constructor(
     private readonly client: EngineClient,
@@ -19,12 +20,10 @@ export class LeaseKeeper {
     private readonly workerId: string,
     private readonly lockMs: number,
     private readonly log: Logger,
-    parent?: AbortSignal,
+    private readonly parent?: AbortSignal,
   ) {
-    if (parent) {
-      if (parent.aborted) this.abort('the worker is stopping');
-      else parent.addEventListener('abort', () => this.abort('the worker is stopping'), { once: true });
-    }
+    if (parent?.aborted) this.abort('the worker is stopping');
+    else parent?.addEventListener('abort', this.onParentAbort, { once: true });
   }
 
   get signal(): AbortSignal {
@@ -68,5 +67,6 @@ export class LeaseKeeper {
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.parent?.removeEventListener('abort', this.onParentAbort);
   }
 }
