@@ -150,4 +150,55 @@ describe('lease expiry', () => {
     ]);
     await auditOk(engine, id);
   });
+
+  it('extendLock: only the holder extends a live lease; an expired lease cannot be revived', async () => {
+    const EXTEND = `mutation($input: ExtendLockInput!) { extendLock(input: $input) { id lockExpiresAt } }`;
+    const w = new WorkerSim(engine, t1, 'w-1');
+    const id = await startTriage(engine, 'C-3', 'restart');
+    const a = await w.fetchOne({ topic: 't-restart' });
+    expect(a.processInstanceId).toBe(id);
+    const ext = await engine.ok(t1, EXTEND, {
+      input: { taskId: a.id, workerId: 'w-1', lockDurationMs: 120_000 },
+    });
+    expect(new Date(ext.extendLock.lockExpiresAt).getTime()).toBeGreaterThan(Date.now() + 100_000);
+    expect(
+      codeOf(
+        await engine.gql(t2, EXTEND, { input: { taskId: a.id, workerId: 'w-1', lockDurationMs: 1000 } }),
+      ),
+    ).toBe('LEASE_NOT_HELD');
+    expect(
+      codeOf(
+        await engine.gql(t1, EXTEND, {
+          input: { taskId: a.id, workerId: 'w-1', lockDurationMs: 1000, attempt: 2 },
+        }),
+      ),
+    ).toBe('ATTEMPT_MISMATCH');
+    await letLeaseExpire(w, a);
+    expect(
+      codeOf(
+        await engine.gql(t1, EXTEND, { input: { taskId: a.id, workerId: 'w-1', lockDurationMs: 60_000 } }),
+      ),
+    ).toBe('LEASE_NOT_HELD');
+    const b = await new WorkerSim(engine, t2, 'w-2').fetchOne({ topic: 't-restart' });
+    expect(b).toMatchObject({ id: a.id, attempt: 1 });
+    await new WorkerSim(engine, t2, 'w-2').complete(b, GOOD);
+  });
+
+  it('a failed attempt waits retryTimeoutMs before it is handed out again (woken by its due time)', async () => {
+    const w = new WorkerSim(engine, t1, 'w-1');
+    await startTriage(engine, 'C-4', 'restart');
+    const a = await w.fetchOne({ topic: 't-restart' });
+    expect((await w.failRaw(a, 'MODEL_UNAVAILABLE', 1200)).data.failTask).toMatchObject({
+      state: 'OPEN',
+      attempt: 2,
+    });
+    const t0 = Date.now();
+    expect(await w.fetch({ topic: 't-restart' })).toEqual([]);
+    const b = await w.fetchOne({ topic: 't-restart', waitMs: 4000 });
+    expect(b).toMatchObject({ id: a.id, attempt: 2 });
+    const waited = Date.now() - t0;
+    expect(waited).toBeGreaterThanOrEqual(1000);
+    expect(waited).toBeLessThan(3000);
+    await w.complete(b, GOOD);
+  });
 });
