@@ -21,13 +21,18 @@ import { lockTask } from './lease.js';
 import { describeChanges } from './diff.js';
 import { maySeeApproval } from './queries.js';
 
-/** The levels that must decide this call: the strictest matching conditional rule, else the approvers. */
+/**
+ * The levels that must decide this call: the matching conditional rule with the most levels (the first
+ * of equals), else the approvers. A matching one-level rule replaces the approvers too (`amount > 100`
+ * → cfo instead of finance).
+ */
 export function levelsFor(binding: ToolBinding, args: Record<string, unknown>): string[][] {
-  let levels: string[][] = [binding.approvers];
+  let levels: string[][] | null = null;
   for (const rule of binding.approvalRules ?? []) {
-    if (rule.levels.length > levels.length && matchesRule(rule.when, args)) levels = rule.levels;
+    if (rule.levels.length === 0 || (levels && rule.levels.length <= levels.length)) continue;
+    if (matchesRule(rule.when, args)) levels = rule.levels;
   }
-  return levels;
+  return levels ?? [binding.approvers];
 }
 
 export async function openApproval(
