@@ -14,7 +14,19 @@ let w: WorkerSim;
 let fin: string;
 let lead: string;
 let both: string;
-const KEYS = ['two', 'same', 'small', 'rej1', 'redact', 'edit', 'noedit', 'edit2', 'edit3', 'model'];
+const KEYS = [
+  'two',
+  'same',
+  'small',
+  'rej1',
+  'onelevel',
+  'redact',
+  'edit',
+  'noedit',
+  'edit2',
+  'edit3',
+  'model',
+];
 
 beforeAll(async () => {
   engine = await startTestEngine();
@@ -130,6 +142,18 @@ describe('two-level approval rule', () => {
     expect(
       codeOf(await decide(engine, sam, { approvalId: p.approvalId, decision: 'APPROVE', digest: p.digest })),
     ).toBe('FORBIDDEN');
+  });
+
+  it('a matching one-level rule replaces the approvers; the rule with more levels wins', async () => {
+    const groups = async (amount: number) => {
+      const p = await startAndPropose(w, 'onelevel', 'pay/payout', { amount });
+      const a = await approvalOf(engine, fin, p.approvalId).catch(() => null);
+      const admin = await approvalOf(engine, engine.adminToken, p.approvalId);
+      return { candidateGroups: admin.candidateGroups, levels: admin.levels, finSees: a !== null };
+    };
+    expect(await groups(50)).toEqual({ candidateGroups: ['finance'], levels: 1, finSees: true });
+    expect(await groups(500)).toEqual({ candidateGroups: ['cfo'], levels: 1, finSees: false });
+    expect(await groups(50_000)).toEqual({ candidateGroups: ['finance'], levels: 2, finSees: true });
   });
 
   it('amount 50 needs one decision', async () => {

@@ -32,6 +32,13 @@ tools:
     editable: true
     redact: [iban]
     approval: [{ when: "amount > 1000", levels: [finance, finance-leads] }]
+  payout:
+    policy: approval_required
+    idempotency: key
+    approvers: [finance]
+    approval:
+      - { when: "amount > 100", levels: [cfo] }
+      - { when: "amount > 10000", levels: [finance, cfo] }
   wire:
     policy: approval_required
     idempotency: none
@@ -51,7 +58,7 @@ nodes:
     model: gemini-3.6-flash
     fallback_models: [gpt-4.1-mini]
     prompt: Settle the customer's request.
-    tools: [pay/lookup, pay/refund, pay/charge, pay/adjust, pay/wire]
+    tools: [pay/lookup, pay/refund, pay/charge, pay/adjust, pay/payout, pay/wire]
     result_variable: outcome
     max_attempts: 3
     next: done
