@@ -12,7 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => engine?.close());
 
-async function post(body: string | Buffer, headers: Record<string, string> = {}) {
+async function post(body: string, headers: Record<string, string> = {}) {
   const t0 = performance.now();
   const res = await fetch(`${engine.url}/graphql`, {
     method: 'POST',
