@@ -62,9 +62,10 @@ builder.subscriptionField('taskChanged', (t) =>
         ),
         map((e) =>
           ctx.hub.share(
-            `task:${e.taskId}:${e.state}`,
+            `task:${e.taskId}`,
             async () =>
               (await ctx.engine.db.select().from(externalTasks).where(eq(externalTasks.id, e.taskId)))[0],
+            e,
           ),
         ),
       ),

@@ -1,0 +1,40 @@
+/**
+ * taskChanged delivers the task as it stands after each change, even when a task returns to a state it
+ * had moments before (OPEN on attempt 1, then OPEN on attempt 2 after a failure).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestEngine, type TestEngine } from '../helpers/engine.js';
+import { WorkerSim } from '../helpers/worker-sim.js';
+import { deployPay } from '../engine/approvals/setup.js';
+import { settle, subscribe, type Subscriber } from '../engine/approvals/ws.js';
+
+let engine: TestEngine;
+let w: WorkerSim;
+let sub: Subscriber | null = null;
+
+beforeAll(async () => {
+  engine = await startTestEngine();
+  await deployPay(engine, ['retry']);
+  w = new WorkerSim(engine, await engine.principal('WORKER', 'w', { topics: ['retry'] }), 'w-1');
+});
+afterAll(async () => {
+  await sub?.dispose().catch(() => {});
+  await engine?.close();
+});
+
+describe('taskChanged', () => {
+  it('a task reopened on the next attempt is delivered with that attempt', async () => {
+    sub = subscribe(engine.url, engine.adminToken, `subscription { taskChanged { id state attempt } }`);
+    await sub.connected;
+    await settle(300);
+    await engine.ok(engine.adminToken, `mutation { startProcess(key: "retry") { id } }`);
+    const t = await w.fetchOne({ topic: 'retry' });
+    await sub.next((d) => d.taskChanged.id === t.id && d.taskChanged.state === 'OPEN');
+    expect((await w.failRaw(t, 'MODEL_ERROR', 0)).data?.failTask).toMatchObject({
+      state: 'OPEN',
+      attempt: 2,
+    });
+    const reopened = await sub.next((d) => d.taskChanged.id === t.id && d.taskChanged.attempt === 2, 2000);
+    expect(reopened.data.taskChanged).toEqual({ id: t.id, state: 'OPEN', attempt: 2 });
+  });
+});
