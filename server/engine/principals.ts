@@ -49,7 +49,14 @@ export async function authenticate(
     .limit(1);
   const p = rows[0];
   if (!p) return null; // unknown tokens are not cached: a token created a moment ago works at once
-  const actor: Actor = { principalId: p.id, kind: p.kind, name: p.name, projectId: p.projectId, groups: p.groups, topics: p.topics };
+  const actor: Actor = {
+    principalId: p.id,
+    kind: p.kind,
+    name: p.name,
+    projectId: p.projectId,
+    groups: p.groups,
+    topics: p.topics,
+  };
   if (actorCache.size > 10_000) actorCache.clear();
   actorCache.set(hash, { actor, until: now + ACTOR_CACHE_MS });
   return actor;

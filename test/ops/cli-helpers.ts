@@ -13,7 +13,11 @@ export const BIN = path.resolve('bin/abada.mjs');
 export function abada(args: string[], env: Record<string, string>, stdin?: string): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env } as unknown as NodeJS.ProcessEnv,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/tmp',
+        ...env,
+      } as unknown as NodeJS.ProcessEnv,
       stdio: ['pipe', 'pipe', 'pipe'] as const,
     });
     let stdout = '';

@@ -31,7 +31,11 @@ export const ToolBinding = builder.objectRef<Binding>('ToolBinding').implement({
     url: t.exposeString('url'),
     command: t.exposeString('command', { nullable: true }),
     args: t.exposeStringList('args'),
-    env: t.field({ type: 'JSON', description: 'stdio servers: static environment for the server process.', resolve: (b) => b.env ?? {} }),
+    env: t.field({
+      type: 'JSON',
+      description: 'stdio servers: static environment for the server process.',
+      resolve: (b) => b.env ?? {},
+    }),
     credential: t.exposeString('credential', { nullable: true }),
     credentialEnv: t.exposeString('credentialEnv', { nullable: true }),
     inputSchemaSha256: t.exposeString('inputSchemaSha256', { nullable: true }),
