@@ -230,11 +230,13 @@ async function waitForWork(
   signal?: AbortSignal,
 ) {
   const topics = new Set(input.topics.map((t) => t.topicName));
+  // Only work this caller may claim: another project's due work would wake it every few milliseconds.
+  const projectFilter = projectId === null ? sql`TRUE` : sql`project_id = ${projectId}`;
   const [due] = await query<{ next_due: Date | null }>(
     ctx.db,
     sql`SELECT LEAST(
-          (SELECT min(lock_expires_at) FROM external_tasks WHERE state = 'LEASED' AND topic_name = ANY(${sql.param([...topics])}::text[])),
-          (SELECT min(available_at) FROM external_tasks WHERE state = 'OPEN' AND topic_name = ANY(${sql.param([...topics])}::text[]))
+          (SELECT min(lock_expires_at) FROM external_tasks WHERE state = 'LEASED' AND topic_name = ANY(${sql.param([...topics])}::text[]) AND ${projectFilter}),
+          (SELECT min(available_at) FROM external_tasks WHERE state = 'OPEN' AND topic_name = ANY(${sql.param([...topics])}::text[]) AND ${projectFilter})
         ) AS next_due`,
   );
   const nextDue = due?.next_due ? new Date(due.next_due).getTime() : Number.POSITIVE_INFINITY;
