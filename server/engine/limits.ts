@@ -57,7 +57,8 @@ function nonNeg(n: number | null | undefined): number {
 export async function priceUsage(ex: Executor, model: string, usage: Usage) {
   const inputTokens = nonNeg(usage.inputTokens);
   const outputTokens = nonNeg(usage.outputTokens);
-  const totalTokens = nonNeg(usage.totalTokens) || inputTokens + outputTokens;
+  // never below input + output: an under-reported total would slip past max_tokens_total
+  const totalTokens = Math.max(nonNeg(usage.totalTokens), inputTokens + outputTokens);
   const [p] = await query<{ i: number; o: number }>(
     ex,
     sql`SELECT input_per_mtok_usd AS i, output_per_mtok_usd AS o FROM model_prices

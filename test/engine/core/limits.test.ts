@@ -108,7 +108,12 @@ describe('agent limits', () => {
     const { task } = await take('tokens', 't-tokens');
     const first = await turn(task, 1);
     expect(first.step.usage).toMatchObject({ inputTokens: 1000, outputTokens: 100, totalTokens: 1100 });
-    await turn(task, 2); // 1100 < 1500: allowed to start
+    // A worker cannot under-report: totalTokens is at least input + output.
+    await w.model(task, 2, 'STARTED');
+    const low = await w.model(task, 2, 'COMPLETED', {
+      usage: { inputTokens: 1000, outputTokens: 100, totalTokens: 1 },
+    });
+    expect(low.step.usage).toMatchObject({ totalTokens: 1100 });
     expectLimit(
       await w.journalRaw(task, 3, {
         kind: 'MODEL_CALL',
