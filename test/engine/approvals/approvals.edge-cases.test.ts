@@ -29,7 +29,18 @@ const ARGS = { orderId: '5531', amount: 89, currency: 'EUR' };
 
 beforeAll(async () => {
   engine = await startTestEngine();
-  const topics = ['resend', 'sla', 'sla2', 'cancel', 'suspend', 'crash', 'keyless', 'reuse'];
+  const topics = [
+    'resend',
+    'sla',
+    'sla2',
+    'cancel',
+    'suspend',
+    'crash',
+    'keyless',
+    'wake',
+    'reuse2',
+    'reuse',
+  ];
   await deployPay(engine, topics);
   w = new WorkerSim(engine, await engine.principal('WORKER', 'w1', { topics }), 'w-1');
   w2 = new WorkerSim(engine, await engine.principal('WORKER', 'w2', { topics }), 'w-2');
@@ -228,6 +239,32 @@ describe('approval edge cases (seed 000)', () => {
     });
     const h = await historyOf(engine, p.instanceId);
     expect(h.map((e) => e.eventType)).toContain('STEP_OUTCOME_UNKNOWN');
+  });
+
+  it('an approval wakes a worker long-polling for the topic', async () => {
+    const p = await startAndPropose(w, 'wake', 'pay/refund', ARGS);
+    const polling = w2.fetch({ topic: 'wake', waitMs: 5000 });
+    await new Promise((r) => setTimeout(r, 200));
+    const decidedAt = Date.now();
+    await decide(engine, fin, { approvalId: p.approvalId, decision: 'APPROVE', digest: p.digest });
+    const [t] = await polling;
+    expect(t).toMatchObject({ id: p.task.id, attempt: 1 });
+    expect(Date.now() - decidedAt).toBeLessThan(1500);
+  });
+
+  it('an approval granted on an attempt that failed before the call is not asked again', async () => {
+    const p = await startAndPropose(w, 'reuse2', 'pay/refund', ARGS);
+    await decide(engine, fin, { approvalId: p.approvalId, decision: 'APPROVE', digest: p.digest });
+    const t1 = await w.fetchOne({ topic: 'reuse2' });
+    expect((await w.failRaw(t1, 'MODEL_ERROR', 0)).data?.failTask).toMatchObject({ attempt: 2 });
+    const t2 = await w.fetchOne({ topic: 'reuse2' });
+    const again = await tool(w, t2, 1, 'pay/refund', 'PROPOSED', ARGS);
+    expect(again).toMatchObject({ reused: true, taskState: 'LEASED' });
+    expect(again.step).toMatchObject({ state: 'APPROVED', approvalId: p.approvalId });
+    expect(await approvalCount(p.task.id)).toBe(1);
+    const started = await tool(w, t2, 1, 'pay/refund', 'STARTED', ARGS);
+    expect(started.idempotencyKey).toMatch(/^abada-/);
+    expect(codeOf(await toolRaw(w, t2, 2, 'pay/refund', 'STARTED', ARGS))).toBe('SEQUENCE_OUT_OF_ORDER');
   });
 
   it('a later attempt reproducing the approved refund is answered from the journal, not approved again', async () => {
