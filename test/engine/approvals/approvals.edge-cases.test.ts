@@ -39,6 +39,7 @@ beforeAll(async () => {
     'keyless',
     'wake',
     'reuse2',
+    'reuse3',
     'reuse',
   ];
   await deployPay(engine, topics);
@@ -265,6 +266,27 @@ describe('approval edge cases (seed 000)', () => {
     const started = await tool(w, t2, 1, 'pay/refund', 'STARTED', ARGS);
     expect(started.idempotencyKey).toMatch(/^abada-/);
     expect(codeOf(await toolRaw(w, t2, 2, 'pay/refund', 'STARTED', ARGS))).toBe('SEQUENCE_OUT_OF_ORDER');
+  });
+
+  it('an approved keyed call left STARTED by a failed attempt is re-sent with its key, not re-approved', async () => {
+    const p = await startAndPropose(w, 'reuse3', 'pay/refund', ARGS);
+    await decide(engine, fin, { approvalId: p.approvalId, decision: 'APPROVE', digest: p.digest });
+    const t1 = await w.fetchOne({ topic: 'reuse3' });
+    const s1 = await tool(w, t1, 1, 'pay/refund', 'STARTED', ARGS);
+    expect((await w.failRaw(t1, 'WORKER_CRASH', 0)).data?.failTask).toMatchObject({ attempt: 2 });
+    const t2 = await w.fetchOne({ topic: 'reuse3' });
+    expect(t2.earlierWrites).toEqual([
+      expect.objectContaining({
+        attempt: 1,
+        sequence: 1,
+        state: 'STARTED',
+        idempotencyKey: s1.idempotencyKey,
+      }),
+    ]);
+    const again = await tool(w, t2, 1, 'pay/refund', 'PROPOSED', ARGS);
+    expect(again).toMatchObject({ taskState: 'LEASED', idempotencyKey: s1.idempotencyKey });
+    expect(again.step.state).toBe('STARTED');
+    expect(await approvalCount(p.task.id)).toBe(1);
   });
 
   it('a later attempt reproducing the approved refund is answered from the journal, not approved again', async () => {
