@@ -199,15 +199,15 @@ export function resolveBindings(
       effective = policy;
     }
     const finalApprovers = approvers ?? base.approvers;
-    if (
-      effective === 'approval_required' &&
-      finalApprovers.length === 0 &&
-      !base.approvalRules.some((x) => x.levels.length > 0)
-    ) {
+    // Conditional rules add levels only when they match; a call no rule matches goes to the approvers,
+    // so they must exist even when rules do (otherwise nobody could ever decide that call).
+    if (effective === 'approval_required' && finalApprovers.length === 0) {
       r.err(
         APL.TOOL_NO_APPROVERS,
         refPath,
-        `${ref} requires approval but no approver group is named on the server's tool or on this node. Add approvers: [group].`,
+        base.approvalRules.length > 0
+          ? `${ref} has conditional approval rules but no approvers for calls that match none of them. Add approvers: [group].`
+          : `${ref} requires approval but no approver group is named on the server's tool or on this node. Add approvers: [group].`,
       );
       return;
     }

@@ -104,7 +104,7 @@ describe('APL fuzzing', () => {
       if (!(result as ValidationResult).ok) failures++;
     }
     expect(failures).toBeGreaterThan(100);
-    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(Date.now() - t0).toBeLessThan(60_000); // a guard against blow-ups, not a timing test (machines are noisy);
   });
 
   it('survives hostile inputs', () => {
@@ -145,7 +145,7 @@ describe('APL fuzzing', () => {
         expect(result.errors.length).toBeLessThanOrEqual(100);
         for (const e of result.errors) expect(e.code).toMatch(/^ABADA-APL-[A-Z]+-\d{3}$/);
       }
-      expect(Date.now() - t0).toBeLessThan(5000);
+      expect(Date.now() - t0).toBeLessThan(20_000); // refused cheaply: no input makes validation hang;
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });

@@ -54,8 +54,13 @@ describe('APL tool errors', () => {
       TOOL_LINE,
     );
     expect(e.path).toBe('documents[1].nodes[0].tools[0].ref');
-    // node approvers, or conditional approval levels, satisfy it
-    expect(errorsOf(withTools('{ ref: crm/close, approvers: [ops] }', 'crm/escalate'))).toEqual([]);
+    // node approvers satisfy it
+    expect(errorsOf(withTools('{ ref: crm/close, approvers: [ops] }'))).toEqual([]);
+    // conditional rules alone do not: a call that matches no rule still needs someone to decide it
+    expect(expectError(withTools('crm/escalate'), 'ABADA-APL-TOOL-003', TOOL_LINE).message).toMatch(
+      /no approvers for calls that match none/,
+    );
+    expect(errorsOf(withTools('{ ref: crm/escalate, approvers: [ops] }'))).toEqual([]);
   });
 
   it('ABADA-APL-TOOL-004 a node loosening a policy', () => {
