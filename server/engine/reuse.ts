@@ -22,10 +22,10 @@ export async function findReusable(
   digest: string,
 ): Promise<Reusable | null> {
   if (task.attempt <= 1) return null;
-  const rows = await query<Reusable & { resolution_happened: boolean | null }>(
+  const rows = await query<Reusable & { resolution_happened: boolean | null; reused: boolean }>(
     tx,
     sql`SELECT s.attempt, s.sequence, s.state, s.response_enc AS "responseEnc", s.idempotency_key AS "idempotencyKey",
-               s.approval_id AS "approvalId", s.comment,
+               s.approval_id AS "approvalId", s.comment, s.reused,
                (SELECT (i.resolution->>'happened')::boolean FROM incidents i
                  WHERE i.task_id = s.task_id AND i.attempt = s.attempt AND i.sequence = s.sequence
                    AND i.type = 'TOOL_OUTCOME_UNKNOWN' AND i.state = 'RESOLVED' LIMIT 1) AS resolution_happened
@@ -34,11 +34,32 @@ export async function findReusable(
           AND s.state IN ('COMPLETED', 'APPROVED', 'STARTED', 'OUTCOME_UNKNOWN')
         ORDER BY s.attempt, s.sequence`,
   );
-  const candidates = rows.filter((r) => {
-    if (r.state === 'STARTED') return r.idempotencyKey !== null;
-    if (r.state === 'OUTCOME_UNKNOWN') return r.resolution_happened === true;
-    return true;
-  });
+  // One call made again by a later attempt (a reused copy, or a re-send under a lent key) is still one
+  // call: group the rows into calls, and let each call answer with its most advanced row.
+  const calls: (typeof rows)[] = [];
+  const continued = new Map<number, Set<number>>();
+  for (const r of rows) {
+    const used = continued.get(r.attempt) ?? new Set<number>();
+    continued.set(r.attempt, used);
+    let i = r.idempotencyKey
+      ? calls.findIndex((c) => c.some((x) => x.idempotencyKey === r.idempotencyKey))
+      : -1;
+    if (i < 0 && r.reused) i = calls.findIndex((c, j) => !used.has(j) && c[0].attempt < r.attempt);
+    if (i < 0) i = calls.push([]) - 1;
+    calls[i].push(r);
+    used.add(i);
+  }
+  const rank = (r: (typeof rows)[number]) =>
+    r.state === 'COMPLETED' || (r.state === 'OUTCOME_UNKNOWN' && r.resolution_happened === true)
+      ? 3
+      : r.state === 'STARTED' && r.idempotencyKey !== null
+        ? 2
+        : r.state === 'APPROVED'
+          ? 1
+          : 0;
+  const candidates = calls
+    .map((c) => c.reduce((best, r) => (rank(r) >= rank(best) ? r : best)))
+    .filter((r) => rank(r) > 0);
   if (candidates.length === 0) return null;
   const [{ n }] = await query<{ n: number }>(
     tx,

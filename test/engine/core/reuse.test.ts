@@ -133,4 +133,56 @@ describe('reuse across attempts', () => {
     await w.complete(t2, GOOD);
     expect((await instance(engine, id)).state).toBe('COMPLETED');
   });
+
+  it('over three attempts, one call stays one call: the latest outcome of a key is reused, and only once', async () => {
+    await startTriage(engine, 'C-8', 'reuse');
+    const t1 = await w.fetchOne({ topic: 't-reuse' });
+    // attempt 1: a keyed write left in flight
+    const k = (await w.tool(t1, 1, 'crm/create_ticket', 'STARTED', TICKET)).idempotencyKey;
+    await w.failRaw(t1, 'WORKER_CRASHED');
+    // attempt 2: the re-send under the lent key completes; the attempt then fails
+    const t2 = await w.fetchOne({ topic: 't-reuse' });
+    expect((await w.tool(t2, 1, 'crm/create_ticket', 'STARTED', TICKET)).idempotencyKey).toBe(k);
+    await w.tool(t2, 1, 'crm/create_ticket', 'COMPLETED', TICKET, { ticketId: 'T-77' });
+    await w.failRaw(t2, 'MODEL_UNAVAILABLE');
+    // attempt 3: the call completed under that key: reused, not re-sent
+    const t3 = await w.fetchOne({ topic: 't-reuse' });
+    expect(t3.attempt).toBe(3);
+    const r = await w.tool(t3, 1, 'crm/create_ticket', 'STARTED', TICKET);
+    expect(r).toMatchObject({
+      reused: true,
+      idempotencyKey: k,
+      step: { state: 'COMPLETED', response: { ticketId: 'T-77' } },
+    });
+    // a second identical call in this attempt is a new call
+    const second = await w.tool(t3, 2, 'crm/create_ticket', 'STARTED', TICKET);
+    expect(second.reused).toBe(false);
+    expect(second.idempotencyKey).not.toBe(k);
+    await w.tool(t3, 2, 'crm/create_ticket', 'COMPLETED', TICKET, { ticketId: 'T-78' });
+    await w.complete(t3, GOOD);
+  });
+
+  it('a reused copy is not a second call: attempt 3 reuses one ticket, then makes a new one', async () => {
+    await startTriage(engine, 'C-9', 'reuse');
+    const t1 = await w.fetchOne({ topic: 't-reuse' });
+    const k = (await w.tool(t1, 1, 'crm/create_ticket', 'STARTED', TICKET)).idempotencyKey;
+    await w.tool(t1, 1, 'crm/create_ticket', 'COMPLETED', TICKET, { ticketId: 'T-90' });
+    await w.failRaw(t1, 'MODEL_UNAVAILABLE');
+    const t2 = await w.fetchOne({ topic: 't-reuse' });
+    expect(await w.tool(t2, 1, 'crm/create_ticket', 'STARTED', TICKET)).toMatchObject({
+      reused: true,
+      idempotencyKey: k,
+    });
+    await w.failRaw(t2, 'MODEL_UNAVAILABLE');
+    const t3 = await w.fetchOne({ topic: 't-reuse' });
+    expect(await w.tool(t3, 1, 'crm/create_ticket', 'STARTED', TICKET)).toMatchObject({
+      reused: true,
+      idempotencyKey: k,
+    });
+    const second = await w.tool(t3, 2, 'crm/create_ticket', 'STARTED', TICKET);
+    expect(second.reused).toBe(false);
+    expect(second.idempotencyKey).not.toBe(k);
+    await w.tool(t3, 2, 'crm/create_ticket', 'COMPLETED', TICKET, { ticketId: 'T-91' });
+    await w.complete(t3, GOOD);
+  });
 });
