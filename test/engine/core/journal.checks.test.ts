@@ -105,6 +105,14 @@ describe('journalStep checks', () => {
     const badModel = await w.journalRaw(task, 1, model('gpt-4.1', 1));
     expect(codeOf(badModel)).toBe('BINDING_NOT_FROZEN');
     expect(await historyLength(id)).toBe(n);
+    // A write is journaled STARTED before it is sent, a model call STARTED before it is called.
+    expect(codeOf(await w.journalRaw(task, 1, tool('crm/create_ticket', TICKET, 'COMPLETED')))).toBe(
+      'VALIDATION_FAILED',
+    );
+    expect(codeOf(await w.journalRaw(task, 1, model('gemini-3.6-flash', 1, 'COMPLETED')))).toBe(
+      'VALIDATION_FAILED',
+    );
+    expect(await historyLength(id)).toBe(n);
     // The fallback model is allowed.
     expect((await w.journal(task, 1, model('gpt-4.1-mini', 1))).step.state).toBe('STARTED');
   });
