@@ -149,7 +149,8 @@ describe('fetchAndLock', () => {
       expect(await wa.fetch({ topic: 't-shared', waitMs: 1500 })).toEqual([]);
       expect(Date.now() - t0).toBeGreaterThanOrEqual(1400);
       const spent = (await commits()) - before;
-      expect(spent).toBeLessThan(30);
+      // a 5 ms loop commits ~300 times here; idle backends may still flush a few dozen earlier commits late
+      expect(spent).toBeLessThan(100);
     } finally {
       await c.end();
     }
