@@ -10,8 +10,39 @@ describe('schema.graphql', () => {
   it('has every operation SPEC §9 fixes', () => {
     const sdl = printAbadaSchema();
     const fixed = {
-      Query: ['me', 'definitions', 'toolServers', 'processInstance', 'processInstances', 'externalTask', 'approvals', 'approval', 'incidents', 'workers', 'toolCredential', 'verifyAudit'],
-      Mutation: ['createPrincipal', 'deploy', 'setCredential', 'startProcess', 'cancelProcess', 'suspendProcess', 'resumeProcess', 'registerWorker', 'fetchAndLock', 'extendLock', 'journalStep', 'completeTask', 'failTask', 'decideApproval', 'resolveIncident', 'completeUserTask', 'retryTask'],
+      Query: [
+        'me',
+        'definitions',
+        'toolServers',
+        'processInstance',
+        'processInstances',
+        'externalTask',
+        'approvals',
+        'approval',
+        'incidents',
+        'workers',
+        'toolCredential',
+        'verifyAudit',
+      ],
+      Mutation: [
+        'createPrincipal',
+        'deploy',
+        'setCredential',
+        'startProcess',
+        'cancelProcess',
+        'suspendProcess',
+        'resumeProcess',
+        'registerWorker',
+        'fetchAndLock',
+        'extendLock',
+        'journalStep',
+        'completeTask',
+        'failTask',
+        'decideApproval',
+        'resolveIncident',
+        'completeUserTask',
+        'retryTask',
+      ],
       Subscription: ['approvalOpened', 'approvalChanged', 'taskChanged', 'incidentOpened'],
     };
     for (const [type, fields] of Object.entries(fixed)) {
