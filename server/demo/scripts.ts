@@ -163,7 +163,8 @@ export const refundScript: Script = ({ messages }) => {
     };
     return { toolCalls: [{ name: 'crm__refund', arguments: args }] };
   }
-  const text = refundResult.content.trim();
+  // The worker appends an approver's comment to the tool's answer (`\n\nNote from the approver: …`).
+  const text = refundResult.content.split('\n\nNote from the approver:')[0].trim();
   if (text.startsWith('Rejected:')) {
     const reason = /Reason:\s*([\s\S]*)$/.exec(text)?.[1]?.trim() || text;
     return final({ refunded: false, reason, _confidence: 90 });

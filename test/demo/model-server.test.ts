@@ -175,6 +175,15 @@ describe('scripted model server through the openai client', () => {
       refundId: 'R-1001',
       _confidence: 95,
     });
+    // Approved with a comment: the worker appends the note to the CRM's answer; still a refund.
+    const noted = structuredClone(approved);
+    noted[noted.length - 1].content += '\n\nNote from the approver: ok';
+    const withNote = await ask(noted);
+    expect(JSON.parse(withNote.choices[0].message.content!)).toEqual({
+      refunded: true,
+      refundId: 'R-1001',
+      _confidence: 95,
+    });
   });
 
   it('an unavailable model answers 503, surfacing as an APIError', async () => {
