@@ -80,10 +80,11 @@ export async function openApproval(
       slaDueAt: sla != null ? sql`now() + make_interval(secs => ${sla * 3600})` : null,
     })
     .returning({ id: approvals.id });
-  // The lease goes back with the proposal: no worker holds a slot while a person thinks.
+  // The lease goes back with the proposal: no worker holds a slot while a person thinks. worker_id and
+  // locked_by stay as a record of who proposed, so that worker (and only it) can re-send the proposal.
   await tx
     .update(externalTasks)
-    .set({ state: 'AWAITING_APPROVAL', lockedBy: null, lockExpiresAt: null, updatedAt: sql`now()` })
+    .set({ state: 'AWAITING_APPROVAL', lockExpiresAt: null, updatedAt: sql`now()` })
     .where(eq(externalTasks.id, task.id));
   const base = {
     projectId: task.projectId,

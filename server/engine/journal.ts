@@ -107,6 +107,7 @@ export async function journalStep(
       input.state === 'PROPOSED' &&
       task.attempt === input.attempt &&
       task.workerId === input.workerId &&
+      task.lockedBy === actor.principalId &&
       task.state !== 'LEASED'
     ) {
       const digest = toolCallDigest(existing.toolRef ?? '', argumentsOf(input.request));

@@ -246,6 +246,7 @@ async function waitForWork(
     const done = () => {
       clearTimeout(timer);
       notifier?.off('event', onEvent);
+      notifier?.off('ready', done);
       signal?.removeEventListener('abort', done);
       resolve();
     };
@@ -260,6 +261,8 @@ async function waitForWork(
     };
     const timer = setTimeout(done, Math.max(until - Date.now(), 0));
     notifier?.on('event', onEvent);
+    // After the LISTEN connection comes back, events sent while it was down are lost: look again.
+    notifier?.on('ready', done);
     signal?.addEventListener('abort', done);
   });
 }

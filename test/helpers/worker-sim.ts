@@ -141,6 +141,21 @@ export class WorkerSim {
     return r.data.completeTask as { id: string; state: string; attempt: number };
   }
 
+  /**
+   * Lets the lease run out soon, whatever the machine's load: the lease is shortened to 100 ms with
+   * extendLock (so no earlier call could have hit an expired lease), then we wait past it.
+   */
+  async expireLease(task: { id: string; attempt: number }) {
+    await this.engine.ok(
+      this.token,
+      'mutation($input: ExtendLockInput!) { extendLock(input: $input) { id } }',
+      {
+        input: { taskId: task.id, workerId: this.workerId, lockDurationMs: 100, attempt: task.attempt },
+      },
+    );
+    await new Promise((r) => setTimeout(r, 250));
+  }
+
   failRaw(task: { id: string; attempt: number }, errorType: string, retryTimeoutMs = 0) {
     return this.engine.gql(this.token, Q.fail, {
       input: { taskId: task.id, workerId: this.workerId, attempt: task.attempt, errorType, retryTimeoutMs },
