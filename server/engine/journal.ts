@@ -7,7 +7,7 @@
  * OUTCOME_UNKNOWN. Re-sending a step in the same or an earlier state of its life with the same digest is
  * answered from the journal (idempotent replay); anything else for an existing sequence is DIVERGENT_STEP.
  */
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { steps } from '../db/schema.js';
 import type { StepRow } from '../db/schema.js';
 import { EngineError } from '../errors.js';
@@ -18,8 +18,9 @@ import type { Actor, EngineContext, Tx } from './context.js';
 import { startDelegation } from './delegation.js';
 import { appendHistory } from './history.js';
 import type { AgentWork } from './instances.js';
-import { assertLease, type LockedTaskRow, lockTask } from './lease.js';
-import { checkModelLimits, priceUsage, type Usage } from './limits.js';
+import { assertLease, type LockedTaskRow } from './lease.js';
+import { assertWithinLimits, hasLimits, priceUsage, type Usage } from './limits.js';
+import { insertStep, type ModelUsage, readForStep, updateStep } from './stepstore.js';
 import { findReusable } from './reuse.js';
 import { type StepView, toStepView } from './stepviews.js';
 
@@ -92,13 +93,15 @@ export async function journalStep(
   if (!Number.isInteger(input.sequence) || input.sequence < 1)
     throw invalid('sequence starts at 1 and counts up by one per step.', 'sequence');
   return ctx.db.transaction(async (tx) => {
-    const task = await lockTask(tx, actor, input.taskId);
-    const [existing] = await tx
-      .select()
-      .from(steps)
-      .where(
-        and(eq(steps.taskId, task.id), eq(steps.attempt, input.attempt), eq(steps.sequence, input.sequence)),
-      );
+    const withUsage = input.kind === 'MODEL_CALL' && input.state === 'STARTED';
+    const { task, existing, last, usage } = await readForStep(
+      tx,
+      actor,
+      input.taskId,
+      input.attempt,
+      input.sequence,
+      withUsage,
+    );
     // A proposal re-sent after the task parked (the worker crashed before reading our answer) gets the
     // stored answer: the lease was handed back by the proposal itself.
     if (
@@ -118,12 +121,6 @@ export async function journalStep(
     const work = task.agentWork as AgentWork | null;
     if (existing) return transition(tx, ctx, task, existing, input, digestOf(input, work).digest);
     // SPEC §4 order: the sequence is checked before the binding (and the limits).
-    const [last] = await tx
-      .select({ sequence: steps.sequence, state: steps.state })
-      .from(steps)
-      .where(and(eq(steps.taskId, task.id), eq(steps.attempt, input.attempt)))
-      .orderBy(sql`${steps.sequence} DESC`)
-      .limit(1);
     const next = (last?.sequence ?? 0) + 1;
     if (input.sequence !== next) {
       throw new EngineError(
@@ -142,7 +139,7 @@ export async function journalStep(
       );
     }
     const { digest, binding } = digestOf(input, work);
-    return create(tx, ctx, task, input, digest, binding, work);
+    return create(tx, ctx, task, input, digest, binding, work, usage);
   });
 }
 
@@ -259,12 +256,12 @@ async function transition(
       binding?.idempotency === 'key'
         ? (e.idempotencyKey ?? idempotencyKeyFor(task.id, task.attempt, e.sequence))
         : null;
-    const [row] = await tx
-      .update(steps)
-      .set({ state: 'STARTED', idempotencyKey: key, updatedAt: sql`now()` })
-      .where(and(eq(steps.taskId, e.taskId), eq(steps.attempt, e.attempt), eq(steps.sequence, e.sequence)))
-      .returning();
-    await appendHistory(tx, history(task, who, row));
+    const row = await updateStep(
+      tx,
+      e,
+      { state: 'STARTED', idempotencyKey: key },
+      history(task, who, { ...e, state: 'STARTED' }),
+    );
     if (binding?.transport === 'delegate') {
       await startDelegation(
         tx,
@@ -281,21 +278,22 @@ async function transition(
   if (e.state === 'STARTED' && (input.state === 'COMPLETED' || input.state === 'FAILED')) {
     const priced =
       e.kind === 'MODEL_CALL' && input.usage ? await priceUsage(tx, e.model!, input.usage) : null;
-    const [row] = await tx
-      .update(steps)
-      .set({
+    const row = await updateStep(
+      tx,
+      e,
+      {
         state: input.state,
         responseEnc: input.response === undefined ? null : ctx.sealer.sealJson(input.response),
         errorEnc: input.error ? ctx.sealer.sealJson(input.error) : null,
         usage: priced?.usage ?? null,
         costUsd: priced?.costUsd ?? null,
-        updatedAt: sql`now()`,
-      })
-      .where(and(eq(steps.taskId, e.taskId), eq(steps.attempt, e.attempt), eq(steps.sequence, e.sequence)))
-      .returning();
-    await appendHistory(
-      tx,
-      history(task, who, row, priced ? { tokens: priced.usage.totalTokens, costUsd: priced.costUsd } : {}),
+      },
+      history(
+        task,
+        who,
+        { ...e, state: input.state },
+        priced ? { tokens: priced.usage.totalTokens, costUsd: priced.costUsd } : {},
+      ),
     );
     return answer(ctx, row, task.state);
   }
@@ -315,6 +313,7 @@ async function create(
   digest: string,
   binding: ToolBinding | null,
   work: AgentWork | null,
+  usage: ModelUsage | null,
 ): Promise<JournalResult> {
   const who = `worker:${input.workerId}`;
   const base = {
@@ -342,9 +341,13 @@ async function create(
         'Journal a model call STARTED before calling the model, then COMPLETED or FAILED.',
         'state',
       );
-    if (work) await checkModelLimits(tx, task, work.limits);
-    const row = await insert({ state: 'STARTED' });
-    await appendHistory(tx, history(task, who, row));
+    if (work && hasLimits(work.limits))
+      assertWithinLimits(usage ?? { turns: 0, tokens: 0, cost: 0 }, work.limits);
+    const row = await insertStep(
+      tx,
+      { ...base, state: 'STARTED' },
+      history(task, who, { ...base, state: 'STARTED', reused: false }),
+    );
     return answer(ctx, row, task.state);
   }
   const b = binding!;
@@ -352,28 +355,31 @@ async function create(
     if (input.state !== 'COMPLETED' && input.state !== 'FAILED' && input.state !== 'STARTED') {
       throw invalid('A read is journaled COMPLETED (or FAILED) after it ran.', 'state');
     }
-    const row = await insert({
+    const values = {
+      ...base,
       state: input.state,
       responseEnc: input.response === undefined ? null : ctx.sealer.sealJson(input.response),
       errorEnc: input.error ? ctx.sealer.sealJson(input.error) : null,
-    });
-    await appendHistory(tx, history(task, who, row));
+    };
+    const row = await insertStep(tx, values, history(task, who, { ...values, reused: false }));
     return answer(ctx, row, task.state);
   }
   const reusable = await findReusable(tx, task, input.sequence, digest);
   if (reusable) {
     // An earlier attempt already made (or was allowed to make) this exact call: answer from the journal.
-    const row = await insert({
+    const values = {
+      ...base,
       state: reusable.state,
       responseEnc: reusable.responseEnc,
       idempotencyKey: reusable.idempotencyKey,
       reused: reusable.state !== 'STARTED',
       approvalId: reusable.approvalId,
       comment: reusable.comment,
-    });
-    await appendHistory(
+    };
+    const row = await insertStep(
       tx,
-      history(task, who, row, { from: { attempt: reusable.attempt, sequence: reusable.sequence } }),
+      values,
+      history(task, who, values, { from: { attempt: reusable.attempt, sequence: reusable.sequence } }),
     );
     return answer(ctx, row, task.state);
   }
@@ -411,8 +417,11 @@ async function create(
     );
   }
   const key = b.idempotency === 'key' ? idempotencyKeyFor(task.id, task.attempt, input.sequence) : null;
-  const row = await insert({ state: 'STARTED', idempotencyKey: key });
-  await appendHistory(tx, history(task, who, row));
+  const row = await insertStep(
+    tx,
+    { ...base, state: 'STARTED', idempotencyKey: key },
+    history(task, who, { ...base, state: 'STARTED', reused: false }),
+  );
   if (b.transport === 'delegate') {
     await startDelegation(tx, ctx, task, row, b, argumentsOf(input.request) as Record<string, unknown>);
     return answer(ctx, row, 'AWAITING_CHILD');

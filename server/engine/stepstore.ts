@@ -1,0 +1,174 @@
+/**
+ * Round trips on the journal's hot path. A journalStep is BEGIN, one read, one write, COMMIT:
+ *  - `readForStep` locks the external-task row and, in the same statement, reads the step at the
+ *    requested sequence, the last step of the attempt and (for a model call) the usage so far;
+ *  - `insertStep` / `updateStep` write the step and append its history row in one statement (a
+ *    data-modifying CTE; the history chain trigger still runs).
+ * Measured on 2 cores: 7–8 round trips → 4, about half the latency of a journal call at one client.
+ */
+import { sql } from 'drizzle-orm';
+import type { StepRow } from '../db/schema.js';
+import { notFound } from '../errors.js';
+import type { Actor, Tx } from './context.js';
+import { query, sameProject } from './context.js';
+import type { HistoryEntry } from './history.js';
+import { isUuid } from './instances.js';
+import type { LockedTaskRow } from './lease.js';
+
+const TASK_COLUMNS = sql`t.id, t.project_id AS "projectId", t.process_instance_id AS "processInstanceId", t.node_id AS "nodeId",
+  t.node_type AS "nodeType", t.topic_name AS "topicName", t.state, t.priority, t.attempt,
+  t.max_attempts AS "maxAttempts", t.worker_id AS "workerId", t.locked_by AS "lockedBy",
+  t.lock_expires_at AS "lockExpiresAt", t.available_at AS "availableAt", t.lease_expiries AS "leaseExpiries",
+  t.agent_work AS "agentWork", t.metadata, t.error_type AS "errorType", t.error_message AS "errorMessage",
+  t.created_at AS "createdAt", t.updated_at AS "updatedAt", t.ended_at AS "endedAt",
+  (t.lock_expires_at IS NOT NULL AND t.lock_expires_at > now()) AS "leaseLive",
+  (SELECT i.state FROM process_instances i WHERE i.id = t.process_instance_id) AS "instanceState"`;
+
+export interface ModelUsage {
+  turns: number;
+  tokens: number;
+  cost: number;
+}
+
+export interface StepContext {
+  task: LockedTaskRow;
+  existing: StepRow | undefined;
+  last: { sequence: number; state: StepRow['state'] } | undefined;
+  usage: ModelUsage | null;
+}
+
+const DATE_KEYS = ['lockExpiresAt', 'availableAt', 'createdAt', 'updatedAt', 'endedAt'] as const;
+
+/** Maps a `steps` row as PostgreSQL returns it (snake_case, JSON) to the drizzle row shape. */
+export function toStepRow(r: Record<string, unknown>): StepRow {
+  return {
+    taskId: r.task_id as string,
+    attempt: r.attempt as number,
+    sequence: r.sequence as number,
+    kind: r.kind as StepRow['kind'],
+    state: r.state as StepRow['state'],
+    toolRef: (r.tool_ref as string | null) ?? null,
+    policy: (r.policy as StepRow['policy']) ?? null,
+    model: (r.model as string | null) ?? null,
+    digest: r.digest as string,
+    requestEnc: r.request_enc as string,
+    responseEnc: (r.response_enc as string | null) ?? null,
+    errorEnc: (r.error_enc as string | null) ?? null,
+    keyId: r.key_id as string,
+    idempotencyKey: (r.idempotency_key as string | null) ?? null,
+    comment: (r.comment as string | null) ?? null,
+    reused: Boolean(r.reused),
+    usage: r.usage ?? null,
+    costUsd: r.cost_usd == null ? null : Number(r.cost_usd),
+    approvalId: (r.approval_id as string | null) ?? null,
+    createdAt: new Date(r.created_at as string),
+    updatedAt: new Date(r.updated_at as string),
+  };
+}
+
+/** Locks the task row (only it) and reads what journalStep needs, in one round trip. */
+export async function readForStep(
+  tx: Tx,
+  actor: Actor,
+  taskId: string,
+  attempt: number,
+  sequence: number,
+  withUsage: boolean,
+): Promise<StepContext> {
+  if (!isUuid(taskId)) throw notFound('external task', taskId);
+  const [row] = await query<Record<string, unknown>>(
+    tx,
+    sql`SELECT ${TASK_COLUMNS},
+          (SELECT to_jsonb(s) FROM steps s WHERE s.task_id = t.id AND s.attempt = ${attempt} AND s.sequence = ${sequence}) AS "existingStep",
+          (SELECT jsonb_build_object('sequence', s.sequence, 'state', s.state) FROM steps s
+            WHERE s.task_id = t.id AND s.attempt = ${attempt} ORDER BY s.sequence DESC LIMIT 1) AS "lastStep",
+          CASE WHEN ${withUsage} THEN (
+            SELECT jsonb_build_object(
+              'turns', count(*) FILTER (WHERE s.attempt = t.attempt AND s.state = 'COMPLETED'),
+              'tokens', coalesce(sum((s.usage->>'totalTokens')::bigint) FILTER (WHERE s.attempt = t.attempt), 0),
+              'cost', coalesce(sum(s.cost_usd), 0))
+            FROM steps s WHERE s.task_id = t.id AND s.kind = 'MODEL_CALL') END AS "modelUsage"
+        FROM external_tasks t WHERE t.id = ${taskId} FOR UPDATE OF t`,
+  );
+  if (!row || !sameProject(actor, row.projectId as string)) throw notFound('external task', taskId);
+  for (const k of DATE_KEYS) if (row[k] != null) row[k] = new Date(row[k] as string);
+  const { existingStep, lastStep, modelUsage, ...task } = row;
+  const u = modelUsage as Record<string, unknown> | null;
+  return {
+    task: task as unknown as LockedTaskRow,
+    existing: existingStep ? toStepRow(existingStep as Record<string, unknown>) : undefined,
+    last: (lastStep as StepContext['last']) ?? undefined,
+    usage: u ? { turns: Number(u.turns), tokens: Number(u.tokens), cost: Number(u.cost) } : null,
+  };
+}
+
+export type StepValues = Pick<
+  StepRow,
+  'taskId' | 'attempt' | 'sequence' | 'kind' | 'state' | 'digest' | 'requestEnc' | 'keyId'
+> &
+  Partial<
+    Pick<
+      StepRow,
+      | 'toolRef'
+      | 'policy'
+      | 'model'
+      | 'responseEnc'
+      | 'errorEnc'
+      | 'idempotencyKey'
+      | 'comment'
+      | 'reused'
+      | 'usage'
+      | 'costUsd'
+      | 'approvalId'
+    >
+  >;
+
+function historyInsert(h: HistoryEntry) {
+  return sql`INSERT INTO history (project_id, process_instance_id, event_type, actor, task_id, attempt, sequence, approval_id, data, seq, prev_hash, hash)
+    SELECT ${h.projectId}, ${h.processInstanceId}, 'STEP_' || s.state, ${h.actor}, s.task_id, s.attempt, s.sequence, ${h.approvalId ?? null},
+      ${JSON.stringify(h.data ?? {})}::jsonb, 0, '', '' FROM s`;
+}
+
+/** Inserts a step and its STEP_<state> history row in one statement. */
+export async function insertStep(tx: Tx, v: StepValues, h: HistoryEntry): Promise<StepRow> {
+  const [row] = await query<Record<string, unknown>>(
+    tx,
+    sql`WITH s AS (
+          INSERT INTO steps (task_id, attempt, sequence, kind, state, tool_ref, policy, model, digest, request_enc, response_enc,
+                             error_enc, key_id, idempotency_key, comment, reused, usage, cost_usd, approval_id)
+          VALUES (${v.taskId}, ${v.attempt}, ${v.sequence}, ${v.kind}, ${v.state}, ${v.toolRef ?? null}, ${v.policy ?? null},
+                  ${v.model ?? null}, ${v.digest}, ${v.requestEnc}, ${v.responseEnc ?? null}, ${v.errorEnc ?? null}, ${v.keyId},
+                  ${v.idempotencyKey ?? null}, ${v.comment ?? null}, ${v.reused ?? false},
+                  ${v.usage == null ? null : JSON.stringify(v.usage)}::jsonb, ${v.costUsd ?? null}, ${v.approvalId ?? null})
+          RETURNING *),
+        h AS (${historyInsert(h)})
+        SELECT * FROM s`,
+  );
+  return toStepRow(row);
+}
+
+/** Updates a step's state (and outcome) and appends its history row in one statement. */
+export async function updateStep(
+  tx: Tx,
+  key: Pick<StepRow, 'taskId' | 'attempt' | 'sequence'>,
+  set: Pick<StepRow, 'state'> &
+    Partial<Pick<StepRow, 'responseEnc' | 'errorEnc' | 'idempotencyKey' | 'usage' | 'costUsd'>>,
+  h: HistoryEntry,
+): Promise<StepRow> {
+  const cols = [sql`state = ${set.state}`, sql`updated_at = now()`];
+  if ('responseEnc' in set) cols.push(sql`response_enc = ${set.responseEnc ?? null}`);
+  if ('errorEnc' in set) cols.push(sql`error_enc = ${set.errorEnc ?? null}`);
+  if ('idempotencyKey' in set) cols.push(sql`idempotency_key = ${set.idempotencyKey ?? null}`);
+  if ('usage' in set) cols.push(sql`usage = ${set.usage == null ? null : JSON.stringify(set.usage)}::jsonb`);
+  if ('costUsd' in set) cols.push(sql`cost_usd = ${set.costUsd ?? null}`);
+  const [row] = await query<Record<string, unknown>>(
+    tx,
+    sql`WITH s AS (
+          UPDATE steps SET ${sql.join(cols, sql`, `)}
+          WHERE task_id = ${key.taskId} AND attempt = ${key.attempt} AND sequence = ${key.sequence}
+          RETURNING *),
+        h AS (${historyInsert(h)})
+        SELECT * FROM s`,
+  );
+  return toStepRow(row);
+}
