@@ -1,9 +1,9 @@
 /**
- * Process instances: a single token moving through agent, service, user_task and end nodes.
- * Lock order everywhere: external task(s) → approval → instance. Cancellation and suspension retire the
- * instance's work in the same transaction, so late reports get WORK_RETIRED.
+ * Process instances: starting one and a single token moving through agent, service, user_task and end
+ * nodes. Lock order everywhere: external task(s) → approval → instance. Cancellation, suspension and
+ * resumption live in lifecycle.ts.
  */
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { externalTasks, processInstances, userTasks } from '../db/schema.js';
 import type { ProcessInstanceRow } from '../db/schema.js';
 import { EngineError, notFound } from '../errors.js';
@@ -11,9 +11,7 @@ import type { AgentNode, FrozenProcess, ProcessNode, VariableSpec } from './apl/
 import type { Actor, EngineContext, Executor, Tx } from './context.js';
 import { actorProject, notify, sameProject } from './context.js';
 import { latestDefinition } from './definitions.js';
-import { settleUnknownOutcomes } from './attempts.js';
 import { actorLabel, appendHistory } from './history.js';
-import { retireApprovalsOfTasks } from './retire.js';
 
 export const AGENT_PROFILE_VERSION = 'abada.agent/v1';
 
@@ -270,7 +268,7 @@ export async function enterNode(
 }
 
 /** Delegation: the parent's task learns of the child's end through an idempotent CHILD_DONE job. */
-async function enqueueChildDone(tx: Tx, childInstanceId: string) {
+export async function enqueueChildDone(tx: Tx, childInstanceId: string) {
   await tx.execute(
     sql`INSERT INTO jobs (kind, dedupe_key, payload) VALUES ('CHILD_DONE', ${`child-done:${childInstanceId}`}, ${JSON.stringify({ childInstanceId })}::jsonb)
         ON CONFLICT (dedupe_key) DO NOTHING`,
@@ -288,223 +286,4 @@ export async function getInstance(ex: Executor, actor: Actor, id: string): Promi
 
 export function isUuid(id: string): boolean {
   return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
-}
-
-function requireOperator(actor: Actor, what: string) {
-  if (actor.kind !== 'ADMIN')
-    throw new EngineError('FORBIDDEN', `Only an admin can ${what} a process instance.`);
-}
-
-const LIVE_TASK_STATES = ['OPEN', 'LEASED', 'AWAITING_APPROVAL', 'AWAITING_CHILD'] as const;
-
-/** Retires the live work of an instance: tasks → CANCELLED, pending approvals → RETIRED. Locks tasks first. */
-async function retireWork(
-  tx: Tx,
-  inst: ProcessInstanceRow,
-  actor: string,
-  reason: 'CANCELLED' | 'SUSPENDED',
-) {
-  const tasks = await tx
-    .select({ id: externalTasks.id, attempt: externalTasks.attempt, topicName: externalTasks.topicName })
-    .from(externalTasks)
-    .where(
-      and(eq(externalTasks.processInstanceId, inst.id), inArray(externalTasks.state, [...LIVE_TASK_STATES])),
-    )
-    .orderBy(externalTasks.id)
-    .for('update');
-  if (tasks.length === 0) return;
-  const ids = tasks.map((t) => t.id);
-  await tx
-    .update(externalTasks)
-    .set({
-      state: 'CANCELLED',
-      workerId: null,
-      lockedBy: null,
-      lockExpiresAt: null,
-      errorType: reason,
-      updatedAt: sql`now()`,
-      endedAt: sql`now()`,
-    })
-    .where(inArray(externalTasks.id, ids));
-  await retireApprovalsOfTasks(tx, ids, inst.projectId, actor);
-  for (const t of tasks) {
-    await appendHistory(tx, {
-      projectId: inst.projectId,
-      processInstanceId: inst.id,
-      eventType: reason === 'CANCELLED' ? 'TASK_CANCELLED' : 'TASK_SUSPENDED',
-      actor,
-      taskId: t.id,
-      attempt: t.attempt,
-    });
-    await notify(tx, {
-      type: 'task',
-      taskId: t.id,
-      processInstanceId: inst.id,
-      projectId: inst.projectId,
-      state: 'CANCELLED',
-      topic: t.topicName,
-    });
-  }
-}
-
-async function lockInstance(tx: Tx, actor: Actor, id: string): Promise<ProcessInstanceRow> {
-  await getInstance(tx, actor, id);
-  const [row] = await tx.select().from(processInstances).where(eq(processInstances.id, id)).for('update');
-  return row;
-}
-
-export async function cancelProcess(
-  ctx: EngineContext,
-  actor: Actor,
-  id: string,
-  reason: string,
-): Promise<ProcessInstanceRow> {
-  requireOperator(actor, 'cancel');
-  if (!reason?.trim())
-    throw new EngineError('VALIDATION_FAILED', 'Give a reason for the cancellation.', {
-      errors: [{ path: 'reason', message: 'required' }],
-    });
-  return ctx.db.transaction(async (tx) => {
-    const inst0 = await getInstance(tx, actor, id);
-    const label = actorLabel(actor);
-    await retireWork(tx, inst0, label, 'CANCELLED');
-    const inst = await lockInstance(tx, actor, id);
-    if (inst.state === 'COMPLETED' || inst.state === 'CANCELLED' || inst.state === 'FAILED') {
-      throw new EngineError(
-        'VALIDATION_FAILED',
-        `The instance is already ${inst.state}; there is nothing to cancel.`,
-        { errors: [{ path: 'id', message: inst.state }] },
-      );
-    }
-    // Work created between our task scan and the instance lock (a completion advancing the token).
-    await retireWork(tx, inst, label, 'CANCELLED');
-    await tx
-      .update(userTasks)
-      .set({ state: 'CANCELLED' })
-      .where(and(eq(userTasks.processInstanceId, id), eq(userTasks.state, 'OPEN')));
-    const [row] = await tx
-      .update(processInstances)
-      .set({ state: 'CANCELLED', endedAt: sql`now()`, updatedAt: sql`now()` })
-      .where(eq(processInstances.id, id))
-      .returning();
-    await appendHistory(tx, {
-      projectId: row.projectId,
-      processInstanceId: id,
-      eventType: 'INSTANCE_CANCELLED',
-      actor: label,
-      data: { reason },
-    });
-    if (row.parentTaskId) await enqueueChildDone(tx, row.id);
-    return row;
-  });
-}
-
-export async function suspendProcess(
-  ctx: EngineContext,
-  actor: Actor,
-  id: string,
-): Promise<ProcessInstanceRow> {
-  requireOperator(actor, 'suspend');
-  return ctx.db.transaction(async (tx) => {
-    const label = actorLabel(actor);
-    await retireWork(tx, await getInstance(tx, actor, id), label, 'SUSPENDED');
-    const inst = await lockInstance(tx, actor, id);
-    if (inst.state !== 'ACTIVE') {
-      throw new EngineError(
-        'VALIDATION_FAILED',
-        `Only an ACTIVE instance can be suspended; this one is ${inst.state}.`,
-        { errors: [{ path: 'id', message: inst.state }] },
-      );
-    }
-    await retireWork(tx, inst, label, 'SUSPENDED');
-    const [row] = await tx
-      .update(processInstances)
-      .set({ state: 'SUSPENDED', updatedAt: sql`now()` })
-      .where(eq(processInstances.id, id))
-      .returning();
-    await appendHistory(tx, {
-      projectId: row.projectId,
-      processInstanceId: id,
-      eventType: 'INSTANCE_SUSPENDED',
-      actor: label,
-    });
-    return row;
-  });
-}
-
-/** Resumes a suspended instance: its retired tasks reopen on a fresh attempt (the suspension costs none). */
-export async function resumeProcess(
-  ctx: EngineContext,
-  actor: Actor,
-  id: string,
-): Promise<ProcessInstanceRow> {
-  requireOperator(actor, 'resume');
-  return ctx.db.transaction(async (tx) => {
-    const label = actorLabel(actor);
-    await getInstance(tx, actor, id);
-    const suspended = await tx
-      .select()
-      .from(externalTasks)
-      .where(
-        and(
-          eq(externalTasks.processInstanceId, id),
-          eq(externalTasks.state, 'CANCELLED'),
-          eq(externalTasks.errorType, 'SUSPENDED'),
-        ),
-      )
-      .for('update');
-    const inst = await lockInstance(tx, actor, id);
-    if (inst.state !== 'SUSPENDED') {
-      throw new EngineError(
-        'VALIDATION_FAILED',
-        `Only a SUSPENDED instance can be resumed; this one is ${inst.state}.`,
-        { errors: [{ path: 'id', message: inst.state }] },
-      );
-    }
-    for (const t of suspended) {
-      // A keyless write in flight when the work was retired is never re-sent: it waits for a person.
-      if ((await settleUnknownOutcomes(tx, t, label)) > 0) continue;
-      await tx
-        .update(externalTasks)
-        .set({
-          state: 'OPEN',
-          attempt: t.attempt + 1,
-          maxAttempts: t.maxAttempts + 1,
-          leaseExpiries: 0,
-          errorType: null,
-          availableAt: sql`now()`,
-          endedAt: null,
-          updatedAt: sql`now()`,
-        })
-        .where(eq(externalTasks.id, t.id));
-      await appendHistory(tx, {
-        projectId: inst.projectId,
-        processInstanceId: id,
-        eventType: 'TASK_RESUMED',
-        actor: label,
-        taskId: t.id,
-        attempt: t.attempt + 1,
-      });
-      await notify(tx, {
-        type: 'task',
-        taskId: t.id,
-        processInstanceId: id,
-        projectId: inst.projectId,
-        state: 'OPEN',
-        topic: t.topicName,
-      });
-    }
-    const [row] = await tx
-      .update(processInstances)
-      .set({ state: 'ACTIVE', updatedAt: sql`now()` })
-      .where(eq(processInstances.id, id))
-      .returning();
-    await appendHistory(tx, {
-      projectId: row.projectId,
-      processInstanceId: id,
-      eventType: 'INSTANCE_RESUMED',
-      actor: label,
-    });
-    return row;
-  });
 }

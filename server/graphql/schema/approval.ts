@@ -1,5 +1,5 @@
 import { pipe, filter, map } from 'graphql-yoga';
-import { decideApproval } from '../../engine/approvals.js';
+import { decideApproval } from '../../engine/decide.js';
 import {
   type ApprovalView,
   type DecisionView,

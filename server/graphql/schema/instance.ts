@@ -1,12 +1,7 @@
 import type { HistoryRow, ProcessInstanceRow, UserTaskRow } from '../../db/schema.js';
 import type { AuditVerification as AuditShape } from '../../engine/history.js';
-import {
-  cancelProcess,
-  getInstance,
-  resumeProcess,
-  startProcess,
-  suspendProcess,
-} from '../../engine/instances.js';
+import { getInstance, startProcess } from '../../engine/instances.js';
+import { cancelProcess, resumeProcess, suspendProcess } from '../../engine/lifecycle.js';
 import { listInstances, verifyAudit } from '../../engine/queries.js';
 import { completeUserTask, userTasksOf } from '../../engine/usertasks.js';
 import { builder, PageInfo } from '../builder.js';
