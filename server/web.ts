@@ -4,7 +4,7 @@
  * for one-click sign-in; outside the demo that path is a plain 404.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,8 +31,22 @@ export interface WebOptions {
   demoUsers?: () => DemoUser[];
 }
 
+/** Whether web/.next holds a production build newer than every dashboard source (and schema.graphql). */
 export function webIsBuilt(): boolean {
-  return existsSync(path.join(WEB_DIR, '.next', 'BUILD_ID'));
+  const buildId = path.join(WEB_DIR, '.next', 'BUILD_ID');
+  if (!existsSync(buildId)) return false;
+  const builtAt = statSync(buildId).mtimeMs;
+  return newestSource(WEB_DIR) <= builtAt && statSync(path.join(ROOT, 'schema.graphql')).mtimeMs <= builtAt;
+}
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.name === '.next' || e.name === 'node_modules' || e.name === 'next-env.d.ts') continue;
+    const p = path.join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestSource(p) : statSync(p).mtimeMs);
+  }
+  return newest;
 }
 
 /** `next build web` (about 20-60 s on a laptop); inherits stdio so the operator sees progress. */

@@ -107,6 +107,7 @@ export default function ApprovalsPage() {
                       {a.server} / {a.tool}
                     </Link>
                     {fresh.includes(a.id) ? <span className="badge new">new</span> : null}
+                    <div className="muted small">{argumentSummary(a.arguments)}</div>
                   </td>
                   <td>
                     {a.nodeId} <span className="muted small">attempt {a.attempt}, step {a.sequence}</span>
@@ -136,4 +137,14 @@ export default function ApprovalsPage() {
       ) : null}
     </section>
   );
+}
+
+/** The first few arguments at a glance (`orderId 5531 · amount 89 · currency EUR`); the detail page has them all. */
+function argumentSummary(args: unknown): string {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return '';
+  const parts = Object.entries(args as Record<string, unknown>)
+    .filter(([, v]) => v === null || typeof v !== 'object')
+    .slice(0, 4)
+    .map(([k, v]) => `${k} ${String(v)}`);
+  return parts.join(' · ').slice(0, 120);
 }
