@@ -1,0 +1,130 @@
+/**
+ * The model turns of one lease: each turn is one journaled MODEL_CALL, consumed from the journal when a
+ * previous lease completed it, and the fallback chain [model, ...fallbackModels] when a model is
+ * unavailable.
+ */
+import { AttemptFailure, type Attempt } from './attempt.js';
+import { type FunctionTool, type Message, messagesHash } from './conversation.js';
+import { EngineRequestError } from './graphql.js';
+import { type ModelClient, ModelRequestError, ModelUnavailableError } from './model.js';
+
+export type AssistantMessage = Extract<Message, { role: 'assistant' }>;
+
+export class ModelTurns {
+  /** Index in the chain; an unavailable model moves it on for the rest of the task. */
+  private modelIndex = 0;
+  /** The model that gave the last answer (the task's metadata). */
+  lastModel: string | null = null;
+  inputTokens = 0;
+  outputTokens = 0;
+
+  constructor(
+    private readonly at: Attempt,
+    private readonly models: ModelClient,
+    private readonly chain: readonly string[],
+  ) {}
+
+  /** The assistant's next message: replayed from the journal, or asked of the first available model. */
+  async next(messages: Message[], tools: FunctionTool[]): Promise<AssistantMessage> {
+    const { at, chain } = this;
+    for (;;) {
+      at.checkLease();
+      const existing = at.existing();
+      let model: string;
+      if (existing) {
+        if (existing.kind !== 'MODEL_CALL')
+          throw new AttemptFailure(
+            'JOURNAL_CONFLICT',
+            `step ${at.seq} is a ${existing.kind}, a model call was due`,
+          );
+        model = existing.model ?? chain[this.modelIndex];
+        if (existing.state === 'COMPLETED') {
+          this.countTokens(existing.usage);
+          this.lastModel = model;
+          at.seq++;
+          return existing.response as AssistantMessage;
+        }
+        if (existing.state === 'FAILED') {
+          this.modelIndex = Math.max(this.modelIndex, chain.indexOf(model) + 1);
+          at.seq++;
+          continue;
+        }
+        // STARTED: a crash during the call; the model never answered us, so ask it again.
+      } else {
+        while (this.modelIndex < chain.length && !this.models.hasEndpoint(chain[this.modelIndex])) {
+          at.log.warn({ event: 'model.no_endpoint', model: chain[this.modelIndex] }, 'skipping model');
+          this.modelIndex++;
+        }
+        if (this.modelIndex >= chain.length)
+          throw new AttemptFailure('MODEL_UNAVAILABLE', `no model of ${chain.join(', ')} is available`);
+        model = chain[this.modelIndex];
+        const request = { model, messagesHash: messagesHash(messages, tools) };
+        try {
+          await at.journalStep({
+            sequence: at.seq,
+            kind: 'MODEL_CALL',
+            state: 'STARTED',
+            model,
+            request,
+          });
+        } catch (e) {
+          if (e instanceof EngineRequestError && e.code === 'LIMIT_EXCEEDED')
+            throw new AttemptFailure('LIMIT_EXCEEDED', e.message);
+          throw e;
+        }
+      }
+      const request = existing?.request ?? { model, messagesHash: messagesHash(messages, tools) };
+      const t0 = Date.now();
+      try {
+        const answer = await this.models.chat(model, messages, tools, at.lease.signal);
+        await at.journalStep({
+          sequence: at.seq,
+          kind: 'MODEL_CALL',
+          state: 'COMPLETED',
+          model,
+          request,
+          response: answer.message,
+          usage: answer.usage,
+        });
+        at.log.info(
+          {
+            event: 'model.answered',
+            sequence: at.seq,
+            model,
+            ms: Date.now() - t0,
+            toolCalls: answer.message.tool_calls?.length ?? 0,
+            tokens: answer.usage.totalTokens,
+          },
+          'model call',
+        );
+        this.countTokens(answer.usage);
+        this.lastModel = model;
+        at.seq++;
+        return answer.message;
+      } catch (e) {
+        at.checkLease();
+        if (!(e instanceof ModelUnavailableError || e instanceof ModelRequestError)) throw e;
+        await at.journalStep({
+          sequence: at.seq,
+          kind: 'MODEL_CALL',
+          state: 'FAILED',
+          model,
+          request,
+          error: e.message.slice(0, 2000),
+        });
+        at.log.warn({ event: 'model.failed', sequence: at.seq, model, err: e.name }, e.message);
+        at.seq++;
+        if (e instanceof ModelRequestError) throw new AttemptFailure('MODEL_ERROR', e.message);
+        this.modelIndex = Math.max(this.modelIndex, chain.indexOf(model) + 1);
+        if (this.modelIndex >= chain.length)
+          throw new AttemptFailure('MODEL_UNAVAILABLE', `no model of ${chain.join(', ')} is available`);
+      }
+    }
+  }
+
+  private countTokens(usage: unknown) {
+    const u = (usage ?? {}) as { inputTokens?: number; outputTokens?: number };
+    this.inputTokens += Number(u.inputTokens) || 0;
+    this.outputTokens += Number(u.outputTokens) || 0;
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * The tool steps of one lease: each tool call the model asks for is one journaled TOOL_CALL, moved along
+ * its life (proposed, approved, started, ended) or replayed from the journal when a previous lease got
+ * that far.
+ */
+import { AttemptFailure, type Attempt, LetGo } from './attempt.js';
+import { type FunctionTool, type ToolCall, toolFunctions, toolStepContent } from './conversation.js';
+import { EngineRequestError, type JournalResult, type Step, type ToolBinding } from './graphql.js';
+import { ToolOutcomeUnknownError, type ToolSessions } from './mcp.js';
+
+export class ToolSteps {
+  private byName = new Map<string, ToolBinding>();
+  /** Tool refs whose step ended (the task's metadata). */
+  readonly used = new Set<string>();
+
+  constructor(
+    private readonly at: Attempt,
+    private readonly sessions: ToolSessions,
+  ) {}
+
+  /** Checks the bound tools' contracts; returns the functions offered to the model. */
+  async bind(bindings: ToolBinding[]): Promise<FunctionTool[]> {
+    const schemas = await this.sessions.check(bindings);
+    const { tools, byName } = toolFunctions(bindings, schemas);
+    this.byName = byName;
+    return tools;
+  }
+
+  /** Runs (or replays from the journal) one tool call; returns the tool message content. */
+  async call(call: ToolCall): Promise<string> {
+    const { at } = this;
+    const name = call.function.name;
+    const binding = this.byName.get(name);
+    // Refusals that need no step: a pure function of the assistant message, so a rebuild repeats them.
+    if (!binding)
+      return `Error: there is no function named ${name}. Use one of: ${[...this.byName.keys()].join(', ')}.`;
+    let args: unknown;
+    try {
+      args = JSON.parse(call.function.arguments || '{}');
+    } catch {
+      return `Error: the arguments of ${name} are not valid JSON.`;
+    }
+    if (!args || typeof args !== 'object' || Array.isArray(args))
+      return `Error: the arguments of ${name} must be a JSON object.`;
+    const request = { callId: call.id, arguments: args };
+    const existing = at.existing();
+    if (existing) {
+      if (existing.kind !== 'TOOL_CALL' || existing.toolRef !== binding.ref) {
+        throw new AttemptFailure(
+          'JOURNAL_CONFLICT',
+          `step ${at.seq} is ${existing.kind} ${existing.toolRef ?? ''}, the conversation asks for ${binding.ref}`,
+        );
+      }
+      return this.advance(binding, existing, null, false);
+    }
+    if (binding.policy === 'READ') {
+      const result = await this.invoke(binding, args as Record<string, unknown>, null);
+      const r = await at.journalStep({
+        sequence: at.seq,
+        kind: 'TOOL_CALL',
+        toolRef: binding.ref,
+        request,
+        ...(result.ok
+          ? { state: 'COMPLETED', response: result.response }
+          : { state: 'FAILED', error: result.error.slice(0, 4000) }),
+      });
+      return this.advance(binding, r.step, r, true);
+    }
+    let r: JournalResult;
+    try {
+      r = await at.journalStep({
+        sequence: at.seq,
+        kind: 'TOOL_CALL',
+        toolRef: binding.ref,
+        state: binding.policy === 'APPROVAL_REQUIRED' ? 'PROPOSED' : 'STARTED',
+        request,
+      });
+    } catch (e) {
+      // The engine refused the call itself (a delegation's inputs, its depth): tell the model, no step.
+      if (e instanceof EngineRequestError && (e.code === 'VALIDATION_FAILED' || e.code === 'LIMIT_EXCEEDED'))
+        return `Error: ${e.message}`;
+      throw e;
+    }
+    return this.advance(binding, r.step, r, true);
+  }
+
+  /** Moves a tool step along its life until it ends (→ tool message) or the task must be let go. */
+  private async advance(
+    binding: ToolBinding,
+    first: Step,
+    answer: JournalResult | null,
+    fresh: boolean,
+  ): Promise<string> {
+    const { at } = this;
+    let step = first;
+    let taskState = answer?.taskState ?? 'LEASED';
+    for (;;) {
+      const where = { sequence: step.sequence, toolRef: binding.ref };
+      switch (step.state) {
+        case 'COMPLETED':
+        case 'FAILED':
+        case 'REJECTED':
+        case 'OUTCOME_UNKNOWN': {
+          const content = toolStepContent(step);
+          if (content === null) throw new LetGo('let-go', `step ${step.sequence} waits for a person`);
+          this.used.add(binding.ref);
+          at.log.info({ event: 'tool.done', ...where, state: step.state, reused: step.reused }, 'tool step');
+          at.seq++;
+          return content;
+        }
+        case 'PROPOSED':
+          at.log.info({ event: 'tool.proposed', ...where }, 'waiting for approval');
+          throw new LetGo('parked', `step ${step.sequence} waits for approval`);
+        case 'APPROVED': {
+          // Exactly the approved request (the person may have edited its arguments).
+          const r = await at.journalStep({
+            sequence: step.sequence,
+            kind: 'TOOL_CALL',
+            toolRef: binding.ref,
+            state: 'STARTED',
+            request: step.request,
+          });
+          step = r.step;
+          taskState = r.taskState;
+          fresh = true;
+          continue;
+        }
+        case 'STARTED': {
+          if (binding.transport === 'delegate' || taskState === 'AWAITING_CHILD')
+            throw new LetGo('parked', `step ${step.sequence} waits for its child process`);
+          const key = step.idempotencyKey;
+          if (!key && !fresh && binding.policy !== 'READ') {
+            // A keyless write found in flight is never re-sent: a person states what happened.
+            throw new AttemptFailure(
+              'TOOL_OUTCOME_UNKNOWN',
+              `${binding.ref} (step ${step.sequence}) was in flight`,
+            );
+          }
+          if (key && !fresh)
+            at.log.info({ event: 'tool.resend', ...where }, 're-sending a started write with its key');
+          const args = (step.request?.arguments ?? {}) as Record<string, unknown>;
+          const result = await this.invoke(binding, args, key);
+          const r = await at.journalStep({
+            sequence: step.sequence,
+            kind: 'TOOL_CALL',
+            toolRef: binding.ref,
+            request: step.request,
+            ...(result.ok
+              ? { state: 'COMPLETED', response: result.response }
+              : { state: 'FAILED', error: result.error.slice(0, 4000) }),
+          });
+          step = r.step;
+          continue;
+        }
+      }
+    }
+  }
+
+  /** Calls the tool; keyed writes are retried with the same key, an unknown outcome fails the attempt. */
+  private async invoke(binding: ToolBinding, args: Record<string, unknown>, key: string | null) {
+    const { at } = this;
+    const t0 = Date.now();
+    for (let i = 0; ; i++) {
+      at.checkLease();
+      try {
+        const result = await this.sessions.call(binding, args, key);
+        at.log.info(
+          {
+            event: 'tool.called',
+            sequence: at.seq,
+            toolRef: binding.ref,
+            ok: result.ok,
+            ms: Date.now() - t0,
+          },
+          'tool call',
+        );
+        return result;
+      } catch (e) {
+        at.checkLease();
+        if (!(e instanceof ToolOutcomeUnknownError)) throw e;
+        at.log.warn({ event: 'tool.unknown', sequence: at.seq, toolRef: binding.ref }, e.message);
+        if (binding.policy === 'READ') return { ok: false as const, error: e.message };
+        if (!key || i >= 2) {
+          // Keyless: the engine marks the step OUTCOME_UNKNOWN for a person. Keyed: the next attempt
+          // re-sends it under the same key.
+          throw new AttemptFailure(key ? 'TOOL_UNAVAILABLE' : 'TOOL_OUTCOME_UNKNOWN', e.message);
+        }
+        await new Promise((r) => setTimeout(r, 500 * 2 ** i));
+      }
+    }
+  }
+}
