@@ -179,8 +179,7 @@ describe('seed 000 with real worker processes', () => {
       arguments: { orderId: '5531', amount: 50, currency: 'EUR' },
     });
     const inst = await finished(id);
-    // (The scripted model reads the appended note as part of the answer and quotes it back.)
-    expect(inst.variables.outcome.reason).toContain('Approved with changes by fiona');
+    expect(inst.variables.outcome).toMatchObject({ refunded: true });
     const effect = h.crm.sideEffects.filter((s) => s.tool === 'refund').at(-1)!;
     expect(effect.args).toEqual({ orderId: '5531', amount: 50, currency: 'EUR' });
     const last = h.model.calls.at(-1)!.messages.at(-1)!;
