@@ -125,6 +125,7 @@ export class Fleet {
   slots: WorkerProc[] = [];
   kills = 0;
   private gen = 0;
+  private readonly replacing = new Set<number>();
   constructor(private readonly envs: WorkerEnv[]) {}
 
   start(): void {
@@ -135,9 +136,21 @@ export class Fleet {
     return `w${slot}-g${this.gen++}`;
   }
 
-  /** SIGKILLs the worker in `slot` and starts a replacement after `downMs`. */
-  async kill(slot: number, downMs = 300): Promise<string> {
+  /** SIGKILLs the worker in `slot` and replaces it; null when the slot is already being replaced. */
+  async kill(slot: number, downMs = 300): Promise<string | null> {
     const w = this.slots[slot];
+    // A random kill and a targeted one may pick the same slot: only one replaces it (else a replacement
+    // would be overwritten and outlive the soak).
+    if (this.replacing.has(slot)) return null;
+    this.replacing.add(slot);
+    try {
+      return await this.replace(slot, w, downMs);
+    } finally {
+      this.replacing.delete(slot);
+    }
+  }
+
+  private async replace(slot: number, w: WorkerProc, downMs: number): Promise<string> {
     if (alive(w.child)) {
       w.child.kill('SIGKILL');
       this.kills++;

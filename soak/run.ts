@@ -128,6 +128,8 @@ async function main(): Promise<number> {
 
   // The load: instances started through both engines, spread over START_SPAN_MS.
   let startFailures = 0;
+  const starter = new pg.Client({ connectionString: pgServer.url });
+  await starter.connect();
   const starting = (async () => {
     for (let n = 0; n < INSTANCES && Date.now() < deadline; n++) {
       const story = storyFor(n);
@@ -150,15 +152,18 @@ async function main(): Promise<number> {
           if (!r.errors) break;
           throw new Error(JSON.stringify(r.errors));
         } catch (e) {
-          // An engine down: try the other. (A start whose answer was lost may have committed; the
-          // check counts instances from the database, so a duplicate would show as started > N.)
+          // An engine down: try the other — unless the start committed and only its answer was lost
+          // (startProcess is not idempotent; the business key tells).
           startFailures++;
           if (i > 20) throw e;
           await sleep(300);
+          const had = await starter.query('SELECT 1 FROM process_instances WHERE business_key = $1', [tag]);
+          if (had.rowCount) break;
         }
       }
       await sleep(START_SPAN_MS / INSTANCES);
     }
+    await starter.end();
   })();
 
   // Faults.
@@ -184,7 +189,7 @@ async function main(): Promise<number> {
       await sleep(rnd(SMOKE ? 4000 : 6000, SMOKE ? 9000 : 14000));
       const slot = Math.floor(Math.random() * WORKERS);
       const id = await fleet.kill(slot);
-      log(`SIGKILL ${id} (random moment)`);
+      if (id) log(`SIGKILL ${id} (random moment)`);
     }
   })();
   const tools = ['send_email', 'create_ticket', 'refund', 'send_email'];
@@ -217,7 +222,7 @@ async function main(): Promise<number> {
       const workerId = held.rows[0]?.worker_id as string | undefined;
       const slot = workerId ? fleet.slotOf(workerId) : -1;
       if (slot < 0) continue;
-      await fleet.kill(slot);
+      if (!(await fleet.kill(slot))) continue;
       targeted++;
       targetedByTool[tool] = (targetedByTool[tool] ?? 0) + 1;
       log(`SIGKILL ${workerId} between STARTED and COMPLETED of ${tool}`);
