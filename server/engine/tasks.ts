@@ -109,8 +109,13 @@ export async function fetchAndLock(
  *  - expired leases (state LEASED, lock_expires_at passed): re-acquired on the SAME attempt, the journal
  *    lets the new worker resume; they go first because someone already started them;
  *  - ready work (state OPEN, available_at passed), by priority then age.
- * The outer LIMIT stops pulling from the second set once enough rows are locked. Finished rows are in
- * neither index, so a large history never slows a fetch.
+ * The outer LIMIT stops pulling from the second set once enough rows are locked. Ready work is read
+ * per topic (a LATERAL index scan of `topic_name = t ORDER BY priority DESC, available_at`): with
+ * `topic_name = ANY(…)` PostgreSQL cannot use the index order and sorted every open row of the topics on
+ * every fetch — 50 ms at 200k open tasks, 600 ms at 1M (measured by the bench). With several topics a
+ * fetch may lock up to maxTasks rows per topic for the instant of its transaction; those it does not
+ * pick are skipped by concurrent fetchers only until it commits. Finished rows are in neither index, so
+ * a large history never slows a fetch.
  */
 async function claim(
   ctx: EngineContext,
@@ -133,15 +138,19 @@ async function claim(
             LIMIT ${input.maxTasks}
             FOR UPDATE SKIP LOCKED
           ), ready AS (
-            SELECT id FROM external_tasks
-            WHERE state = 'OPEN' AND available_at <= now() AND topic_name = ANY(${sql.param(topics)}::text[]) AND ${projectFilter}
-            ORDER BY priority DESC, available_at
-            LIMIT ${input.maxTasks}
-            FOR UPDATE SKIP LOCKED
+            SELECT c.id, c.priority, c.available_at
+            FROM unnest(${sql.param(topics)}::text[]) AS tp(name)
+            CROSS JOIN LATERAL (
+              SELECT id, priority, available_at FROM external_tasks
+              WHERE state = 'OPEN' AND topic_name = tp.name AND available_at <= now() AND ${projectFilter}
+              ORDER BY priority DESC, available_at
+              LIMIT ${input.maxTasks}
+              FOR UPDATE SKIP LOCKED
+            ) c
           ), picked AS (
             SELECT id, true AS was_expired FROM expired
             UNION ALL
-            SELECT id, false FROM ready
+            SELECT id, false FROM (SELECT id FROM ready ORDER BY priority DESC, available_at LIMIT ${input.maxTasks}) r
             LIMIT ${input.maxTasks}
           )
           UPDATE external_tasks t
