@@ -1,0 +1,99 @@
+/**
+ * The engine's own logs (pino, at debug level) never carry a prompt, a secret, a token or tool payloads,
+ * even when calls fail: an engine process is run as a child, a refund story is played through it with
+ * refusals on the way, and everything it printed is searched.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EngineProc, gqlClient, spawnEngine } from '../../bench/lib.js';
+import { createTestDatabase } from '../helpers/db.js';
+import { TEST_KEY } from '../helpers/engine.js';
+import { CRM_SERVER, Q, REFUND } from '../helpers/fixtures.js';
+
+const SECRET = 'sk-crm-LOGCHECK-91a7';
+const ADMIN = 'admin-LOGCHECK-5c2e1f';
+const PROMPT_MARK = 'refund a lost parcel if it is due';
+const ARG_MARK = 'ORDER-LOGCHECK-7731';
+
+let engine: EngineProc;
+let output = '';
+
+beforeAll(async () => {
+  const databaseUrl = await createTestDatabase();
+  engine = await spawnEngine({
+    DATABASE_URL: databaseUrl,
+    ABADA_ENCRYPTION_KEY: TEST_KEY,
+    ABADA_ADMIN_TOKEN: ADMIN,
+    LOG_LEVEL: 'debug',
+    HOST: '127.0.0.1',
+  });
+  engine.child.stdout!.on('data', (d) => {
+    output += String(d);
+  });
+  engine.child.stderr?.on('data', (d) => {
+    output += String(d);
+  });
+});
+afterAll(() => engine?.stop());
+
+describe('engine logs', () => {
+  it('name the work but never its content', async () => {
+    const admin = gqlClient(engine.url, ADMIN);
+    await admin(Q.deploy, { s: `${CRM_SERVER()}---${REFUND}` });
+    await admin('mutation($s: String!) { setCredential(name: "crm-token", secret: $s) }', { s: SECRET });
+    const { createPrincipal } = await admin(
+      'mutation { createPrincipal(input: {kind: WORKER, name: "w", topics: ["abada:agent"]}) { token } }',
+    );
+    const workerToken = createPrincipal.token as string;
+    const worker = gqlClient(engine.url, workerToken);
+    const inst = (await admin(Q.start, { key: 'refund', v: { customerId: 'C-42', message: 'lost' } }))
+      .startProcess;
+    const [t] = (
+      await worker(Q.fetch, {
+        input: {
+          workerId: 'w1',
+          maxTasks: 1,
+          topics: [{ topicName: 'abada:agent', lockDurationMs: 30_000 }],
+        },
+      })
+    ).fetchAndLock;
+    expect(t.agentWork.prompt).toContain(PROMPT_MARK);
+    await worker('query($t: ID!) { toolCredential(taskId: $t, server: "crm", workerId: "w1") { secret } }', {
+      t: t.id,
+    });
+    const journal = (sequence: number, state: string, extra: Record<string, unknown>) =>
+      worker(Q.journal, { input: { taskId: t.id, workerId: 'w1', attempt: 1, sequence, state, ...extra } });
+    await journal(1, 'STARTED', {
+      kind: 'MODEL_CALL',
+      model: 'gemini-3.6-flash',
+      request: { model: 'gemini-3.6-flash', messagesHash: 'x' },
+    });
+    await journal(1, 'COMPLETED', {
+      kind: 'MODEL_CALL',
+      model: 'gemini-3.6-flash',
+      request: { model: 'gemini-3.6-flash', messagesHash: 'x' },
+      response: { content: PROMPT_MARK },
+    });
+    const args = { orderId: ARG_MARK, amount: 89, currency: 'EUR' };
+    // refused calls are logged too: a STARTED without approval, a divergent replay
+    await expect(
+      journal(2, 'STARTED', {
+        kind: 'TOOL_CALL',
+        toolRef: 'crm/refund',
+        request: { callId: 'c', arguments: args },
+      }),
+    ).rejects.toThrow(/APPROVAL_REQUIRED/);
+    await journal(2, 'PROPOSED', {
+      kind: 'TOOL_CALL',
+      toolRef: 'crm/refund',
+      request: { callId: 'c', arguments: args },
+    });
+    await expect(
+      worker('{ me { id } }').then(() => gqlClient(engine.url, `${workerToken}x`)('{ me { id } }')),
+    ).rejects.toThrow();
+    expect(inst.id).toBeTruthy();
+    await new Promise((r) => setTimeout(r, 300)); // let the logger flush
+    expect(output).toContain('"command":"journalStep"');
+    for (const mark of [SECRET, ADMIN, workerToken, PROMPT_MARK, ARG_MARK])
+      expect(output, mark).not.toContain(mark);
+  });
+});
