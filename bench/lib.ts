@@ -43,7 +43,9 @@ export interface EngineProc {
 
 export async function spawnEngine(env: Record<string, string>): Promise<EngineProc> {
   // BENCH_CPU_PROF=<dir>: each engine writes a V8 CPU profile there when it stops (open in Chrome DevTools).
-  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const prof = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+    : [];
   const child = spawn(process.execPath, [...prof, '--import', 'tsx', 'bench/engine-proc.ts'], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
