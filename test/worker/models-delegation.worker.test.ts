@@ -12,7 +12,6 @@ import {
 } from '../../server/demo/scripts.js';
 import { workerConfig } from '../../server/worker/config.js';
 import { startWorker, type WorkerHandle } from '../../server/worker/loop.js';
-import { Q } from '../helpers/fixtures.js';
 import { WorkerSim } from '../helpers/worker-sim.js';
 import {
   type Harness,
