@@ -1,7 +1,7 @@
 /**
  * The demo's definitions: the CRM tool server (seed 000's policies) and the support-triage (seed 002) and
- * refund (seed 000) processes. Copied from test/helpers/fixtures.ts on purpose: the demo ships with the
- * server and must not import from test/.
+ * refund (seed 000) processes. Tests deploy the same documents (test/helpers/fixtures.ts re-exports them),
+ * so the demo and the scenario tests tell the same story.
  */
 
 /** The CRM ToolServer at `url`; refund needs approval from finance (narrowed to finance-leads by the node). */

@@ -1,71 +1,10 @@
-/** The seeds' definitions and the GraphQL documents a worker sends, shared by scenario tests. */
-export const CRM_SERVER = (url = 'http://127.0.0.1:4100/mcp') => `
-kind: ToolServer
-name: crm
-transport: streamable-http
-url: ${url}
-credential: crm-token
-tools:
-  get_customer:  { policy: read }
-  create_ticket: { policy: write, idempotency: key }
-  close_ticket:  { policy: write, idempotency: key }
-  send_email:    { policy: write, idempotency: none }
-  refund:
-    policy: approval_required
-    idempotency: key
-    approvers: [finance]
-    approval_sla_hours: 4
-`;
+/** The seeds' definitions (the demo's own, so tests and demo tell the same story) and the GraphQL documents a worker sends. */
+import { CRM_SERVER as DEMO_CRM_SERVER } from '../../server/demo/definitions.js';
 
-/** seeds/002: the support-triage process. */
-export const SUPPORT_TRIAGE = `
-kind: Process
-key: support-triage
-variables: { customerId: { type: string, required: true }, message: { type: string } }
-start: triage
-nodes:
-  - id: triage
-    type: agent
-    model: gemini-3.6-flash
-    fallback_models: [gpt-4.1-mini]
-    prompt: Read the message from \${customerId}, look the customer up, open a ticket and answer in JSON.
-    inputs:
-      customerId: \${customerId}
-      message: \${message}
-    tools: [crm/get_customer, crm/create_ticket, crm/send_email]
-    result_variable: triage
-    output_schema: { type: object, required: [ticketId, priority] }
-    confidence_threshold: 80
-    max_attempts: 3
-    limits: { max_turns: 12, max_tokens_total: 60000, budget_usd: 0.50 }
-    next: notify_customer
-  - { id: notify_customer, type: service, topic: notify, next: done }
-  - { id: done, type: end }
-`;
+export { REFUND, SUPPORT_TRIAGE } from '../../server/demo/definitions.js';
 
-/** seeds/000: the refund process (node narrows approvers to finance-leads). */
-export const REFUND = `
-kind: Process
-key: refund
-variables: { customerId: { type: string, required: true }, message: { type: string } }
-start: triage
-nodes:
-  - id: triage
-    type: agent
-    model: gemini-3.6-flash
-    prompt: Help \${customerId}; refund a lost parcel if it is due. Answer in JSON.
-    inputs:
-      customerId: \${customerId}
-      message: \${message}
-    tools:
-      - crm/get_customer
-      - crm/create_ticket
-      - { ref: crm/refund, approvers: [finance-leads] }
-    result_variable: outcome
-    max_attempts: 3
-    next: done
-  - { id: done, type: end }
-`;
+/** The CRM ToolServer of seeds 000/002; the url does not need to answer unless a worker calls it. */
+export const CRM_SERVER = (url = 'http://127.0.0.1:4100/mcp') => DEMO_CRM_SERVER(url);
 
 export const Q = {
   deploy: `mutation($s: String!) { deploy(source: $s) { definitions { id key version } toolServers { name version } } }`,
