@@ -15,7 +15,7 @@ import type { Actor, EngineContext, Tx } from './context.js';
 import { notify } from './context.js';
 import { readDefinitionSpec } from './defspec.js';
 import { appendHistory } from './history.js';
-import { type AgentWork, enterNode } from './instances.js';
+import { type AgentWork, enterNode, mergeVariables } from './instances.js';
 import { assertLease, type LockedTaskRow, lockTask } from './lease.js';
 import { recordOutcome } from './workers.js';
 
@@ -256,14 +256,7 @@ async function finish(
     .from(processInstances)
     .where(eq(processInstances.id, task.processInstanceId))
     .for('update');
-  const [updated] = await tx
-    .update(processInstances)
-    .set({
-      variables: sql`${processInstances.variables} || ${JSON.stringify(vars)}::jsonb`,
-      updatedAt: sql`now()`,
-    })
-    .where(eq(processInstances.id, inst.id))
-    .returning();
+  const updated = await mergeVariables(tx, inst.id, vars);
   await appendHistory(tx, {
     projectId: task.projectId,
     processInstanceId: task.processInstanceId,

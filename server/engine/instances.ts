@@ -287,3 +287,20 @@ export async function getInstance(ex: Executor, actor: Actor, id: string): Promi
 export function isUuid(id: string): boolean {
   return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
 }
+
+/** Merges variables written by a completed task into the instance (top-level keys replace). */
+export async function mergeVariables(
+  tx: Tx,
+  instanceId: string,
+  vars: Record<string, unknown>,
+): Promise<ProcessInstanceRow> {
+  const [updated] = await tx
+    .update(processInstances)
+    .set({
+      variables: sql`${processInstances.variables} || ${JSON.stringify(vars)}::jsonb`,
+      updatedAt: sql`now()`,
+    })
+    .where(eq(processInstances.id, instanceId))
+    .returning();
+  return updated;
+}

@@ -7,7 +7,7 @@ import type { Actor, EngineContext } from './context.js';
 import { sameProject } from './context.js';
 import { readDefinitionSpec } from './defspec.js';
 import { actorLabel, appendHistory } from './history.js';
-import { enterNode, isUuid } from './instances.js';
+import { enterNode, isUuid, mergeVariables } from './instances.js';
 
 export async function completeUserTask(
   ctx: EngineContext,
@@ -50,14 +50,7 @@ export async function completeUserTask(
       .set({ state: 'COMPLETED', completedBy: actor.principalId, completedAt: sql`now()` })
       .where(eq(userTasks.id, id))
       .returning();
-    const [updated] = await tx
-      .update(processInstances)
-      .set({
-        variables: sql`${processInstances.variables} || ${JSON.stringify(vars)}::jsonb`,
-        updatedAt: sql`now()`,
-      })
-      .where(eq(processInstances.id, inst.id))
-      .returning();
+    const updated = await mergeVariables(tx, inst.id, vars as Record<string, unknown>);
     await appendHistory(tx, {
       projectId: ut.projectId,
       processInstanceId: ut.processInstanceId,
