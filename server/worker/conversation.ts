@@ -153,6 +153,9 @@ export function resultText(response: unknown): string {
 export function toolStepContent(step: Step): string | null {
   switch (step.state) {
     case 'COMPLETED': {
+      // A later attempt reusing a call a person said happened gets their statement as the result.
+      const stated = step.reused ? personStatement(step.response) : null;
+      if (stated) return statementText(stated);
       const text = resultText(step.response);
       return step.approvalId && step.comment ? `${text}\n\nNote from the approver: ${step.comment}` : text;
     }
@@ -160,12 +163,46 @@ export function toolStepContent(step: Step): string | null {
       return `Error: ${step.error ?? resultText(step.response)}`;
     case 'REJECTED':
       return `${REJECTED_PREFIX}${step.comment ?? '(no comment)'}`;
-    case 'OUTCOME_UNKNOWN':
-      // A person stated whether the call happened (and what it returned): that is the call's result.
-      return step.response == null ? null : resultText(step.response);
+    case 'OUTCOME_UNKNOWN': {
+      // A person stated whether the call happened (and what it returned): that is the call's result,
+      // told in words so the model cannot mistake the statement for the tool's own answer.
+      if (step.response == null) return null;
+      const stated = personStatement(step.response);
+      return stated ? statementText(stated) : resultText(step.response);
+    }
     default:
       return null;
   }
+}
+
+/** What a person stated when resolving a TOOL_OUTCOME_UNKNOWN incident (the step's response). */
+export interface PersonStatement {
+  resolvedByPerson: true;
+  happened: boolean;
+  result?: unknown;
+  comment?: string;
+}
+
+export function personStatement(response: unknown): PersonStatement | null {
+  if (!response || typeof response !== 'object' || Array.isArray(response)) return null;
+  const r = response as Record<string, unknown>;
+  return r.resolvedByPerson === true && typeof r.happened === 'boolean'
+    ? (r as unknown as PersonStatement)
+    : null;
+}
+
+export const OUTCOME_HAPPENED_NOTE =
+  "Note: this call's answer was lost when the work was interrupted; a person checked and confirmed that it took effect";
+export const OUTCOME_NOT_HAPPENED =
+  'Not done: this call was interrupted and a person checked that it did not take effect.';
+
+/** The tool message for a person's statement about an interrupted call. */
+export function statementText(s: PersonStatement): string {
+  const comment =
+    typeof s.comment === 'string' && s.comment.trim() ? ` Their comment: ${s.comment.trim()}` : '';
+  if (!s.happened) return `${OUTCOME_NOT_HAPPENED}${comment}`;
+  if (s.result == null) return `Done. ${OUTCOME_HAPPENED_NOTE} (they gave no result).${comment}`;
+  return `${resultText(s.result)}\n\n${OUTCOME_HAPPENED_NOTE}, with the result above.${comment}`;
 }
 
 export type FinalAnswer =

@@ -74,6 +74,26 @@ describe('the conversation', () => {
     expect(toolStepContent(step({ state: 'OUTCOME_UNKNOWN', response: { happened: true } }))).toBe(
       '{"happened":true}',
     );
+    // A person's statement (resolveIncident) is told in words, the reported result first.
+    const stated = (happened: boolean, result?: unknown) => ({
+      resolvedByPerson: true,
+      happened,
+      ...(result === undefined ? {} : { result }),
+      comment: 'checked the outbox',
+    });
+    expect(toolStepContent(step({ state: 'OUTCOME_UNKNOWN', response: stated(true, { id: 'M-1' }) }))).toBe(
+      '{"id":"M-1"}\n\nNote: this call\'s answer was lost when the work was interrupted; a person checked and confirmed that it took effect, with the result above. Their comment: checked the outbox',
+    );
+    expect(toolStepContent(step({ state: 'OUTCOME_UNKNOWN', response: stated(true, null) }))).toBe(
+      "Done. Note: this call's answer was lost when the work was interrupted; a person checked and confirmed that it took effect (they gave no result). Their comment: checked the outbox",
+    );
+    expect(toolStepContent(step({ state: 'OUTCOME_UNKNOWN', response: stated(false) }))).toBe(
+      'Not done: this call was interrupted and a person checked that it did not take effect. Their comment: checked the outbox',
+    );
+    // A later attempt reusing a call a person said happened reads the same statement.
+    expect(toolStepContent(step({ reused: true, response: stated(true, { id: 'M-1' }) }))).toMatch(
+      /^\{"id":"M-1"\}\n\nNote: .*confirmed that it took effect/,
+    );
     expect(toolStepContent(step({ state: 'STARTED' }))).toBeNull();
   });
 
