@@ -144,6 +144,7 @@ async function rawBaselines(pool: pg.Pool) {
 }
 
 const JOURNAL = `mutation($i: JournalStepInput!) { journalStep(input: $i) { taskState } }`;
+const BATCH = `mutation($i: JournalStepsInput!) { journalSteps(input: $i) { taskState } }`;
 const FETCH = `mutation($i: FetchAndLockInput!) { fetchAndLock(input: $i) { id attempt } }`;
 const COMPLETE = `mutation($i: CompleteTaskInput!) { completeTask(input: $i) { state } }`;
 
@@ -218,6 +219,35 @@ async function journalThroughput(pool: pg.Pool, admin: Client, worker: Client) {
       'raw: single-row UPDATE … RETURNING',
     );
   }
+  // journalSteps: a worker sends 8 steps (4 model calls, STARTED + COMPLETED) per request and commit.
+  const batches = await rate(16, MS, async (client) => {
+    const t = tasks[client];
+    const steps = [];
+    for (let k = 0; k < 4; k++) {
+      const sequence = ++seq[client];
+      const base = {
+        sequence,
+        kind: 'MODEL_CALL',
+        model: 'gpt-4.1-mini',
+        request: { model: 'gpt-4.1-mini', messagesHash: `h${sequence}` },
+      };
+      steps.push({ ...base, state: 'STARTED' });
+      steps.push({
+        ...base,
+        state: 'COMPLETED',
+        response: { role: 'assistant', content: 'ok' },
+        usage: { inputTokens: 10, outputTokens: 5 },
+      });
+    }
+    await worker(BATCH, { i: { taskId: t.id, workerId: 'journal-bench', attempt: t.attempt, steps } });
+  });
+  row(
+    'journalSteps (8 per request), steps/s, 16 clients',
+    batches * 8,
+    raw[16],
+    'steps/s',
+    `${batches.toFixed(0)} commits/s`,
+  );
   void pool;
 }
 

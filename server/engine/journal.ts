@@ -67,6 +67,12 @@ export async function journalStep(
   actor: Actor,
   input: JournalStepInput,
 ): Promise<JournalResult> {
+  precheck(ctx, actor, input);
+  return ctx.db.transaction((tx) => journalStepTx(tx, ctx, actor, input));
+}
+
+/** Checks that need no database: who may journal, payload size, sequence shape. */
+function precheck(ctx: EngineContext, actor: Actor, input: JournalStepInput) {
   if (actor.kind !== 'WORKER')
     throw new EngineError('FORBIDDEN', 'Only a worker credential can journal steps.');
   const size = Buffer.byteLength(
@@ -84,55 +90,107 @@ export async function journalStep(
   }
   if (!Number.isInteger(input.sequence) || input.sequence < 1)
     throw invalid('sequence starts at 1 and counts up by one per step.', 'sequence');
-  return ctx.db.transaction(async (tx) => {
-    const withUsage = input.kind === 'MODEL_CALL' && input.state === 'STARTED';
-    const { task, existing, last, usage } = await readForStep(
-      tx,
-      actor,
-      input.taskId,
-      input.attempt,
-      input.sequence,
-      withUsage,
-    );
-    // A proposal re-sent after the task parked (the worker crashed before reading our answer) gets the
-    // stored answer: the lease was handed back by the proposal itself.
-    if (
-      existing &&
-      existing.kind === 'TOOL_CALL' &&
-      input.state === 'PROPOSED' &&
-      task.attempt === input.attempt &&
-      task.workerId === input.workerId &&
-      task.lockedBy === actor.principalId &&
-      task.state !== 'LEASED'
-    ) {
-      const digest = toolCallDigest(existing.toolRef ?? '', argumentsOf(input.request));
-      // Only the same proposal is a re-send; a different one falls through to the lease check.
-      if (digest === existing.digest) return answer(ctx, existing, task.state);
+}
+
+export const MAX_BATCH_STEPS = 50;
+
+/**
+ * Several steps of one task's attempt in one request and one transaction, applied in order with exactly
+ * the rules of journalStep; all or nothing (the error names the step's index). A worker sends what it
+ * already knows at once — e.g. a read's COMPLETED and the next model call's STARTED — and pays one
+ * request and one commit instead of one per step. A step that parks the task (PROPOSED, a delegation)
+ * must be the last of its batch: the lease is gone after it.
+ */
+export async function journalSteps(
+  ctx: EngineContext,
+  actor: Actor,
+  inputs: JournalStepInput[],
+): Promise<JournalResult[]> {
+  if (inputs.length === 0 || inputs.length > MAX_BATCH_STEPS) {
+    throw invalid(`A batch holds 1 to ${MAX_BATCH_STEPS} steps.`, 'steps');
+  }
+  inputs.forEach((input, index) => {
+    try {
+      precheck(ctx, actor, input);
+    } catch (e) {
+      throw withIndex(e, index);
     }
-    assertLease(task, actor, input.workerId, input.attempt);
-    const work = task.agentWork as AgentWork | null;
-    if (existing) return transition(tx, ctx, task, existing, input, digestOf(input, work).digest);
-    // SPEC §4 order: the sequence is checked before the binding (and the limits).
-    const next = (last?.sequence ?? 0) + 1;
-    if (input.sequence !== next) {
-      throw new EngineError(
-        'SEQUENCE_OUT_OF_ORDER',
-        `The next step of attempt ${input.attempt} is ${next}, not ${input.sequence}.`,
-        { expectedSequence: next },
-      );
-    }
-    if (last && !ENDED.has(last.state)) {
-      throw new EngineError(
-        'SEQUENCE_OUT_OF_ORDER',
-        `Step ${last.sequence} is still ${last.state}; finish it before journaling step ${input.sequence}.`,
-        {
-          expectedSequence: last.sequence,
-        },
-      );
-    }
-    const { digest, binding } = digestOf(input, work);
-    return create(tx, ctx, task, input, digest, binding, work, usage);
   });
+  return ctx.db.transaction(async (tx) => {
+    const out: JournalResult[] = [];
+    for (const [index, input] of inputs.entries()) {
+      try {
+        out.push(await journalStepTx(tx, ctx, actor, input));
+      } catch (e) {
+        throw withIndex(e, index);
+      }
+    }
+    return out;
+  });
+}
+
+function withIndex(e: unknown, index: number): unknown {
+  if (!(e instanceof EngineError)) return e;
+  return new EngineError(
+    e.code,
+    `Step ${index} of the batch: ${e.message} Nothing of the batch was journaled.`,
+    { ...e.details, index },
+  );
+}
+
+async function journalStepTx(
+  tx: Tx,
+  ctx: EngineContext,
+  actor: Actor,
+  input: JournalStepInput,
+): Promise<JournalResult> {
+  const withUsage = input.kind === 'MODEL_CALL' && input.state === 'STARTED';
+  const { task, existing, last, usage } = await readForStep(
+    tx,
+    actor,
+    input.taskId,
+    input.attempt,
+    input.sequence,
+    withUsage,
+  );
+  // A proposal re-sent after the task parked (the worker crashed before reading our answer) gets the
+  // stored answer: the lease was handed back by the proposal itself.
+  if (
+    existing &&
+    existing.kind === 'TOOL_CALL' &&
+    input.state === 'PROPOSED' &&
+    task.attempt === input.attempt &&
+    task.workerId === input.workerId &&
+    task.lockedBy === actor.principalId &&
+    task.state !== 'LEASED'
+  ) {
+    const digest = toolCallDigest(existing.toolRef ?? '', argumentsOf(input.request));
+    // Only the same proposal is a re-send; a different one falls through to the lease check.
+    if (digest === existing.digest) return answer(ctx, existing, task.state);
+  }
+  assertLease(task, actor, input.workerId, input.attempt);
+  const work = task.agentWork as AgentWork | null;
+  if (existing) return transition(tx, ctx, task, existing, input, digestOf(input, work).digest);
+  // SPEC §4 order: the sequence is checked before the binding (and the limits).
+  const next = (last?.sequence ?? 0) + 1;
+  if (input.sequence !== next) {
+    throw new EngineError(
+      'SEQUENCE_OUT_OF_ORDER',
+      `The next step of attempt ${input.attempt} is ${next}, not ${input.sequence}.`,
+      { expectedSequence: next },
+    );
+  }
+  if (last && !ENDED.has(last.state)) {
+    throw new EngineError(
+      'SEQUENCE_OUT_OF_ORDER',
+      `Step ${last.sequence} is still ${last.state}; finish it before journaling step ${input.sequence}.`,
+      {
+        expectedSequence: last.sequence,
+      },
+    );
+  }
+  const { digest, binding } = digestOf(input, work);
+  return create(tx, ctx, task, input, digest, binding, work, usage);
 }
 
 async function answer(

@@ -12,7 +12,7 @@ describe('npm run bench (smoke)', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('journalStep commits/s');
     const json = JSON.parse(readFileSync('bench/results/smoke.json', 'utf8'));
-    expect(json.table.map((x: { figure: string }) => x.figure)).toHaveLength(8);
+    expect(json.table.map((x: { figure: string }) => x.figure)).toHaveLength(9);
     for (const x of json.table) expect(Number.isFinite(x.ratio), x.figure).toBe(true);
     for (const f of json.fanOut) expect(f.received).toBe(f.expected);
   }, 300_000);

@@ -137,6 +137,14 @@ const MATRIX: Record<string, Record<string, Row>> = {
       }),
       expect: 'DADDDD',
     },
+    journalSteps: {
+      op: (i) => ({
+        query:
+          'mutation($t: ID!) { journalSteps(input: {taskId: $t, workerId: "m", attempt: 1, steps: [{sequence: 1, kind: MODEL_CALL, state: STARTED, model: "x", request: {}}]}) { reused } }',
+        variables: { t: i.taskId },
+      }),
+      expect: 'DADDDD',
+    },
     completeTask: {
       op: (i) => ({
         query:

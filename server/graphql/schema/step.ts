@@ -1,4 +1,4 @@
-import { journalStep, type JournalResult } from '../../engine/journal.js';
+import { type JournalResult, journalStep, journalSteps } from '../../engine/journal.js';
 import type { StepView } from '../../engine/stepviews.js';
 import { builder } from '../builder.js';
 
@@ -85,5 +85,54 @@ builder.mutationField('journalStep', (t) =>
         request: input.request ?? null,
         response: input.response ?? undefined,
       }),
+  }),
+);
+
+const BatchStepInput = builder.inputType('BatchStepInput', {
+  fields: (t) => ({
+    sequence: t.int({ required: true }),
+    kind: t.field({ type: StepKind, required: true }),
+    state: t.field({ type: StepState, required: true }),
+    toolRef: t.string(),
+    model: t.string(),
+    request: t.field({ type: 'JSON', required: true }),
+    response: t.field({ type: 'JSON' }),
+    usage: t.field({ type: UsageInput }),
+    error: t.string(),
+  }),
+});
+
+const JournalStepsInput = builder.inputType('JournalStepsInput', {
+  fields: (t) => ({
+    taskId: t.id({ required: true }),
+    workerId: t.string({ required: true }),
+    attempt: t.int({ required: true }),
+    steps: t.field({
+      type: [BatchStepInput],
+      required: true,
+      description: '1 to 50 steps, applied in order, all or nothing.',
+    }),
+  }),
+});
+
+builder.mutationField('journalSteps', (t) =>
+  t.field({
+    type: [JournalResultRef],
+    description: 'Several steps of one attempt in one request and one transaction (see journalStep).',
+    authScopes: { worker: true },
+    args: { input: t.arg({ type: JournalStepsInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      journalSteps(
+        ctx.engine,
+        ctx.actor!,
+        input.steps.map((st) => ({
+          ...st,
+          taskId: String(input.taskId),
+          workerId: input.workerId,
+          attempt: input.attempt,
+          request: st.request ?? null,
+          response: st.response ?? undefined,
+        })),
+      ),
   }),
 );
