@@ -4,7 +4,7 @@
  * person's statement back into the journal as the call's result and lets the agent resume.
  */
 import { type AnyColumn, and, desc, eq, lt, or, sql } from 'drizzle-orm';
-import { externalTasks, incidents, processInstances, steps } from '../db/schema.js';
+import { externalTasks, incidents, processInstances, steps, taskReports } from '../db/schema.js';
 import type { IncidentRow } from '../db/schema.js';
 import { EngineError, notFound } from '../errors.js';
 import type { Actor, EngineContext, Executor, Tx } from './context.js';
@@ -190,6 +190,17 @@ async function feedOutcome(
         updatedAt: sql`now()`,
       })
       .where(eq(externalTasks.id, task.id));
+    // The attempt goes on: a failure reported before it waited for this person is history, not the
+    // answer to the next failTask of the same attempt (task_reports dedupes per task/attempt/operation).
+    await tx
+      .delete(taskReports)
+      .where(
+        and(
+          eq(taskReports.taskId, task.id),
+          eq(taskReports.attempt, task.attempt),
+          eq(taskReports.operation, 'fail'),
+        ),
+      );
     await appendHistory(tx, {
       projectId: task.projectId,
       processInstanceId: task.processInstanceId,

@@ -134,6 +134,30 @@ describe('reuse across attempts', () => {
     expect((await instance(engine, id)).state).toBe('COMPLETED');
   });
 
+  it('after a person settles an unknown outcome, the same attempt can fail again (a new failure, not a replay)', async () => {
+    await startTriage(engine, 'C-8', 'reuse');
+    const t1 = await w.fetchOne({ topic: 't-reuse' });
+    await w.tool(t1, 1, 'crm/send_email', 'STARTED', { to: 'c8@example.com' });
+    expect((await w.failRaw(t1, 'WORKER_CRASHED')).data.failTask.errorType).toBe('TOOL_OUTCOME_UNKNOWN');
+    const [inc] = await incidentsOf(engine, { type: 'TOOL_OUTCOME_UNKNOWN', taskId: t1.id });
+    await engine.ok(
+      engine.adminToken,
+      `mutation($input: ResolveIncidentInput!) { resolveIncident(input: $input) { id } }`,
+      {
+        input: { id: inc.id, comment: 'not sent', happened: false },
+      },
+    );
+    const t2 = await w.fetchOne({ topic: 't-reuse' });
+    expect(t2.attempt).toBe(1);
+    // the same errorType again, then another one: each is a real failure of attempt 1, moving to attempt 2
+    const again = await w.failRaw(t2, 'WORKER_CRASHED');
+    expect(again.errors).toBeUndefined();
+    expect(again.data.failTask).toMatchObject({ state: 'OPEN', attempt: 2, errorType: 'WORKER_CRASHED' });
+    const t3 = await w.fetchOne({ topic: 't-reuse' });
+    expect(t3).toMatchObject({ id: t1.id, attempt: 2 });
+    await w.complete(t3, GOOD);
+  });
+
   it('over three attempts, one call stays one call: the latest outcome of a key is reused, and only once', async () => {
     await startTriage(engine, 'C-8', 'reuse');
     const t1 = await w.fetchOne({ topic: 't-reuse' });
