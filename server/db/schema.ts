@@ -118,6 +118,8 @@ export const processInstances = pgTable(
     /** delegation: the parent's external task that waits for this child (SPEC §6) */
     parentTaskId: uuid('parent_task_id'),
     parentSequence: integer('parent_sequence'),
+    /** the parent's attempt when it delegated: a CHILD_DONE completes that attempt's step only */
+    parentAttempt: integer('parent_attempt'),
     depth: integer('depth').notNull().default(0),
     createdAt: createdAt(),
     updatedAt: ts('updated_at').notNull().defaultNow(),

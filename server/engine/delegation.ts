@@ -50,6 +50,7 @@ export async function startDelegation(
     actor: `delegate:${task.id}#${task.attempt}.${step.sequence}`,
     parentTaskId: task.id,
     parentSequence: step.sequence,
+    parentAttempt: task.attempt,
     depth,
   });
   await tx
@@ -86,7 +87,10 @@ export async function childDone(tx: Tx, ctx: EngineContext, childInstanceId: str
     .from(externalTasks)
     .where(eq(externalTasks.id, child.parentTaskId))
     .for('update');
+  // Only the attempt that delegated waits for this child: after a suspension the task runs a later
+  // attempt whose step at the same sequence may be another delegation (another child's business).
   if (!task || task.state !== 'AWAITING_CHILD') return;
+  if (child.parentAttempt != null && child.parentAttempt !== task.attempt) return;
   const [step] = await tx
     .select()
     .from(steps)

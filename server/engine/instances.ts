@@ -121,6 +121,7 @@ export interface StartInstanceArgs {
   actor: string;
   parentTaskId?: string | null;
   parentSequence?: number | null;
+  parentAttempt?: number | null;
   depth?: number;
 }
 
@@ -154,6 +155,7 @@ export async function startInstanceTx(
       startedBy: a.startedBy,
       parentTaskId: a.parentTaskId ?? null,
       parentSequence: a.parentSequence ?? null,
+      parentAttempt: a.parentAttempt ?? null,
       depth: a.depth ?? 0,
     })
     .returning();

@@ -32,6 +32,8 @@ export async function findReusable(
         FROM steps s
         WHERE s.task_id = ${task.id} AND s.attempt < ${task.attempt} AND s.digest = ${digest} AND s.kind = 'TOOL_CALL'
           AND s.state IN ('COMPLETED', 'APPROVED', 'STARTED', 'OUTCOME_UNKNOWN')
+          -- a delegation an earlier attempt left STARTED belongs to that attempt's child: delegate again
+          AND NOT (s.state = 'STARTED' AND s.tool_ref LIKE 'delegate:%')
         ORDER BY s.attempt, s.sequence`,
   );
   // One call made again by a later attempt (a reused copy, or a re-send under a lent key) is still one

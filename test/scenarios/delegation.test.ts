@@ -92,4 +92,52 @@ describe('delegation', () => {
     expect(events).toContain('CHILD_STARTED');
     expect(events).toContain('CHILD_DONE');
   });
+
+  it('after a suspension, a stale child never answers the new attempt, and a repeated delegation starts a new child', async () => {
+    const p = (await engine.ok(engine.adminToken, Q.start, { key: 'parent', v: { customerId: 'C-1' } }))
+      .startProcess;
+    const t1 = await w.fetchOne();
+    await w.model(t1, 1, 'STARTED');
+    await w.model(t1, 1, 'COMPLETED');
+    expect((await w.tool(t1, 2, 'delegate:lookup', 'STARTED', { customerId: 'A' })).taskState).toBe(
+      'AWAITING_CHILD',
+    );
+    await engine.ok(engine.adminToken, 'mutation($id: ID!) { suspendProcess(id: $id) { state } }', {
+      id: p.id,
+    });
+    await engine.ok(engine.adminToken, 'mutation($id: ID!) { resumeProcess(id: $id) { state } }', {
+      id: p.id,
+    });
+    const t2 = await w.fetchOne();
+    expect(t2).toMatchObject({ id: t1.id, attempt: 2 });
+    await w.model(t2, 1, 'STARTED');
+    await w.model(t2, 1, 'COMPLETED');
+    // the same delegation again: a fresh child, not the first attempt's (whose answer belongs to attempt 1)
+    expect((await w.tool(t2, 2, 'delegate:lookup', 'STARTED', { customerId: 'A' })).taskState).toBe(
+      'AWAITING_CHILD',
+    );
+    const children = await w.fetch({ topic: 'lookup-work', maxTasks: 5 });
+    expect(children).toHaveLength(2);
+    // order the two children by creation: the first was started by attempt 1
+    const insts = await Promise.all(
+      children.map((c) =>
+        engine.ok(engine.adminToken, 'query($id: ID!) { processInstance(id: $id) { createdAt } }', {
+          id: c.processInstanceId,
+        }),
+      ),
+    );
+    const order = children
+      .map((c, k) => ({ c, at: insts[k].processInstance.createdAt }))
+      .sort((a, b) => (a.at < b.at ? -1 : 1));
+    await w.complete(order[0].c, { answer: 1 });
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await w.fetch()).toEqual([]);
+    const waiting = (await engine.ok(engine.adminToken, Q.instance, { id: p.id })).processInstance.tasks[0];
+    expect(waiting.state).toBe('AWAITING_CHILD');
+    // the child of attempt 2 answers attempt 2
+    await w.complete(order[1].c, { answer: 2 });
+    const resumed = await waitFor(async () => (await w.fetch())[0]);
+    expect(resumed).toMatchObject({ id: t1.id, attempt: 2 });
+    expect(resumed.steps.find((s) => s.sequence === 2)!.response).toMatchObject({ outputs: { answer: 2 } });
+  });
 });

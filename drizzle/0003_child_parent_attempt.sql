@@ -1,0 +1,1 @@
+ALTER TABLE "process_instances" ADD COLUMN "parent_attempt" integer;
