@@ -174,7 +174,7 @@ export class ToolSteps {
           },
           'tool call',
         );
-        return result;
+        return result.ok ? { ...result, response: fitForJournal(result.response) } : result;
       } catch (e) {
         at.checkLease();
         if (!(e instanceof ToolOutcomeUnknownError)) throw e;
@@ -189,4 +189,22 @@ export class ToolSteps {
       }
     }
   }
+}
+
+/**
+ * The engine refuses step payloads over its limit (256 KiB by default, PAYLOAD_TOO_LARGE). A tool's
+ * answer that large is cut here, before it is journaled, so the call's outcome is recorded (a write that
+ * succeeded never turns into a failed attempt or an unknown outcome because its answer was long) and the
+ * model reads the same cut answer on every rebuild.
+ */
+export const MAX_RESULT_CHARS = 192 * 1024;
+
+export function fitForJournal(response: unknown): unknown {
+  const text = typeof response === 'string' ? response : JSON.stringify(response ?? null);
+  if (text.length <= MAX_RESULT_CHARS) return response;
+  return {
+    truncated: true,
+    originalChars: text.length,
+    text: `${text.slice(0, MAX_RESULT_CHARS - 200)}… [truncated: the tool answered ${text.length} characters]`,
+  };
 }
