@@ -88,39 +88,77 @@ export async function cancelProcess(
     throw new EngineError('VALIDATION_FAILED', 'Give a reason for the cancellation.', {
       errors: [{ path: 'reason', message: 'required' }],
     });
-  return ctx.db.transaction(async (tx) => {
-    const inst0 = await getInstance(tx, actor, id);
-    const label = actorLabel(actor);
-    await retireWork(tx, inst0, label, 'CANCELLED');
-    const inst = await lockInstance(tx, actor, id);
-    if (inst.state === 'COMPLETED' || inst.state === 'CANCELLED' || inst.state === 'FAILED') {
-      throw new EngineError(
-        'VALIDATION_FAILED',
-        `The instance is already ${inst.state}; there is nothing to cancel.`,
-        { errors: [{ path: 'id', message: inst.state }] },
-      );
-    }
-    // Work created between our task scan and the instance lock (a completion advancing the token).
-    await retireWork(tx, inst, label, 'CANCELLED');
-    await tx
-      .update(userTasks)
-      .set({ state: 'CANCELLED' })
-      .where(and(eq(userTasks.processInstanceId, id), eq(userTasks.state, 'OPEN')));
-    const [row] = await tx
-      .update(processInstances)
-      .set({ state: 'CANCELLED', endedAt: sql`now()`, updatedAt: sql`now()` })
-      .where(eq(processInstances.id, id))
-      .returning();
-    await appendHistory(tx, {
-      projectId: row.projectId,
-      processInstanceId: id,
-      eventType: 'INSTANCE_CANCELLED',
-      actor: label,
-      data: { reason },
-    });
-    if (row.parentTaskId) await enqueueChildDone(tx, row.id);
-    return row;
+  return ctx.db.transaction((tx) => cancelTx(tx, actor, id, reason, actorLabel(actor), 0));
+}
+
+/**
+ * Cancels one instance and, depth first, the children its agents delegated to that are still running:
+ * cancelling a process retires all the work done on its behalf. A child's end then reaches the parent's
+ * task through CHILD_DONE, which finds it retired and does nothing.
+ */
+async function cancelTx(
+  tx: Tx,
+  actor: Actor,
+  id: string,
+  reason: string,
+  label: string,
+  depth: number,
+): Promise<ProcessInstanceRow> {
+  const inst0 = await getInstance(tx, actor, id);
+  await retireWork(tx, inst0, label, 'CANCELLED');
+  const inst = await lockInstance(tx, actor, id);
+  if (inst.state === 'COMPLETED' || inst.state === 'CANCELLED' || inst.state === 'FAILED') {
+    throw new EngineError(
+      'VALIDATION_FAILED',
+      `The instance is already ${inst.state}; there is nothing to cancel.`,
+      { errors: [{ path: 'id', message: inst.state }] },
+    );
+  }
+  // Work created between our task scan and the instance lock (a completion advancing the token).
+  await retireWork(tx, inst, label, 'CANCELLED');
+  await tx
+    .update(userTasks)
+    .set({ state: 'CANCELLED' })
+    .where(and(eq(userTasks.processInstanceId, id), eq(userTasks.state, 'OPEN')));
+  const [row] = await tx
+    .update(processInstances)
+    .set({ state: 'CANCELLED', endedAt: sql`now()`, updatedAt: sql`now()` })
+    .where(eq(processInstances.id, id))
+    .returning();
+  await appendHistory(tx, {
+    projectId: row.projectId,
+    processInstanceId: id,
+    eventType: 'INSTANCE_CANCELLED',
+    actor: label,
+    data: { reason, cascadedFrom: depth > 0 ? 'parent' : undefined },
   });
+  if (row.parentTaskId) await enqueueChildDone(tx, row.id);
+  const children = await tx
+    .select({ id: processInstances.id })
+    .from(processInstances)
+    .where(
+      and(
+        inArray(
+          processInstances.parentTaskId,
+          tx
+            .select({ id: externalTasks.id })
+            .from(externalTasks)
+            .where(eq(externalTasks.processInstanceId, id)),
+        ),
+        inArray(processInstances.state, ['ACTIVE', 'SUSPENDED']),
+      ),
+    );
+  for (const child of children) {
+    await cancelTx(
+      tx,
+      actor,
+      child.id,
+      `the parent process ${id} was cancelled: ${reason}`,
+      label,
+      depth + 1,
+    );
+  }
+  return row;
 }
 
 export async function suspendProcess(

@@ -140,4 +140,26 @@ describe('delegation', () => {
     expect(resumed).toMatchObject({ id: t1.id, attempt: 2 });
     expect(resumed.steps.find((s) => s.sequence === 2)!.response).toMatchObject({ outputs: { answer: 2 } });
   });
+
+  it('cancelling the parent cancels the child it delegated to, and its work', async () => {
+    const p = (await engine.ok(engine.adminToken, Q.start, { key: 'parent', v: { customerId: 'C-9' } }))
+      .startProcess;
+    const t = await w.fetchOne();
+    await w.model(t, 1, 'STARTED');
+    await w.model(t, 1, 'COMPLETED');
+    await w.tool(t, 2, 'delegate:lookup', 'STARTED', { customerId: 'C-9' });
+    const parent = (await engine.ok(engine.adminToken, Q.instance, { id: p.id })).processInstance;
+    const childId = parent.history.find((h: { eventType: string }) => h.eventType === 'CHILD_STARTED').data
+      .childInstanceId;
+    await engine.ok(
+      engine.adminToken,
+      'mutation($id: ID!) { cancelProcess(id: $id, reason: "customer withdrew") { state } }',
+      { id: p.id },
+    );
+    const child = (await engine.ok(engine.adminToken, Q.instance, { id: childId })).processInstance;
+    expect(child.state).toBe('CANCELLED');
+    expect(child.tasks.map((x: { state: string }) => x.state)).toEqual(['CANCELLED']);
+    expect(child.history.at(-1)).toMatchObject({ eventType: 'INSTANCE_CANCELLED' });
+    expect(await w.fetch({ topic: 'lookup-work' })).toEqual([]);
+  });
 });
