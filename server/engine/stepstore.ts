@@ -13,16 +13,7 @@ import type { Actor, Tx } from './context.js';
 import { query, sameProject } from './context.js';
 import type { HistoryEntry } from './history.js';
 import { isUuid } from './instances.js';
-import type { LockedTaskRow } from './lease.js';
-
-const TASK_COLUMNS = sql`t.id, t.project_id AS "projectId", t.process_instance_id AS "processInstanceId", t.node_id AS "nodeId",
-  t.node_type AS "nodeType", t.topic_name AS "topicName", t.state, t.priority, t.attempt,
-  t.max_attempts AS "maxAttempts", t.worker_id AS "workerId", t.locked_by AS "lockedBy",
-  t.lock_expires_at AS "lockExpiresAt", t.available_at AS "availableAt", t.lease_expiries AS "leaseExpiries",
-  t.agent_work AS "agentWork", t.metadata, t.error_type AS "errorType", t.error_message AS "errorMessage",
-  t.created_at AS "createdAt", t.updated_at AS "updatedAt", t.ended_at AS "endedAt",
-  (t.lock_expires_at IS NOT NULL AND t.lock_expires_at > now()) AS "leaseLive",
-  (SELECT i.state FROM process_instances i WHERE i.id = t.process_instance_id) AS "instanceState"`;
+import { LOCKED_TASK_COLUMNS, type LockedTaskRow, withTaskDates } from './lease.js';
 
 export interface ModelUsage {
   turns: number;
@@ -36,8 +27,6 @@ export interface StepContext {
   last: { sequence: number; state: StepRow['state'] } | undefined;
   usage: ModelUsage | null;
 }
-
-const DATE_KEYS = ['lockExpiresAt', 'availableAt', 'createdAt', 'updatedAt', 'endedAt'] as const;
 
 /** Maps a `steps` row as PostgreSQL returns it (snake_case, JSON) to the drizzle row shape. */
 export function toStepRow(r: Record<string, unknown>): StepRow {
@@ -78,7 +67,7 @@ export async function readForStep(
   if (!isUuid(taskId)) throw notFound('external task', taskId);
   const [row] = await query<Record<string, unknown>>(
     tx,
-    sql`SELECT ${TASK_COLUMNS},
+    sql`SELECT ${LOCKED_TASK_COLUMNS},
           (SELECT to_jsonb(s) FROM steps s WHERE s.task_id = t.id AND s.attempt = ${attempt} AND s.sequence = ${sequence}) AS "existingStep",
           (SELECT jsonb_build_object('sequence', s.sequence, 'state', s.state) FROM steps s
             WHERE s.task_id = t.id AND s.attempt = ${attempt} ORDER BY s.sequence DESC LIMIT 1) AS "lastStep",
@@ -91,7 +80,7 @@ export async function readForStep(
         FROM external_tasks t WHERE t.id = ${taskId} FOR UPDATE OF t`,
   );
   if (!row || !sameProject(actor, row.projectId as string)) throw notFound('external task', taskId);
-  for (const k of DATE_KEYS) if (row[k] != null) row[k] = new Date(row[k] as string);
+  withTaskDates(row);
   const { existingStep, lastStep, modelUsage, ...task } = row;
   const u = modelUsage as Record<string, unknown> | null;
   return {

@@ -7,6 +7,7 @@ import type { ExternalTaskRow } from '../db/schema.js';
 import type { EngineEvent } from '../db/notify.js';
 import { EngineError } from '../errors.js';
 import { failAttempt, settleUnknownOutcomes } from './attempts.js';
+import { TASK_COLUMNS } from './lease.js';
 import type { Actor, EngineContext, Tx } from './context.js';
 import { query } from './context.js';
 import { appendHistory } from './history.js';
@@ -164,12 +165,7 @@ async function claim(
               updated_at = now()
           FROM picked p, process_instances i
           WHERE t.id = p.id AND i.id = t.process_instance_id
-          RETURNING t.id, t.project_id AS "projectId", t.process_instance_id AS "processInstanceId", t.node_id AS "nodeId",
-                    t.node_type AS "nodeType", t.topic_name AS "topicName", t.state, t.priority, t.attempt,
-                    t.max_attempts AS "maxAttempts", t.worker_id AS "workerId", t.locked_by AS "lockedBy",
-                    t.lock_expires_at AS "lockExpiresAt", t.available_at AS "availableAt", t.lease_expiries AS "leaseExpiries",
-                    t.agent_work AS "agentWork", t.metadata, t.error_type AS "errorType", t.error_message AS "errorMessage",
-                    t.created_at AS "createdAt", t.updated_at AS "updatedAt", t.ended_at AS "endedAt",
+          RETURNING ${TASK_COLUMNS},
                     p.was_expired, i.variables AS instance_variables`,
     );
     const handed: typeof rows = [];
