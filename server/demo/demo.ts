@@ -17,6 +17,8 @@ import { startCrmServer } from './crm-server.js';
 import { ALICE, demoSource } from './definitions.js';
 import { startModelServer } from './model-server.js';
 import { demoScript } from './scripts.js';
+import { workerConfig } from '../worker/config.js';
+import { startWorker } from '../worker/loop.js';
 
 interface StoredPrincipal {
   name: string;
@@ -131,30 +133,9 @@ async function stablePort<T>(saved: number | undefined, start: (port: number) =>
   return start(0);
 }
 
-interface WorkerModule {
-  workerConfig(partial: Record<string, unknown>): unknown;
-  startWorker(config: unknown, opts?: Record<string, unknown>): Promise<{ stop(): Promise<void> }>;
-}
-
-/**
- * HOOK — the Agent Worker (server/worker/, written in parallel). Loaded by a runtime specifier so the demo
- * still starts (without a worker, saying so) while that module is absent or broken.
- */
-async function startDemoWorker(
-  engineUrl: string,
-  token: string,
-  modelUrl: string,
-  log: (l: string) => void,
-): Promise<{ stop(): Promise<void> } | null> {
-  const specifier = '../worker/main.js';
-  let mod: WorkerModule;
-  try {
-    mod = (await import(specifier)) as WorkerModule;
-  } catch (e) {
-    log(`[abada] demo: no Agent Worker available (${(e as Error).message}); approvals still work.`);
-    return null;
-  }
-  const config = mod.workerConfig({
+/** The demo's Agent Worker, in-process, against the scripted model. */
+async function startDemoWorker(engineUrl: string, token: string, modelUrl: string) {
+  const config = workerConfig({
     engineUrl,
     token,
     workerId: 'demo-agent-worker',
@@ -164,7 +145,7 @@ async function startDemoWorker(
     pollMs: 5000,
     logLevel: 'warn',
   });
-  return mod.startWorker(config);
+  return startWorker(config);
 }
 
 export async function startDemo(opts: DemoOptions): Promise<Demo> {
@@ -200,8 +181,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     .map((p) => ({ name: p.name, role: p.role, token: p.token ?? '' }));
   const workerToken = principals.find((p) => p.kind === 'WORKER')?.token ?? '';
 
-  const worker =
-    opts.worker === false ? null : await startDemoWorker(engine.url, workerToken, model.url, log);
+  const worker = opts.worker === false ? null : await startDemoWorker(engine.url, workerToken, model.url);
 
   let aliceInstanceId: string | null = null;
   if (opts.alice !== false) {

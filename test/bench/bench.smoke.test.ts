@@ -14,6 +14,7 @@ describe('npm run bench (smoke)', () => {
     const json = JSON.parse(readFileSync('bench/results/smoke.json', 'utf8'));
     expect(json.table.map((x: { figure: string }) => x.figure)).toHaveLength(9);
     for (const x of json.table) expect(Number.isFinite(x.ratio), x.figure).toBe(true);
+    expect(json.fanOut.map((f: { subscribers: number }) => f.subscribers)).toEqual([1, 10]);
     for (const f of json.fanOut) expect(f.received).toBe(f.expected);
   }, 300_000);
 });

@@ -29,6 +29,9 @@ export default async function globalSetup() {
     worker: process.env.E2E_WORKER !== 'sim',
     log: () => {},
   });
+  if (process.env.E2E_WORKER !== 'sim' && !demo.workerRunning) {
+    throw new Error('the Agent Worker did not start: the specs would silently fall back to the stand-in');
+  }
   const tokens = Object.fromEntries(demo.users.map((u) => [u.name, u.token]));
   process.env.E2E_URL = demo.engine.url;
   process.env.E2E_ADMIN_TOKEN = demo.adminToken;
