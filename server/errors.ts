@@ -1,5 +1,3 @@
-import { GraphQLError } from 'graphql';
-
 /** The error codes of SPEC §9, plus a few of our own for abuse and internal failures. */
 export type ErrorCode =
   | 'UNAUTHENTICATED'
@@ -36,30 +34,6 @@ export class EngineError extends Error {
   ) {
     super(message, options);
   }
-}
-
-export function isEngineError(e: unknown): e is EngineError {
-  return e instanceof EngineError;
-}
-
-/** Turns anything thrown into an EngineError; unknown failures become INTERNAL with a neutral message. */
-export function coerceError(e: unknown): EngineError {
-  if (e instanceof EngineError) return e;
-  if (e instanceof GraphQLError && typeof e.extensions?.code === 'string') {
-    return new EngineError(e.extensions.code as ErrorCode, e.message, {}, { cause: e });
-  }
-  return new EngineError(
-    'INTERNAL',
-    'An internal error occurred; it was logged. Try again, or report it.',
-    {},
-    {
-      cause: e,
-    },
-  );
-}
-
-export function toGraphQLError(e: EngineError): GraphQLError {
-  return new GraphQLError(e.message, { extensions: { code: e.code, ...e.details } });
 }
 
 export const notFound = (what: string, id: string) =>

@@ -10,13 +10,6 @@
 import { canonicalJson } from '../engine/canonical.js';
 
 export type CrmToolName = 'get_customer' | 'create_ticket' | 'refund' | 'close_ticket' | 'send_email';
-export const CRM_TOOLS: readonly CrmToolName[] = [
-  'get_customer',
-  'create_ticket',
-  'refund',
-  'close_ticket',
-  'send_email',
-];
 /** Writes that honour an idempotency key (`send_email` is a write that ignores keys on purpose). */
 export const KEYED_WRITES: ReadonlySet<string> = new Set(['create_ticket', 'refund', 'close_ticket']);
 

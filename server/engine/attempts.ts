@@ -7,7 +7,7 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { externalTasks, incidents, steps } from '../db/schema.js';
 import type { ExternalTaskRow } from '../db/schema.js';
-import type { EngineContext, Tx } from './context.js';
+import type { Tx } from './context.js';
 import { notify } from './context.js';
 import { appendHistory } from './history.js';
 import { openIncident } from './incidents.js';
@@ -98,7 +98,6 @@ export async function settleUnknownOutcomes(tx: Tx, task: ExternalTaskRow, actor
 /** Fails the current attempt: retry on attempt+1 after a backoff, or FAILED with a TASK_FAILED incident. */
 export async function failAttempt(
   tx: Tx,
-  _ctx: EngineContext,
   task: ExternalTaskRow,
   f: AttemptFailure,
 ): Promise<ExternalTaskRow> {

@@ -155,7 +155,7 @@ export async function completeTask(
     const who = `worker:${input.workerId}`;
     let row: ExternalTaskRow;
     if (outcome.kind === 'fail') {
-      row = await failAttempt(tx, ctx, task, {
+      row = await failAttempt(tx, task, {
         errorType: outcome.errorType,
         errorMessage: outcome.message,
         actor: who,
@@ -239,7 +239,7 @@ function checkAgentOutput(
 /** Stores the variables, completes the task and moves the token (to `next`, or to the route taken). */
 async function finish(
   tx: Tx,
-  ctx: EngineContext,
+  _ctx: EngineContext,
   task: LockedTaskRow,
   vars: Record<string, unknown>,
   metadata: AttemptMetadata,
@@ -283,7 +283,7 @@ async function finish(
   });
   const spec = await readDefinitionSpec(tx, inst.definitionId);
   const node = spec.nodes.find((n) => n.id === task.nodeId)!;
-  await enterNode(tx, ctx, updated, spec, route?.to ?? node.next!, 'engine');
+  await enterNode(tx, updated, spec, route?.to ?? node.next!, 'engine');
   return row;
 }
 
@@ -309,7 +309,7 @@ export async function failTask(ctx: EngineContext, actor: Actor, input: FailInpu
     const stored = await storedReport(tx, task.id, input.attempt, 'fail');
     if (stored && stored.requestSha256 === sha256Hex(input.errorType)) return currentTask(tx, task.id);
     assertLease(task, actor, input.workerId, input.attempt);
-    const row = await failAttempt(tx, ctx, task, {
+    const row = await failAttempt(tx, task, {
       errorType: input.errorType,
       errorMessage: input.errorMessage?.slice(0, 2000) ?? null,
       retryTimeoutMs: input.retryTimeoutMs,

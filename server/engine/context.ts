@@ -38,11 +38,6 @@ export async function query<T = Record<string, unknown>>(ex: Executor, q: SQL): 
   return res.rows as T[];
 }
 
-export async function queryOne<T = Record<string, unknown>>(ex: Executor, q: SQL): Promise<T | undefined> {
-  const rows = await query<T>(ex, q);
-  return rows[0];
-}
-
 /**
  * Queues an event for subscribers; delivered by PostgreSQL only when the transaction commits. Approval
  * and incident events also land in the webhook outbox in the same transaction (see outbox.ts).

@@ -89,7 +89,7 @@ export async function childDone(tx: Tx, ctx: EngineContext, childInstanceId: str
     .for('update');
   // Only the attempt that delegated waits for this child: after a suspension the task runs a later
   // attempt whose step at the same sequence may be another delegation (another child's business).
-  if (!task || task.state !== 'AWAITING_CHILD') return;
+  if (task?.state !== 'AWAITING_CHILD') return;
   if (child.parentAttempt != null && child.parentAttempt !== task.attempt) return;
   const [step] = await tx
     .select()
@@ -101,7 +101,7 @@ export async function childDone(tx: Tx, ctx: EngineContext, childInstanceId: str
         eq(steps.sequence, child.parentSequence),
       ),
     );
-  if (!step || step.state !== 'STARTED') return;
+  if (step?.state !== 'STARTED') return;
   const spec = await readDefinitionSpec(tx, child.definitionId);
   const vars = child.variables as Record<string, unknown>;
   const outputs = spec.outputs.length

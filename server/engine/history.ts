@@ -5,7 +5,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { history } from '../db/schema.js';
-import { canonicalJson, sha256Hex } from './canonical.js';
+import { sha256Hex } from './canonical.js';
 import type { Executor } from './context.js';
 import { query } from './context.js';
 
@@ -113,5 +113,3 @@ export async function verifyChain(ex: Executor, processInstanceId: string): Prom
     headHash: prev || null,
   };
 }
-
-export { canonicalJson };

@@ -127,7 +127,7 @@ export interface StartInstanceArgs {
 
 export async function startInstanceTx(
   tx: Tx,
-  ctx: EngineContext,
+  _ctx: EngineContext,
   a: StartInstanceArgs,
 ): Promise<ProcessInstanceRow> {
   const def = await latestDefinition(tx, a.projectId, a.key);
@@ -166,7 +166,7 @@ export async function startInstanceTx(
     actor: a.actor,
     data: { key: def.key, version: def.version, definitionId: def.id, parentTaskId: a.parentTaskId ?? null },
   });
-  return enterNode(tx, ctx, inst, def.spec, def.spec.start, 'engine');
+  return enterNode(tx, inst, def.spec, def.spec.start, 'engine');
 }
 
 export function findNode(spec: FrozenProcess, id: string): ProcessNode {
@@ -178,7 +178,6 @@ export function findNode(spec: FrozenProcess, id: string): ProcessNode {
 /** Moves the token onto `nodeId` and creates the work it needs; `end` completes the instance. */
 export async function enterNode(
   tx: Tx,
-  _ctx: EngineContext,
   inst: ProcessInstanceRow,
   spec: FrozenProcess,
   nodeId: string,

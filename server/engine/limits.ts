@@ -6,9 +6,8 @@
  */
 import { sql } from 'drizzle-orm';
 import { EngineError } from '../errors.js';
-import type { Executor, Tx } from './context.js';
+import type { Executor } from './context.js';
 import { query } from './context.js';
-import type { LockedTaskRow } from './lease.js';
 
 export interface Usage {
   inputTokens?: number | null;
@@ -20,18 +19,6 @@ export interface Limits {
   maxTurns: number | null;
   maxTokensTotal: number | null;
   budgetUsd: number | null;
-}
-
-export async function checkModelLimits(tx: Tx, task: LockedTaskRow, limits: Limits): Promise<void> {
-  if (limits.maxTurns == null && limits.maxTokensTotal == null && limits.budgetUsd == null) return;
-  const [u] = await query<{ turns: number; tokens: number; cost: number }>(
-    tx,
-    sql`SELECT count(*) FILTER (WHERE attempt = ${task.attempt} AND state = 'COMPLETED')::int AS turns,
-               coalesce(sum((usage->>'totalTokens')::bigint) FILTER (WHERE attempt = ${task.attempt}), 0)::bigint AS tokens,
-               coalesce(sum(cost_usd), 0)::float8 AS cost
-        FROM steps WHERE task_id = ${task.id} AND kind = 'MODEL_CALL'`,
-  );
-  assertWithinLimits({ turns: u.turns, tokens: Number(u.tokens), cost: u.cost }, limits);
 }
 
 export function hasLimits(limits: Limits): boolean {

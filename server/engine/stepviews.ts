@@ -50,21 +50,24 @@ export function toStepView(ctx: EngineContext, r: StepRow): StepView {
   };
 }
 
-/** Steps of the given attempt of each task (all attempts when `attempt` is omitted). */
+/** The journal of each task: every attempt, or only the attempt each task is on now. */
 export async function loadSteps(
   ex: Executor,
   ctx: EngineContext,
   taskIds: string[],
-  attempt?: number,
+  opts: { currentAttemptOnly?: boolean } = {},
 ): Promise<StepView[]> {
   if (taskIds.length === 0) return [];
   const rows = await ex
     .select()
     .from(steps)
     .where(
-      attempt === undefined
-        ? inArray(steps.taskId, taskIds)
-        : and(inArray(steps.taskId, taskIds), eq(steps.attempt, attempt)),
+      opts.currentAttemptOnly
+        ? and(
+            inArray(steps.taskId, taskIds),
+            sql`${steps.attempt} = (SELECT t.attempt FROM external_tasks t WHERE t.id = ${steps.taskId})`,
+          )
+        : inArray(steps.taskId, taskIds),
     )
     .orderBy(asc(steps.taskId), asc(steps.attempt), asc(steps.sequence));
   return rows.map((r) => toStepView(ctx, r));

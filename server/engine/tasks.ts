@@ -190,6 +190,7 @@ async function claim(
       tx,
       ctx,
       handed.map((r) => r.id),
+      { currentAttemptOnly: true },
     );
     const out: LockedTaskView[] = [];
     for (const r of handed) {
@@ -218,7 +219,7 @@ async function claim(
  */
 async function reacquireIsBlocked(tx: Tx, ctx: EngineContext, r: ExternalTaskRow): Promise<boolean> {
   if (r.leaseExpiries >= ctx.config.maxLeaseExpiries) {
-    await failAttempt(tx, ctx, r, {
+    await failAttempt(tx, r, {
       errorType: 'LEASE_EXPIRED',
       errorMessage: `the lease expired ${r.leaseExpiries} times on attempt ${r.attempt} without the task finishing`,
       actor: 'engine',

@@ -1,5 +1,5 @@
 /** Human tasks (`user_task` nodes): completed by a person of a candidate group, then the token moves on. */
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import { processInstances, userTasks } from '../db/schema.js';
 import type { UserTaskRow } from '../db/schema.js';
 import { EngineError, notFound } from '../errors.js';
@@ -60,7 +60,7 @@ export async function completeUserTask(
     });
     const spec = await readDefinitionSpec(tx, inst.definitionId);
     const node = spec.nodes.find((n) => n.id === ut.nodeId)!;
-    await enterNode(tx, ctx, updated, spec, node.next!, 'engine');
+    await enterNode(tx, updated, spec, node.next!, 'engine');
     return done;
   });
 }
@@ -72,19 +72,4 @@ export async function userTasksOf(ctx: EngineContext, instanceIds: string[]): Pr
     .from(userTasks)
     .where(inArray(userTasks.processInstanceId, instanceIds))
     .orderBy(userTasks.createdAt);
-}
-
-export async function openUserTasks(ctx: EngineContext, actor: Actor): Promise<UserTaskRow[]> {
-  const rows = await ctx.db
-    .select()
-    .from(userTasks)
-    .where(
-      and(
-        eq(userTasks.state, 'OPEN'),
-        actor.projectId ? eq(userTasks.projectId, actor.projectId) : undefined,
-      ),
-    );
-  return actor.kind === 'HUMAN'
-    ? rows.filter((r) => r.candidateGroups.some((g) => actor.groups.includes(g)))
-    : rows;
 }

@@ -38,8 +38,6 @@ export class ToolOutcomeUnknownError extends Error {
 
 export type ToolCallResult = { ok: true; response: unknown } | { ok: false; error: string };
 
-export const SUPPORTED_TRANSPORTS: ReadonlySet<string> = new Set(['streamable-http', 'stdio']);
-
 /** SHA-256 over canonical JSON of a tool's input schema, as `tools/list` returns it. */
 export function schemaSha256(inputSchema: unknown): string {
   return sha256Hex(canonicalJson(inputSchema));

@@ -17,10 +17,6 @@ export function timeLeft(iso: string | null | undefined, now = Date.now()): stri
   return ms >= 0 ? `${text} left` : `overdue by ${text}`;
 }
 
-export function short(id: string, n = 8): string {
-  return id.length > n ? id.slice(0, n) : id;
-}
-
 export function json(value: unknown): string {
   return JSON.stringify(value, null, 2);
 }
