@@ -7,6 +7,7 @@ import type { ToolBinding } from './apl/types.js';
 import type { Actor, EngineContext } from './context.js';
 import { diffJson, type Change } from './diff.js';
 import type { AgentWork } from './instances.js';
+import { isUuid } from './instances.js';
 import { maySeeApproval } from './queries.js';
 
 export interface ApprovalView extends ApprovalRow {
@@ -72,7 +73,7 @@ export async function loadApprovalFor(
   actor: Actor,
   id: string,
 ): Promise<ApprovalView | null> {
-  if (!/^[0-9a-f-]{36}$/i.test(id)) return null;
+  if (!isUuid(id)) return null;
   const [a] = await ctx.db.select().from(approvals).where(eq(approvals.id, id));
   if (!a || !maySeeApproval(actor, a)) return null;
   return toApprovalView(ctx, a);

@@ -6,7 +6,7 @@
  */
 import { Ajv } from 'ajv';
 import { and, eq, sql } from 'drizzle-orm';
-import { externalTasks, processInstances, steps, taskReports } from '../db/schema.js';
+import { externalTasks, steps, taskReports } from '../db/schema.js';
 import type { ExternalTaskRow } from '../db/schema.js';
 import { EngineError } from '../errors.js';
 import { failAttempt } from './attempts.js';
@@ -15,7 +15,7 @@ import type { Actor, EngineContext, Tx } from './context.js';
 import { notify } from './context.js';
 import { readDefinitionSpec } from './defspec.js';
 import { appendHistory } from './history.js';
-import { type AgentWork, enterNode, mergeVariables } from './instances.js';
+import { type AgentWork, enterNode, findNode, mergeVariables } from './instances.js';
 import { assertLease, type LockedTaskRow, lockTask } from './lease.js';
 import { recordOutcome } from './workers.js';
 
@@ -98,11 +98,6 @@ async function storedReport(tx: Tx, taskId: string, attempt: number, operation: 
   return r;
 }
 
-async function currentTask(tx: Tx, id: string): Promise<ExternalTaskRow> {
-  const [row] = await tx.select().from(externalTasks).where(eq(externalTasks.id, id));
-  return row;
-}
-
 async function assertNoOpenStep(tx: Tx, task: LockedTaskRow) {
   const [open] = await tx
     .select({ sequence: steps.sequence, state: steps.state })
@@ -138,7 +133,7 @@ export async function completeTask(
     const task = await lockTask(tx, actor, input.taskId);
     // A re-sent report (same request) gets the stored outcome; a different one is checked like any other.
     const stored = await storedReport(tx, task.id, input.attempt, 'complete');
-    if (stored && stored.requestSha256 === requestSha) return currentTask(tx, task.id);
+    if (stored && stored.requestSha256 === requestSha) return task;
     assertLease(task, actor, input.workerId, input.attempt);
     await assertNoOpenStep(tx, task);
     const vars = input.variables;
@@ -251,12 +246,8 @@ async function finish(
     .set({ state: 'COMPLETED', metadata, lockExpiresAt: null, updatedAt: sql`now()`, endedAt: sql`now()` })
     .where(eq(externalTasks.id, task.id))
     .returning();
-  const [inst] = await tx
-    .select()
-    .from(processInstances)
-    .where(eq(processInstances.id, task.processInstanceId))
-    .for('update');
-  const updated = await mergeVariables(tx, inst.id, vars);
+  // The update locks the instance row (after the task row: the engine's lock order).
+  const updated = await mergeVariables(tx, task.processInstanceId, vars);
   await appendHistory(tx, {
     projectId: task.projectId,
     processInstanceId: task.processInstanceId,
@@ -281,8 +272,8 @@ async function finish(
     state: 'COMPLETED',
     topic: task.topicName,
   });
-  const spec = await readDefinitionSpec(tx, inst.definitionId);
-  const node = spec.nodes.find((n) => n.id === task.nodeId)!;
+  const spec = await readDefinitionSpec(tx, updated.definitionId);
+  const node = findNode(spec, task.nodeId);
   await enterNode(tx, updated, spec, route?.to ?? node.next!, 'engine');
   return row;
 }
@@ -307,7 +298,7 @@ export async function failTask(ctx: EngineContext, actor: Actor, input: FailInpu
   const result = await ctx.db.transaction(async (tx) => {
     const task = await lockTask(tx, actor, input.taskId);
     const stored = await storedReport(tx, task.id, input.attempt, 'fail');
-    if (stored && stored.requestSha256 === sha256Hex(input.errorType)) return currentTask(tx, task.id);
+    if (stored && stored.requestSha256 === sha256Hex(input.errorType)) return task;
     assertLease(task, actor, input.workerId, input.attempt);
     const row = await failAttempt(tx, task, {
       errorType: input.errorType,

@@ -15,7 +15,7 @@ import { actorLabel, appendHistory } from './history.js';
 import type { AgentWork } from './instances.js';
 import { isUuid } from './instances.js';
 import type { LockedTaskRow } from './lease.js';
-import { lockTask } from './lease.js';
+import { isRetired, lockTask } from './lease.js';
 import { describeChanges } from './diff.js';
 import { maySeeApproval } from './queries.js';
 
@@ -126,12 +126,7 @@ export async function decideApproval(
       await record(e.code);
       return { refusal: e };
     };
-    if (
-      a.state === 'RETIRED' ||
-      task.state === 'CANCELLED' ||
-      task.instanceState === 'CANCELLED' ||
-      task.instanceState === 'SUSPENDED'
-    ) {
+    if (a.state === 'RETIRED' || isRetired(task)) {
       return refuse(
         new EngineError(
           'WORK_RETIRED',

@@ -94,15 +94,10 @@ export async function deploy(
     }
     const defs: DefinitionView[] = [];
     for (const proc of result.deployment.processes) {
-      const [latest] = await tx
-        .select()
-        .from(definitions)
-        .where(and(eq(definitions.projectId, projectId), eq(definitions.key, proc.key)))
-        .orderBy(desc(definitions.version))
-        .limit(1);
+      const latest = await latestDefinition(tx, projectId, proc.key);
       // Re-deploying the same frozen process is a no-op: CI pipelines deploy on every run.
       if (latest && canonicalJson(latest.spec) === canonicalJson(proc)) {
-        defs.push(toDefinitionView(latest));
+        defs.push(latest);
         continue;
       }
       const [row] = await tx

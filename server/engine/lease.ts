@@ -44,12 +44,15 @@ export async function lockTask(tx: Tx, actor: Actor, taskId: string): Promise<Lo
   return withTaskDates(row) as unknown as LockedTaskRow;
 }
 
+/** The task's work was retired: the task was cancelled, or its instance cancelled or suspended. */
+export function isRetired(task: Pick<LockedTaskRow, 'state' | 'instanceState'>): boolean {
+  return (
+    task.state === 'CANCELLED' || task.instanceState === 'CANCELLED' || task.instanceState === 'SUSPENDED'
+  );
+}
+
 export function assertNotRetired(task: LockedTaskRow) {
-  if (
-    task.state === 'CANCELLED' ||
-    task.instanceState === 'CANCELLED' ||
-    task.instanceState === 'SUSPENDED'
-  ) {
+  if (isRetired(task)) {
     throw new EngineError(
       'WORK_RETIRED',
       'This work was retired (the instance was cancelled or suspended); drop it and fetch new work.',

@@ -7,7 +7,7 @@ import type { Actor, EngineContext } from './context.js';
 import { sameProject } from './context.js';
 import { readDefinitionSpec } from './defspec.js';
 import { actorLabel, appendHistory } from './history.js';
-import { enterNode, isUuid, mergeVariables } from './instances.js';
+import { enterNode, findNode, isUuid, mergeVariables } from './instances.js';
 
 export async function completeUserTask(
   ctx: EngineContext,
@@ -59,7 +59,7 @@ export async function completeUserTask(
       data: { userTaskId: id, nodeId: ut.nodeId, variables: Object.keys(vars) },
     });
     const spec = await readDefinitionSpec(tx, inst.definitionId);
-    const node = spec.nodes.find((n) => n.id === ut.nodeId)!;
+    const node = findNode(spec, ut.nodeId);
     await enterNode(tx, updated, spec, node.next!, 'engine');
     return done;
   });
