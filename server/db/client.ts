@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { sql } from 'drizzle-orm';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import * as schema from './schema.js';
@@ -95,4 +96,9 @@ export function connect(url: string, opts: { max?: number } = {}): Database {
     db,
     close: () => pool.end(),
   };
+}
+
+/** Whether the database answers (for /healthz). */
+export async function ping(db: Db): Promise<void> {
+  await db.execute(sql`SELECT 1`);
 }

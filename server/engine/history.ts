@@ -3,7 +3,7 @@
  * computed by a trigger in the database from one canonical form; `verifyAudit` recomputes it with the
  * same SQL function and reports the first row that no longer matches.
  */
-import { sql } from 'drizzle-orm';
+import { asc, inArray, sql } from 'drizzle-orm';
 import { history } from '../db/schema.js';
 import { sha256Hex } from './canonical.js';
 import type { Executor } from './context.js';
@@ -112,4 +112,13 @@ export async function verifyChain(ex: Executor, processInstanceId: string): Prom
     reason: null,
     headHash: prev || null,
   };
+}
+
+/** The history of several instances, in chain order (one query for a page of instances). */
+export async function historyOfInstances(ex: Executor, instanceIds: readonly string[]) {
+  return ex
+    .select()
+    .from(history)
+    .where(inArray(history.processInstanceId, [...instanceIds]))
+    .orderBy(asc(history.processInstanceId), asc(history.seq));
 }

@@ -1,14 +1,14 @@
 /** Lease extension, operator retry and tool credentials: small commands on one external task. */
-import { eq, sql } from 'drizzle-orm';
+import { asc, eq, inArray, sql } from 'drizzle-orm';
 import { externalTasks } from '../db/schema.js';
 import type { ExternalTaskRow } from '../db/schema.js';
 import { EngineError } from '../errors.js';
 import { closeTaskFailedIncidents } from './attempts.js';
-import type { Actor, EngineContext } from './context.js';
-import { notify } from './context.js';
+import type { Actor, EngineContext, Executor } from './context.js';
+import { notify, sameProject } from './context.js';
 import { readCredential } from './definitions.js';
 import { actorLabel, appendHistory } from './history.js';
-import type { AgentWork } from './instances.js';
+import { type AgentWork, isUuid } from './instances.js';
 import { assertLease, assertNotRetired, lockTask } from './lease.js';
 
 export interface ExtendLockInput {
@@ -135,4 +135,27 @@ export async function toolCredential(
       );
     return { server, name: binding.credential, secret, env: binding.credentialEnv };
   });
+}
+
+/** An external task as it stands, or null when it does not exist or the actor's project may not see it. */
+export async function getTask(
+  ex: Executor,
+  actor: Pick<Actor, 'projectId'>,
+  id: string,
+): Promise<ExternalTaskRow | null> {
+  if (!isUuid(id)) return null;
+  const [row] = await ex.select().from(externalTasks).where(eq(externalTasks.id, id));
+  return row && sameProject(actor as Actor, row.projectId) ? row : null;
+}
+
+/** The external tasks of several instances, oldest first (one query for a page of instances). */
+export async function tasksOfInstances(
+  ex: Executor,
+  instanceIds: readonly string[],
+): Promise<ExternalTaskRow[]> {
+  return ex
+    .select()
+    .from(externalTasks)
+    .where(inArray(externalTasks.processInstanceId, [...instanceIds]))
+    .orderBy(asc(externalTasks.createdAt));
 }

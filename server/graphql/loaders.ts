@@ -1,8 +1,9 @@
 /** Per-request DataLoaders: no N+1 when a query lists tasks with their steps or instances with history. */
 import DataLoader from 'dataloader';
-import { asc, inArray } from 'drizzle-orm';
-import { externalTasks, history } from '../db/schema.js';
-import type { ExternalTaskRow, HistoryRow } from '../db/schema.js';
+import type { ExternalTaskRow, HistoryRow, UserTaskRow } from '../db/schema.js';
+import { historyOfInstances } from '../engine/history.js';
+import { tasksOfInstances } from '../engine/taskops.js';
+import { userTasksOf } from '../engine/usertasks.js';
 import type { EngineContext } from '../engine/context.js';
 import { loadSteps, type StepView } from '../engine/stepviews.js';
 
@@ -10,6 +11,7 @@ export interface Loaders {
   stepsByTask: DataLoader<string, StepView[]>;
   tasksByInstance: DataLoader<string, ExternalTaskRow[]>;
   historyByInstance: DataLoader<string, HistoryRow[]>;
+  userTasksByInstance: DataLoader<string, UserTaskRow[]>;
 }
 
 function group<T>(ids: readonly string[], rows: T[], key: (r: T) => string): T[][] {
@@ -24,26 +26,13 @@ export function createLoaders(engine: EngineContext): Loaders {
       group(ids, await loadSteps(engine.db, engine, [...ids]), (s) => s.taskId),
     ),
     tasksByInstance: new DataLoader(async (ids) =>
-      group(
-        ids,
-        await engine.db
-          .select()
-          .from(externalTasks)
-          .where(inArray(externalTasks.processInstanceId, [...ids]))
-          .orderBy(asc(externalTasks.createdAt)),
-        (t) => t.processInstanceId,
-      ),
+      group(ids, await tasksOfInstances(engine.db, ids), (t) => t.processInstanceId),
     ),
     historyByInstance: new DataLoader(async (ids) =>
-      group(
-        ids,
-        await engine.db
-          .select()
-          .from(history)
-          .where(inArray(history.processInstanceId, [...ids]))
-          .orderBy(asc(history.processInstanceId), asc(history.seq)),
-        (h) => h.processInstanceId,
-      ),
+      group(ids, await historyOfInstances(engine.db, ids), (h) => h.processInstanceId),
+    ),
+    userTasksByInstance: new DataLoader(async (ids) =>
+      group(ids, await userTasksOf(engine, [...ids]), (u) => u.processInstanceId),
     ),
   };
 }

@@ -198,7 +198,7 @@ export function observePlugin(metrics: EngineMetrics, log: Logger): Plugin {
   return {
     onExecute({ args }) {
       const op = getOperationAST(args.document, args.operationName) as OperationDefinitionNode | null;
-      if (!op || op.operation !== 'mutation') return;
+      if (op?.operation !== 'mutation') return;
       const vars = (args.variableValues ?? {}) as Record<string, unknown>;
       const fields = op.selectionSet.selections.flatMap((s) =>
         s.kind === Kind.FIELD && TRACKED.has(s.name.value)

@@ -8,6 +8,7 @@ import { GraphQLError } from 'graphql';
 import { useServer as attachGraphqlWs } from 'graphql-ws/use/ws';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
+import { ping } from '../db/client.js';
 import type { EngineContext } from '../engine/context.js';
 import { authenticate } from '../engine/principals.js';
 import { EngineError } from '../errors.js';
@@ -104,8 +105,7 @@ export function createEngineServer(opts: ServerOptions) {
   const server = http.createServer((req, res) => {
     const url = req.url ?? '/';
     if (url === '/healthz' || url.startsWith('/healthz?')) {
-      engine.db
-        .execute('SELECT 1' as never)
+      ping(engine.db)
         .then(() => {
           res.writeHead(200, { 'content-type': 'application/json' });
           res.end(JSON.stringify({ status: 'ok' }));

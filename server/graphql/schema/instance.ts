@@ -3,7 +3,7 @@ import type { AuditVerification as AuditShape } from '../../engine/history.js';
 import { getInstance, startProcess } from '../../engine/instances.js';
 import { cancelProcess, resumeProcess, suspendProcess } from '../../engine/lifecycle.js';
 import { listInstances, verifyAudit } from '../../engine/queries.js';
-import { completeUserTask, userTasksOf } from '../../engine/usertasks.js';
+import { completeUserTask } from '../../engine/usertasks.js';
 import { builder, PageInfo } from '../builder.js';
 import { ExternalTask } from './task.js';
 
@@ -55,7 +55,10 @@ export const ProcessInstance = builder.objectRef<ProcessInstanceRow>('ProcessIns
     createdAt: t.field({ type: 'DateTime', resolve: (i) => i.createdAt }),
     endedAt: t.field({ type: 'DateTime', nullable: true, resolve: (i) => i.endedAt }),
     tasks: t.field({ type: [ExternalTask], resolve: (i, _a, ctx) => ctx.loaders.tasksByInstance.load(i.id) }),
-    userTasks: t.field({ type: [UserTask], resolve: (i, _a, ctx) => userTasksOf(ctx.engine, [i.id]) }),
+    userTasks: t.field({
+      type: [UserTask],
+      resolve: (i, _a, ctx) => ctx.loaders.userTasksByInstance.load(i.id),
+    }),
     history: t.field({
       type: [HistoryEvent],
       resolve: (i, _a, ctx) => ctx.loaders.historyByInstance.load(i.id),

@@ -1,11 +1,7 @@
-import { eq } from 'drizzle-orm';
-import { externalTasks } from '../../db/schema.js';
 import type { ExternalTaskRow } from '../../db/schema.js';
 import { completeTask, failTask } from '../../engine/completion.js';
-import { sameProject } from '../../engine/context.js';
 import type { AgentWork as AgentWorkShape } from '../../engine/instances.js';
-import { isUuid } from '../../engine/instances.js';
-import { extendLock, retryTask, toolCredential } from '../../engine/taskops.js';
+import { extendLock, getTask, retryTask, toolCredential } from '../../engine/taskops.js';
 import { fetchAndLock, type LockedTaskView } from '../../engine/tasks.js';
 import { builder } from '../builder.js';
 import { ToolBinding } from './definition.js';
@@ -156,14 +152,7 @@ builder.queryField('externalTask', (t) =>
     nullable: true,
     authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
-    resolve: async (_r, { id }, ctx) => {
-      if (!isUuid(String(id))) return null;
-      const [row] = await ctx.engine.db
-        .select()
-        .from(externalTasks)
-        .where(eq(externalTasks.id, String(id)));
-      return row && sameProject(ctx.actor!, row.projectId) ? row : null;
-    },
+    resolve: (_r, { id }, ctx) => getTask(ctx.engine.db, ctx.actor!, String(id)),
   }),
 );
 

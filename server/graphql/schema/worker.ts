@@ -1,6 +1,6 @@
-import { eq } from 'drizzle-orm';
+import type { ExternalTaskRow } from '../../db/schema.js';
 import { filter, map, pipe } from 'graphql-yoga';
-import { externalTasks } from '../../db/schema.js';
+import { getTask } from '../../engine/taskops.js';
 import { listWorkers, registerWorker, type WorkerView } from '../../engine/workers.js';
 import { builder } from '../builder.js';
 import { ExternalTask } from './task.js';
@@ -61,13 +61,9 @@ builder.subscriptionField('taskChanged', (t) =>
             (args.processInstanceId == null || String(args.processInstanceId) === e.processInstanceId),
         ),
         map((e) =>
-          ctx.hub.share(
-            `task:${e.taskId}`,
-            async () =>
-              (await ctx.engine.db.select().from(externalTasks).where(eq(externalTasks.id, e.taskId)))[0],
-            e,
-          ),
+          ctx.hub.share(`task:${e.taskId}`, () => getTask(ctx.engine.db, { projectId: null }, e.taskId), e),
         ),
+        filter((t): t is ExternalTaskRow => t !== null),
       ),
     resolve: (t) => t,
   }),
