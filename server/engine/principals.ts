@@ -12,11 +12,19 @@ import type { Actor, EngineContext, PrincipalKind } from './context.js';
 
 export const BOOTSTRAP_ADMIN_ID = '00000000-0000-0000-0000-00000000ad01';
 
+/** The token of an `Authorization: Bearer <token>` value, or null. */
+export function bearerToken(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const m = /^Bearer\s+(\S+)$/i.exec(value.trim());
+  return m ? m[1] : null;
+}
+
 export function newToken(): string {
   return `abada_${randomBytes(32).toString('base64url')}`;
 }
 
-function constantTimeEqual(a: string, b: string): boolean {
+/** Compares two secrets in constant time (hashing first hides their lengths too). */
+export function constantTimeEqual(a: string, b: string): boolean {
   const ha = Buffer.from(sha256Hex(a), 'hex');
   const hb = Buffer.from(sha256Hex(b), 'hex');
   return timingSafeEqual(ha, hb);

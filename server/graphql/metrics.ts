@@ -1,11 +1,4 @@
-/**
- * Prometheus /metrics (text exposition format 0.0.4, written by hand: three metric kinds are all we
- * need). Latencies of the worker-facing commands are recorded in-process by a yoga plugin around the
- * GraphQL execution of fetchAndLock and journalStep — the engine files stay untouched — which also logs
- * each engine command with the ids it concerns (never its content). Database-backed gauges are computed
- * at scrape time (engine/metrics.ts).
- */
-import { timingSafeEqual } from 'node:crypto';
+import { bearerToken, constantTimeEqual } from '../engine/principals.js';
 import type http from 'node:http';
 import { getOperationAST, Kind, type OperationDefinitionNode, valueFromASTUntyped } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
@@ -258,14 +251,6 @@ function codeOf(err: { extensions?: Record<string, unknown>; originalError?: unk
   return typeof code === 'string' && code !== 'INTERNAL_SERVER_ERROR' ? code : 'INTERNAL';
 }
 
-function tokenMatches(header: string | undefined, token: string): boolean {
-  const m = /^Bearer\s+(\S+)$/i.exec(header?.trim() ?? '');
-  if (!m) return false;
-  const a = Buffer.from(m[1]);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
 /** GET /metrics; with ABADA_METRICS_TOKEN set, only `Authorization: Bearer <that token>` may read it. */
 export function serveMetrics(
   metrics: EngineMetrics,
@@ -275,7 +260,8 @@ export function serveMetrics(
   log: Logger,
 ) {
   const token = ctx.config.metricsToken;
-  if (token && !tokenMatches(req.headers.authorization, token)) {
+  const given = bearerToken(req.headers.authorization);
+  if (token && (given === null || !constantTimeEqual(given, token))) {
     res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer' });
     res.end('Send Authorization: Bearer <ABADA_METRICS_TOKEN>.\n');
     return;

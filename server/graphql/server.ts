@@ -10,7 +10,7 @@ import { createYoga, type Plugin } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import { ping } from '../db/client.js';
 import type { EngineContext } from '../engine/context.js';
-import { authenticate } from '../engine/principals.js';
+import { authenticate, bearerToken } from '../engine/principals.js';
 import { EngineError } from '../errors.js';
 import { log as defaultLogger, type Logger } from '../log.js';
 import type { GraphQLContext } from './builder.js';
@@ -21,12 +21,6 @@ import type { EventHub } from './pubsub.js';
 import { schema } from './schema/index.js';
 
 export type WebHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void | Promise<void>;
-
-function bearer(value: unknown): string | null {
-  if (typeof value !== 'string') return null;
-  const m = /^Bearer\s+(\S+)$/i.exec(value.trim());
-  return m ? m[1] : null;
-}
 
 function maskError(error: unknown, log: (e: unknown) => void): Error {
   const gql = error instanceof GraphQLError ? error : null;
@@ -89,7 +83,7 @@ export function createEngineServer(opts: ServerOptions) {
     maskedErrors: { maskError: (e) => maskError(e, log) },
     context: async (initial) => {
       const init = initial as { request?: Request; connectionParams?: Record<string, unknown> };
-      const token = bearer(
+      const token = bearerToken(
         init.connectionParams?.authorization ?? init.request?.headers.get('authorization'),
       );
       return {
@@ -168,7 +162,7 @@ export function createEngineServer(opts: ServerOptions) {
       // biome-ignore lint/suspicious/noExplicitAny: as above
       subscribe: (args: any) => args.rootValue.subscribe(args),
       onConnect: async (ctx) => {
-        const actor = await authenticate(engine, bearer(ctx.connectionParams?.authorization));
+        const actor = await authenticate(engine, bearerToken(ctx.connectionParams?.authorization));
         return actor !== null;
       },
       onSubscribe: async (ctx, _id, params) => {

@@ -31,6 +31,7 @@ export class ModelTurns {
       at.checkLease();
       const existing = at.existing();
       let model: string;
+      let request: unknown;
       if (existing) {
         if (existing.kind !== 'MODEL_CALL')
           throw new AttemptFailure(
@@ -58,7 +59,7 @@ export class ModelTurns {
         if (this.modelIndex >= chain.length)
           throw new AttemptFailure('MODEL_UNAVAILABLE', `no model of ${chain.join(', ')} is available`);
         model = chain[this.modelIndex];
-        const request = { model, messagesHash: messagesHash(messages, tools) };
+        request = { model, messagesHash: messagesHash(messages, tools) };
         try {
           await at.journalStep({
             sequence: at.seq,
@@ -73,7 +74,8 @@ export class ModelTurns {
           throw e;
         }
       }
-      const request = existing?.request ?? { model, messagesHash: messagesHash(messages, tools) };
+      // a STARTED step found in the journal is completed with the request it was started with
+      if (existing) request = existing.request;
       const t0 = Date.now();
       try {
         const answer = await this.models.chat(model, messages, tools, at.lease.signal);

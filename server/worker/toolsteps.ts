@@ -60,9 +60,7 @@ export class ToolSteps {
         kind: 'TOOL_CALL',
         toolRef: binding.ref,
         request,
-        ...(result.ok
-          ? { state: 'COMPLETED', response: result.response }
-          : { state: 'FAILED', error: result.error.slice(0, 4000) }),
+        ...ended(result),
       });
       return this.advance(binding, r.step, r, true);
     }
@@ -145,9 +143,7 @@ export class ToolSteps {
             kind: 'TOOL_CALL',
             toolRef: binding.ref,
             request: step.request,
-            ...(result.ok
-              ? { state: 'COMPLETED', response: result.response }
-              : { state: 'FAILED', error: result.error.slice(0, 4000) }),
+            ...ended(result),
           });
           step = r.step;
           continue;
@@ -207,4 +203,11 @@ export function fitForJournal(response: unknown): unknown {
     originalChars: text.length,
     text: `${text.slice(0, MAX_RESULT_CHARS - 200)}… [truncated: the tool answered ${text.length} characters]`,
   };
+}
+
+/** How a tool call that ran is journaled: COMPLETED with its answer, or FAILED with (the start of) its error. */
+function ended(result: { ok: true; response: unknown } | { ok: false; error: string }) {
+  return result.ok
+    ? { state: 'COMPLETED' as const, response: result.response }
+    : { state: 'FAILED' as const, error: result.error.slice(0, 4000) };
 }
