@@ -101,3 +101,27 @@ export const PageInfo = builder
       endCursor: t.exposeString('endCursor', { nullable: true }),
     }),
   });
+
+export interface Page<T> {
+  edges: { node: T; cursor: string }[];
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+  totalCount: number;
+}
+
+/** `<Name>Edge` and `<Name>Connection` for a node type: { edges { node cursor } pageInfo totalCount }. */
+// biome-ignore lint/suspicious/noExplicitAny: any Pothos object ref of T
+export function connection<T>(name: string, nodeRef: any) {
+  const Edge = builder.objectRef<{ node: T; cursor: string }>(`${name}Edge`).implement({
+    fields: (t) => ({
+      node: t.field({ type: nodeRef, resolve: (e) => e.node as never }),
+      cursor: t.exposeString('cursor'),
+    }),
+  });
+  return builder.objectRef<Page<T>>(`${name}Connection`).implement({
+    fields: (t) => ({
+      edges: t.field({ type: [Edge], resolve: (c) => c.edges }),
+      pageInfo: t.field({ type: PageInfo, resolve: (c) => c.pageInfo }),
+      totalCount: t.exposeInt('totalCount'),
+    }),
+  });
+}

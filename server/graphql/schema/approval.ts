@@ -10,7 +10,7 @@ import {
   toApprovalView,
 } from '../../engine/approvalviews.js';
 import { listApprovals, maySeeApproval } from '../../engine/queries.js';
-import { builder, PageInfo } from '../builder.js';
+import { builder, connection } from '../builder.js';
 
 export const ApprovalState = builder.enumType('ApprovalState', {
   values: ['PENDING', 'APPROVED', 'REJECTED', 'RETIRED'] as const,
@@ -106,26 +106,7 @@ export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
   }),
 });
 
-const ApprovalEdge = builder.objectRef<{ node: ApprovalView; cursor: string }>('ApprovalEdge').implement({
-  fields: (t) => ({
-    node: t.field({ type: Approval, resolve: (e) => e.node }),
-    cursor: t.exposeString('cursor'),
-  }),
-});
-
-const ApprovalConnection = builder
-  .objectRef<{
-    edges: { node: ApprovalView; cursor: string }[];
-    pageInfo: { hasNextPage: boolean; endCursor: string | null };
-    totalCount: number;
-  }>('ApprovalConnection')
-  .implement({
-    fields: (t) => ({
-      edges: t.field({ type: [ApprovalEdge], resolve: (c) => c.edges }),
-      pageInfo: t.field({ type: PageInfo, resolve: (c) => c.pageInfo }),
-      totalCount: t.exposeInt('totalCount'),
-    }),
-  });
+const ApprovalConnection = connection<ApprovalView>('Approval', Approval);
 
 const DecideApprovalInput = builder.inputType('DecideApprovalInput', {
   fields: (t) => ({

@@ -1,7 +1,7 @@
 import { filter, map, pipe } from 'graphql-yoga';
 import type { IncidentRow } from '../../db/schema.js';
 import { getIncident, listIncidents, resolveIncident } from '../../engine/incidents.js';
-import { builder, PageInfo } from '../builder.js';
+import { builder, connection } from '../builder.js';
 
 const IncidentState = builder.enumType('IncidentState', { values: ['OPEN', 'RESOLVED'] as const });
 
@@ -22,26 +22,7 @@ export const Incident = builder.objectRef<IncidentRow>('Incident').implement({
   }),
 });
 
-const IncidentEdge = builder.objectRef<{ node: IncidentRow; cursor: string }>('IncidentEdge').implement({
-  fields: (t) => ({
-    node: t.field({ type: Incident, resolve: (e) => e.node }),
-    cursor: t.exposeString('cursor'),
-  }),
-});
-
-const IncidentConnection = builder
-  .objectRef<{
-    edges: { node: IncidentRow; cursor: string }[];
-    pageInfo: { hasNextPage: boolean; endCursor: string | null };
-    totalCount: number;
-  }>('IncidentConnection')
-  .implement({
-    fields: (t) => ({
-      edges: t.field({ type: [IncidentEdge], resolve: (c) => c.edges }),
-      pageInfo: t.field({ type: PageInfo, resolve: (c) => c.pageInfo }),
-      totalCount: t.exposeInt('totalCount'),
-    }),
-  });
+const IncidentConnection = connection<IncidentRow>('Incident', Incident);
 
 const ResolveIncidentInput = builder.inputType('ResolveIncidentInput', {
   fields: (t) => ({

@@ -4,7 +4,7 @@ import { getInstance, startProcess } from '../../engine/instances.js';
 import { cancelProcess, resumeProcess, suspendProcess } from '../../engine/lifecycle.js';
 import { listInstances, verifyAudit } from '../../engine/queries.js';
 import { completeUserTask } from '../../engine/usertasks.js';
-import { builder, PageInfo } from '../builder.js';
+import { builder, connection } from '../builder.js';
 import { ExternalTask } from './task.js';
 
 export const InstanceState = builder.enumType('InstanceState', {
@@ -66,28 +66,7 @@ export const ProcessInstance = builder.objectRef<ProcessInstanceRow>('ProcessIns
   }),
 });
 
-const ProcessInstanceEdge = builder
-  .objectRef<{ node: ProcessInstanceRow; cursor: string }>('ProcessInstanceEdge')
-  .implement({
-    fields: (t) => ({
-      node: t.field({ type: ProcessInstance, resolve: (e) => e.node }),
-      cursor: t.exposeString('cursor'),
-    }),
-  });
-
-const ProcessInstanceConnection = builder
-  .objectRef<{
-    edges: { node: ProcessInstanceRow; cursor: string }[];
-    pageInfo: { hasNextPage: boolean; endCursor: string | null };
-    totalCount: number;
-  }>('ProcessInstanceConnection')
-  .implement({
-    fields: (t) => ({
-      edges: t.field({ type: [ProcessInstanceEdge], resolve: (c) => c.edges }),
-      pageInfo: t.field({ type: PageInfo, resolve: (c) => c.pageInfo }),
-      totalCount: t.exposeInt('totalCount'),
-    }),
-  });
+const ProcessInstanceConnection = connection<ProcessInstanceRow>('ProcessInstance', ProcessInstance);
 
 const AuditVerification = builder.objectRef<AuditShape>('AuditVerification').implement({
   fields: (t) => ({
