@@ -1,5 +1,5 @@
 /** The approver's view of an approval: arguments as the evidence policy keeps them, earlier proposals, decisions. */
-import { and, asc, eq, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
 import { approvalDecisions, approvals, externalTasks, processInstances } from '../db/schema.js';
 import type { ApprovalRow } from '../db/schema.js';
 import { redactArguments } from './apl/redact.js';
@@ -41,30 +41,41 @@ export interface EarlierProposal {
   changes: Change[];
 }
 
-async function contextOf(
-  ctx: EngineContext,
-  a: ApprovalRow,
-): Promise<{ binding: ToolBinding | undefined; processKey: string }> {
-  const [t] = await ctx.db
-    .select({ agentWork: externalTasks.agentWork, processKey: processInstances.key })
+type ApprovalContext = { binding: ToolBinding | undefined; processKey: string };
+
+/** The frozen binding and process key of each approval's task, in one query for a page of approvals. */
+async function contextsOf(ctx: EngineContext, rows: ApprovalRow[]): Promise<ApprovalContext[]> {
+  if (rows.length === 0) return [];
+  const found = await ctx.db
+    .select({ id: externalTasks.id, agentWork: externalTasks.agentWork, processKey: processInstances.key })
     .from(externalTasks)
     .innerJoin(processInstances, eq(processInstances.id, externalTasks.processInstanceId))
-    .where(eq(externalTasks.id, a.taskId));
-  return {
-    binding: (t?.agentWork as AgentWork | null)?.toolBindings.find((b) => b.ref === a.toolRef),
-    processKey: t?.processKey ?? '',
-  };
+    .where(inArray(externalTasks.id, [...new Set(rows.map((a) => a.taskId))]));
+  const byTask = new Map(found.map((t) => [t.id, t]));
+  return rows.map((a) => {
+    const t = byTask.get(a.taskId);
+    return {
+      binding: (t?.agentWork as AgentWork | null)?.toolBindings.find((b) => b.ref === a.toolRef),
+      processKey: t?.processKey ?? '',
+    };
+  });
 }
 
-async function bindingOf(ctx: EngineContext, a: ApprovalRow): Promise<ToolBinding | undefined> {
-  return (await contextOf(ctx, a)).binding;
-}
-
-export async function toApprovalView(ctx: EngineContext, a: ApprovalRow): Promise<ApprovalView> {
-  const { binding, processKey } = await contextOf(ctx, a);
+function toView(ctx: EngineContext, a: ApprovalRow, { binding, processKey }: ApprovalContext): ApprovalView {
   const args = ctx.sealer.openJson<Record<string, unknown>>(a.argumentsEnc) ?? {};
   const { view, redactedPaths } = redactArguments(args, binding?.redact ?? []);
   return { ...a, processKey, arguments: view, redactedPaths, editable: binding?.editable ?? false };
+}
+
+export async function toApprovalView(ctx: EngineContext, a: ApprovalRow): Promise<ApprovalView> {
+  const [c] = await contextsOf(ctx, [a]);
+  return toView(ctx, a, c);
+}
+
+/** The approver's views of a page of approvals (one context query, not one per approval). */
+export async function toApprovalViews(ctx: EngineContext, rows: ApprovalRow[]): Promise<ApprovalView[]> {
+  const contexts = await contextsOf(ctx, rows);
+  return rows.map((a, i) => toView(ctx, a, contexts[i]));
 }
 
 /** Loads an approval for an actor, or null when it does not exist or the actor may not see it. */
@@ -111,7 +122,7 @@ export async function earlierProposals(ctx: EngineContext, a: ApprovalView): Pro
       ),
     )
     .orderBy(asc(approvals.createdAt));
-  const binding = await bindingOf(ctx, a);
+  const binding = (await contextsOf(ctx, [a]))[0].binding;
   return rows.map((r) => {
     const args = redactArguments(ctx.sealer.openJson(r.argumentsEnc) ?? {}, binding?.redact ?? []).view;
     return {

@@ -8,6 +8,7 @@ import {
   earlierProposals,
   loadApprovalFor,
   toApprovalView,
+  toApprovalViews,
 } from '../../engine/approvalviews.js';
 import { listApprovals, maySeeApproval } from '../../engine/queries.js';
 import { builder, connection } from '../builder.js';
@@ -130,12 +131,11 @@ builder.queryField('approvals', (t) =>
     },
     resolve: async (_r, a, ctx) => {
       const p = await listApprovals(ctx.engine, ctx.actor!, a);
-      return {
-        ...p,
-        edges: await Promise.all(
-          p.edges.map(async (e) => ({ cursor: e.cursor, node: await toApprovalView(ctx.engine, e.node) })),
-        ),
-      };
+      const views = await toApprovalViews(
+        ctx.engine,
+        p.edges.map((e) => e.node),
+      );
+      return { ...p, edges: p.edges.map((e, i) => ({ cursor: e.cursor, node: views[i] })) };
     },
   }),
 );
