@@ -8,7 +8,7 @@ import type { StepRow } from '../db/schema.js';
 import { matchesRule } from './apl/expression.js';
 import type { ToolBinding } from './apl/types.js';
 import type { EngineContext, Tx } from './context.js';
-import { notify } from './context.js';
+import { notify, notifyTask } from './context.js';
 import { appendHistory } from './history.js';
 import type { AgentWork } from './instances.js';
 import type { LockedTaskRow } from './lease.js';
@@ -93,13 +93,6 @@ export async function openApproval(
     data: { toolRef: binding.ref, digest: step.digest, candidateGroups: levels[0], levels: levels.length },
   });
   await notify(tx, { type: 'approval', approvalId: a.id, projectId: task.projectId, change: 'opened' });
-  await notify(tx, {
-    type: 'task',
-    taskId: task.id,
-    processInstanceId: task.processInstanceId,
-    projectId: task.projectId,
-    state: 'AWAITING_APPROVAL',
-    topic: task.topicName,
-  });
+  await notifyTask(tx, task, 'AWAITING_APPROVAL');
   return { approvalId: a.id };
 }

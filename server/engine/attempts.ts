@@ -8,7 +8,7 @@ import { and, eq, isNull, sql } from 'drizzle-orm';
 import { externalTasks, incidents, steps } from '../db/schema.js';
 import type { ExternalTaskRow } from '../db/schema.js';
 import type { Tx } from './context.js';
-import { notify } from './context.js';
+import { notifyTask } from './context.js';
 import { appendHistory } from './history.js';
 import { openIncident } from './incidents.js';
 
@@ -83,14 +83,7 @@ export async function settleUnknownOutcomes(tx: Tx, task: ExternalTaskRow, actor
         updatedAt: sql`now()`,
       })
       .where(eq(externalTasks.id, task.id));
-    await notify(tx, {
-      type: 'task',
-      taskId: task.id,
-      processInstanceId: task.processInstanceId,
-      projectId: task.projectId,
-      state: 'FAILED',
-      topic: task.topicName,
-    });
+    await notifyTask(tx, task, 'FAILED');
   }
   return open.length;
 }
@@ -141,14 +134,7 @@ export async function failAttempt(
       eventType: 'ATTEMPT_FAILED',
       data: { errorType: f.errorType, nextAttempt: task.attempt + 1, retryInMs: delay },
     });
-    await notify(tx, {
-      type: 'task',
-      taskId: task.id,
-      processInstanceId: task.processInstanceId,
-      projectId: task.projectId,
-      state: 'OPEN',
-      topic: task.topicName,
-    });
+    await notifyTask(tx, task, 'OPEN');
     return row;
   }
   const [row] = await tx
@@ -182,14 +168,7 @@ export async function failAttempt(
     },
     f.actor,
   );
-  await notify(tx, {
-    type: 'task',
-    taskId: task.id,
-    processInstanceId: task.processInstanceId,
-    projectId: task.projectId,
-    state: 'FAILED',
-    topic: task.topicName,
-  });
+  await notifyTask(tx, task, 'FAILED');
   return row;
 }
 

@@ -12,7 +12,7 @@ import { EngineError } from '../errors.js';
 import { failAttempt } from './attempts.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
 import type { Actor, EngineContext, Tx } from './context.js';
-import { notify } from './context.js';
+import { notifyTask } from './context.js';
 import { readDefinitionSpec } from './defspec.js';
 import { appendHistory } from './history.js';
 import { type AgentWork, enterNode, findNode, mergeVariables } from './instances.js';
@@ -264,14 +264,7 @@ async function finish(
       route: route ? { reason: route.reason, to: route.to, message: route.message } : undefined,
     },
   });
-  await notify(tx, {
-    type: 'task',
-    taskId: task.id,
-    processInstanceId: task.processInstanceId,
-    projectId: task.projectId,
-    state: 'COMPLETED',
-    topic: task.topicName,
-  });
+  await notifyTask(tx, task, 'COMPLETED');
   const spec = await readDefinitionSpec(tx, updated.definitionId);
   const node = findNode(spec, task.nodeId);
   await enterNode(tx, updated, spec, route?.to ?? node.next!, 'engine');

@@ -47,6 +47,22 @@ export async function notify(tx: Executor, event: EngineEvent): Promise<void> {
   await enqueueWebhooks(tx, event);
 }
 
+/** Announces a task's new state (subscribers of taskChanged, long-polling fetchers when OPEN). */
+export async function notifyTask(
+  tx: Executor,
+  task: { id: string; processInstanceId: string; projectId: string; topicName: string },
+  state: string,
+): Promise<void> {
+  await notify(tx, {
+    type: 'task',
+    taskId: task.id,
+    processInstanceId: task.processInstanceId,
+    projectId: task.projectId,
+    state,
+    topic: task.topicName,
+  });
+}
+
 /** The project an actor works in; admins and humans always have one, a global worker may not. */
 export function actorProject(actor: Actor): string {
   return actor.projectId ?? 'default';

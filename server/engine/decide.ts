@@ -10,7 +10,7 @@ import { EngineError, notFound } from '../errors.js';
 import { parseRedactPath, REDACTED, redactArguments } from './apl/redact.js';
 import { toolCallDigest } from './canonical.js';
 import type { Actor, EngineContext, Tx } from './context.js';
-import { notify, sameProject } from './context.js';
+import { notify, notifyTask, sameProject } from './context.js';
 import { actorLabel, appendHistory } from './history.js';
 import type { AgentWork } from './instances.js';
 import { isUuid } from './instances.js';
@@ -334,13 +334,6 @@ async function apply(
     data: { digest },
   });
   await notify(tx, { type: 'approval', approvalId: a.id, projectId: a.projectId, change: 'decided' });
-  await notify(tx, {
-    type: 'task',
-    taskId: task.id,
-    processInstanceId: task.processInstanceId,
-    projectId: task.projectId,
-    state: 'OPEN',
-    topic: task.topicName,
-  });
+  await notifyTask(tx, task, 'OPEN');
   return row;
 }

@@ -11,7 +11,7 @@ import type { StepRow } from '../db/schema.js';
 import { EngineError } from '../errors.js';
 import type { ToolBinding } from './apl/types.js';
 import type { EngineContext, Tx } from './context.js';
-import { notify } from './context.js';
+import { notifyTask } from './context.js';
 import { readDefinitionSpec } from './defspec.js';
 import { appendHistory } from './history.js';
 import { startInstanceTx } from './instances.js';
@@ -67,14 +67,7 @@ export async function startDelegation(
     sequence: step.sequence,
     data: { childInstanceId: child.id, key: binding.tool, depth },
   });
-  await notify(tx, {
-    type: 'task',
-    taskId: task.id,
-    processInstanceId: task.processInstanceId,
-    projectId: task.projectId,
-    state: 'AWAITING_CHILD',
-    topic: task.topicName,
-  });
+  await notifyTask(tx, task, 'AWAITING_CHILD');
   return { childInstanceId: child.id };
 }
 
@@ -133,12 +126,5 @@ export async function childDone(tx: Tx, ctx: EngineContext, childInstanceId: str
     sequence: step.sequence,
     data: { childInstanceId: child.id, childState: child.state },
   });
-  await notify(tx, {
-    type: 'task',
-    taskId: task.id,
-    processInstanceId: task.processInstanceId,
-    projectId: task.projectId,
-    state: 'OPEN',
-    topic: task.topicName,
-  });
+  await notifyTask(tx, task, 'OPEN');
 }

@@ -8,7 +8,7 @@ import { externalTasks, incidents, processInstances, steps, taskReports } from '
 import type { IncidentRow } from '../db/schema.js';
 import { EngineError, notFound } from '../errors.js';
 import type { Actor, EngineContext, Executor, Tx } from './context.js';
-import { notify, sameProject } from './context.js';
+import { notify, notifyTask, sameProject } from './context.js';
 import { actorLabel, appendHistory } from './history.js';
 import { isUuid } from './instances.js';
 
@@ -211,14 +211,7 @@ async function feedOutcome(
       sequence: inc.sequence,
       data: { reason: 'TOOL_OUTCOME_RESOLVED', happened: input.happened },
     });
-    await notify(tx, {
-      type: 'task',
-      taskId: task.id,
-      processInstanceId: task.processInstanceId,
-      projectId: task.projectId,
-      state: 'OPEN',
-      topic: task.topicName,
-    });
+    await notifyTask(tx, task, 'OPEN');
   }
 }
 

@@ -71,8 +71,8 @@ async function retireWork(
   }
 }
 
-async function lockInstance(tx: Tx, actor: Actor, id: string): Promise<ProcessInstanceRow> {
-  await getInstance(tx, actor, id);
+/** Locks the instance row; the caller has already checked that the actor may see it (getInstance). */
+async function lockInstance(tx: Tx, id: string): Promise<ProcessInstanceRow> {
   const [row] = await tx.select().from(processInstances).where(eq(processInstances.id, id)).for('update');
   return row;
 }
@@ -106,7 +106,7 @@ async function cancelTx(
 ): Promise<ProcessInstanceRow> {
   const inst0 = await getInstance(tx, actor, id);
   await retireWork(tx, inst0, label, 'CANCELLED');
-  const inst = await lockInstance(tx, actor, id);
+  const inst = await lockInstance(tx, id);
   if (inst.state === 'COMPLETED' || inst.state === 'CANCELLED' || inst.state === 'FAILED') {
     throw new EngineError(
       'VALIDATION_FAILED',
@@ -170,7 +170,7 @@ export async function suspendProcess(
   return ctx.db.transaction(async (tx) => {
     const label = actorLabel(actor);
     await retireWork(tx, await getInstance(tx, actor, id), label, 'SUSPENDED');
-    const inst = await lockInstance(tx, actor, id);
+    const inst = await lockInstance(tx, id);
     if (inst.state !== 'ACTIVE') {
       throw new EngineError(
         'VALIDATION_FAILED',
@@ -215,7 +215,7 @@ export async function resumeProcess(
         ),
       )
       .for('update');
-    const inst = await lockInstance(tx, actor, id);
+    const inst = await lockInstance(tx, id);
     if (inst.state !== 'SUSPENDED') {
       throw new EngineError(
         'VALIDATION_FAILED',

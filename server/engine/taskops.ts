@@ -5,7 +5,7 @@ import type { ExternalTaskRow } from '../db/schema.js';
 import { EngineError } from '../errors.js';
 import { closeTaskFailedIncidents } from './attempts.js';
 import type { Actor, EngineContext, Executor } from './context.js';
-import { notify, sameProject } from './context.js';
+import { notifyTask, sameProject } from './context.js';
 import { readCredential } from './definitions.js';
 import { actorLabel, appendHistory } from './history.js';
 import { type AgentWork, isUuid } from './instances.js';
@@ -94,14 +94,7 @@ export async function retryTask(ctx: EngineContext, actor: Actor, id: string): P
       taskId: task.id,
       attempt: next,
     });
-    await notify(tx, {
-      type: 'task',
-      taskId: task.id,
-      processInstanceId: task.processInstanceId,
-      projectId: task.projectId,
-      state: 'OPEN',
-      topic: task.topicName,
-    });
+    await notifyTask(tx, task, 'OPEN');
     return row;
   });
 }
