@@ -41,18 +41,32 @@ export async function runJobs(ctx: EngineContext, batch = 20): Promise<number> {
   }
 }
 
-/** Runs jobs when one is announced (NOTIFY) and every few seconds for retries. */
-export function startJobRunner(ctx: EngineContext, intervalMs = 2000): () => void {
+/**
+ * Runs `work` when an event `wakes` it (NOTIFY) and every `intervalMs` (retries, missed events). Runs never
+ * overlap in one process; a wake-up during a run schedules exactly one more run after it. Returns stop().
+ */
+export function startBackgroundRunner(
+  ctx: EngineContext,
+  work: () => Promise<unknown>,
+  opts: {
+    intervalMs: number;
+    wakes: (e: EngineEvent) => boolean;
+    runAtStart?: boolean;
+    onError?: (e: unknown) => void;
+  },
+): () => void {
   let running = false;
   let again = false;
+  let stopped = false;
   const tick = () => {
+    if (stopped) return;
     if (running) {
       again = true;
       return;
     }
     running = true;
-    runJobs(ctx)
-      .catch(() => {})
+    work()
+      .catch(opts.onError ?? (() => {}))
       .finally(() => {
         running = false;
         if (again) {
@@ -62,14 +76,24 @@ export function startJobRunner(ctx: EngineContext, intervalMs = 2000): () => voi
       });
   };
   const onEvent = (e: EngineEvent) => {
-    if (e.type === 'job') tick();
+    if (opts.wakes(e)) tick();
   };
   ctx.notifier?.on('event', onEvent);
-  const timer = setInterval(tick, intervalMs);
+  const timer = setInterval(tick, opts.intervalMs);
   timer.unref();
-  tick();
+  if (opts.runAtStart) tick();
   return () => {
+    stopped = true;
     clearInterval(timer);
     ctx.notifier?.off('event', onEvent);
   };
+}
+
+/** Runs jobs when one is announced (NOTIFY) and every few seconds for retries. */
+export function startJobRunner(ctx: EngineContext, intervalMs = 2000): () => void {
+  return startBackgroundRunner(ctx, () => runJobs(ctx), {
+    intervalMs,
+    wakes: (e) => e.type === 'job',
+    runAtStart: true,
+  });
 }

@@ -8,7 +8,6 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
-import type { EngineEvent } from '../db/notify.js';
 import {
   approvals,
   type WebhookDeliveryRow,
@@ -22,6 +21,7 @@ import type { Actor, EngineContext } from './context.js';
 import { actorProject, query } from './context.js';
 import { isUuid } from './instances.js';
 import { WEBHOOK_EVENTS } from './outbox.js';
+import { startBackgroundRunner } from './jobs.js';
 
 export type WebhookSubscriptionView = Omit<WebhookSubscriptionRow, 'secretEnc' | 'keyId'>;
 
@@ -243,35 +243,9 @@ export async function dispatchWebhooks(ctx: EngineContext, batch = 20): Promise<
 
 /** Dispatches when an approval or incident event commits (NOTIFY) and every ABADA_WEBHOOK_POLL_MS. */
 export function startWebhookDispatcher(ctx: EngineContext, onError: (e: unknown) => void = () => {}) {
-  let running = false;
-  let again = false;
-  let stopped = false;
-  const tick = () => {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = true;
-    dispatchWebhooks(ctx)
-      .catch(onError)
-      .finally(() => {
-        running = false;
-        if (again) {
-          again = false;
-          tick();
-        }
-      });
-  };
-  const onEvent = (e: EngineEvent) => {
-    if (e.type === 'approval' || e.type === 'incident') tick();
-  };
-  ctx.notifier?.on('event', onEvent);
-  const timer = setInterval(tick, ctx.config.webhooks.pollMs);
-  timer.unref();
-  return () => {
-    stopped = true;
-    clearInterval(timer);
-    ctx.notifier?.off('event', onEvent);
-  };
+  return startBackgroundRunner(ctx, () => dispatchWebhooks(ctx), {
+    intervalMs: ctx.config.webhooks.pollMs,
+    wakes: (e) => e.type === 'approval' || e.type === 'incident',
+    onError,
+  });
 }
