@@ -13,6 +13,7 @@ import { enqueueWebhooks } from '../../server/engine/outbox.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { Q } from '../helpers/fixtures.js';
 import { setupSeeds, WorkerSim } from '../helpers/worker-sim.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** The verification recipe from docs/webhooks.md, verbatim. */
 function verifyAbadaSignature(secret: string, headers: http.IncomingHttpHeaders, rawBody: string): boolean {
@@ -71,16 +72,6 @@ const CREATE = `mutation($input: CreateWebhookSubscriptionInput!) { createWebhoo
 const DELIVERIES = `query($id: ID) { webhookDeliveries(subscriptionId: $id) {
   id eventId eventType state attempts lastStatus lastError deliveredAt payload } }`;
 
-async function until<T>(f: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('webhooks', () => {
   it('retries with backoff, keeps the event id, signs every attempt, and reports the delivery', async () => {
     const { worker } = await setupSeeds(engine);
@@ -115,7 +106,7 @@ describe('webhooks', () => {
     await sim.model(task, 1, 'COMPLETED');
     const proposed = await sim.tool(task, 2, 'crm/refund', 'PROPOSED', { orderId: '5531', amount: 89 });
 
-    await until(async () => flaky.got.length >= 3);
+    await waitFor('the webhook delivery', async () => flaky.got.length >= 3);
     await new Promise((r) => setTimeout(r, 300)); // nothing more arrives once delivered
     expect(flaky.got).toHaveLength(3);
     const ids = new Set(flaky.got.map((g) => g.headers['abada-event-id']));
@@ -152,7 +143,7 @@ describe('webhooks', () => {
     });
 
     // The receiver that never answers 2xx: FAILED after ABADA_WEBHOOK_MAX_ATTEMPTS.
-    const failed = await until(async () => {
+    const failed = await waitFor('the webhook delivery', async () => {
       const [f] = (await engine.ok(engine.adminToken, DELIVERIES, { id: mine.subscription.id }))
         .webhookDeliveries;
       return f?.state === 'FAILED' && f;

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf, startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { CRM_SERVER, Q } from '../helpers/fixtures.js';
+import { waitFor } from '../helpers/wait.js';
 import { WorkerSim } from '../helpers/worker-sim.js';
 
 const CHILD = `
@@ -48,16 +49,6 @@ beforeAll(async () => {
 });
 afterAll(() => engine?.close());
 
-async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, ms = 5000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > until) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('delegation', () => {
   it("returns the child's outputs as the delegate call's result", async () => {
     const p = (await engine.ok(engine.adminToken, Q.start, { key: 'parent', v: { customerId: 'C-42' } }))
@@ -80,7 +71,7 @@ describe('delegation', () => {
     expect(child.variables).toEqual({ customerId: 'C-42' });
     await w.complete(child, { answer: 42 });
 
-    const resumed = await waitFor(async () => (await w.fetch())[0]);
+    const resumed = await waitFor('the parent task to reopen', async () => (await w.fetch())[0]);
     expect(resumed.id).toBe(task.id);
     expect(resumed.attempt).toBe(1);
     const step = resumed.steps.find((s) => s.sequence === 2)!;
@@ -136,7 +127,7 @@ describe('delegation', () => {
     expect(waiting.state).toBe('AWAITING_CHILD');
     // the child of attempt 2 answers attempt 2
     await w.complete(order[1].c, { answer: 2 });
-    const resumed = await waitFor(async () => (await w.fetch())[0]);
+    const resumed = await waitFor('the parent task to reopen', async () => (await w.fetch())[0]);
     expect(resumed).toMatchObject({ id: t1.id, attempt: 2 });
     expect(resumed.steps.find((s) => s.sequence === 2)!.response).toMatchObject({ outputs: { answer: 2 } });
   });

@@ -11,6 +11,8 @@ import { type ModelServer, type Script, startModelServer } from '../../server/de
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { CRM_SERVER, Q, REFUND, SUPPORT_TRIAGE } from '../helpers/fixtures.js';
 
+export { waitFor } from '../helpers/wait.js';
+
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const CRM_SECRET = 'crm-secret-9f3a1c';
 
@@ -115,20 +117,6 @@ export function spawnWorker(h: Harness, workerId: string, env: Record<string, st
       if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
     },
   };
-}
-
-export async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | undefined | null | false> | T | undefined | null | false,
-  ms = 20_000,
-): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 export const INSTANCE = `query($id: ID!) { processInstance(id: $id) { id state currentNodeId variables
