@@ -81,7 +81,9 @@ async function failedWith(id: string, errorType: string) {
         (x.eventType === 'ATTEMPT_FAILED' || x.eventType === 'TASK_FAILED') &&
         x.data?.errorType === errorType,
     );
-    return e ? i : null;
+    // the attempt may be retried first: wait for the task to end FAILED, not just for a failed attempt
+    const t = i.tasks[0];
+    return e && t?.state === 'FAILED' && t.errorType === errorType ? i : null;
   });
 }
 
