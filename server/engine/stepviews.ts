@@ -26,7 +26,16 @@ export interface StepView {
   updatedAt: Date;
 }
 
+/**
+ * The view of a step row. Payloads are opened (decrypted and parsed) only when read, once: a journal
+ * answer usually asks for the task state alone.
+ */
 export function toStepView(ctx: EngineContext, r: StepRow): StepView {
+  const opened = new Map<string, unknown>();
+  const open = (key: 'requestEnc' | 'responseEnc' | 'errorEnc') => {
+    if (!opened.has(key)) opened.set(key, ctx.sealer.openJson(r[key]));
+    return opened.get(key);
+  };
   return {
     taskId: r.taskId,
     attempt: r.attempt,
@@ -35,9 +44,15 @@ export function toStepView(ctx: EngineContext, r: StepRow): StepView {
     state: r.state,
     toolRef: r.toolRef,
     model: r.model,
-    request: ctx.sealer.openJson(r.requestEnc),
-    response: ctx.sealer.openJson(r.responseEnc),
-    error: ctx.sealer.openJson<string>(r.errorEnc),
+    get request() {
+      return open('requestEnc');
+    },
+    get response() {
+      return open('responseEnc');
+    },
+    get error() {
+      return open('errorEnc') as string | null;
+    },
     digest: r.digest,
     idempotencyKey: r.idempotencyKey,
     comment: r.comment,

@@ -3,6 +3,7 @@ import type http from 'node:http';
 import { getOperationAST, Kind, type OperationDefinitionNode, valueFromASTUntyped } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { EngineContext } from '../engine/context.js';
+import { batchPaths } from '../engine/journalbatch.js';
 import { collectDbGauges, DECISION_BUCKETS } from '../engine/metrics.js';
 import type { Logger } from '../log.js';
 
@@ -144,6 +145,12 @@ export class EngineMetrics {
         'gauge',
         'Webhook deliveries pending or failed.',
         g.webhookDeliveries.map((r) => [{ state: r.state }, r.count]),
+      ),
+      ...family(
+        'abada_journal_batches_total',
+        'counter',
+        'journalSteps batches committed by this process, by path (buffered: one read and one write; stepwise).',
+        Object.entries(batchPaths).map(([path, n]) => [{ path }, n]),
       ),
       ...this.fetch.render(),
       ...this.journal.render(),
