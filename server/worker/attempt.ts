@@ -1,9 +1,19 @@
 /**
  * What the model turns and tool steps of one lease share: the journal of this attempt and the cursor
- * walking it, the lease, and the two ways a step can end the attempt early.
+ * walking it, the lease, the step end held back for the next request, and the two ways a step can end
+ * the attempt early.
  */
 import type { Logger } from 'pino';
-import type { EngineClient, JournalInput, JournalResult, LockedTask, Step } from './graphql.js';
+import {
+  DROP_CODES,
+  type EngineClient,
+  EngineRequestError,
+  type JournalResult,
+  type LockedTask,
+  type RequestOptions,
+  type Step,
+  type StepWrite,
+} from './graphql.js';
 import type { LeaseKeeper } from './lease.js';
 
 /** The attempt ends with this errorType (failTask). */
@@ -26,7 +36,13 @@ export class LetGo extends Error {
   }
 }
 
-export type StepWrite = Omit<JournalInput, 'taskId' | 'workerId' | 'attempt'>;
+/** How a step the engine refused ends the attempt. */
+export function refusal(e: EngineRequestError): AttemptFailure {
+  return new AttemptFailure(
+    e.code === 'LIMIT_EXCEEDED' ? 'LIMIT_EXCEEDED' : 'JOURNAL_REFUSED',
+    `${e.code}: ${e.message}`,
+  );
+}
 
 export class Attempt {
   /**
@@ -35,6 +51,12 @@ export class Attempt {
    */
   seq = 1;
   private readonly journal = new Map<number, Step>();
+  /**
+   * The end of the last step (COMPLETED / FAILED), held back so that it travels with the next step's
+   * journal entry in one `journalSteps` request. Flushed before anything external is sent without a
+   * journal entry first (a read, a re-sent call) and before anything that leaves the step sequence.
+   */
+  private pending: StepWrite | null = null;
 
   constructor(
     readonly task: LockedTask,
@@ -58,7 +80,7 @@ export class Attempt {
   }
 
   /** Engine calls are idempotent: retry an unreachable engine while our lease may still be live. */
-  retry() {
+  retry(): RequestOptions {
     return { retryUntil: Date.now() + this.lockMs, signal: this.lease.signal };
   }
 
@@ -66,15 +88,72 @@ export class Attempt {
     if (this.lease.signal.aborted) throw new LetGo('let-go', this.lease.reason ?? 'aborted');
   }
 
+  /** Holds a step's end back: the next journalStep sends it along, or flush() alone. */
+  end(input: StepWrite): void {
+    if (this.pending) throw new Error(`step ${this.pending.sequence}'s end is still pending`);
+    this.pending = input;
+  }
+
+  /**
+   * Journals a step, together with the pending end (the end first) in one request when there is one.
+   * A batch refused because of this step rolled the end back with it: the end is journaled alone, and
+   * this step is sent alone, so that it meets its refusal exactly as it would without batching.
+   */
   async journalStep(input: StepWrite): Promise<JournalResult> {
-    const r = await this.client.journalStep(
-      { taskId: this.task.id, workerId: this.workerId, attempt: this.task.attempt, ...input },
-      this.retry(),
-    );
+    const end = this.pending;
+    if (!end) return this.send(input);
+    this.pending = null;
+    let results: JournalResult[];
+    try {
+      results = await this.client.journalSteps({ ...this.ids(), steps: [end, input] }, this.retry());
+    } catch (e) {
+      if (!(e instanceof EngineRequestError && e.extensions.index === 1)) throw endRefused(e);
+      await this.sendEnd(end);
+      return this.send(input);
+    }
+    this.logged(end, results[0]);
+    return this.logged(input, results[1]);
+  }
+
+  /**
+   * Journals the pending end alone. `opts` for a last try after the lease was aborted (the worker is
+   * stopping: the lease may still be live, and the next lease then need not ask the model again).
+   */
+  async flush(opts?: RequestOptions): Promise<void> {
+    const end = this.pending;
+    this.pending = null;
+    if (end) await this.sendEnd(end, opts);
+  }
+
+  private async sendEnd(end: StepWrite, opts?: RequestOptions): Promise<void> {
+    try {
+      await this.send(end, opts);
+    } catch (e) {
+      throw endRefused(e);
+    }
+  }
+
+  private async send(input: StepWrite, opts = this.retry()): Promise<JournalResult> {
+    return this.logged(input, await this.client.journalStep({ ...this.ids(), ...input }, opts));
+  }
+
+  private ids() {
+    return { taskId: this.task.id, workerId: this.workerId, attempt: this.task.attempt };
+  }
+
+  private logged(input: StepWrite, r: JournalResult): JournalResult {
     this.log.debug(
       { event: 'step', sequence: input.sequence, kind: input.kind, state: r.step.state, reused: r.reused },
       'journaled',
     );
     return r;
   }
+}
+
+/**
+ * A refused step end fails the attempt as it would have when journaled on its own, and never passes for
+ * a refusal of the step sent with it (which the callers turn into a message for the model).
+ */
+function endRefused(e: unknown): unknown {
+  return e instanceof EngineRequestError && !DROP_CODES.has(e.code) ? refusal(e) : e;
 }

@@ -104,6 +104,9 @@ export interface JournalInput {
   error?: string;
 }
 
+/** One step as the attempt writes it (the task, worker and attempt are the request's). */
+export type StepWrite = Omit<JournalInput, 'taskId' | 'workerId' | 'attempt'>;
+
 export interface AttemptMetadata {
   model?: string;
   provider?: string;
@@ -156,6 +159,8 @@ const Q = {
   } }`,
   extend: `mutation($input: ExtendLockInput!) { extendLock(input: $input) { id lockExpiresAt } }`,
   journal: `mutation($input: JournalStepInput!) { journalStep(input: $input) {
+    idempotencyKey reused taskState step { ${STEP_FIELDS} } } }`,
+  journalSteps: `mutation($input: JournalStepsInput!) { journalSteps(input: $input) {
     idempotencyKey reused taskState step { ${STEP_FIELDS} } } }`,
   complete: `mutation($input: CompleteTaskInput!) { completeTask(input: $input) { id state attempt } }`,
   fail: `mutation($input: FailTaskInput!) { failTask(input: $input) { id state attempt } }`,
@@ -262,6 +267,19 @@ export class EngineClient {
 
   async journalStep(input: JournalInput, opts?: RequestOptions): Promise<JournalResult> {
     return (await this.request<{ journalStep: JournalResult }>(Q.journal, { input }, opts)).journalStep;
+  }
+
+  /**
+   * Several steps of one attempt in one request and one transaction, in order, all or nothing; a
+   * refusal names the failing step's index in `extensions.index`. A step that parks the task must be
+   * the last one.
+   */
+  async journalSteps(
+    input: { taskId: string; workerId: string; attempt: number; steps: StepWrite[] },
+    opts?: RequestOptions,
+  ): Promise<JournalResult[]> {
+    return (await this.request<{ journalSteps: JournalResult[] }>(Q.journalSteps, { input }, opts))
+      .journalSteps;
   }
 
   async completeTask(

@@ -76,10 +76,12 @@ export class ModelTurns {
       }
       // a STARTED step found in the journal is completed with the request it was started with
       if (existing) request = existing.request;
+      await at.flush(); // nothing is held back when a call goes out (a no-op after a STARTED batch)
       const t0 = Date.now();
       try {
         const answer = await this.models.chat(model, messages, tools, at.lease.signal);
-        await at.journalStep({
+        // held back: it travels with the next step's entry (or is flushed before the task ends)
+        at.end({
           sequence: at.seq,
           kind: 'MODEL_CALL',
           state: 'COMPLETED',
@@ -106,7 +108,7 @@ export class ModelTurns {
       } catch (e) {
         at.checkLease();
         if (!(e instanceof ModelUnavailableError || e instanceof ModelRequestError)) throw e;
-        await at.journalStep({
+        at.end({
           sequence: at.seq,
           kind: 'MODEL_CALL',
           state: 'FAILED',

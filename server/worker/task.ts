@@ -8,7 +8,7 @@
  * APPROVED call runs exactly as approved; a REJECTED one answers the model with the person's reason.
  */
 import type { Logger } from 'pino';
-import { Attempt, AttemptFailure, LetGo } from './attempt.js';
+import { Attempt, AttemptFailure, LetGo, refusal } from './attempt.js';
 import type { WorkerConfig } from './config.js';
 import {
   type FunctionTool,
@@ -127,7 +127,8 @@ class TaskRun {
     }
   }
 
-  private async settle(e: unknown): Promise<TaskOutcome> {
+  private async settle(error: unknown): Promise<TaskOutcome> {
+    const e = await this.flushBeforeLeaving(error);
     if (this.lease.signal.aborted) {
       this.log.info({ event: 'task.dropped', reason: this.lease.reason }, 'stopped working on the task');
       return 'dropped';
@@ -153,13 +154,24 @@ class TaskRun {
     let failure: AttemptFailure;
     if (e instanceof AttemptFailure) failure = e;
     else if (e instanceof ToolSetupError) failure = new AttemptFailure(e.errorType, e.message);
-    else if (e instanceof EngineRequestError)
-      failure = new AttemptFailure(
-        e.code === 'LIMIT_EXCEEDED' ? 'LIMIT_EXCEEDED' : 'JOURNAL_REFUSED',
-        `${e.code}: ${e.message}`,
-      );
+    else if (e instanceof EngineRequestError) failure = refusal(e);
     else failure = new AttemptFailure('WORKER_ERROR', e instanceof Error ? e.message : String(e));
     return this.fail(failure);
+  }
+
+  /**
+   * Nothing leaves the step sequence with a step's end only in memory. A refused end is what the attempt
+   * fails on (it came first); with the lease aborted (lost, or the worker stopping) the end gets one
+   * last try of its own, and the task is dropped whatever it answers.
+   */
+  private async flushBeforeLeaving(e: unknown): Promise<unknown> {
+    const aborted = this.lease.signal.aborted;
+    try {
+      await this.at.flush(aborted ? { timeoutMs: 5000 } : undefined);
+      return e;
+    } catch (refused) {
+      return aborted ? e : refused;
+    }
   }
 
   private async fail(f: AttemptFailure): Promise<TaskOutcome> {
@@ -207,6 +219,7 @@ class TaskRun {
       ...this.metadata(),
       ...(parsed.confidence !== null ? { confidence: parsed.confidence } : {}),
     };
+    await this.at.flush(); // the last model call's end, before the task leaves the step sequence
     const done = await this.deps.client.completeTask(
       {
         taskId: this.task.id,

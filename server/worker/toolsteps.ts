@@ -42,7 +42,7 @@ export class ToolSteps {
     }
     if (!args || typeof args !== 'object' || Array.isArray(args))
       return `Error: the arguments of ${name} must be a JSON object.`;
-    const request = { callId: call.id, arguments: args };
+    const request = { callId: call.id, arguments: args as Record<string, unknown> };
     const existing = at.existing();
     if (existing) {
       if (existing.kind !== 'TOOL_CALL' || existing.toolRef !== binding.ref) {
@@ -55,14 +55,25 @@ export class ToolSteps {
     }
     if (binding.policy === 'READ') {
       const result = await this.invoke(binding, args as Record<string, unknown>, null);
-      const r = await at.journalStep({
+      // a read is journaled once, after it ran: its step as the engine will create it (hold ends it)
+      const read: Step = {
+        attempt: at.task.attempt,
         sequence: at.seq,
         kind: 'TOOL_CALL',
+        state: 'STARTED',
         toolRef: binding.ref,
+        model: null,
         request,
-        ...ended(result),
-      });
-      return this.advance(binding, r.step, r, true);
+        response: null,
+        error: null,
+        digest: '',
+        idempotencyKey: null,
+        comment: null,
+        reused: false,
+        usage: null,
+        approvalId: null,
+      };
+      return this.advance(binding, this.hold(read, result), null, true);
     }
     let r: JournalResult;
     try {
@@ -138,23 +149,37 @@ export class ToolSteps {
             at.log.info({ event: 'tool.resend', ...where }, 're-sending a started write with its key');
           const args = (step.request?.arguments ?? {}) as Record<string, unknown>;
           const result = await this.invoke(binding, args, key);
-          const r = await at.journalStep({
-            sequence: step.sequence,
-            kind: 'TOOL_CALL',
-            toolRef: binding.ref,
-            request: step.request,
-            ...ended(result),
-          });
-          step = r.step;
+          step = this.hold(step, result);
           continue;
         }
       }
     }
   }
 
+  /**
+   * The step's end is held back (it travels with the next step's entry); the step as the engine will
+   * store it, so the tool message is the one a rebuild from the journal gives.
+   */
+  private hold(step: Step, result: ToolResult): Step {
+    const end = ended(result);
+    this.at.end({
+      sequence: step.sequence,
+      kind: 'TOOL_CALL',
+      toolRef: step.toolRef ?? undefined,
+      request: step.request,
+      ...end,
+    });
+    return { ...step, state: end.state, response: end.response ?? null, error: end.error || null };
+  }
+
   /** Calls the tool; keyed writes are retried with the same key, an unknown outcome fails the attempt. */
-  private async invoke(binding: ToolBinding, args: Record<string, unknown>, key: string | null) {
+  private async invoke(
+    binding: ToolBinding,
+    args: Record<string, unknown>,
+    key: string | null,
+  ): Promise<ToolResult> {
     const { at } = this;
+    await at.flush(); // nothing goes out while an earlier step's end is only in memory
     const t0 = Date.now();
     for (let i = 0; ; i++) {
       at.checkLease();
@@ -205,9 +230,11 @@ export function fitForJournal(response: unknown): unknown {
   };
 }
 
+type ToolResult = { ok: true; response: unknown } | { ok: false; error: string };
+
 /** How a tool call that ran is journaled: COMPLETED with its answer, or FAILED with (the start of) its error. */
-function ended(result: { ok: true; response: unknown } | { ok: false; error: string }) {
+function ended(result: ToolResult): { state: 'COMPLETED' | 'FAILED'; response?: unknown; error?: string } {
   return result.ok
-    ? { state: 'COMPLETED' as const, response: result.response }
-    : { state: 'FAILED' as const, error: result.error.slice(0, 4000) };
+    ? { state: 'COMPLETED', response: result.response }
+    : { state: 'FAILED', error: result.error.slice(0, 4000) };
 }
