@@ -1,5 +1,6 @@
 /** Small helpers for the bench: timing loops, percentiles, engine child processes, a GraphQL client. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import http from 'node:http';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 
@@ -70,17 +71,49 @@ export async function spawnEngine(env: Record<string, string>): Promise<EnginePr
   };
 }
 
+// node:http with keep-alive: the load generator shares the machine's two cores with the engines and
+// PostgreSQL, and fetch() costs several times more CPU per request.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
 export function gqlClient(url: string, token: string) {
-  return async <T = any>(query: string, variables?: Record<string, unknown>): Promise<T> => {
-    const res = await fetch(`${url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ query, variables }),
+  const { hostname, port } = new URL(url);
+  return <T = any>(query: string, variables?: Record<string, unknown>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const payload = JSON.stringify({ query, variables });
+      const req = http.request(
+        {
+          agent,
+          hostname,
+          port,
+          path: '/graphql',
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(payload),
+            authorization: `Bearer ${token}`,
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            try {
+              const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+                data: T;
+                errors?: unknown[];
+              };
+              if (body.errors?.length) reject(new Error(JSON.stringify(body.errors)));
+              else resolve(body.data);
+            } catch (e) {
+              reject(e);
+            }
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
     });
-    const body = (await res.json()) as { data: T; errors?: unknown[] };
-    if (body.errors?.length) throw new Error(JSON.stringify(body.errors));
-    return body.data;
-  };
 }
 
 export function wsClient(url: string, token: string) {
@@ -101,4 +134,49 @@ export async function procStats(pid: number): Promise<{ cpuMs: number; rssMb: nu
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
   return { cpuMs: ticks * 10, rssMb: rssKb / 1024 };
+}
+
+/** CPU ms used so far by the engines, by PostgreSQL (postmaster and every backend) and by this process. */
+export interface CpuSnapshot {
+  engines: number;
+  postgres: number;
+  bench: number;
+}
+
+export async function cpuSnapshot(enginePids: number[], pgDataDir: string): Promise<CpuSnapshot> {
+  const { readFile, readdir } = await import('node:fs/promises');
+  const ticksOf = async (pid: number) => {
+    try {
+      const stat = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+      // utime, stime, cutime, cstime (exited children count too: backends that ended)
+      return (Number(stat[11]) + Number(stat[12]) + Number(stat[13]) + Number(stat[14])) * 10;
+    } catch {
+      return 0;
+    }
+  };
+  const postmaster = Number((await readFile(`${pgDataDir}/postmaster.pid`, 'utf8')).split('\n')[0]);
+  let postgres = 0;
+  for (const entry of await readdir('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      const ppid = Number((await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ')[1]);
+      if (ppid === postmaster) postgres += await ticksOf(pid);
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  postgres += await ticksOf(postmaster);
+  let engines = 0;
+  for (const pid of enginePids) engines += await ticksOf(pid);
+  const u = process.cpuUsage();
+  return { engines, postgres, bench: (u.user + u.system) / 1000 };
+}
+
+export function cpuSince(before: CpuSnapshot, after: CpuSnapshot) {
+  return {
+    engines: after.engines - before.engines,
+    postgres: after.postgres - before.postgres,
+    bench: after.bench - before.bench,
+  };
 }

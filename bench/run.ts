@@ -9,7 +9,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../server/db/client.js';
 import { runMigrations } from '../server/db/migrate.js';
-import { gqlClient, rate, spawnEngine, summarize, type EngineProc } from './lib.js';
+import { cpuSince, cpuSnapshot, type EngineProc, gqlClient, rate, spawnEngine, summarize } from './lib.js';
 import { fanOut } from './fanout.js';
 import { seedOpenTasks } from './seed.js';
 
@@ -18,7 +18,7 @@ const SECONDS = SMOKE ? 0.4 : Number(process.env.BENCH_SECONDS ?? 4);
 const MS = SECONDS * 1000;
 const BACKLOG_BIG = SMOKE ? 5_000 : Number(process.env.BENCH_BACKLOG ?? 1_000_000);
 const ADMIN = 'bench-admin-token';
-// BENCH_ONLY=journal,claims runs only those sections (the raw baselines always run).
+// BENCH_ONLY=journal,claims runs only those sections (the raw baselines always run; `batch` = journalSteps alone).
 const ONLY = process.env.BENCH_ONLY?.split(',').map((x) => x.trim());
 const want = (section: string) => !ONLY || ONLY.includes(section);
 const KEY = Buffer.alloc(32, 7).toString('base64');
@@ -62,7 +62,26 @@ const rows: {
   ratio: number;
   unit: string;
   note?: string;
+  /** CPU ms per unit of the figure (per commit, per step, per task claimed) by process group */
+  cpuPerUnit?: { engines: number; postgres: number; bench: number };
 }[] = [];
+
+// Where the CPU of a measurement went: the engine processes, PostgreSQL (all its processes), this one.
+const cpuOf: { enginePids: number[]; pgDir: string } = { enginePids: [], pgDir: '' };
+let lastCpu: ReturnType<typeof cpuSince> | null = null;
+
+/** rate() that also records the CPU every process group used meanwhile (read by row()). */
+async function measuredRate(
+  clients: number,
+  ms: number,
+  op: (client: number, i: number) => Promise<unknown>,
+): Promise<number> {
+  const before = await cpuSnapshot(cpuOf.enginePids, cpuOf.pgDir);
+  const r = await rate(clients, ms, op);
+  lastCpu = cpuSince(before, await cpuSnapshot(cpuOf.enginePids, cpuOf.pgDir));
+  (lastCpu as Record<string, number>).seconds = ms / 1000;
+  return r;
+}
 const results: Record<string, unknown> = {
   smoke: SMOKE,
   seconds: SECONDS,
@@ -71,7 +90,14 @@ const results: Record<string, unknown> = {
 };
 
 function row(figure: string, abada: number, baseline: number, unit: string, note?: string) {
-  rows.push({ figure, abada, baseline, ratio: abada / baseline, unit, note });
+  const c = lastCpu as (ReturnType<typeof cpuSince> & { seconds: number }) | null;
+  lastCpu = null;
+  const units = abada * (c?.seconds ?? 0);
+  const cpuPerUnit =
+    c && units > 0
+      ? { engines: c.engines / units, postgres: c.postgres / units, bench: c.bench / units }
+      : undefined;
+  rows.push({ figure, abada, baseline, ratio: abada / baseline, unit, note, cpuPerUnit });
 }
 
 async function main() {
@@ -81,10 +107,20 @@ async function main() {
   const pgStats = process.env.BENCH_PG_STATS === '1';
   const pgServer = await startEmbeddedPostgres(path.join(dir, 'pg'), {
     flags: pgStats
-      ? ['-c', 'shared_preload_libraries=pg_stat_statements', '-c', 'pg_stat_statements.track=all', '-c', 'track_functions=all']
+      ? [
+          '-c',
+          'shared_preload_libraries=pg_stat_statements',
+          '-c',
+          'pg_stat_statements.track=all',
+          '-c',
+          'pg_stat_statements.track_planning=on',
+          '-c',
+          'track_functions=all',
+        ]
       : [],
   });
   const url = pgServer.url;
+  cpuOf.pgDir = path.join(dir, 'pg');
   await runMigrations(url);
   const pool = new pg.Pool({ connectionString: url, max: 40 });
   if (pgStats) await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
@@ -100,6 +136,7 @@ async function main() {
     };
     engines.push(await spawnEngine(env));
     engines.push(await spawnEngine(env));
+    cpuOf.enginePids = engines.map((e) => e.child.pid!);
     const [a] = engines;
     const admin = gqlClient(a.url, ADMIN);
     await admin(`mutation($s: String!) { deploy(source: $s) { definitions { id } } }`, { s: PROCESS });
@@ -109,7 +146,7 @@ async function main() {
       )
     ).createPrincipal.token as string;
     const worker = gqlClient(a.url, workerToken);
-    if (want('journal')) await journalThroughput(pool, admin, worker);
+    if (want('journal') || want('batch')) await journalThroughput(pool, admin, worker);
     if (want('tasks')) await taskThroughput(pool, admin, worker);
     if (want('claims')) await claimThroughput(pool, worker);
     if (want('backlog')) await backlog(pool, worker);
@@ -131,13 +168,14 @@ async function rawBaselines(pool: pg.Pool) {
   await pool.query('INSERT INTO bench_counter (id) SELECT g FROM generate_series(0, 63) g');
   const raw: Record<number, number> = {};
   for (const c of [1, 4, 16]) {
-    raw[c] = await rate(c, MS, (client) =>
+    raw[c] = await measuredRate(c, MS, (client) =>
       pool.query({
         name: 'raw-update',
         text: 'UPDATE bench_counter SET n = n + 1 WHERE id = $1 RETURNING n',
         values: [client],
       }),
     );
+    row(`raw: single-row UPDATE … RETURNING, ${c} client(s)`, raw[c], raw[c], 'tx/s', 'the baseline itself');
   }
   results.rawUpdateTps = raw;
   // The raw claim: the same statement shape as fetch-and-lock, on a table with a partial index.
@@ -153,7 +191,9 @@ async function rawBaselines(pool: pg.Pool) {
   const claim = `WITH c AS (SELECT id FROM bench_jobs WHERE state = 'OPEN' AND topic = 'claim' AND available_at <= now()
       ORDER BY priority DESC, available_at LIMIT 1 FOR UPDATE SKIP LOCKED)
     UPDATE bench_jobs j SET state = 'LEASED', locked_until = now() + interval '1 minute' FROM c WHERE j.id = c.id RETURNING j.id`;
-  results.rawClaimPerSec = await rate(4, MS, () => pool.query({ name: 'raw-claim', text: claim }));
+  results.rawClaimPerSec = await measuredRate(4, MS, () => pool.query({ name: 'raw-claim', text: claim }));
+  const rawClaim = results.rawClaimPerSec as number;
+  row('raw: claim statement (LIMIT 1), 4 clients', rawClaim, rawClaim, 'claims/s', 'the baseline itself');
 }
 
 const JOURNAL = `mutation($i: JournalStepInput!) { journalStep(input: $i) { taskState } }`;
@@ -200,9 +240,9 @@ async function journalThroughput(pool: pg.Pool, admin: Client, worker: Client) {
   const tasks = await fetchTasks(worker, 'journal-bench', 16);
   const seq = tasks.map(() => 0);
   const raw = results.rawUpdateTps as Record<number, number>;
-  for (const c of [1, 4, 16]) {
+  for (const c of want('journal') ? [1, 4, 16] : []) {
     // Each operation is one model call journaled STARTED then COMPLETED: two journalStep commits.
-    const ops = await rate(c, MS, async (client) => {
+    const ops = await measuredRate(c, MS, async (client) => {
       const t = tasks[client];
       const sequence = ++seq[client];
       const base = {
@@ -233,7 +273,7 @@ async function journalThroughput(pool: pg.Pool, admin: Client, worker: Client) {
     );
   }
   // journalSteps: a worker sends 8 steps (4 model calls, STARTED + COMPLETED) per request and commit.
-  const batches = await rate(16, MS, async (client) => {
+  const batches = await measuredRate(16, MS, async (client) => {
     const t = tasks[client];
     const steps = [];
     for (let k = 0; k < 4; k++) {
@@ -269,7 +309,7 @@ async function taskThroughput(pool: pg.Pool, admin: Client, worker: Client) {
   const raw = results.rawUpdateTps as Record<number, number>;
   for (const loops of [4, 16]) {
     await startMany(admin, 'bench', SMOKE ? 40 : 1200);
-    const r = await rate(loops, MS, async (client) => {
+    const r = await measuredRate(loops, MS, async (client) => {
       const [t] = (
         await worker(FETCH, {
           i: {
@@ -337,7 +377,7 @@ async function claimThroughput(pool: pg.Pool, worker: Client) {
   for (const max of [1, 50]) {
     let claimed = 0;
     const t0 = performance.now();
-    await rate(4, MS, async (client) => {
+    await measuredRate(4, MS, async (client) => {
       const got = (
         await worker(FETCH, {
           i: {
@@ -410,16 +450,21 @@ async function backlog(pool: pg.Pool, worker: Client) {
 async function printPgStats(pool: pg.Pool) {
   const { rows: top } = await pool.query(
     `SELECT calls, round(total_exec_time::numeric, 0) AS total_ms, round(mean_exec_time::numeric, 3) AS mean_ms,
+       round(mean_plan_time::numeric, 3) AS plan_ms,
        left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query
      FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25`,
   );
   console.log('\npg_stat_statements (top 25 by total time)');
-  for (const r of top) console.log(`${String(r.total_ms).padStart(8)} ms ${String(r.calls).padStart(8)}× ${String(r.mean_ms).padStart(8)} ms  ${r.query}`);
+  for (const r of top)
+    console.log(
+      `${String(r.total_ms).padStart(8)} ms ${String(r.calls).padStart(8)}× ${String(r.mean_ms).padStart(8)} ms (plan ${r.plan_ms} ms)  ${r.query}`,
+    );
   const { rows: fns } = await pool.query(
     `SELECT funcname, calls, round(total_time::numeric, 0) AS total_ms, round(self_time::numeric, 0) AS self_ms
      FROM pg_stat_user_functions ORDER BY total_time DESC LIMIT 10`,
   );
-  for (const r of fns) console.log(`fn ${r.funcname}: ${r.calls}× total ${r.total_ms} ms self ${r.self_ms} ms`);
+  for (const r of fns)
+    console.log(`fn ${r.funcname}: ${r.calls}× total ${r.total_ms} ms self ${r.self_ms} ms`);
 }
 
 function print() {
@@ -432,6 +477,16 @@ function print() {
     console.log(
       `| ${r.figure} | ${fmt(r.abada)} ${r.unit} | ${fmt(r.baseline)} | ${r.ratio.toFixed(2)} | ${r.note ?? ''} |`,
     );
+  console.log(
+    `\nCPU ms per unit of each figure (commit, step, task claimed), by process group\n\n| figure | engines | PostgreSQL | bench client | total |\n|---|---|---|---|---|`,
+  );
+  for (const r of rows) {
+    const c = r.cpuPerUnit;
+    if (c)
+      console.log(
+        `| ${r.figure} | ${c.engines.toFixed(3)} | ${c.postgres.toFixed(3)} | ${c.bench.toFixed(3)} | ${(c.engines + c.postgres + c.bench).toFixed(3)} |`,
+      );
+  }
   const f = results.fanOut as {
     subscribers: number;
     p50: number;

@@ -3,6 +3,8 @@
  * configuration. Commands take `(ctx, actor, input)`, run one transaction and return plain objects.
  */
 import { sql, type SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import type pg from 'pg';
 import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
 import type { Notifier, EngineEvent } from '../db/notify.js';
@@ -30,6 +32,27 @@ export interface Actor {
   projectId: string | null;
   groups: string[];
   topics: string[];
+}
+
+const dialect = new PgDialect();
+const statementNames = new Map<string, string>();
+
+/**
+ * `query` as a named prepared statement: PostgreSQL parses and plans it once per connection instead of
+ * on every call. For the hot path only (the journal's statements): each distinct text gets its own name,
+ * so a statement whose text varies with its input must not come here. Timestamps come back as Dates.
+ */
+export async function queryPrepared<T = Record<string, unknown>>(ex: Executor, q: SQL): Promise<T[]> {
+  const { sql: text, params } = dialect.sqlToQuery(q);
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `abada_${statementNames.size + 1}`;
+    statementNames.set(text, name);
+  }
+  // drizzle's session holds the pg client of the transaction (or the pool outside one)
+  const client = (ex as unknown as { session: { client: pg.ClientBase | pg.Pool } }).session.client;
+  const res = await client.query({ name, text, values: params as unknown[] });
+  return res.rows as T[];
 }
 
 /** Runs a raw statement and returns its rows (typed by the caller). */

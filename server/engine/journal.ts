@@ -107,18 +107,24 @@ export async function journalStepTx(
     withUsage,
   );
   // A proposal re-sent after the task parked (the worker crashed before reading our answer) gets the
-  // stored answer: the lease was handed back by the proposal itself.
+  // stored answer: the lease was handed back by the proposal itself. So does any step this worker
+  // journaled before it in the same attempt, re-sent unchanged (e.g. a journalSteps batch ending in the
+  // proposal, sent again because its answer was lost).
   if (
     existing &&
-    existing.kind === 'TOOL_CALL' &&
-    input.state === 'PROPOSED' &&
     task.attempt === input.attempt &&
     task.workerId === input.workerId &&
     task.lockedBy === actor.principalId &&
-    task.state !== 'LEASED'
+    task.state !== 'LEASED' &&
+    existing.kind === input.kind &&
+    existing.toolRef === (input.kind === 'TOOL_CALL' ? (input.toolRef ?? null) : existing.toolRef) &&
+    (input.state === existing.state || LIFE[input.state] < LIFE[existing.state])
   ) {
-    const digest = toolCallDigest(existing.toolRef ?? '', argumentsOf(input.request));
-    // Only the same proposal is a re-send; a different one falls through to the lease check.
+    const digest =
+      existing.kind === 'TOOL_CALL'
+        ? toolCallDigest(existing.toolRef ?? '', argumentsOf(input.request))
+        : digestOf(input, null).digest;
+    // Only the same step is a re-send; a different one falls through to the lease check.
     if (digest === existing.digest) return answer(ctx, existing, task.state);
   }
   assertLease(task, actor, input.workerId, input.attempt);

@@ -43,20 +43,22 @@ export async function journalSteps(
   const sameAttempt = inputs.every((i) => i.taskId === first.taskId && i.attempt === first.attempt);
   if (sameAttempt) {
     try {
-      return await ctx.db.transaction(async (tx) => {
-        const buffer = await StepBuffer.load(tx, actor, {
-          taskId: first.taskId,
-          attempt: first.attempt,
-          sequences: inputs.map((i) => i.sequence),
-          withUsage: inputs.some((i) => i.kind === 'MODEL_CALL' && i.state === 'STARTED'),
+      return await ctx.db
+        .transaction(async (tx) => {
+          const buffer = await StepBuffer.load(tx, actor, {
+            taskId: first.taskId,
+            attempt: first.attempt,
+            sequences: inputs.map((i) => i.sequence),
+            withUsage: inputs.some((i) => i.kind === 'MODEL_CALL' && i.state === 'STARTED'),
+          });
+          const out = await applyAll(buffer, ctx, actor, inputs);
+          await buffer.flush();
+          return out;
+        })
+        .then((out) => {
+          batchPaths.buffered++;
+          return out;
         });
-        const out = await applyAll(buffer, ctx, actor, inputs);
-        await buffer.flush();
-        return out;
-      }).then((out) => {
-        batchPaths.buffered++;
-        return out;
-      });
     } catch (e) {
       if (!(e instanceof SlowPath)) throw e;
     }

@@ -54,7 +54,10 @@ export async function priceUsage(ex: Executor, model: string, usage: Usage) {
 export function priceUsageCached(model: string, usage: Usage) {
   const now = Date.now();
   if (!priceCache || now - priceCache.at > PRICE_TTL_MS) return undefined;
-  return priced(usage, priceCache.rows.get(model)?.find((p) => p.from <= now));
+  return priced(
+    usage,
+    priceCache.rows.get(model)?.find((p) => p.from <= now),
+  );
 }
 
 function priced(usage: Usage, p: { i: number; o: number } | undefined) {

@@ -11,7 +11,7 @@ import { sql } from 'drizzle-orm';
 import type { StepRow } from '../db/schema.js';
 import { notFound } from '../errors.js';
 import type { Actor, Tx } from './context.js';
-import { query, sameProject } from './context.js';
+import { queryPrepared, sameProject } from './context.js';
 import type { HistoryEntry } from './history.js';
 import { isUuid } from './instances.js';
 import { LOCKED_TASK_COLUMNS, type LockedTaskRow, withTaskDates } from './lease.js';
@@ -58,7 +58,7 @@ export class StepBuffer implements StepStore {
   /** Locks the task row and reads the steps at the batch's sequences, the last step and the usage. */
   static async load(tx: Tx, actor: Actor, key: BatchKey): Promise<StepBuffer> {
     if (!isUuid(key.taskId)) throw notFound('external task', key.taskId);
-    const [row] = await query<Record<string, unknown>>(
+    const [row] = await queryPrepared<Record<string, unknown>>(
       tx,
       sql`SELECT ${LOCKED_TASK_COLUMNS},
           (SELECT jsonb_agg(to_jsonb(s)) FROM steps s WHERE s.task_id = t.id AND s.attempt = ${key.attempt}
@@ -140,7 +140,8 @@ export class StepBuffer implements StepStore {
     this.rows.set(row.sequence, row);
     this.dirty.add(row.sequence);
     this.history.push({ ...h, eventType: `STEP_${row.state}` });
-    if (!this.last || row.sequence >= this.last.sequence) this.last = { sequence: row.sequence, state: row.state };
+    if (!this.last || row.sequence >= this.last.sequence)
+      this.last = { sequence: row.sequence, state: row.state };
     if (this.usage && row.kind === 'MODEL_CALL') {
       const done = (r: StepRow | undefined) => (r?.state === 'COMPLETED' ? 1 : 0);
       const tokens = (r: StepRow | undefined) =>
@@ -191,7 +192,7 @@ export class StepBuffer implements StepStore {
       approval_id: h.approvalId ?? null,
       data: h.data ?? {},
     }));
-    await query(
+    await queryPrepared(
       this.realTx,
       sql`WITH s AS (
           INSERT INTO steps (task_id, attempt, sequence, kind, state, tool_ref, policy, model, digest, request_enc,

@@ -10,7 +10,7 @@ import { sql } from 'drizzle-orm';
 import type { StepRow } from '../db/schema.js';
 import { notFound } from '../errors.js';
 import type { Actor, Tx } from './context.js';
-import { query, sameProject } from './context.js';
+import { queryPrepared, sameProject } from './context.js';
 import type { HistoryEntry } from './history.js';
 import { isUuid } from './instances.js';
 import { LOCKED_TASK_COLUMNS, type LockedTaskRow, withTaskDates } from './lease.js';
@@ -29,7 +29,13 @@ export interface ModelUsage {
  */
 export interface StepStore {
   readonly tx: Tx;
-  read(actor: Actor, taskId: string, attempt: number, sequence: number, withUsage: boolean): Promise<StepContext>;
+  read(
+    actor: Actor,
+    taskId: string,
+    attempt: number,
+    sequence: number,
+    withUsage: boolean,
+  ): Promise<StepContext>;
   insert(v: StepValues, h: HistoryEntry): Promise<StepRow>;
   update(key: StepKey, set: StepChange, h: HistoryEntry): Promise<StepRow>;
 }
@@ -92,7 +98,7 @@ export async function readForStep(
   withUsage: boolean,
 ): Promise<StepContext> {
   if (!isUuid(taskId)) throw notFound('external task', taskId);
-  const [row] = await query<Record<string, unknown>>(
+  const [row] = await queryPrepared<Record<string, unknown>>(
     tx,
     sql`SELECT ${LOCKED_TASK_COLUMNS},
           (SELECT to_jsonb(s) FROM steps s WHERE s.task_id = t.id AND s.attempt = ${attempt} AND s.sequence = ${sequence}) AS "existingStep",
@@ -147,7 +153,7 @@ function historyInsert(h: HistoryEntry) {
 
 /** Inserts a step and its STEP_<state> history row in one statement. */
 export async function insertStep(tx: Tx, v: StepValues, h: HistoryEntry): Promise<StepRow> {
-  const [row] = await query<Record<string, unknown>>(
+  const [row] = await queryPrepared<Record<string, unknown>>(
     tx,
     sql`WITH s AS (
           INSERT INTO steps (task_id, attempt, sequence, kind, state, tool_ref, policy, model, digest, request_enc, response_enc,
@@ -171,7 +177,7 @@ export async function updateStep(tx: Tx, key: StepKey, set: StepChange, h: Histo
   if ('idempotencyKey' in set) cols.push(sql`idempotency_key = ${set.idempotencyKey ?? null}`);
   if ('usage' in set) cols.push(sql`usage = ${set.usage == null ? null : JSON.stringify(set.usage)}::jsonb`);
   if ('costUsd' in set) cols.push(sql`cost_usd = ${set.costUsd ?? null}`);
-  const [row] = await query<Record<string, unknown>>(
+  const [row] = await queryPrepared<Record<string, unknown>>(
     tx,
     sql`WITH s AS (
           UPDATE steps SET ${sql.join(cols, sql`, `)}

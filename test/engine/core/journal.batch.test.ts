@@ -118,6 +118,24 @@ describe('journalSteps', () => {
     ]);
     expect(ok.errors).toBeUndefined();
     expect(ok.data.journalSteps.at(-1).taskState).toBe('AWAITING_APPROVAL');
+    // the same batch sent again (its answer was lost) gets the stored answers, and opens nothing new
+    const again = await batch(t, [
+      model(1, 'STARTED'),
+      model(1, 'COMPLETED'),
+      tool(2, 'PROPOSED', 'crm/refund', refund),
+    ]);
+    expect(again.errors).toBeUndefined();
+    expect(again.data.journalSteps.map((x: { step: { state: string } }) => x.step.state)).toEqual([
+      'COMPLETED',
+      'COMPLETED',
+      'PROPOSED',
+    ]);
+    // a different call is not a re-send: the parked task's lease is not held
+    const changed = await batch(t, [
+      model(1, 'COMPLETED'),
+      tool(2, 'PROPOSED', 'crm/refund', { ...refund, amount: 90 }),
+    ]);
+    expect(codeOf(changed)).toBe('LEASE_NOT_HELD');
     const approvals = (await engine.ok(engine.adminToken, Q.approvals, { state: 'PENDING' })).approvals;
     expect(approvals.edges.filter((e: { node: { taskId: string } }) => e.node.taskId === t.id)).toHaveLength(
       1,

@@ -38,7 +38,10 @@ const model = (sequence: number, state: string, tokens = 10) => ({
   model: 'gemini-3.6-flash',
   request: { model: 'gemini-3.6-flash', messagesHash: `h${sequence}` },
   ...(state === 'COMPLETED'
-    ? { response: { role: 'assistant', content: `turn ${sequence}` }, usage: { inputTokens: tokens, outputTokens: 5 } }
+    ? {
+        response: { role: 'assistant', content: `turn ${sequence}` },
+        usage: { inputTokens: tokens, outputTokens: 5 },
+      }
     : {}),
 });
 const tool = (sequence: number, state: string, toolRef: string, extra: Record<string, unknown> = {}) => ({
@@ -139,8 +142,12 @@ describe('journalSteps batch path', () => {
     expect(r.errors![0].extensions).toMatchObject({ index: 4, limit: 'max_turns', used: 2, max: 2 });
     expect((await recordOf(id, task.id)).steps).toEqual([]);
     // without the third turn the batch goes through, and the third is refused on its own
-    expect((await batch(task, [model(1, 'STARTED'), model(1, 'COMPLETED'), model(2, 'STARTED')])).errors).toBeUndefined();
-    expect((await batch(task, [model(2, 'COMPLETED'), model(3, 'STARTED')])).errors![0].extensions).toMatchObject({
+    expect(
+      (await batch(task, [model(1, 'STARTED'), model(1, 'COMPLETED'), model(2, 'STARTED')])).errors,
+    ).toBeUndefined();
+    expect(
+      (await batch(task, [model(2, 'COMPLETED'), model(3, 'STARTED')])).errors![0].extensions,
+    ).toMatchObject({
       code: 'LIMIT_EXCEEDED',
       index: 1,
       limit: 'max_turns',
