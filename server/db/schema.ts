@@ -387,10 +387,12 @@ export const history = pgTable(
   (t) => [uniqueIndex('history_instance_seq_uq').on(t.processInstanceId, t.seq)],
 );
 
+/** The chain's head per instance: the last seq and hash (and the hash before it, returned to the trigger). */
 export const historyHeads = pgTable('history_heads', {
   processInstanceId: uuid('process_instance_id').primaryKey(),
   seq: integer('seq').notNull().default(0),
   hash: text('hash').notNull().default(''),
+  prevHash: text('prev_hash').notNull().default(''),
 });
 
 /** Engine-side prices per million tokens; the row in force at the time of a call prices it. */

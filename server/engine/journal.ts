@@ -21,7 +21,7 @@ import type { AgentWork } from './instances.js';
 import { assertLease, type LockedTaskRow } from './lease.js';
 import { assertWithinLimits, hasLimits, priceUsage, priceUsageCached, type Usage } from './limits.js';
 import { argumentsOf, digestOf, idempotencyKeyFor, invalid } from './stepinput.js';
-import { directStore, type ModelUsage, type StepStore } from './stepstore.js';
+import type { ModelUsage, StepStore } from './stepstore.js';
 import { findReusable } from './reuse.js';
 import { type StepView, toStepView } from './stepviews.js';
 
@@ -61,15 +61,6 @@ const LIFE: Record<StepState, number> = {
   OUTCOME_UNKNOWN: 3,
 };
 const ENDED: ReadonlySet<StepState> = new Set(['COMPLETED', 'FAILED', 'REJECTED', 'OUTCOME_UNKNOWN']);
-
-export async function journalStep(
-  ctx: EngineContext,
-  actor: Actor,
-  input: JournalStepInput,
-): Promise<JournalResult> {
-  precheck(ctx, actor, input);
-  return ctx.db.transaction((tx) => journalStepTx(directStore(tx), ctx, actor, input));
-}
 
 /** Checks that need no database: who may journal, payload size, sequence shape. */
 export function precheck(ctx: EngineContext, actor: Actor, input: JournalStepInput) {
@@ -310,7 +301,14 @@ async function create(
         'state',
       );
     if (work && hasLimits(work.limits))
-      assertWithinLimits(usage ?? { turns: 0, tokens: 0, cost: 0 }, work.limits);
+      // the read sums the usage exactly when the node has limits (HAS_LIMITS mirrors hasLimits)
+      assertWithinLimits(
+        usage ??
+          (() => {
+            throw new Error('the usage so far was not read for a node with limits');
+          })(),
+        work.limits,
+      );
     const row = await store.insert(
       { ...base, state: 'STARTED' },
       history(task, who, { ...base, state: 'STARTED', reused: false }),

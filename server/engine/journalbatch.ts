@@ -1,28 +1,38 @@
 /**
- * Batched journaling: several steps of one task's attempt in one request and one transaction, each under
- * exactly journalStep's rules (see journal.ts), all or nothing.
+ * The journal's entry points: `journalStep` (one step) and `journalSteps` (several steps of one task's
+ * attempt in one request and one transaction, each under exactly journalStep's rules — see journal.ts —
+ * all or nothing). Both first try the buffered path (stepbuffer.ts: one read and one write in two round
+ * trips) and fall back to the step-by-step path when a step needs more of the database.
  */
 import { EngineError } from '../errors.js';
 import type { Actor, EngineContext } from './context.js';
 import { type JournalResult, type JournalStepInput, journalStepTx, precheck } from './journal.js';
 import { SlowPath, StepBuffer } from './stepbuffer.js';
-import { directStore, type StepStore } from './stepstore.js';
 import { invalid } from './stepinput.js';
+import { directStore, type StepStore } from './stepstore.js';
 
 const MAX_BATCH_STEPS = 50;
 
-/** Batches journaled per path, since the process started (rendered on /metrics). */
+/** Batches and single steps committed per path since the process started (rendered on /metrics). */
 export const batchPaths = { buffered: 0, stepwise: 0 };
+export const stepPaths = { buffered: 0, stepwise: 0 };
+
+/** One step (SPEC §4): locks only the external-task row and never advances the process. */
+export async function journalStep(
+  ctx: EngineContext,
+  actor: Actor,
+  input: JournalStepInput,
+): Promise<JournalResult> {
+  precheck(ctx, actor, input);
+  return (await run(ctx, actor, [input], false))[0];
+}
 
 /**
  * Several steps of one task's attempt in one request and one transaction, applied in order with exactly
  * the rules of journalStep; all or nothing (the error names the step's index). A worker sends what it
- * already knows at once — e.g. a read's COMPLETED and the next model call's STARTED — and pays one
+ * already knows at once — e.g. a model call's COMPLETED and the next write's STARTED — and pays one
  * request and one commit instead of one per step. A step that parks the task (PROPOSED, a delegation)
  * must be the last of its batch: the lease is gone after it.
- *
- * The common batch (model calls, reads, writes) is read once and written in one statement
- * (stepbuffer.ts); a batch with a step that needs more of the database runs step by step.
  */
 export async function journalSteps(
   ctx: EngineContext,
@@ -39,32 +49,36 @@ export async function journalSteps(
       throw withIndex(e, index);
     }
   });
+  return run(ctx, actor, inputs, true);
+}
+
+async function run(
+  ctx: EngineContext,
+  actor: Actor,
+  inputs: JournalStepInput[],
+  batch: boolean,
+): Promise<JournalResult[]> {
   const [first] = inputs;
-  const sameAttempt = inputs.every((i) => i.taskId === first.taskId && i.attempt === first.attempt);
-  if (sameAttempt) {
+  const paths = batch ? batchPaths : stepPaths;
+  if (inputs.every((i) => i.taskId === first.taskId && i.attempt === first.attempt)) {
+    const key = {
+      taskId: first.taskId,
+      attempt: first.attempt,
+      sequences: inputs.map((i) => i.sequence),
+      withUsage: inputs.some((i) => i.kind === 'MODEL_CALL' && i.state === 'STARTED'),
+    };
     try {
-      return await ctx.db
-        .transaction(async (tx) => {
-          const buffer = await StepBuffer.load(tx, actor, {
-            taskId: first.taskId,
-            attempt: first.attempt,
-            sequences: inputs.map((i) => i.sequence),
-            withUsage: inputs.some((i) => i.kind === 'MODEL_CALL' && i.state === 'STARTED'),
-          });
-          const out = await applyAll(buffer, ctx, actor, inputs);
-          await buffer.flush();
-          return out;
-        })
-        .then((out) => {
-          batchPaths.buffered++;
-          return out;
-        });
+      const out = await StepBuffer.run(ctx, actor, key, (buffer) =>
+        applyAll(buffer, ctx, actor, inputs, batch),
+      );
+      paths.buffered++;
+      return out;
     } catch (e) {
       if (!(e instanceof SlowPath)) throw e;
     }
   }
-  const out = await ctx.db.transaction((tx) => applyAll(directStore(tx), ctx, actor, inputs));
-  batchPaths.stepwise++;
+  const out = await ctx.db.transaction((tx) => applyAll(directStore(tx), ctx, actor, inputs, batch));
+  paths.stepwise++;
   return out;
 }
 
@@ -73,13 +87,14 @@ async function applyAll(
   ctx: EngineContext,
   actor: Actor,
   inputs: JournalStepInput[],
+  batch: boolean,
 ): Promise<JournalResult[]> {
   const out: JournalResult[] = [];
   for (const [index, input] of inputs.entries()) {
     try {
       out.push(await journalStepTx(store, ctx, actor, input));
     } catch (e) {
-      throw withIndex(e, index);
+      throw batch ? withIndex(e, index) : e;
     }
   }
   return out;

@@ -1,20 +1,21 @@
 /**
- * The batch path of the journal: `journalSteps` reads the task and every step the batch touches in ONE
+ * The buffered path of the journal: a journal call reads the task and every step it touches in ONE
  * statement, applies each step under journalStep's rules to that copy in memory, and writes every step
- * and its history rows in ONE statement at the end — four round trips for the whole batch instead of
- * two per step. Only the common steps take it (model calls, reads, writes started and ended in the
+ * and its history rows in ONE statement at the end — two round trips for the whole batch
+ * (stepbuffersql.ts) instead of two per step plus BEGIN and COMMIT. Only the common steps take it (model calls, reads, writes started and ended in the
  * batch); a step that needs anything else of the database (an approval, a delegation, reuse from an
  * earlier attempt, an unloaded price) asks for `tx`, which throws `SlowPath`: the transaction rolls back
  * and the batch is run again step by step with the direct store, so both paths answer alike.
  */
-import { sql } from 'drizzle-orm';
+import type pg from 'pg';
 import type { StepRow } from '../db/schema.js';
 import { notFound } from '../errors.js';
-import type { Actor, Tx } from './context.js';
-import { queryPrepared, sameProject } from './context.js';
+import type { Actor, EngineContext, Tx } from './context.js';
+import { sameProject } from './context.js';
 import type { HistoryEntry } from './history.js';
 import { isUuid } from './instances.js';
-import { LOCKED_TASK_COLUMNS, type LockedTaskRow, withTaskDates } from './lease.js';
+import { type LockedTaskRow, withTaskDates } from './lease.js';
+import { beginAndLoad, writeAndCommit } from './stepbuffersql.js';
 import {
   type ModelUsage,
   type StepChange,
@@ -24,6 +25,7 @@ import {
   type StepValues,
   toStepRow,
 } from './stepstore.js';
+import { invalid } from './stepinput.js';
 
 /** Thrown by the buffered store when a step needs the database: re-run the batch step by step. */
 export class SlowPath extends Error {
@@ -45,7 +47,6 @@ export class StepBuffer implements StepStore {
   private readonly history: HistoryEntry[] = [];
 
   private constructor(
-    private readonly realTx: Tx,
     private readonly key: BatchKey,
     private readonly task: LockedTaskRow,
     existing: StepRow[],
@@ -55,30 +56,44 @@ export class StepBuffer implements StepStore {
     for (const r of existing) this.rows.set(r.sequence, r);
   }
 
-  /** Locks the task row and reads the steps at the batch's sequences, the last step and the usage. */
-  static async load(tx: Tx, actor: Actor, key: BatchKey): Promise<StepBuffer> {
+  /**
+   * Runs `fn` on a buffer of the batch in its own transaction of two round trips (`BEGIN; load` and
+   * `write; COMMIT`). Anything thrown rolls the transaction back.
+   */
+  static async run<T>(
+    ctx: EngineContext,
+    actor: Actor,
+    key: BatchKey,
+    fn: (buffer: StepBuffer) => Promise<T>,
+  ): Promise<T> {
     if (!isUuid(key.taskId)) throw notFound('external task', key.taskId);
-    const [row] = await queryPrepared<Record<string, unknown>>(
-      tx,
-      sql`SELECT ${LOCKED_TASK_COLUMNS},
-          (SELECT jsonb_agg(to_jsonb(s)) FROM steps s WHERE s.task_id = t.id AND s.attempt = ${key.attempt}
-             AND s.sequence = ANY(${`{${key.sequences.join(',')}}`}::int[])) AS "existingSteps",
-          (SELECT jsonb_build_object('sequence', s.sequence, 'state', s.state) FROM steps s
-            WHERE s.task_id = t.id AND s.attempt = ${key.attempt} ORDER BY s.sequence DESC LIMIT 1) AS "lastStep",
-          CASE WHEN ${key.withUsage} THEN (
-            SELECT jsonb_build_object(
-              'turns', count(*) FILTER (WHERE s.attempt = t.attempt AND s.state = 'COMPLETED'),
-              'tokens', coalesce(sum((s.usage->>'totalTokens')::bigint) FILTER (WHERE s.attempt = t.attempt), 0),
-              'cost', coalesce(sum(s.cost_usd), 0))
-            FROM steps s WHERE s.task_id = t.id AND s.kind = 'MODEL_CALL') END AS "modelUsage"
-        FROM external_tasks t WHERE t.id = ${key.taskId} FOR UPDATE OF t`,
-    );
-    if (!row || !sameProject(actor, row.projectId as string)) throw notFound('external task', key.taskId);
+    if (![key.attempt, ...key.sequences].every(Number.isSafeInteger))
+      throw invalid('attempt and sequence are integers.', 'sequence');
+    const pool = (ctx.db as unknown as { $client: pg.Pool }).$client;
+    const client = await pool.connect();
+    let open = true;
+    let broken: Error | undefined;
+    try {
+      const row = await beginAndLoad(client, key.taskId, key.attempt, key.sequences, key.withUsage);
+      if (!row || !sameProject(actor, row.projectId as string)) throw notFound('external task', key.taskId);
+      const buffer = StepBuffer.fromRow(key, row);
+      const out = await fn(buffer);
+      await writeAndCommit(client, ...buffer.changes());
+      open = false;
+      return out;
+    } catch (e) {
+      if (open) await client.query('ROLLBACK').catch((err: Error) => (broken = err));
+      throw e;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private static fromRow(key: BatchKey, row: Record<string, unknown>): StepBuffer {
     withTaskDates(row);
     const { existingSteps, lastStep, modelUsage, ...task } = row;
     const u = modelUsage as Record<string, unknown> | null;
     return new StepBuffer(
-      tx,
       key,
       task as unknown as LockedTaskRow,
       ((existingSteps as Record<string, unknown>[] | null) ?? []).map(toStepRow),
@@ -100,7 +115,7 @@ export class StepBuffer implements StepStore {
   ): Promise<StepContext> {
     const k = this.key;
     if (taskId !== k.taskId || attempt !== k.attempt || !k.sequences.includes(sequence)) throw new SlowPath();
-    if (withUsage && !this.usage) throw new SlowPath();
+    // (usage is null when the node has no limits: nothing reads it then)
     return {
       task: this.task,
       existing: this.rows.get(sequence),
@@ -153,10 +168,9 @@ export class StepBuffer implements StepStore {
     return row;
   }
 
-  /** Writes every changed step (insert or update) and the history rows, in order, in one statement. */
-  async flush(): Promise<void> {
-    if (this.dirty.size === 0) return;
-    const stepsJson = [...this.dirty].map((seq) => {
+  /** The changed steps (final rows) and the history rows, in order, for the write. */
+  private changes(): [unknown[], unknown[]] {
+    const steps = [...this.dirty].map((seq) => {
       const r = this.rows.get(seq)!;
       return {
         task_id: r.taskId,
@@ -180,7 +194,7 @@ export class StepBuffer implements StepStore {
         approval_id: r.approvalId,
       };
     });
-    const historyJson = this.history.map((h, ord) => ({
+    const history = this.history.map((h, ord) => ({
       ord,
       project_id: h.projectId,
       process_instance_id: h.processInstanceId,
@@ -192,30 +206,6 @@ export class StepBuffer implements StepStore {
       approval_id: h.approvalId ?? null,
       data: h.data ?? {},
     }));
-    await queryPrepared(
-      this.realTx,
-      sql`WITH s AS (
-          INSERT INTO steps (task_id, attempt, sequence, kind, state, tool_ref, policy, model, digest, request_enc,
-                             response_enc, error_enc, key_id, idempotency_key, comment, reused, usage, cost_usd, approval_id)
-          SELECT * FROM jsonb_to_recordset(${JSON.stringify(stepsJson)}::jsonb) AS x(task_id uuid, attempt int, sequence int,
-            kind text, state text, tool_ref text, policy text, model text, digest text, request_enc text, response_enc text,
-            error_enc text, key_id text, idempotency_key text, comment text, reused boolean, usage jsonb,
-            cost_usd double precision, approval_id uuid)
-          ON CONFLICT (task_id, attempt, sequence) DO UPDATE SET state = EXCLUDED.state,
-            response_enc = EXCLUDED.response_enc, error_enc = EXCLUDED.error_enc,
-            idempotency_key = EXCLUDED.idempotency_key, usage = EXCLUDED.usage, cost_usd = EXCLUDED.cost_usd,
-            updated_at = now()
-          RETURNING 1),
-        h AS (
-          INSERT INTO history (project_id, process_instance_id, event_type, actor, task_id, attempt, sequence,
-                               approval_id, data, seq, prev_hash, hash)
-          SELECT project_id, process_instance_id, event_type, actor, task_id, attempt, sequence, approval_id, data, 0, '', ''
-          FROM jsonb_to_recordset(${JSON.stringify(historyJson)}::jsonb) AS y(ord int, project_id text,
-            process_instance_id uuid, event_type text, actor text, task_id uuid, attempt int, sequence int,
-            approval_id uuid, data jsonb)
-          ORDER BY ord
-          RETURNING 1)
-        SELECT (SELECT count(*) FROM s) AS steps, (SELECT count(*) FROM h) AS history`,
-    );
+    return [steps, history];
   }
 }

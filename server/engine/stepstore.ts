@@ -13,6 +13,7 @@ import type { Actor, Tx } from './context.js';
 import { queryPrepared, sameProject } from './context.js';
 import type { HistoryEntry } from './history.js';
 import { isUuid } from './instances.js';
+import { HAS_LIMITS } from './stepbuffersql.js';
 import { LOCKED_TASK_COLUMNS, type LockedTaskRow, withTaskDates } from './lease.js';
 
 export interface ModelUsage {
@@ -104,7 +105,7 @@ export async function readForStep(
           (SELECT to_jsonb(s) FROM steps s WHERE s.task_id = t.id AND s.attempt = ${attempt} AND s.sequence = ${sequence}) AS "existingStep",
           (SELECT jsonb_build_object('sequence', s.sequence, 'state', s.state) FROM steps s
             WHERE s.task_id = t.id AND s.attempt = ${attempt} ORDER BY s.sequence DESC LIMIT 1) AS "lastStep",
-          CASE WHEN ${withUsage} THEN (
+          CASE WHEN ${withUsage} AND ${sql.raw(HAS_LIMITS)} THEN (
             SELECT jsonb_build_object(
               'turns', count(*) FILTER (WHERE s.attempt = t.attempt AND s.state = 'COMPLETED'),
               'tokens', coalesce(sum((s.usage->>'totalTokens')::bigint) FILTER (WHERE s.attempt = t.attempt), 0),

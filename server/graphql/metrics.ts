@@ -3,7 +3,7 @@ import type http from 'node:http';
 import { getOperationAST, Kind, type OperationDefinitionNode, valueFromASTUntyped } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { EngineContext } from '../engine/context.js';
-import { batchPaths } from '../engine/journalbatch.js';
+import { batchPaths, stepPaths } from '../engine/journalbatch.js';
 import { collectDbGauges, DECISION_BUCKETS } from '../engine/metrics.js';
 import type { Logger } from '../log.js';
 
@@ -151,6 +151,12 @@ export class EngineMetrics {
         'counter',
         'journalSteps batches committed by this process, by path (buffered: one read and one write; stepwise).',
         Object.entries(batchPaths).map(([path, n]) => [{ path }, n]),
+      ),
+      ...family(
+        'abada_journal_steps_total',
+        'counter',
+        'Single journalStep calls committed by this process, by path (buffered or stepwise).',
+        Object.entries(stepPaths).map(([path, n]) => [{ path }, n]),
       ),
       ...this.fetch.render(),
       ...this.journal.render(),

@@ -1,5 +1,5 @@
-import { type JournalResult, journalStep } from '../../engine/journal.js';
-import { journalSteps } from '../../engine/journalbatch.js';
+import type { JournalResult } from '../../engine/journal.js';
+import { journalStep, journalSteps } from '../../engine/journalbatch.js';
 import type { StepView } from '../../engine/stepviews.js';
 import { builder } from '../builder.js';
 

@@ -171,4 +171,22 @@ describe('journalSteps batch path', () => {
     const single = await w.journalRaw(task, 2, changed);
     expect(codeOf(single)).toBe('DIVERGENT_STEP');
   });
+
+  it('recovers when a connection lost its prepared statements or kept them after a failed query', async () => {
+    const { task } = await take('same', 't-same');
+    expect((await batch(task, STORY.slice(0, 2))).errors).toBeUndefined();
+    // every pooled connection forgets its prepared statements (as after DISCARD ALL)
+    const pool = (engine.context.db as unknown as { $client: import('pg').Pool }).$client;
+    const clients = await Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()));
+    for (const c of clients) await c.query('DEALLOCATE ALL');
+    for (const c of clients) c.release();
+    expect((await batch(task, STORY.slice(2, 5))).errors).toBeUndefined();
+    // a refused batch on a fresh connection must not leave the next one failing on PREPARE
+    const refused = await batch(task, [STORY[0], { ...STORY[6], sequence: 9 }]);
+    expect(codeOf(refused)).toBe('SEQUENCE_OUT_OF_ORDER');
+    expect((await batch(task, STORY.slice(5, 7))).errors).toBeUndefined();
+    expect(
+      (await recordOf(task.processInstanceId, task.id)).steps.map((x: { state: string }) => x.state),
+    ).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED', 'FAILED']);
+  });
 });
