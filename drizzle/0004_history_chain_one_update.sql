@@ -3,7 +3,7 @@ ALTER TABLE "history_heads" ADD COLUMN "prev_hash" text DEFAULT '' NOT NULL;--> 
 -- abada_history_canonical(h) — what verifyAudit recomputes — is this function at the row's own seq, so
 -- the chain is still written and checked by one definition.
 CREATE OR REPLACE FUNCTION abada_history_canonical_at(h history, at_seq integer) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
+LANGUAGE sql STABLE AS $$
   SELECT jsonb_build_object(
     'projectId', h.project_id,
     'processInstanceId', h.process_instance_id,
@@ -21,7 +21,7 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 --> statement-breakpoint
 CREATE OR REPLACE FUNCTION abada_history_canonical(h history) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
+LANGUAGE sql STABLE AS $$
   SELECT abada_history_canonical_at(h, h.seq)
 $$;
 --> statement-breakpoint

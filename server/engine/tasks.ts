@@ -155,18 +155,29 @@ async function claim(
             UNION ALL
             SELECT id, false FROM (SELECT id FROM ready ORDER BY priority DESC NULLS LAST, available_at LIMIT ${input.maxTasks}) r
             LIMIT ${input.maxTasks}
+          ), leased AS (
+            UPDATE external_tasks t
+            SET state = 'LEASED', worker_id = ${input.workerId}, locked_by = ${actor.principalId},
+                lock_expires_at = now() + make_interval(secs => (
+                  SELECT d FROM unnest(${sql.param(topics)}::text[], ${sql.param(durations)}::int[]) AS u(tn, d) WHERE u.tn = t.topic_name LIMIT 1
+                ) / 1000.0),
+                lease_expiries = t.lease_expiries + CASE WHEN p.was_expired THEN 1 ELSE 0 END,
+                updated_at = now()
+            FROM picked p, process_instances i
+            WHERE t.id = p.id AND i.id = t.process_instance_id
+            RETURNING ${TASK_COLUMNS},
+                      p.was_expired, i.variables AS instance_variables
+          ), history_rows AS (
+            -- TASK_LEASED in the same statement; a re-acquired lease is checked first (below)
+            INSERT INTO history (project_id, process_instance_id, event_type, actor, task_id, attempt, data, seq, prev_hash, hash)
+            SELECT l."projectId", l."processInstanceId", 'TASK_LEASED', ${`worker:${input.workerId}`}, l.id, l.attempt,
+                   jsonb_build_object('workerId', ${input.workerId}::text,
+                     'lockExpiresAt', to_char(l."lockExpiresAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+                   0, '', ''
+            FROM leased l WHERE NOT l.was_expired
+            ORDER BY l.id
           )
-          UPDATE external_tasks t
-          SET state = 'LEASED', worker_id = ${input.workerId}, locked_by = ${actor.principalId},
-              lock_expires_at = now() + make_interval(secs => (
-                SELECT d FROM unnest(${sql.param(topics)}::text[], ${sql.param(durations)}::int[]) AS u(tn, d) WHERE u.tn = t.topic_name LIMIT 1
-              ) / 1000.0),
-              lease_expiries = t.lease_expiries + CASE WHEN p.was_expired THEN 1 ELSE 0 END,
-              updated_at = now()
-          FROM picked p, process_instances i
-          WHERE t.id = p.id AND i.id = t.process_instance_id
-          RETURNING ${TASK_COLUMNS},
-                    p.was_expired, i.variables AS instance_variables`,
+          SELECT * FROM leased`,
     );
     const handed: typeof rows = [];
     for (const r of rows) {
@@ -176,15 +187,17 @@ async function claim(
     if (handed.length === 0) return [];
     await appendHistory(
       tx,
-      ...handed.map((r) => ({
-        projectId: r.projectId,
-        processInstanceId: r.processInstanceId,
-        eventType: r.was_expired ? 'TASK_LEASE_REACQUIRED' : 'TASK_LEASED',
-        actor: `worker:${input.workerId}`,
-        taskId: r.id,
-        attempt: r.attempt,
-        data: { workerId: input.workerId, lockExpiresAt: new Date(r.lockExpiresAt!).toISOString() },
-      })),
+      ...handed
+        .filter((r) => r.was_expired)
+        .map((r) => ({
+          projectId: r.projectId,
+          processInstanceId: r.processInstanceId,
+          eventType: 'TASK_LEASE_REACQUIRED',
+          actor: `worker:${input.workerId}`,
+          taskId: r.id,
+          attempt: r.attempt,
+          data: { workerId: input.workerId, lockExpiresAt: new Date(r.lockExpiresAt!).toISOString() },
+        })),
     );
     const steps = await loadSteps(
       tx,
