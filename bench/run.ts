@@ -272,42 +272,55 @@ async function journalThroughput(pool: pg.Pool, admin: Client, worker: Client) {
       'raw: single-row UPDATE … RETURNING',
     );
   }
-  // journalSteps: a worker sends 8 steps (4 model calls, STARTED + COMPLETED) per request and commit.
-  const batches = await measuredRate(16, MS, async (client) => {
-    const t = tasks[client];
-    const steps = [];
-    for (let k = 0; k < 4; k++) {
-      const sequence = ++seq[client];
-      const base = {
-        sequence,
-        kind: 'MODEL_CALL',
-        model: 'gpt-4.1-mini',
-        request: { model: 'gpt-4.1-mini', messagesHash: `h${sequence}` },
-      };
-      steps.push({ ...base, state: 'STARTED' });
-      steps.push({
-        ...base,
-        state: 'COMPLETED',
-        response: { role: 'assistant', content: 'ok' },
-        usage: { inputTokens: 10, outputTokens: 5 },
-      });
-    }
-    await worker(BATCH, { i: { taskId: t.id, workerId: 'journal-bench', attempt: t.attempt, steps } });
-  });
-  row(
-    'journalSteps (8 per request), steps/s, 16 clients',
-    batches * 8,
-    raw[16],
-    'steps/s',
-    `${batches.toFixed(0)} commits/s`,
-  );
+  // journalSteps: a worker sends n steps (model calls, STARTED + COMPLETED) per request and commit.
+  for (const n of [8, 32]) {
+    const batches = await measuredRate(16, MS, async (client) => {
+      const t = tasks[client];
+      const steps = [];
+      for (let k = 0; k < n / 2; k++) {
+        const sequence = ++seq[client];
+        const base = {
+          sequence,
+          kind: 'MODEL_CALL',
+          model: 'gpt-4.1-mini',
+          request: { model: 'gpt-4.1-mini', messagesHash: `h${sequence}` },
+        };
+        steps.push({ ...base, state: 'STARTED' });
+        steps.push({
+          ...base,
+          state: 'COMPLETED',
+          response: { role: 'assistant', content: 'ok' },
+          usage: { inputTokens: 10, outputTokens: 5 },
+        });
+      }
+      await worker(BATCH, { i: { taskId: t.id, workerId: 'journal-bench', attempt: t.attempt, steps } });
+    });
+    row(
+      `journalSteps (${n} per request), steps/s, 16 clients`,
+      batches * n,
+      raw[16],
+      'steps/s',
+      `${batches.toFixed(0)} commits/s`,
+    );
+  }
+  // The floor of one GraphQL request on this engine: no database work at all.
+  const floor = await measuredRate(16, MS, () => worker(`{ __typename }`));
+  row('GraphQL `{ __typename }` requests/s, 16 clients', floor, raw[16], 'requests/s', 'no database work');
   void pool;
 }
 
-/** 2. A 002-shaped task: fetch, 9 journal calls, complete. 11 commits per task. */
+/**
+ * 2. A 002-shaped task: fetch, 9 journal calls, complete — 11 commits per task. `paired`: as the Agent
+ * Worker journals it (a step's end travels with the next step's start in one journalSteps request):
+ * fetch, 6 journal requests, complete — 8 commits for the same 11 state changes.
+ */
 async function taskThroughput(pool: pg.Pool, admin: Client, worker: Client) {
   const raw = results.rawUpdateTps as Record<number, number>;
-  for (const loops of [4, 16]) {
+  for (const [loops, paired] of [
+    [4, false],
+    [16, false],
+    [16, true],
+  ] as const) {
     await startMany(admin, 'bench', SMOKE ? 40 : 1200);
     const r = await measuredRate(loops, MS, async (client) => {
       const [t] = (
@@ -321,47 +334,52 @@ async function taskThroughput(pool: pg.Pool, admin: Client, worker: Client) {
       ).fetchAndLock;
       if (!t) return;
       const base = { taskId: t.id, workerId: `task-bench-${client}`, attempt: t.attempt };
-      const model = (sequence: number, state: string) =>
-        worker(JOURNAL, {
-          i: {
-            ...base,
-            sequence,
-            kind: 'MODEL_CALL',
-            state,
-            model: 'gpt-4.1-mini',
-            request: { model: 'gpt-4.1-mini', messagesHash: `m${sequence}` },
-            response: state === 'COMPLETED' ? { role: 'assistant', content: 'x' } : null,
-            usage: state === 'COMPLETED' ? { inputTokens: 100, outputTokens: 10 } : null,
-          },
-        });
-      const tool = (sequence: number, state: string, toolRef: string) =>
-        worker(JOURNAL, {
-          i: {
-            ...base,
-            sequence,
-            kind: 'TOOL_CALL',
-            state,
-            toolRef,
-            request: { callId: `c${sequence}`, arguments: { customerId: 'C-42' } },
-            response: state === 'COMPLETED' ? { ok: true } : null,
-          },
-        });
-      await model(1, 'STARTED');
-      await model(1, 'COMPLETED');
-      await tool(2, 'COMPLETED', 'crm/get_customer');
-      await model(3, 'STARTED');
-      await model(3, 'COMPLETED');
-      await tool(4, 'STARTED', 'crm/create_ticket');
-      await tool(4, 'COMPLETED', 'crm/create_ticket');
-      await model(5, 'STARTED');
-      await model(5, 'COMPLETED');
+      const model = (sequence: number, state: string) => ({
+        sequence,
+        kind: 'MODEL_CALL',
+        state,
+        model: 'gpt-4.1-mini',
+        request: { model: 'gpt-4.1-mini', messagesHash: `m${sequence}` },
+        response: state === 'COMPLETED' ? { role: 'assistant', content: 'x' } : null,
+        usage: state === 'COMPLETED' ? { inputTokens: 100, outputTokens: 10 } : null,
+      });
+      const tool = (sequence: number, state: string, toolRef: string) => ({
+        sequence,
+        kind: 'TOOL_CALL',
+        state,
+        toolRef,
+        request: { callId: `c${sequence}`, arguments: { customerId: 'C-42' } },
+        response: state === 'COMPLETED' ? { ok: true } : null,
+      });
+      const one = (step: Record<string, unknown>) => worker(JOURNAL, { i: { ...base, ...step } });
+      const two = (a: Record<string, unknown>, b: Record<string, unknown>) =>
+        worker(BATCH, { i: { ...base, steps: [a, b] } });
+      if (paired) {
+        await one(model(1, 'STARTED'));
+        await one(model(1, 'COMPLETED'));
+        await two(tool(2, 'COMPLETED', 'crm/get_customer'), model(3, 'STARTED'));
+        await two(model(3, 'COMPLETED'), tool(4, 'STARTED', 'crm/create_ticket'));
+        await two(tool(4, 'COMPLETED', 'crm/create_ticket'), model(5, 'STARTED'));
+        await one(model(5, 'COMPLETED'));
+      } else {
+        await one(model(1, 'STARTED'));
+        await one(model(1, 'COMPLETED'));
+        await one(tool(2, 'COMPLETED', 'crm/get_customer'));
+        await one(model(3, 'STARTED'));
+        await one(model(3, 'COMPLETED'));
+        await one(tool(4, 'STARTED', 'crm/create_ticket'));
+        await one(tool(4, 'COMPLETED', 'crm/create_ticket'));
+        await one(model(5, 'STARTED'));
+        await one(model(5, 'COMPLETED'));
+      }
       await worker(COMPLETE, {
         i: { ...base, variables: { out: { ok: true } }, metadata: { model: 'gpt-4.1-mini' } },
       });
     });
+    const commits = paired ? 8 : 11;
     row(
-      `002-shaped tasks/s, ${loops} loops (×11 commits)`,
-      r * 11,
+      `002-shaped tasks, ${loops} loops${paired ? ', worker pairing' : ''} (×${commits} commits)`,
+      r * commits,
       raw[Math.min(loops, 16)],
       'commits/s',
       `${r.toFixed(1)} tasks/s`,

@@ -12,8 +12,26 @@ describe('npm run bench (smoke)', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('journalStep commits/s');
     const json = JSON.parse(readFileSync('bench/results/smoke.json', 'utf8'));
-    expect(json.table.map((x: { figure: string }) => x.figure)).toHaveLength(9);
+    const figures = json.table.map((x: { figure: string }) => x.figure) as string[];
+    for (const section of [
+      /^raw: single-row UPDATE/,
+      /^raw: claim statement/,
+      /^journalStep commits\/s, 16 client/,
+      /^journalSteps \(8 per request\)/,
+      /^journalSteps \(32 per request\)/,
+      /^GraphQL `\{ __typename \}`/,
+      /^002-shaped tasks, 16 loops, worker pairing/,
+      /^fetchAndLock maxTasks 50/,
+      /^fetch p50 ms, backlog/,
+    ])
+      expect(figures.some((f) => section.test(f)), String(section)).toBe(true);
+    expect(figures).toHaveLength(16);
     for (const x of json.table) expect(Number.isFinite(x.ratio), x.figure).toBe(true);
+    // where the CPU went is recorded for every throughput figure
+    for (const x of json.table.filter((x: { unit: string }) => x.unit !== 'ms')) {
+      const c = x.cpuPerUnit ?? { engines: 0, postgres: 0, bench: 0 };
+      expect(c.engines + c.postgres + c.bench, x.figure).toBeGreaterThan(0);
+    }
     expect(json.fanOut.map((f: { subscribers: number }) => f.subscribers)).toEqual([1, 10]);
     for (const f of json.fanOut) expect(f.received).toBe(f.expected);
   }, 300_000);
