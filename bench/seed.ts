@@ -5,7 +5,12 @@
  */
 import type pg from 'pg';
 
-export async function seedOpenTasks(pool: pg.Pool, topic: string, n: number): Promise<void> {
+export async function seedOpenTasks(
+  pool: pg.Pool,
+  topic: string,
+  n: number,
+  opts: { vacuum?: boolean } = {},
+): Promise<void> {
   const { rows } = await pool.query(
     `SELECT id FROM definitions WHERE key = 'claim' ORDER BY version DESC LIMIT 1`,
   );
@@ -26,5 +31,5 @@ export async function seedOpenTasks(pool: pg.Pool, topic: string, n: number): Pr
       [definitionId, m, topic],
     );
   }
-  await pool.query('VACUUM ANALYZE external_tasks');
+  if (opts.vacuum !== false) await pool.query('VACUUM ANALYZE external_tasks');
 }
