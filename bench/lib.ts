@@ -1,5 +1,6 @@
 /** Small helpers for the bench: timing loops, percentiles, engine child processes, a GraphQL client. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
@@ -136,47 +137,80 @@ export async function procStats(pid: number): Promise<{ cpuMs: number; rssMb: nu
   return { cpuMs: ticks * 10, rssMb: rssKb / 1024 };
 }
 
-/** CPU ms used so far by the engines, by PostgreSQL (postmaster and every backend) and by this process. */
-export interface CpuSnapshot {
+/** CPU ms used by the engines, by PostgreSQL (every backend and helper process) and by this process. */
+export interface CpuUse {
   engines: number;
   postgres: number;
   bench: number;
 }
 
-export async function cpuSnapshot(enginePids: number[], pgDataDir: string): Promise<CpuSnapshot> {
-  const { readFile, readdir } = await import('node:fs/promises');
-  const ticksOf = async (pid: number) => {
-    try {
-      const stat = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
-      // utime, stime, cutime, cstime (exited children count too: backends that ended)
-      return (Number(stat[11]) + Number(stat[12]) + Number(stat[13]) + Number(stat[14])) * 10;
-    } catch {
-      return 0;
-    }
-  };
-  const postmaster = Number((await readFile(`${pgDataDir}/postmaster.pid`, 'utf8')).split('\n')[0]);
-  let postgres = 0;
-  for (const entry of await readdir('/proc')) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid)) continue;
-    try {
-      const ppid = Number((await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ')[1]);
-      if (ppid === postmaster) postgres += await ticksOf(pid);
-    } catch {
-      // the process ended meanwhile
-    }
+function ticksOf(pid: number): { ppid: number; ms: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return { ppid: Number(stat[1]), ms: (Number(stat[11]) + Number(stat[12])) * 10 };
+  } catch {
+    return null; // ended meanwhile
   }
-  postgres += await ticksOf(postmaster);
-  let engines = 0;
-  for (const pid of enginePids) engines += await ticksOf(pid);
-  const u = process.cpuUsage();
-  return { engines, postgres, bench: (u.user + u.system) / 1000 };
 }
 
-export function cpuSince(before: CpuSnapshot, after: CpuSnapshot) {
-  return {
-    engines: after.engines - before.engines,
-    postgres: after.postgres - before.postgres,
-    bench: after.bench - before.bench,
-  };
+/**
+ * Measures CPU over an interval by sampling /proc every 250 ms: PostgreSQL's processes come and go
+ * (connections, autovacuum workers), so each process counts from when it was first seen (from zero if
+ * it started during the interval) to its last sample. A process that ends loses at most its last 250 ms.
+ * (The bench's own CPU includes the sampling, about 1 ms per sample.)
+ */
+export class CpuMeter {
+  private readonly first = new Map<number, number>();
+  private readonly last = new Map<number, number>();
+  private timer: NodeJS.Timeout | null = null;
+  private benchStart = process.cpuUsage();
+  private enginesStart = 0;
+
+  constructor(
+    private readonly enginePids: number[],
+    private readonly pgDataDir: string,
+  ) {}
+
+  /** Synchronous reads: a few hundred small /proc files per sample, cheaper than as many promises. */
+  private postgresPids(): number[] {
+    const postmaster = Number(readFileSync(`${this.pgDataDir}/postmaster.pid`, 'utf8').split('\n')[0]);
+    const pids = [postmaster];
+    for (const entry of readdirSync('/proc')) {
+      const pid = Number(entry);
+      if (Number.isInteger(pid) && ticksOf(pid)?.ppid === postmaster) pids.push(pid);
+    }
+    return pids;
+  }
+
+  private sample(initial: boolean) {
+    for (const pid of this.postgresPids()) {
+      const t = ticksOf(pid);
+      if (!t) continue;
+      if (!this.first.has(pid)) this.first.set(pid, initial ? t.ms : 0);
+      this.last.set(pid, t.ms);
+    }
+  }
+
+  private enginesMs() {
+    let ms = 0;
+    for (const pid of this.enginePids) ms += ticksOf(pid)?.ms ?? 0;
+    return ms;
+  }
+
+  start() {
+    this.sample(true);
+    this.enginesStart = this.enginesMs();
+    this.benchStart = process.cpuUsage();
+    this.timer = setInterval(() => this.sample(false), 250);
+  }
+
+  stop(): CpuUse {
+    if (this.timer) clearInterval(this.timer);
+    const bench = process.cpuUsage(this.benchStart);
+    const engines = this.enginesMs() - this.enginesStart;
+    this.sample(false);
+    let postgres = 0;
+    for (const [pid, last] of this.last) postgres += last - (this.first.get(pid) ?? 0);
+    return { engines, postgres, bench: (bench.user + bench.system) / 1000 };
+  }
 }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../server/db/client.js';
 import { runMigrations } from '../server/db/migrate.js';
-import { cpuSince, cpuSnapshot, type EngineProc, gqlClient, rate, spawnEngine, summarize } from './lib.js';
+import { CpuMeter, type CpuUse, type EngineProc, gqlClient, rate, spawnEngine, summarize } from './lib.js';
 import { fanOut } from './fanout.js';
 import { seedOpenTasks } from './seed.js';
 
@@ -68,7 +68,7 @@ const rows: {
 
 // Where the CPU of a measurement went: the engine processes, PostgreSQL (all its processes), this one.
 const cpuOf: { enginePids: number[]; pgDir: string } = { enginePids: [], pgDir: '' };
-let lastCpu: ReturnType<typeof cpuSince> | null = null;
+let lastCpu: (CpuUse & { seconds: number }) | null = null;
 
 /** rate() that also records the CPU every process group used meanwhile (read by row()). */
 async function measuredRate(
@@ -76,10 +76,10 @@ async function measuredRate(
   ms: number,
   op: (client: number, i: number) => Promise<unknown>,
 ): Promise<number> {
-  const before = await cpuSnapshot(cpuOf.enginePids, cpuOf.pgDir);
+  const meter = new CpuMeter(cpuOf.enginePids, cpuOf.pgDir);
+  meter.start();
   const r = await rate(clients, ms, op);
-  lastCpu = cpuSince(before, await cpuSnapshot(cpuOf.enginePids, cpuOf.pgDir));
-  (lastCpu as Record<string, number>).seconds = ms / 1000;
+  lastCpu = { ...meter.stop(), seconds: ms / 1000 };
   return r;
 }
 const results: Record<string, unknown> = {
@@ -90,7 +90,7 @@ const results: Record<string, unknown> = {
 };
 
 function row(figure: string, abada: number, baseline: number, unit: string, note?: string) {
-  const c = lastCpu as (ReturnType<typeof cpuSince> & { seconds: number }) | null;
+  const c = lastCpu;
   lastCpu = null;
   const units = abada * (c?.seconds ?? 0);
   const cpuPerUnit =
@@ -236,11 +236,17 @@ async function fetchTasks(worker: Client, workerId: string, n: number, topicName
 
 /** 1. journalStep commits/s with 1, 4, 16 clients, each on its own leased task (model calls, no limits). */
 async function journalThroughput(pool: pg.Pool, admin: Client, worker: Client) {
-  await startMany(admin, 'bench', 16);
-  const tasks = await fetchTasks(worker, 'journal-bench', 16);
-  const seq = tasks.map(() => 0);
+  // Every measurement starts on fresh tasks: an agent task has tens of steps, not thousands.
+  let tasks: { id: string; attempt: number }[] = [];
+  let seq: number[] = [];
+  const fresh = async () => {
+    await startMany(admin, 'bench', 16);
+    tasks = await fetchTasks(worker, 'journal-bench', 16);
+    seq = tasks.map(() => 0);
+  };
   const raw = results.rawUpdateTps as Record<number, number>;
   for (const c of want('journal') ? [1, 4, 16] : []) {
+    await fresh();
     // Each operation is one model call journaled STARTED then COMPLETED: two journalStep commits.
     const ops = await measuredRate(c, MS, async (client) => {
       const t = tasks[client];
@@ -274,6 +280,7 @@ async function journalThroughput(pool: pg.Pool, admin: Client, worker: Client) {
   }
   // journalSteps: a worker sends n steps (model calls, STARTED + COMPLETED) per request and commit.
   for (const n of [8, 32]) {
+    await fresh();
     const batches = await measuredRate(16, MS, async (client) => {
       const t = tasks[client];
       const steps = [];

@@ -168,6 +168,7 @@ export class EngineMetrics {
 const TRACKED = new Set([
   'fetchAndLock',
   'journalStep',
+  'journalSteps',
   'completeTask',
   'failTask',
   'extendLock',
@@ -248,7 +249,12 @@ export function observePlugin(metrics: EngineMetrics, log: Logger): Plugin {
             };
             if (code === 'INTERNAL') log.error(entry, 'engine command failed');
             else if (code) log.info(entry, 'engine command refused');
-            else if (f.name === 'fetchAndLock' || f.name === 'journalStep' || f.name === 'extendLock')
+            else if (
+              f.name === 'fetchAndLock' ||
+              f.name === 'journalStep' ||
+              f.name === 'journalSteps' ||
+              f.name === 'extendLock'
+            )
               log.debug(entry, 'engine command');
             else log.info(entry, 'engine command');
           }
