@@ -105,19 +105,24 @@ async function main() {
   chmodSync(dir, 0o755);
   // BENCH_PG_STATS=1: PostgreSQL's own view of where its time went (pg_stat_statements), printed at the end.
   const pgStats = process.env.BENCH_PG_STATS === '1';
+  // BENCH_EXPLAIN=<ms>: PostgreSQL logs the plan of every statement slower than that (auto_explain).
+  const explainMs = process.env.BENCH_EXPLAIN;
   const pgServer = await startEmbeddedPostgres(path.join(dir, 'pg'), {
-    flags: pgStats
-      ? [
-          '-c',
-          'shared_preload_libraries=pg_stat_statements',
-          '-c',
-          'pg_stat_statements.track=all',
-          '-c',
-          'pg_stat_statements.track_planning=on',
-          '-c',
-          'track_functions=all',
-        ]
-      : [],
+    log: explainMs ? (line) => process.stderr.write(`${line}\n`) : undefined,
+    flags: explainMs
+      ? ['-c', 'shared_preload_libraries=auto_explain', '-c', `auto_explain.log_min_duration=${explainMs}`]
+      : pgStats
+        ? [
+            '-c',
+            'shared_preload_libraries=pg_stat_statements',
+            '-c',
+            'pg_stat_statements.track=all',
+            '-c',
+            'pg_stat_statements.track_planning=on',
+            '-c',
+            'track_functions=all',
+          ]
+        : [],
   });
   const url = pgServer.url;
   cpuOf.pgDir = path.join(dir, 'pg');

@@ -9,10 +9,11 @@ import { EngineError } from '../errors.js';
 import { failAttempt, settleUnknownOutcomes } from './attempts.js';
 import { TASK_COLUMNS } from './lease.js';
 import type { Actor, EngineContext, Tx } from './context.js';
-import { query } from './context.js';
+import { query, queryPrepared } from './context.js';
 import { appendHistory } from './history.js';
 import type { AgentWork } from './instances.js';
-import { loadEarlierWrites, loadSteps, type StepView } from './stepviews.js';
+import { toStepRow } from './stepstore.js';
+import { loadEarlierWrites, loadSteps, type StepView, toStepView } from './stepviews.js';
 import { heartbeat, recordRejection } from './workers.js';
 
 export interface TopicRequest {
@@ -129,16 +130,23 @@ async function claim(
   const topics = input.topics.map((t) => t.topicName);
   const durations = input.topics.map((t) => t.lockDurationMs);
   const projectFilter = projectId === null ? sql`TRUE` : sql`project_id = ${projectId}`;
+  // maxTasks (validated: an integer from 1 to 100) is written into the statement: a prepared statement
+  // per value keeps a plan whose LIMIT is known (a generic plan with LIMIT $n may prefer a sort)
+  const limit = sql.raw(String(input.maxTasks));
   return ctx.db.transaction(async (tx) => {
-    const rows = await query<
-      ExternalTaskRow & { was_expired: boolean; instance_variables: Record<string, unknown> }
+    const rows = await queryPrepared<
+      ExternalTaskRow & {
+        was_expired: boolean;
+        instance_variables: Record<string, unknown>;
+        current_steps: Record<string, unknown>[] | null;
+      }
     >(
       tx,
       sql`WITH expired AS (
             SELECT id FROM external_tasks
             WHERE state = 'LEASED' AND lock_expires_at <= now() AND topic_name = ANY(${sql.param(topics)}::text[]) AND ${projectFilter}
             ORDER BY lock_expires_at
-            LIMIT ${input.maxTasks}
+            LIMIT ${limit}
             FOR UPDATE SKIP LOCKED
           ), ready AS (
             SELECT c.id, c.priority, c.available_at
@@ -147,14 +155,14 @@ async function claim(
               SELECT id, priority, available_at FROM external_tasks
               WHERE state = 'OPEN' AND topic_name = tp.name AND available_at <= now() AND ${projectFilter}
               ORDER BY priority DESC NULLS LAST, available_at
-              LIMIT ${input.maxTasks}
+              LIMIT ${limit}
               FOR UPDATE SKIP LOCKED
             ) c
           ), picked AS (
             SELECT id, true AS was_expired FROM expired
             UNION ALL
-            SELECT id, false FROM (SELECT id FROM ready ORDER BY priority DESC NULLS LAST, available_at LIMIT ${input.maxTasks}) r
-            LIMIT ${input.maxTasks}
+            SELECT id, false FROM (SELECT id FROM ready ORDER BY priority DESC NULLS LAST, available_at LIMIT ${limit}) r
+            LIMIT ${limit}
           ), leased AS (
             UPDATE external_tasks t
             SET state = 'LEASED', worker_id = ${input.workerId}, locked_by = ${actor.principalId},
@@ -166,7 +174,9 @@ async function claim(
             FROM picked p, process_instances i
             WHERE t.id = p.id AND i.id = t.process_instance_id
             RETURNING ${TASK_COLUMNS},
-                      p.was_expired, i.variables AS instance_variables
+                      p.was_expired, i.variables AS instance_variables,
+                      (SELECT jsonb_agg(to_jsonb(s) ORDER BY s.sequence) FROM steps s
+                        WHERE s.task_id = t.id AND s.attempt = t.attempt) AS current_steps
           ), history_rows AS (
             -- TASK_LEASED in the same statement; a re-acquired lease is checked first (below)
             INSERT INTO history (project_id, process_instance_id, event_type, actor, task_id, attempt, data, seq, prev_hash, hash)
@@ -199,12 +209,9 @@ async function claim(
           data: { workerId: input.workerId, lockExpiresAt: new Date(r.lockExpiresAt!).toISOString() },
         })),
     );
-    const steps = await loadSteps(
-      tx,
-      ctx,
-      handed.map((r) => r.id),
-      { currentAttemptOnly: true },
-    );
+    // the claim statement read each task's steps; a re-acquired lease may just have changed them
+    const reacquired = handed.filter((r) => r.was_expired).map((r) => r.id);
+    const steps = await loadSteps(tx, ctx, reacquired, { currentAttemptOnly: true });
     const out: LockedTaskView[] = [];
     for (const r of handed) {
       out.push({
@@ -217,7 +224,9 @@ async function claim(
         lockExpiresAt: new Date(r.lockExpiresAt!),
         variables: r.instance_variables ?? {},
         agentWork: r.agentWork as AgentWork | null,
-        steps: steps.filter((s) => s.taskId === r.id && s.attempt === r.attempt),
+        steps: r.was_expired
+          ? steps.filter((s) => s.taskId === r.id && s.attempt === r.attempt)
+          : (r.current_steps ?? []).map((s) => toStepView(ctx, toStepRow(s))),
         earlierWrites: await loadEarlierWrites(tx, ctx, r.id, r.attempt),
       });
     }
