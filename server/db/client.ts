@@ -106,7 +106,15 @@ export async function startEmbeddedPostgres(
 }
 
 export function connect(url: string, opts: { max?: number } = {}): Database {
-  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 20, idleTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.max ?? 20,
+    idleTimeoutMillis: 30_000,
+    // Generic plans for the engine's few named prepared statements (the journal's load and write, the
+    // claim): they look rows up by key and were re-planned on every call under the default, planning
+    // costing more than running. Unnamed statements (drizzle's) are planned per call regardless.
+    options: '-c plan_cache_mode=force_generic_plan',
+  });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const db = drizzle(pool, { schema });

@@ -2,8 +2,8 @@
  * The buffered path of the journal: a journal call reads the task and every step it touches in ONE
  * statement, applies each step under journalStep's rules to that copy in memory, and writes every step
  * and its history rows in ONE statement at the end — two round trips for the whole batch
- * (stepbuffersql.ts) instead of two per step plus BEGIN and COMMIT. Only the common steps take it (model calls, reads, writes started and ended in the
- * batch); a step that needs anything else of the database (an approval, a delegation, reuse from an
+ * (stepbuffersql.ts) instead of two per step plus BEGIN and COMMIT. Only the common steps take it
+ * (model calls, reads, writes started and ended in the batch); a step that needs anything else of the database (an approval, a delegation, reuse from an
  * earlier attempt, an unloaded price) asks for `tx`, which throws `SlowPath`: the transaction rolls back
  * and the batch is run again step by step with the direct store, so both paths answer alike.
  */

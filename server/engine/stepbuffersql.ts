@@ -52,10 +52,8 @@ const WRITE = `WITH s AS (
     RETURNING 1)
   SELECT (SELECT count(*) FROM s) AS steps, (SELECT count(*) FROM h) AS history`;
 
-// Generic plans: both statements look rows up by key, and planning them anew on every call cost more
-// than running them (custom plans are PostgreSQL's default for the first executions and often after).
-const PREPARE = `SET plan_cache_mode = force_generic_plan;
-PREPARE abada_journal_load (uuid, int, int[], boolean) AS ${LOAD};
+// (the pool sets plan_cache_mode = force_generic_plan: see db/client.ts)
+const PREPARE = `PREPARE abada_journal_load (uuid, int, int[], boolean) AS ${LOAD};
 PREPARE abada_journal_write (jsonb, jsonb) AS ${WRITE};`;
 
 /** Connections (pg clients) that hold the two prepared statements. */
