@@ -128,6 +128,8 @@ async function main() {
   cpuOf.pgDir = path.join(dir, 'pg');
   await runMigrations(url);
   const pool = new pg.Pool({ connectionString: url, max: 40 });
+  // an idle connection that fails is replaced by the pool; say so instead of dying on the event
+  pool.on('error', (e) => console.error(`bench pool: idle connection failed: ${e.message}`));
   if (pgStats) await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
   const engines: EngineProc[] = [];
   try {

@@ -24,7 +24,10 @@ describe('npm run bench (smoke)', () => {
       /^fetchAndLock maxTasks 50/,
       /^fetch p50 ms, backlog/,
     ])
-      expect(figures.some((f) => section.test(f)), String(section)).toBe(true);
+      expect(
+        figures.some((f) => section.test(f)),
+        String(section),
+      ).toBe(true);
     expect(figures).toHaveLength(16);
     for (const x of json.table) expect(Number.isFinite(x.ratio), x.figure).toBe(true);
     // where the CPU went is recorded for every throughput figure

@@ -1,4 +1,3 @@
-import { pipe, filter, map } from 'graphql-yoga';
 import { decideApproval } from '../../engine/decide.js';
 import {
   type ApprovalView,
@@ -12,6 +11,7 @@ import {
 } from '../../engine/approvalviews.js';
 import { listApprovals, maySeeApproval } from '../../engine/queries.js';
 import { builder, connection } from '../builder.js';
+import { selectEvents } from '../pubsub.js';
 
 export const ApprovalState = builder.enumType('ApprovalState', {
   values: ['PENDING', 'APPROVED', 'REJECTED', 'RETIRED'] as const,
@@ -168,21 +168,16 @@ builder.mutationField('decideApproval', (t) =>
 
 function approvalStream(change: (c: string) => boolean) {
   return (_r: unknown, _a: unknown, ctx: import('../builder.js').GraphQLContext) =>
-    pipe(
-      ctx.hub.pubsub.subscribe('approval'),
-      filter(
-        (e) => change(e.change) && (ctx.actor!.projectId === null || ctx.actor!.projectId === e.projectId),
-      ),
-      map(async (e) => {
-        const row = await ctx.hub.share(
-          `approval:${e.approvalId}`,
-          () => loadApprovalFor(ctx.engine, { ...ctx.actor!, kind: 'ADMIN', projectId: null }, e.approvalId),
-          e,
-        );
-        return row && maySeeApproval(ctx.actor!, row) ? row : null;
-      }),
-      filter((a): a is ApprovalView => a !== null),
-    );
+    selectEvents(ctx.hub.pubsub.subscribe('approval'), async (e) => {
+      if (!change(e.change) || (ctx.actor!.projectId !== null && ctx.actor!.projectId !== e.projectId))
+        return null;
+      const row = await ctx.hub.share(
+        `approval:${e.approvalId}`,
+        () => loadApprovalFor(ctx.engine, { ...ctx.actor!, kind: 'ADMIN', projectId: null }, e.approvalId),
+        e,
+      );
+      return row && maySeeApproval(ctx.actor!, row) ? row : null;
+    });
 }
 
 builder.subscriptionField('approvalOpened', (t) =>

@@ -1,7 +1,7 @@
-import { filter, map, pipe } from 'graphql-yoga';
 import type { IncidentRow } from '../../db/schema.js';
 import { getIncident, listIncidents, resolveIncident } from '../../engine/incidents.js';
 import { builder, connection } from '../builder.js';
+import { selectEvents } from '../pubsub.js';
 
 const IncidentState = builder.enumType('IncidentState', { values: ['OPEN', 'RESOLVED'] as const });
 
@@ -60,18 +60,13 @@ builder.subscriptionField('incidentOpened', (t) =>
     type: Incident,
     authScopes: { authenticated: true },
     subscribe: (_r, _a, ctx) =>
-      pipe(
-        ctx.hub.pubsub.subscribe('incident'),
-        filter(
-          (e) =>
-            ctx.actor!.kind !== 'WORKER' &&
-            (ctx.actor!.projectId === null || e.projectId === ctx.actor!.projectId),
-        ),
-        map((e) =>
-          ctx.hub.share(`incident:${e.incidentId}`, () =>
-            getIncident(ctx.engine.db, { ...ctx.actor!, projectId: null }, e.incidentId),
-          ),
-        ),
+      selectEvents(ctx.hub.pubsub.subscribe('incident'), (e) =>
+        ctx.actor!.kind !== 'WORKER' &&
+        (ctx.actor!.projectId === null || e.projectId === ctx.actor!.projectId)
+          ? ctx.hub.share(`incident:${e.incidentId}`, () =>
+              getIncident(ctx.engine.db, { ...ctx.actor!, projectId: null }, e.incidentId),
+            )
+          : null,
       ),
     resolve: (i) => i,
   }),

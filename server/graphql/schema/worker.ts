@@ -1,8 +1,7 @@
-import type { ExternalTaskRow } from '../../db/schema.js';
-import { filter, map, pipe } from 'graphql-yoga';
 import { getTask } from '../../engine/taskops.js';
 import { listWorkers, registerWorker, type WorkerView } from '../../engine/workers.js';
 import { builder } from '../builder.js';
+import { selectEvents } from '../pubsub.js';
 import { ExternalTask } from './task.js';
 
 const WorkerHealth = builder.enumType('WorkerHealth', { values: ['ONLINE', 'ERROR', 'OFFLINE'] as const });
@@ -53,17 +52,11 @@ builder.subscriptionField('taskChanged', (t) =>
     authScopes: { authenticated: true },
     args: { processInstanceId: t.arg.id() },
     subscribe: (_r, args, ctx) =>
-      pipe(
-        ctx.hub.pubsub.subscribe('task'),
-        filter(
-          (e) =>
-            (ctx.actor!.projectId === null || e.projectId === ctx.actor!.projectId) &&
-            (args.processInstanceId == null || String(args.processInstanceId) === e.processInstanceId),
-        ),
-        map((e) =>
-          ctx.hub.share(`task:${e.taskId}`, () => getTask(ctx.engine.db, { projectId: null }, e.taskId), e),
-        ),
-        filter((t): t is ExternalTaskRow => t !== null),
+      selectEvents(ctx.hub.pubsub.subscribe('task'), (e) =>
+        (ctx.actor!.projectId === null || e.projectId === ctx.actor!.projectId) &&
+        (args.processInstanceId == null || String(args.processInstanceId) === e.processInstanceId)
+          ? ctx.hub.share(`task:${e.taskId}`, () => getTask(ctx.engine.db, { projectId: null }, e.taskId), e)
+          : null,
       ),
     resolve: (t) => t,
   }),
