@@ -2,7 +2,7 @@
  * The buffered path of the journal: a journal call reads the task and every step it touches in ONE
  * statement, applies each step under journalStep's rules to that copy in memory, and writes every step
  * and its history rows in ONE statement at the end — two round trips for the whole batch
- * (stepbuffersql.ts) instead of two per step plus BEGIN and COMMIT. Only the common steps take it
+ * (journalsql.ts) instead of two per step plus BEGIN and COMMIT. Only the common steps take it
  * (model calls, reads, writes started and ended in the batch); a step that needs anything else of the database (an approval, a delegation, reuse from an
  * earlier attempt, an unloaded price) asks for `tx`, which throws `SlowPath`: the transaction rolls back
  * and the batch is run again step by step with the direct store, so both paths answer alike.
@@ -14,17 +14,9 @@ import type { Actor, EngineContext, Tx } from './context.js';
 import { sameProject } from './context.js';
 import type { HistoryEntry } from './history.js';
 import { isUuid } from './instances.js';
-import { type LockedTaskRow, withTaskDates } from './lease.js';
-import { beginAndLoad, writeAndCommit } from './stepbuffersql.js';
-import {
-  type ModelUsage,
-  type StepChange,
-  type StepContext,
-  type StepKey,
-  type StepStore,
-  type StepValues,
-  toStepRow,
-} from './stepstore.js';
+import { beginAndLoad, parseLoad, writeAndCommit } from './journalsql.js';
+import type { LockedTaskRow } from './lease.js';
+import type { ModelUsage, StepChange, StepContext, StepKey, StepStore, StepValues } from './stepstore.js';
 import { invalid } from './stepinput.js';
 
 /** Thrown by the buffered store when a step needs the database: re-run the batch step by step. */
@@ -90,16 +82,8 @@ export class StepBuffer implements StepStore {
   }
 
   private static fromRow(key: BatchKey, row: Record<string, unknown>): StepBuffer {
-    withTaskDates(row);
-    const { existingSteps, lastStep, modelUsage, ...task } = row;
-    const u = modelUsage as Record<string, unknown> | null;
-    return new StepBuffer(
-      key,
-      task as unknown as LockedTaskRow,
-      ((existingSteps as Record<string, unknown>[] | null) ?? []).map(toStepRow),
-      (lastStep as StepContext['last']) ?? undefined,
-      u ? { turns: Number(u.turns), tokens: Number(u.tokens), cost: Number(u.cost) } : null,
-    );
+    const { task, existing, last, usage } = parseLoad(row);
+    return new StepBuffer(key, task, existing, last, usage);
   }
 
   get tx(): Tx {

@@ -13,8 +13,8 @@ import type { Actor, Tx } from './context.js';
 import { queryPrepared, sameProject } from './context.js';
 import type { HistoryEntry } from './history.js';
 import { isUuid } from './instances.js';
-import { HAS_LIMITS } from './stepbuffersql.js';
-import { LOCKED_TASK_COLUMNS, type LockedTaskRow, withTaskDates } from './lease.js';
+import { loadInTransaction, parseLoad, toStepRow } from './journalsql.js';
+import type { LockedTaskRow } from './lease.js';
 
 export interface ModelUsage {
   turns: number;
@@ -62,33 +62,6 @@ export interface StepContext {
   usage: ModelUsage | null;
 }
 
-/** Maps a `steps` row as PostgreSQL returns it (snake_case, JSON) to the drizzle row shape. */
-export function toStepRow(r: Record<string, unknown>): StepRow {
-  return {
-    taskId: r.task_id as string,
-    attempt: r.attempt as number,
-    sequence: r.sequence as number,
-    kind: r.kind as StepRow['kind'],
-    state: r.state as StepRow['state'],
-    toolRef: (r.tool_ref as string | null) ?? null,
-    policy: (r.policy as StepRow['policy']) ?? null,
-    model: (r.model as string | null) ?? null,
-    digest: r.digest as string,
-    requestEnc: r.request_enc as string,
-    responseEnc: (r.response_enc as string | null) ?? null,
-    errorEnc: (r.error_enc as string | null) ?? null,
-    keyId: r.key_id as string,
-    idempotencyKey: (r.idempotency_key as string | null) ?? null,
-    comment: (r.comment as string | null) ?? null,
-    reused: Boolean(r.reused),
-    usage: r.usage ?? null,
-    costUsd: r.cost_usd == null ? null : Number(r.cost_usd),
-    approvalId: (r.approval_id as string | null) ?? null,
-    createdAt: new Date(r.created_at as string),
-    updatedAt: new Date(r.updated_at as string),
-  };
-}
-
 /** Locks the task row (only it) and reads what journalStep needs, in one round trip. */
 export async function readForStep(
   tx: Tx,
@@ -99,30 +72,10 @@ export async function readForStep(
   withUsage: boolean,
 ): Promise<StepContext> {
   if (!isUuid(taskId)) throw notFound('external task', taskId);
-  const [row] = await queryPrepared<Record<string, unknown>>(
-    tx,
-    sql`SELECT ${LOCKED_TASK_COLUMNS},
-          (SELECT to_jsonb(s) FROM steps s WHERE s.task_id = t.id AND s.attempt = ${attempt} AND s.sequence = ${sequence}) AS "existingStep",
-          (SELECT jsonb_build_object('sequence', s.sequence, 'state', s.state) FROM steps s
-            WHERE s.task_id = t.id AND s.attempt = ${attempt} ORDER BY s.sequence DESC LIMIT 1) AS "lastStep",
-          CASE WHEN ${withUsage} AND ${sql.raw(HAS_LIMITS)} THEN (
-            SELECT jsonb_build_object(
-              'turns', count(*) FILTER (WHERE s.attempt = t.attempt AND s.state = 'COMPLETED'),
-              'tokens', coalesce(sum((s.usage->>'totalTokens')::bigint) FILTER (WHERE s.attempt = t.attempt), 0),
-              'cost', coalesce(sum(s.cost_usd), 0))
-            FROM steps s WHERE s.task_id = t.id AND s.kind = 'MODEL_CALL') END AS "modelUsage"
-        FROM external_tasks t WHERE t.id = ${taskId} FOR UPDATE OF t`,
-  );
+  const row = await loadInTransaction(tx, taskId, attempt, [sequence], withUsage);
   if (!row || !sameProject(actor, row.projectId as string)) throw notFound('external task', taskId);
-  withTaskDates(row);
-  const { existingStep, lastStep, modelUsage, ...task } = row;
-  const u = modelUsage as Record<string, unknown> | null;
-  return {
-    task: task as unknown as LockedTaskRow,
-    existing: existingStep ? toStepRow(existingStep as Record<string, unknown>) : undefined,
-    last: (lastStep as StepContext['last']) ?? undefined,
-    usage: u ? { turns: Number(u.turns), tokens: Number(u.tokens), cost: Number(u.cost) } : null,
-  };
+  const { task, existing, last, usage } = parseLoad(row);
+  return { task, existing: existing[0], last, usage };
 }
 
 export type StepValues = Pick<

@@ -12,7 +12,7 @@ import type { Actor, EngineContext, Tx } from './context.js';
 import { query, queryPrepared } from './context.js';
 import { appendHistory } from './history.js';
 import type { AgentWork } from './instances.js';
-import { toStepRow } from './stepstore.js';
+import { toStepRow } from './journalsql.js';
 import { loadEarlierWrites, loadSteps, type StepView, toStepView } from './stepviews.js';
 import { heartbeat, recordRejection } from './workers.js';
 

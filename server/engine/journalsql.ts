@@ -1,12 +1,16 @@
 /**
- * The two statements of the journal's buffered path, as SQL-level prepared statements
- * (`PREPARE … / EXECUTE …`): prepared once per connection, they keep their plans, and being plain SQL
- * they travel in simple-protocol queries together with BEGIN and COMMIT — two round trips per journal
- * call (`BEGIN; EXECUTE load` and `EXECUTE write; COMMIT`) without planning either statement again.
+ * The journal's two statements: the load (lock the task, read the steps a call touches, the last step
+ * and the usage so far) and the write (every changed step and its history rows). The buffered path runs
+ * them as SQL-level prepared statements (`PREPARE … / EXECUTE …`): prepared once per connection, they
+ * keep their plans, and being plain SQL they travel in simple-protocol queries together with BEGIN and
+ * COMMIT — two round trips per journal call (`BEGIN; EXECUTE load` and `EXECUTE write; COMMIT`). The
+ * step-by-step path runs the same load inside its drizzle transaction.
  */
 import { PgDialect } from 'drizzle-orm/pg-core';
 import pg from 'pg';
-import { LOCKED_TASK_COLUMNS } from './lease.js';
+import type { StepRow } from '../db/schema.js';
+import type { Tx } from './context.js';
+import { LOCKED_TASK_COLUMNS, type LockedTaskRow, withTaskDates } from './lease.js';
 
 const LOCKED_COLUMNS = new PgDialect().sqlToQuery(LOCKED_TASK_COLUMNS).sql;
 
@@ -14,7 +18,7 @@ const LOCKED_COLUMNS = new PgDialect().sqlToQuery(LOCKED_TASK_COLUMNS).sql;
  * Whether the agent node has a limit (as `hasLimits` in limits.ts): only then is the usage so far
  * summed (a sum over every model call of the task).
  */
-export const HAS_LIMITS = `coalesce(jsonb_strip_nulls(t.agent_work->'limits') ?| array['maxTurns', 'maxTokensTotal', 'budgetUsd'], false)`;
+const HAS_LIMITS = `coalesce(jsonb_strip_nulls(t.agent_work->'limits') ?| array['maxTurns', 'maxTokensTotal', 'budgetUsd'], false)`;
 
 /** $1 task id, $2 attempt, $3 the batch's sequences, $4 whether a model call starts (limits are checked). */
 const LOAD = `SELECT ${LOCKED_COLUMNS},
@@ -95,4 +99,71 @@ export async function writeAndCommit(client: pg.PoolClient, steps: unknown[], hi
       ? `EXECUTE abada_journal_write(${pg.escapeLiteral(JSON.stringify(steps))}, ${pg.escapeLiteral(JSON.stringify(history))}); `
       : '';
   await client.query(`${write}COMMIT`);
+}
+
+/** The load inside a transaction of the step-by-step path (a protocol-level named statement). */
+export async function loadInTransaction(
+  tx: Tx,
+  taskId: string,
+  attempt: number,
+  sequences: number[],
+  withUsage: boolean,
+): Promise<Record<string, unknown> | undefined> {
+  // drizzle's transaction holds the pg client it runs on
+  const client = (tx as unknown as { session: { client: pg.ClientBase } }).session.client;
+  const res = await client.query({
+    name: 'abada_journal_load_tx',
+    text: LOAD,
+    values: [taskId, attempt, sequences, withUsage],
+  });
+  return res.rows[0] as Record<string, unknown> | undefined;
+}
+
+export interface Loaded {
+  task: LockedTaskRow;
+  /** the steps at the sequences asked for that exist */
+  existing: StepRow[];
+  last: { sequence: number; state: StepRow['state'] } | undefined;
+  /** null when not asked for, or when the node has no limits */
+  usage: { turns: number; tokens: number; cost: number } | null;
+}
+
+/** The load's row as the journal uses it. */
+export function parseLoad(row: Record<string, unknown>): Loaded {
+  withTaskDates(row);
+  const { existingSteps, lastStep, modelUsage, ...task } = row;
+  const u = modelUsage as Record<string, unknown> | null;
+  return {
+    task: task as unknown as LockedTaskRow,
+    existing: ((existingSteps as Record<string, unknown>[] | null) ?? []).map(toStepRow),
+    last: (lastStep as Loaded['last']) ?? undefined,
+    usage: u ? { turns: Number(u.turns), tokens: Number(u.tokens), cost: Number(u.cost) } : null,
+  };
+}
+
+/** Maps a `steps` row as PostgreSQL returns it (snake_case, JSON) to the drizzle row shape. */
+export function toStepRow(r: Record<string, unknown>): StepRow {
+  return {
+    taskId: r.task_id as string,
+    attempt: r.attempt as number,
+    sequence: r.sequence as number,
+    kind: r.kind as StepRow['kind'],
+    state: r.state as StepRow['state'],
+    toolRef: (r.tool_ref as string | null) ?? null,
+    policy: (r.policy as StepRow['policy']) ?? null,
+    model: (r.model as string | null) ?? null,
+    digest: r.digest as string,
+    requestEnc: r.request_enc as string,
+    responseEnc: (r.response_enc as string | null) ?? null,
+    errorEnc: (r.error_enc as string | null) ?? null,
+    keyId: r.key_id as string,
+    idempotencyKey: (r.idempotency_key as string | null) ?? null,
+    comment: (r.comment as string | null) ?? null,
+    reused: Boolean(r.reused),
+    usage: r.usage ?? null,
+    costUsd: r.cost_usd == null ? null : Number(r.cost_usd),
+    approvalId: (r.approval_id as string | null) ?? null,
+    createdAt: new Date(r.created_at as string),
+    updatedAt: new Date(r.updated_at as string),
+  };
 }
