@@ -39,8 +39,10 @@ const statementNames = new Map<string, string>();
 
 /**
  * `query` as a named prepared statement: PostgreSQL parses and plans it once per connection instead of
- * on every call. For the hot path only (the journal's statements): each distinct text gets its own name,
- * so a statement whose text varies with its input must not come here. Timestamps come back as Dates.
+ * on every call. For the hot path only (the claim, the step-by-step journal's writes): each distinct
+ * text gets its own name and stays prepared on every connection that ran it, so a statement's text may
+ * vary only among a few forms (the claim: per maxTasks value and with or without a project filter).
+ * Timestamps come back as Dates.
  */
 export async function queryPrepared<T = Record<string, unknown>>(ex: Executor, q: SQL): Promise<T[]> {
   const { sql: text, params } = dialect.sqlToQuery(q);

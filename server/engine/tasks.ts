@@ -132,7 +132,7 @@ async function claim(
   const projectFilter = projectId === null ? sql`TRUE` : sql`project_id = ${projectId}`;
   // maxTasks (validated: an integer from 1 to 100) is written into the statement: a prepared statement
   // per value keeps a plan whose LIMIT is known (a generic plan with LIMIT $n may prefer a sort)
-  const limit = sql.raw(String(input.maxTasks));
+  const limit = sql.raw(String(Math.min(100, Math.max(1, Math.trunc(input.maxTasks)))));
   return ctx.db.transaction(async (tx) => {
     const rows = await queryPrepared<
       ExternalTaskRow & {
