@@ -129,12 +129,9 @@ export function wsClient(url: string, token: string) {
 
 /** CPU (user+system ms) and RSS (MB) of a process, read from /proc. */
 export async function procStats(pid: number): Promise<{ cpuMs: number; rssMb: number }> {
-  const { readFile } = await import('node:fs/promises');
-  const stat = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
-  const ticks = Number(stat[11]) + Number(stat[12]);
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return { cpuMs: ticks * 10, rssMb: rssKb / 1024 };
+  return { cpuMs: ticksOf(pid)?.ms ?? 0, rssMb: rssKb / 1024 };
 }
 
 /** CPU ms used by the engines, by PostgreSQL (every backend and helper process) and by this process. */

@@ -57,7 +57,6 @@ export interface DemoOptions {
   worker?: boolean;
   /** Start Alice's refund when none is active (default true). */
   alice?: boolean;
-  log?: (line: string) => void;
 }
 
 export interface Demo {
@@ -149,7 +148,6 @@ async function startDemoWorker(engineUrl: string, token: string, modelUrl: strin
 }
 
 export async function startDemo(opts: DemoOptions): Promise<Demo> {
-  const log = opts.log ?? ((l: string) => console.log(l));
   const stateFile = path.join(opts.config.dataDir, 'demo.json');
   const saved = existsSync(stateFile)
     ? (JSON.parse(readFileSync(stateFile, 'utf8')) as { crmPort?: number; modelPort?: number })

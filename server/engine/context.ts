@@ -34,6 +34,11 @@ export interface Actor {
   topics: string[];
 }
 
+/** The pg client under a drizzle executor: the transaction's connection, or the pool outside one. */
+export function pgClientOf(ex: Executor): pg.ClientBase | pg.Pool {
+  return (ex as unknown as { session: { client: pg.ClientBase | pg.Pool } }).session.client;
+}
+
 const dialect = new PgDialect();
 const statementNames = new Map<string, string>();
 
@@ -51,9 +56,7 @@ export async function queryPrepared<T = Record<string, unknown>>(ex: Executor, q
     name = `abada_${statementNames.size + 1}`;
     statementNames.set(text, name);
   }
-  // drizzle's session holds the pg client of the transaction (or the pool outside one)
-  const client = (ex as unknown as { session: { client: pg.ClientBase | pg.Pool } }).session.client;
-  const res = await client.query({ name, text, values: params as unknown[] });
+  const res = await pgClientOf(ex).query({ name, text, values: params as unknown[] });
   return res.rows as T[];
 }
 

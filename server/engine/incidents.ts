@@ -3,7 +3,7 @@
  * …), listed, subscribed to and resolved with a comment. Resolving a TOOL_OUTCOME_UNKNOWN feeds the
  * person's statement back into the journal as the call's result and lets the agent resume.
  */
-import { type AnyColumn, and, desc, eq, lt, or, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { externalTasks, incidents, processInstances, steps, taskReports } from '../db/schema.js';
 import type { IncidentRow } from '../db/schema.js';
 import { EngineError, notFound } from '../errors.js';
@@ -11,6 +11,7 @@ import type { Actor, EngineContext, Executor, Tx } from './context.js';
 import { notify, notifyTask, sameProject } from './context.js';
 import { actorLabel, appendHistory } from './history.js';
 import { isUuid } from './instances.js';
+import { cursorCondition, cursorOrder, page } from './paging.js';
 
 export interface OpenIncident {
   projectId: string | null;
@@ -233,56 +234,4 @@ export async function listIncidents(
     .limit(first + 1);
   const [{ count }] = await ctx.db.select({ count: sql<number>`count(*)::int` }).from(incidents).where(base);
   return page(rows, first, count);
-}
-
-/** Keyset pagination, newest first, on (created_at to the millisecond, id). */
-export function cursorOrder(createdAt: AnyColumn, id: AnyColumn) {
-  return [sql`date_trunc('milliseconds', ${createdAt}) DESC`, desc(id)];
-}
-
-export function cursorCondition(createdAt: AnyColumn, id: AnyColumn, after: string | null | undefined) {
-  const c = decodeCursor(after);
-  if (!c) return undefined;
-  const ms = sql`date_trunc('milliseconds', ${createdAt})`;
-  return or(lt(ms, c.at), and(eq(ms, c.at), lt(id, c.id)));
-}
-
-export function encodeCursor(at: Date, id: string): string {
-  return Buffer.from(JSON.stringify([at.toISOString(), id])).toString('base64url');
-}
-
-export function decodeCursor(after: string | null | undefined): { at: Date; id: string } | null {
-  if (!after) return null;
-  try {
-    const [at, id] = JSON.parse(Buffer.from(after, 'base64url').toString('utf8')) as [string, string];
-    const d = new Date(at);
-    if (Number.isNaN(d.getTime()) || typeof id !== 'string' || !isUuid(id)) throw new Error('bad');
-    return { at: d, id };
-  } catch {
-    throw new EngineError(
-      'VALIDATION_FAILED',
-      'The cursor "after" is not one this API returned; start from the first page.',
-      {
-        errors: [{ path: 'after', message: 'invalid cursor' }],
-      },
-    );
-  }
-}
-
-export function page<T extends { createdAt: Date; id: string }>(
-  rows: T[],
-  first: number,
-  totalCount: number,
-) {
-  const items = rows.slice(0, first);
-  return {
-    edges: items.map((node) => ({ node, cursor: encodeCursor(node.createdAt, node.id) })),
-    pageInfo: {
-      hasNextPage: rows.length > first,
-      endCursor: items.length
-        ? encodeCursor(items[items.length - 1].createdAt, items[items.length - 1].id)
-        : null,
-    },
-    totalCount,
-  };
 }

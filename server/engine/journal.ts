@@ -14,7 +14,7 @@ import { EngineError } from '../errors.js';
 import type { ToolBinding } from './apl/types.js';
 import { openApproval } from './approvals.js';
 import { toolCallDigest } from './canonical.js';
-import type { Actor, EngineContext, Tx } from './context.js';
+import type { Actor, EngineContext } from './context.js';
 import { startDelegation } from './delegation.js';
 import { appendHistory } from './history.js';
 import type { AgentWork } from './instances.js';
@@ -300,15 +300,11 @@ async function create(
         'Journal a model call STARTED before calling the model, then COMPLETED or FAILED.',
         'state',
       );
-    if (work && hasLimits(work.limits))
-      // the read sums the usage exactly when the node has limits (HAS_LIMITS mirrors hasLimits)
-      assertWithinLimits(
-        usage ??
-          (() => {
-            throw new Error('the usage so far was not read for a node with limits');
-          })(),
-        work.limits,
-      );
+    if (work && hasLimits(work.limits)) {
+      // the load sums the usage exactly when the node has limits (journalsql's HAS_LIMITS mirrors hasLimits)
+      if (!usage) throw new Error('the usage so far was not read for a node with limits');
+      assertWithinLimits(usage, work.limits);
+    }
     const row = await store.insert(
       { ...base, state: 'STARTED' },
       history(task, who, { ...base, state: 'STARTED', reused: false }),

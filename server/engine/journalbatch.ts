@@ -60,7 +60,12 @@ async function run(
 ): Promise<JournalResult[]> {
   const [first] = inputs;
   const paths = batch ? batchPaths : stepPaths;
-  if (inputs.every((i) => i.taskId === first.taskId && i.attempt === first.attempt)) {
+  // A proposal always opens an approval (the database), so a call with one goes step by step at once
+  // instead of loading, meeting SlowPath and loading again.
+  const buffered =
+    inputs.every((i) => i.taskId === first.taskId && i.attempt === first.attempt) &&
+    !inputs.some((i) => i.state === 'PROPOSED');
+  if (buffered) {
     const key = {
       taskId: first.taskId,
       attempt: first.attempt,

@@ -9,7 +9,7 @@
 import { PgDialect } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import type { StepRow } from '../db/schema.js';
-import type { Tx } from './context.js';
+import { pgClientOf, type Tx } from './context.js';
 import { LOCKED_TASK_COLUMNS, type LockedTaskRow, withTaskDates } from './lease.js';
 
 const LOCKED_COLUMNS = new PgDialect().sqlToQuery(LOCKED_TASK_COLUMNS).sql;
@@ -109,9 +109,7 @@ export async function loadInTransaction(
   sequences: number[],
   withUsage: boolean,
 ): Promise<Record<string, unknown> | undefined> {
-  // drizzle's transaction holds the pg client it runs on
-  const client = (tx as unknown as { session: { client: pg.ClientBase } }).session.client;
-  const res = await client.query({
+  const res = await pgClientOf(tx).query({
     name: 'abada_journal_load_tx',
     text: LOAD,
     values: [taskId, attempt, sequences, withUsage],

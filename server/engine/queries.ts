@@ -4,7 +4,7 @@ import { approvals, processInstances } from '../db/schema.js';
 import type { ApprovalRow } from '../db/schema.js';
 import { EngineError } from '../errors.js';
 import type { Actor, EngineContext } from './context.js';
-import { cursorCondition, cursorOrder, page } from './incidents.js';
+import { cursorCondition, cursorOrder, page } from './paging.js';
 import { verifyChain } from './history.js';
 import { getInstance } from './instances.js';
 

@@ -11,7 +11,7 @@ import type pg from 'pg';
 import type { StepRow } from '../db/schema.js';
 import { notFound } from '../errors.js';
 import type { Actor, EngineContext, Tx } from './context.js';
-import { sameProject } from './context.js';
+import { pgClientOf, sameProject } from './context.js';
 import type { HistoryEntry } from './history.js';
 import { isUuid } from './instances.js';
 import { beginAndLoad, parseLoad, writeAndCommit } from './journalsql.js';
@@ -61,8 +61,7 @@ export class StepBuffer implements StepStore {
     if (!isUuid(key.taskId)) throw notFound('external task', key.taskId);
     if (![key.attempt, ...key.sequences].every(Number.isSafeInteger))
       throw invalid('attempt and sequence are integers.', 'sequence');
-    const pool = (ctx.db as unknown as { $client: pg.Pool }).$client;
-    const client = await pool.connect();
+    const client = await (pgClientOf(ctx.db) as pg.Pool).connect();
     let open = true;
     let broken: Error | undefined;
     try {

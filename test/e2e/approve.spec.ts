@@ -4,7 +4,7 @@
  * refund COMPLETED and the process finished.
  */
 import { expect, test } from '@playwright/test';
-import { shot, signIn, simResume, startRefund, URL_ } from './helpers.js';
+import { shot, signIn, simResume, startRefund } from './helpers.js';
 
 test('a finance lead sees a new refund arrive live, approves it, and the process finishes', async ({
   page,

@@ -27,7 +27,6 @@ export default async function globalSetup() {
     config,
     alice: false,
     worker: process.env.E2E_WORKER !== 'sim',
-    log: () => {},
   });
   if (process.env.E2E_WORKER !== 'sim' && !demo.workerRunning) {
     throw new Error('the Agent Worker did not start: the specs would silently fall back to the stand-in');

@@ -48,20 +48,26 @@ const UsageInput = builder.inputType('UsageInput', {
   fields: (t) => ({ inputTokens: t.int(), outputTokens: t.int(), totalTokens: t.int() }),
 });
 
+/** The fields of one step, the same in journalStep and in each step of journalSteps. */
+type InputFields = Parameters<Parameters<typeof builder.inputType>[1]['fields']>[0];
+const stepFields = (t: InputFields) => ({
+  sequence: t.int({ required: true }),
+  kind: t.field({ type: StepKind, required: true }),
+  state: t.field({ type: StepState, required: true }),
+  toolRef: t.string(),
+  model: t.string(),
+  request: t.field({ type: 'JSON', required: true }),
+  response: t.field({ type: 'JSON' }),
+  usage: t.field({ type: UsageInput }),
+  error: t.string(),
+});
+
 const JournalStepInput = builder.inputType('JournalStepInput', {
   fields: (t) => ({
     taskId: t.id({ required: true }),
     workerId: t.string({ required: true }),
     attempt: t.int({ required: true }),
-    sequence: t.int({ required: true }),
-    kind: t.field({ type: StepKind, required: true }),
-    state: t.field({ type: StepState, required: true }),
-    toolRef: t.string(),
-    model: t.string(),
-    request: t.field({ type: 'JSON', required: true }),
-    response: t.field({ type: 'JSON' }),
-    usage: t.field({ type: UsageInput }),
-    error: t.string(),
+    ...stepFields(t),
   }),
 });
 
@@ -89,19 +95,7 @@ builder.mutationField('journalStep', (t) =>
   }),
 );
 
-const BatchStepInput = builder.inputType('BatchStepInput', {
-  fields: (t) => ({
-    sequence: t.int({ required: true }),
-    kind: t.field({ type: StepKind, required: true }),
-    state: t.field({ type: StepState, required: true }),
-    toolRef: t.string(),
-    model: t.string(),
-    request: t.field({ type: 'JSON', required: true }),
-    response: t.field({ type: 'JSON' }),
-    usage: t.field({ type: UsageInput }),
-    error: t.string(),
-  }),
-});
+const BatchStepInput = builder.inputType('BatchStepInput', { fields: stepFields });
 
 const JournalStepsInput = builder.inputType('JournalStepsInput', {
   fields: (t) => ({

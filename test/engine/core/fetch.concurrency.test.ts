@@ -8,24 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { Q } from '../../helpers/fixtures.js';
 import { WorkerSim } from '../../helpers/worker-sim.js';
-import { sleep } from './helpers.js';
-
-const PROCESS = (key: string, topic: string) => `
-kind: Process
-key: ${key}
-variables: { n: { type: integer } }
-start: work
-nodes:
-  - { id: work, type: service, topic: ${topic}, next: done }
-  - { id: done, type: end }
-`;
+import { serviceProcess, sleep } from './helpers.js';
 
 let engine: TestEngine;
 
 beforeAll(async () => {
   engine = await startTestEngine();
   await engine.ok(engine.adminToken, Q.deploy, {
-    s: [PROCESS('load', 't-load'), PROCESS('poll', 't-poll')].join('---'),
+    s: [serviceProcess('load', 't-load'), serviceProcess('poll', 't-poll')].join('---'),
   });
 });
 afterAll(() => engine?.close());

@@ -8,17 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { Q } from '../../helpers/fixtures.js';
 import { WorkerSim } from '../../helpers/worker-sim.js';
-import { letLeaseExpire, sleep } from './helpers.js';
-
-const PROCESS = (key: string, topic: string) => `
-kind: Process
-key: ${key}
-variables: { n: { type: integer } }
-start: work
-nodes:
-  - { id: work, type: service, topic: ${topic}, next: done }
-  - { id: done, type: end }
-`;
+import { letLeaseExpire, serviceProcess, sleep } from './helpers.js';
 
 let engine: TestEngine;
 
@@ -30,8 +20,8 @@ afterAll(() => engine?.close());
 describe('fetchAndLock long polling', () => {
   it("a long poll sleeps until the deadline, not in a tight loop, while another project's lease is expired", async () => {
     const adminB = await engine.principal('ADMIN', 'admin-b', { projectId: 'proj-b' });
-    await engine.ok(adminB, Q.deploy, { s: PROCESS('other', 't-shared') });
-    await engine.ok(engine.adminToken, Q.deploy, { s: PROCESS('mine', 't-shared') });
+    await engine.ok(adminB, Q.deploy, { s: serviceProcess('other', 't-shared') });
+    await engine.ok(engine.adminToken, Q.deploy, { s: serviceProcess('mine', 't-shared') });
     const wb = new WorkerSim(
       engine,
       await engine.principal('WORKER', 'wb', { topics: ['t-shared'], projectId: 'proj-b' }),

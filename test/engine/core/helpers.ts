@@ -93,6 +93,17 @@ export interface TriageOpts {
   threshold?: number;
 }
 
+/** A one-step service process on its own topic (fetch-and-lock tests). */
+export const serviceProcess = (key: string, topic: string) => `
+kind: Process
+key: ${key}
+variables: { n: { type: integer } }
+start: work
+nodes:
+  - { id: work, type: service, topic: ${topic}, next: done }
+  - { id: done, type: end }
+`;
+
 /** A support-triage variant on its own topic (so tests of one file never take each other's tasks). */
 export function triageProcess(o: TriageOpts): string {
   const extra = (o.extra ?? []).map((l) => `\n    ${l}`).join('');

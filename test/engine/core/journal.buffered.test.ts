@@ -3,7 +3,10 @@
  * statement. It must answer exactly like journaling the same steps one by one: the same journal rows,
  * the same history events in the same order, a valid hash chain, the same refusals and limits.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pgClientOf } from '../../../server/engine/context.js';
+import { beginAndLoad } from '../../../server/engine/journalsql.js';
 import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { CRM_SERVER, Q } from '../../helpers/fixtures.js';
 import { type Locked, WorkerSim } from '../../helpers/worker-sim.js';
@@ -174,14 +177,33 @@ describe('journalSteps batch path', () => {
 
   it('recovers when a connection lost its prepared statements or kept them after a failed query', async () => {
     const { task } = await take('same', 't-same');
-    expect((await batch(task, STORY.slice(0, 2))).errors).toBeUndefined();
-    // every pooled connection forgets its prepared statements (as after DISCARD ALL)
-    const pool = (engine.context.db as unknown as { $client: import('pg').Pool }).$client;
+    // a connection of its own, so that what it holds is known
+    const c = new pg.Client({ connectionString: engine.databaseUrl });
+    await c.connect();
+    try {
+      const client = c as unknown as pg.PoolClient;
+      // the PREPAREs run, then the load fails (attempt outside int4): the statements outlive the query
+      await expect(beginAndLoad(client, task.id, 2 ** 40, [1], false)).rejects.toThrow(/out of range/);
+      await c.query('ROLLBACK');
+      const held = await c.query('SELECT name FROM pg_prepared_statements ORDER BY name');
+      expect(held.rows.map((r) => r.name)).toEqual(['abada_journal_load', 'abada_journal_write']);
+      // PREPARE then fails (already exists): the connection is taken as prepared and the load runs
+      expect((await beginAndLoad(client, task.id, task.attempt, [1], false))?.id).toBe(task.id);
+      await c.query('ROLLBACK');
+      // the session forgets them (as after DISCARD ALL): EXECUTE fails, they are prepared again
+      await c.query('DEALLOCATE ALL');
+      expect((await beginAndLoad(client, task.id, task.attempt, [1], false))?.id).toBe(task.id);
+      await c.query('ROLLBACK');
+    } finally {
+      await c.end();
+    }
+    // through the API: every pooled connection forgets its statements, journaling goes on
+    const pool = pgClientOf(engine.context.db) as pg.Pool;
     const clients = await Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()));
-    for (const c of clients) await c.query('DEALLOCATE ALL');
-    for (const c of clients) c.release();
-    expect((await batch(task, STORY.slice(2, 5))).errors).toBeUndefined();
-    // a refused batch on a fresh connection must not leave the next one failing on PREPARE
+    for (const pc of clients) await pc.query('DEALLOCATE ALL');
+    for (const pc of clients) pc.release();
+    expect((await batch(task, STORY.slice(0, 5))).errors).toBeUndefined();
+    // a refused batch leaves the connection usable for the next one
     const refused = await batch(task, [STORY[0], { ...STORY[6], sequence: 9 }]);
     expect(codeOf(refused)).toBe('SEQUENCE_OUT_OF_ORDER');
     expect((await batch(task, STORY.slice(5, 7))).errors).toBeUndefined();
