@@ -6,7 +6,7 @@
  *  - an operator who resolves TOOL_OUTCOME_UNKNOWN incidents by checking the CRM's record, and retries
  *    FAILED tasks (TASK_FAILED incidents) a bounded number of times.
  */
-import { canonicalJson } from '../server/engine/canonical.js';
+import { canonicalJson } from '../server/shared/canonical.js';
 import type { CrmServer } from '../server/demo/crm-server.js';
 import { unitHash } from './defs.js';
 import { codeOf, gql } from './procs.js';

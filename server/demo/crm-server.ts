@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
-import { canonicalJson, sha256Hex } from '../engine/canonical.js';
+import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import { cliArg, closeServer, isMainModule, listen, readBody, sendJson } from './http-util.js';
 import {
   type CrmCall,

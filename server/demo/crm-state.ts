@@ -7,7 +7,7 @@
  * arguments) returns the stored result without a second effect. The same key with another tool or other
  * arguments is refused, as production APIs do (it is a client bug, never silently "deduplicated").
  */
-import { canonicalJson } from '../engine/canonical.js';
+import { canonicalJson } from '../shared/canonical.js';
 
 export type CrmToolName = 'get_customer' | 'create_ticket' | 'refund' | 'close_ticket' | 'send_email';
 /** Writes that honour an idempotency key (`send_email` is a write that ignores keys on purpose). */

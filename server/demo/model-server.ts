@@ -12,7 +12,7 @@
  * CLI: `node --import tsx server/demo/model-server.ts --port 4200 --script support-triage|refund|demo`
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { canonicalJson, sha256Hex } from '../engine/canonical.js';
+import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import { cliArg, closeServer, isMainModule, listen, readBody, sendJson } from './http-util.js';
 import {
   type ChatMessage,

@@ -10,7 +10,7 @@ import { externalTasks, steps, taskReports } from '../db/schema.js';
 import type { ExternalTaskRow } from '../db/schema.js';
 import { EngineError } from '../errors.js';
 import { failAttempt } from './attempts.js';
-import { canonicalJson, sha256Hex } from './canonical.js';
+import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import type { Actor, EngineContext, Tx } from './context.js';
 import { notifyTask } from './context.js';
 import { readDefinitionSpec } from './defspec.js';

@@ -8,7 +8,7 @@ import { approvalDecisions, approvals, externalTasks, processInstances, steps } 
 import type { ApprovalRow, StepRow } from '../db/schema.js';
 import { EngineError, notFound } from '../errors.js';
 import { parseRedactPath, REDACTED, redactArguments } from './apl/redact.js';
-import { toolCallDigest } from './canonical.js';
+import { toolCallDigest } from '../shared/canonical.js';
 import type { Actor, EngineContext, Tx } from './context.js';
 import { notify, notifyTask, sameProject } from './context.js';
 import { actorLabel, appendHistory } from './history.js';

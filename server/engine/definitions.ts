@@ -7,7 +7,7 @@ import { credentials, definitions, toolServers } from '../db/schema.js';
 import { EngineError } from '../errors.js';
 import { validateSource } from './apl/index.js';
 import type { FrozenProcess, ToolServerSpec } from './apl/types.js';
-import { canonicalJson, sha256Hex } from './canonical.js';
+import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import type { Actor, EngineContext, Executor } from './context.js';
 import { actorProject } from './context.js';
 

@@ -5,7 +5,7 @@
  */
 import { asc, inArray, sql } from 'drizzle-orm';
 import { history } from '../db/schema.js';
-import { sha256Hex } from './canonical.js';
+import { sha256Hex } from '../shared/canonical.js';
 import type { Executor } from './context.js';
 import { query } from './context.js';
 

@@ -13,7 +13,7 @@ import type { StepRow } from '../db/schema.js';
 import { EngineError } from '../errors.js';
 import type { ToolBinding } from './apl/types.js';
 import { openApproval } from './approvals.js';
-import { toolCallDigest } from './canonical.js';
+import { toolCallDigest } from '../shared/canonical.js';
 import type { Actor, EngineContext } from './context.js';
 import { startDelegation } from './delegation.js';
 import { appendHistory } from './history.js';

@@ -7,7 +7,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { and, eq, isNull } from 'drizzle-orm';
 import { principals, projects } from '../db/schema.js';
 import { EngineError } from '../errors.js';
-import { sha256Hex } from './canonical.js';
+import { sha256Hex } from '../shared/canonical.js';
 import type { Actor, EngineContext, PrincipalKind } from './context.js';
 
 export const BOOTSTRAP_ADMIN_ID = '00000000-0000-0000-0000-00000000ad01';

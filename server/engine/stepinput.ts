@@ -1,7 +1,7 @@
 /** What a journalStep request means: its digest, its frozen binding, its idempotency key. */
 import { EngineError } from '../errors.js';
 import type { ToolBinding } from './apl/types.js';
-import { requestDigest, sha256Hex, toolCallDigest } from './canonical.js';
+import { requestDigest, sha256Hex, toolCallDigest } from '../shared/canonical.js';
 import type { AgentWork } from './instances.js';
 import type { JournalStepInput } from './journal.js';
 

@@ -5,7 +5,7 @@
  * for each journaled step its message: a completed model call is the assistant message it returned, a
  * tool call's outcome the tool message answering it.
  */
-import { canonicalJson, sha256Hex } from '../engine/canonical.js';
+import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import type { AgentWork, Step, ToolBinding } from './graphql.js';
 
 export const GUARD_TEXT = [

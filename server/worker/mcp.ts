@@ -16,7 +16,7 @@ import {
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { canonicalJson, sha256Hex } from '../engine/canonical.js';
+import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import type { ToolSchema } from './conversation.js';
 import type { ToolBinding } from './graphql.js';
 

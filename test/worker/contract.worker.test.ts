@@ -7,7 +7,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalJson, sha256Hex } from '../../server/engine/canonical.js';
+import { canonicalJson, sha256Hex } from '../../server/shared/canonical.js';
 import { workerConfig } from '../../server/worker/config.js';
 import { startWorker, type WorkerHandle } from '../../server/worker/loop.js';
 import { Q } from '../helpers/fixtures.js';

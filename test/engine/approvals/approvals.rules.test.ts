@@ -4,7 +4,7 @@
  * digest still covers the full call); `editable` (approve with changes: a new digest the call must match).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toolCallDigest } from '../../../server/engine/canonical.js';
+import { toolCallDigest } from '../../../server/shared/canonical.js';
 import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { WorkerSim } from '../../helpers/worker-sim.js';
 import { approvalOf, decide, deployPay, historyOf, startAndPropose, taskOf, tool, toolRaw } from './setup.js';
