@@ -6,15 +6,15 @@ import path from 'node:path';
 import type { Config } from './config.js';
 import { connect, type Database, type EmbeddedServer, startEmbeddedPostgres } from './db/client.js';
 import { runMigrations } from './db/migrate.js';
-import { Notifier } from './db/notify.js';
-import type { EngineContext } from './engine/context.js';
-import { Sealer } from './engine/crypto.js';
-import { startJobRunner } from './engine/jobs.js';
-import { startSweeps } from './engine/sweeps.js';
+import { Notifier } from './engine/events/index.js';
+import type { EngineContext } from './engine/common/index.js';
+import { Sealer } from './engine/common/index.js';
+import { startJobRunner } from './engine/instances/index.js';
+import { startSweeps } from './engine/approvals/index.js';
 import { EventHub } from './graphql/pubsub.js';
 import { createEngineServer, type WebHandler } from './graphql/server.js';
 import { createLogger, type Logger } from './log.js';
-import { startWebhookDispatcher } from './engine/webhooks.js';
+import { startWebhookDispatcher } from './engine/webhooks/index.js';
 
 export interface Engine {
   url: string;

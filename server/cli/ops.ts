@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '../config.js';
 import { connect } from '../db/client.js';
 import { runMigrations } from '../db/migrate.js';
-import { Sealer } from '../engine/crypto.js';
-import { countStale, rotateKeys } from '../engine/rotate.js';
+import { Sealer } from '../engine/common/index.js';
+import { countStale, rotateKeys } from '../engine/keys/index.js';
 import { type Command, CliError, EXIT, emit, type Io, parseArgs, usage } from './args.js';
 
 function databaseUrl(io: Io): string {

@@ -5,7 +5,7 @@
 import SchemaBuilder from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
-import type { Actor, EngineContext } from '../engine/context.js';
+import type { Actor, EngineContext } from '../engine/common/index.js';
 import type { Loaders } from './loaders.js';
 import type { EventHub } from './pubsub.js';
 

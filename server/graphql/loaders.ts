@@ -1,11 +1,11 @@
 /** Per-request DataLoaders: no N+1 when a query lists tasks with their steps or instances with history. */
 import DataLoader from 'dataloader';
 import type { ExternalTaskRow, HistoryRow, UserTaskRow } from '../db/schema.js';
-import { historyOfInstances } from '../engine/history.js';
-import { tasksOfInstances } from '../engine/taskops.js';
-import { userTasksOf } from '../engine/usertasks.js';
-import type { EngineContext } from '../engine/context.js';
-import { loadSteps, type StepView } from '../engine/stepviews.js';
+import { historyOfInstances } from '../engine/history/index.js';
+import { tasksOfInstances } from '../engine/tasks/index.js';
+import { userTasksOf } from '../engine/instances/index.js';
+import type { EngineContext } from '../engine/common/index.js';
+import { loadSteps, type StepView } from '../engine/journal/index.js';
 
 export interface Loaders {
   stepsByTask: DataLoader<string, StepView[]>;

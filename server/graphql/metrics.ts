@@ -1,10 +1,10 @@
-import { bearerToken, constantTimeEqual } from '../engine/principals.js';
+import { bearerToken, constantTimeEqual } from '../engine/principals/index.js';
 import type http from 'node:http';
 import { getOperationAST, Kind, type OperationDefinitionNode, valueFromASTUntyped } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { EngineContext } from '../engine/context.js';
-import { batchPaths, stepPaths } from '../engine/journalbatch.js';
-import { collectDbGauges, DECISION_BUCKETS } from '../engine/metrics.js';
+import type { EngineContext } from '../engine/common/index.js';
+import { batchPaths, stepPaths } from '../engine/journal/index.js';
+import { collectDbGauges, DECISION_BUCKETS } from '../engine/metrics/index.js';
 import type { Logger } from '../log.js';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

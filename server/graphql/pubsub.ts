@@ -4,7 +4,8 @@
  * shared by every subscriber that may see it (not once per subscriber).
  */
 import { createPubSub } from 'graphql-yoga';
-import type { EngineEvent, Notifier } from '../db/notify.js';
+import type { EngineEvent } from '../engine/common/index.js';
+import type { Notifier } from '../engine/events/index.js';
 
 type Of<T extends EngineEvent['type']> = Extract<EngineEvent, { type: T }>;
 

@@ -1,4 +1,4 @@
-import { decideApproval } from '../../engine/decide.js';
+import { decideApproval } from '../../engine/approvals/index.js';
 import {
   type ApprovalView,
   type DecisionView,
@@ -8,8 +8,8 @@ import {
   loadApprovalFor,
   toApprovalView,
   toApprovalViews,
-} from '../../engine/approvalviews.js';
-import { listApprovals, maySeeApproval } from '../../engine/queries.js';
+} from '../../engine/approvals/index.js';
+import { listApprovals, maySeeApproval } from '../../engine/approvals/index.js';
 import { builder, connection } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
 

@@ -1,4 +1,4 @@
-import type { ToolBinding as Binding } from '../../engine/apl/types.js';
+import type { ToolBinding as Binding } from '../../engine/definitions/index.js';
 import {
   type DefinitionView,
   deploy,
@@ -6,7 +6,7 @@ import {
   listToolServers,
   setCredential,
   type ToolServerView,
-} from '../../engine/definitions.js';
+} from '../../engine/definitions/index.js';
 import { builder } from '../builder.js';
 
 export const ToolPolicy = builder.enumType('ToolPolicy', {

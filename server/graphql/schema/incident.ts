@@ -1,5 +1,5 @@
 import type { IncidentRow } from '../../db/schema.js';
-import { getIncident, listIncidents, resolveIncident } from '../../engine/incidents.js';
+import { getIncident, listIncidents, resolveIncident } from '../../engine/incidents/index.js';
 import { builder, connection } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
 

@@ -1,9 +1,9 @@
 import type { HistoryRow, ProcessInstanceRow, UserTaskRow } from '../../db/schema.js';
-import type { AuditVerification as AuditShape } from '../../engine/history.js';
-import { getInstance, startProcess } from '../../engine/instances.js';
-import { cancelProcess, resumeProcess, suspendProcess } from '../../engine/lifecycle.js';
-import { listInstances, verifyAudit } from '../../engine/queries.js';
-import { completeUserTask } from '../../engine/usertasks.js';
+import type { AuditVerification as AuditShape } from '../../engine/history/index.js';
+import { getInstance, startProcess } from '../../engine/instances/index.js';
+import { cancelProcess, resumeProcess, suspendProcess } from '../../engine/instances/index.js';
+import { listInstances, verifyAudit } from '../../engine/instances/index.js';
+import { completeUserTask } from '../../engine/instances/index.js';
 import { builder, connection } from '../builder.js';
 import { ExternalTask } from './task.js';
 

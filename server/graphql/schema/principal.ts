@@ -1,4 +1,4 @@
-import { createPrincipal, type PrincipalView } from '../../engine/principals.js';
+import { createPrincipal, type PrincipalView } from '../../engine/principals/index.js';
 import { builder } from '../builder.js';
 
 export const PrincipalKind = builder.enumType('PrincipalKind', {

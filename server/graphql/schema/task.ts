@@ -1,8 +1,8 @@
 import type { ExternalTaskRow } from '../../db/schema.js';
-import { completeTask, failTask } from '../../engine/completion.js';
-import type { AgentWork as AgentWorkShape } from '../../engine/instances.js';
-import { extendLock, getTask, retryTask, toolCredential } from '../../engine/taskops.js';
-import { fetchAndLock, type LockedTaskView } from '../../engine/tasks.js';
+import { completeTask, failTask } from '../../engine/tasks/index.js';
+import type { AgentWork as AgentWorkShape } from '../../engine/definitions/index.js';
+import { extendLock, getTask, retryTask, toolCredential } from '../../engine/tasks/index.js';
+import { fetchAndLock, type LockedTaskView } from '../../engine/tasks/index.js';
 import { builder } from '../builder.js';
 import { ToolBinding } from './definition.js';
 import { Step, TaskState } from './step.js';

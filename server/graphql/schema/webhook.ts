@@ -1,12 +1,12 @@
 import type { WebhookDeliveryRow } from '../../db/schema.js';
-import { WEBHOOK_EVENTS } from '../../engine/outbox.js';
+import { WEBHOOK_EVENTS } from '../../engine/events/index.js';
 import {
   createWebhookSubscription,
   deleteWebhookSubscription,
   listWebhookDeliveries,
   listWebhookSubscriptions,
   type WebhookSubscriptionView,
-} from '../../engine/webhooks.js';
+} from '../../engine/webhooks/index.js';
 import { builder } from '../builder.js';
 
 const WebhookDeliveryState = builder.enumType('WebhookDeliveryState', {

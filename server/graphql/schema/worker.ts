@@ -1,5 +1,5 @@
-import { getTask } from '../../engine/taskops.js';
-import { listWorkers, registerWorker, type WorkerView } from '../../engine/workers.js';
+import { getTask } from '../../engine/tasks/index.js';
+import { listWorkers, registerWorker, type WorkerView } from '../../engine/workers/index.js';
 import { builder } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
 import { ExternalTask } from './task.js';

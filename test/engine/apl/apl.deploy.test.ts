@@ -1,7 +1,11 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: APL sources use ${name} templates literally
 import { describe, expect, it } from 'vitest';
-import { validateSource } from '../../../server/engine/apl/index.js';
-import type { AgentNode, ToolBinding, ValidatedDeployment } from '../../../server/engine/apl/types.js';
+import { validateSource } from '../../../server/engine/definitions/index.js';
+import type {
+  AgentNode,
+  ToolBinding,
+  ValidatedDeployment,
+} from '../../../server/engine/definitions/index.js';
 import { ctx, deployedServer, errorsOf, PIN, processWith, SPEC_EXAMPLE } from './fixtures.js';
 
 function deploy(source: string, context = ctx()): ValidatedDeployment {

@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: APL sources use ${name} templates literally
 import { describe, expect, it } from 'vitest';
-import { validateSource } from '../../../server/engine/apl/index.js';
+import { validateSource } from '../../../server/engine/definitions/index.js';
 import { ctx, errorsOf, expectError, processWith } from './fixtures.js';
 
 const lines = (...l: string[]) => `${l.join('\n')}\n`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evaluate, matchesRule, parseExpression } from '../../../server/engine/apl/index.js';
+import { evaluate, matchesRule, parseExpression } from '../../../server/engine/definitions/index.js';
 
 const args = {
   amount: 1500,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRedactPath, redactArguments } from '../../../server/engine/apl/index.js';
+import { parseRedactPath, redactArguments } from '../../../server/engine/definitions/index.js';
 
 describe('APL redaction', () => {
   const args = {

@@ -1,6 +1,10 @@
 import { expect } from 'vitest';
-import { validateSource } from '../../../server/engine/apl/index.js';
-import type { AplError, ToolServerSpec, ValidationContext } from '../../../server/engine/apl/types.js';
+import { validateSource } from '../../../server/engine/definitions/index.js';
+import type {
+  AplError,
+  ToolServerSpec,
+  ValidationContext,
+} from '../../../server/engine/definitions/index.js';
 
 export const PIN = 'a'.repeat(64);
 

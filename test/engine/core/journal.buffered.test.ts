@@ -5,8 +5,8 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgClientOf } from '../../../server/engine/context.js';
-import { beginAndLoad } from '../../../server/engine/journalsql.js';
+import { pgClientOf } from '../../../server/engine/common/index.js';
+import { beginAndLoad } from '../../../server/engine/journal/index.js';
 import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { CRM_SERVER, Q } from '../../helpers/fixtures.js';
 import { type Locked, WorkerSim } from '../../helpers/worker-sim.js';

@@ -1,0 +1,6 @@
+export * from './decide.js';
+export * from './list.js';
+export * from './propose.js';
+export * from './retire.js';
+export * from './sla.js';
+export * from './views.js';

@@ -1,0 +1,98 @@
+/**
+ * Approvals (SPEC §5). A proposal parks the task and opens an approval bound to the digest of the exact
+ * call, for the groups of the strictest matching rule (or the approvers). Deciding lives in decide.ts.
+ */
+import { and, desc, eq, lt, sql } from 'drizzle-orm';
+import { approvals, externalTasks, steps } from '../../db/schema.js';
+import type { StepRow } from '../../db/schema.js';
+import { matchesRule } from '../definitions/index.js';
+import type { ToolBinding } from '../definitions/index.js';
+import type { EngineContext, Tx } from '../common/index.js';
+import { notify, notifyTask } from '../events/index.js';
+import { appendHistory } from '../history/index.js';
+import type { AgentWork } from '../definitions/index.js';
+import type { LockedTaskRow } from '../lease/index.js';
+
+/**
+ * The levels that must decide this call: the matching conditional rule with the most levels (the first
+ * of equals), else the approvers. A matching one-level rule replaces the approvers too (`amount > 100`
+ * → cfo instead of finance).
+ */
+export function levelsFor(binding: ToolBinding, args: Record<string, unknown>): string[][] {
+  let levels: string[][] | null = null;
+  for (const rule of binding.approvalRules ?? []) {
+    if (rule.levels.length === 0 || (levels && rule.levels.length <= levels.length)) continue;
+    if (matchesRule(rule.when, args)) levels = rule.levels;
+  }
+  return levels ?? [binding.approvers];
+}
+
+export async function openApproval(
+  tx: Tx,
+  ctx: EngineContext,
+  task: LockedTaskRow,
+  step: StepRow,
+  binding: ToolBinding,
+  args: Record<string, unknown>,
+  work: AgentWork,
+): Promise<{ approvalId: string }> {
+  const levels = levelsFor(binding, args);
+  const sla = binding.approvalSlaHours;
+  // The approver is shown the model that asked for the call: a fallback model when the node fell back.
+  const [proposer] = await tx
+    .select({ model: steps.model })
+    .from(steps)
+    .where(
+      and(
+        eq(steps.taskId, task.id),
+        eq(steps.attempt, task.attempt),
+        eq(steps.kind, 'MODEL_CALL'),
+        lt(steps.sequence, step.sequence),
+      ),
+    )
+    .orderBy(desc(steps.sequence))
+    .limit(1);
+  const [a] = await tx
+    .insert(approvals)
+    .values({
+      projectId: task.projectId,
+      processInstanceId: task.processInstanceId,
+      taskId: task.id,
+      attempt: task.attempt,
+      sequence: step.sequence,
+      nodeId: task.nodeId,
+      toolRef: binding.ref,
+      model: proposer?.model ?? work.model,
+      state: 'PENDING',
+      digest: step.digest,
+      argumentsEnc: ctx.sealer.sealJson(args),
+      keyId: ctx.sealer.currentKeyId,
+      candidateGroups: levels[0],
+      levels,
+      slaDueAt: sla != null ? sql`now() + make_interval(secs => ${sla * 3600})` : null,
+    })
+    .returning({ id: approvals.id });
+  // The lease goes back with the proposal: no worker holds a slot while a person thinks. worker_id and
+  // locked_by stay as a record of who proposed, so that worker (and only it) can re-send the proposal.
+  await tx
+    .update(externalTasks)
+    .set({ state: 'AWAITING_APPROVAL', lockExpiresAt: null, updatedAt: sql`now()` })
+    .where(eq(externalTasks.id, task.id));
+  const base = {
+    projectId: task.projectId,
+    processInstanceId: task.processInstanceId,
+    taskId: task.id,
+    attempt: task.attempt,
+    sequence: step.sequence,
+    approvalId: a.id,
+  };
+  await appendHistory(tx, {
+    ...base,
+    eventType: 'APPROVAL_OPENED',
+    actor: 'engine',
+    data: { toolRef: binding.ref, digest: step.digest, candidateGroups: levels[0], levels: levels.length },
+  });
+  await notify(tx, { type: 'approval', approvalId: a.id, projectId: task.projectId, change: 'opened' });
+  await notifyTask(tx, task, 'AWAITING_APPROVAL');
+  return { approvalId: a.id };
+}

@@ -1,0 +1,138 @@
+/** The approver's view of an approval: arguments as the evidence policy keeps them, earlier proposals, decisions. */
+import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
+import { approvalDecisions, approvals, externalTasks, processInstances } from '../../db/schema.js';
+import type { ApprovalRow } from '../../db/schema.js';
+import { redactArguments } from '../definitions/index.js';
+import type { ToolBinding } from '../definitions/index.js';
+import type { Actor, EngineContext } from '../common/index.js';
+import { diffJson, type Change } from '../common/index.js';
+import type { AgentWork } from '../definitions/index.js';
+import { isUuid } from '../common/index.js';
+import { maySeeApproval } from './list.js';
+
+export interface ApprovalView extends ApprovalRow {
+  /** the key of the process the instance runs */
+  processKey: string;
+  arguments: unknown;
+  redactedPaths: string[];
+  editable: boolean;
+  currentLevel: number;
+}
+
+export interface DecisionView {
+  id: string;
+  level: number;
+  principalName: string;
+  decision: string;
+  digest: string;
+  editedDigest: string | null;
+  comment: string | null;
+  outcome: string;
+  createdAt: Date;
+}
+
+export interface EarlierProposal {
+  approvalId: string;
+  attempt: number;
+  sequence: number;
+  state: string;
+  digest: string;
+  createdAt: Date;
+  changes: Change[];
+}
+
+type ApprovalContext = { binding: ToolBinding | undefined; processKey: string };
+
+/** The frozen binding and process key of each approval's task, in one query for a page of approvals. */
+async function contextsOf(ctx: EngineContext, rows: ApprovalRow[]): Promise<ApprovalContext[]> {
+  if (rows.length === 0) return [];
+  const found = await ctx.db
+    .select({ id: externalTasks.id, agentWork: externalTasks.agentWork, processKey: processInstances.key })
+    .from(externalTasks)
+    .innerJoin(processInstances, eq(processInstances.id, externalTasks.processInstanceId))
+    .where(inArray(externalTasks.id, [...new Set(rows.map((a) => a.taskId))]));
+  const byTask = new Map(found.map((t) => [t.id, t]));
+  return rows.map((a) => {
+    const t = byTask.get(a.taskId);
+    return {
+      binding: (t?.agentWork as AgentWork | null)?.toolBindings.find((b) => b.ref === a.toolRef),
+      processKey: t?.processKey ?? '',
+    };
+  });
+}
+
+function toView(ctx: EngineContext, a: ApprovalRow, { binding, processKey }: ApprovalContext): ApprovalView {
+  const args = ctx.sealer.openJson<Record<string, unknown>>(a.argumentsEnc) ?? {};
+  const { view, redactedPaths } = redactArguments(args, binding?.redact ?? []);
+  return { ...a, processKey, arguments: view, redactedPaths, editable: binding?.editable ?? false };
+}
+
+export async function toApprovalView(ctx: EngineContext, a: ApprovalRow): Promise<ApprovalView> {
+  const [c] = await contextsOf(ctx, [a]);
+  return toView(ctx, a, c);
+}
+
+/** The approver's views of a page of approvals (one context query, not one per approval). */
+export async function toApprovalViews(ctx: EngineContext, rows: ApprovalRow[]): Promise<ApprovalView[]> {
+  const contexts = await contextsOf(ctx, rows);
+  return rows.map((a, i) => toView(ctx, a, contexts[i]));
+}
+
+/** Loads an approval for an actor, or null when it does not exist or the actor may not see it. */
+export async function loadApprovalFor(
+  ctx: EngineContext,
+  actor: Actor,
+  id: string,
+): Promise<ApprovalView | null> {
+  if (!isUuid(id)) return null;
+  const [a] = await ctx.db.select().from(approvals).where(eq(approvals.id, id));
+  if (!a || !maySeeApproval(actor, a)) return null;
+  return toApprovalView(ctx, a);
+}
+
+export async function decisionsOf(ctx: EngineContext, approvalId: string): Promise<DecisionView[]> {
+  return ctx.db
+    .select({
+      id: approvalDecisions.id,
+      level: approvalDecisions.level,
+      principalName: approvalDecisions.principalName,
+      decision: approvalDecisions.decision,
+      digest: approvalDecisions.digest,
+      editedDigest: approvalDecisions.editedDigest,
+      comment: approvalDecisions.comment,
+      outcome: approvalDecisions.outcome,
+      createdAt: approvalDecisions.createdAt,
+    })
+    .from(approvalDecisions)
+    .where(eq(approvalDecisions.approvalId, approvalId))
+    .orderBy(asc(approvalDecisions.createdAt));
+}
+
+/** Earlier proposals of the same call (same task and tool, earlier attempts or steps), with a diff against this one. */
+export async function earlierProposals(ctx: EngineContext, a: ApprovalView): Promise<EarlierProposal[]> {
+  const rows = await ctx.db
+    .select()
+    .from(approvals)
+    .where(
+      and(
+        eq(approvals.taskId, a.taskId),
+        eq(approvals.toolRef, a.toolRef),
+        ne(approvals.id, a.id),
+        sql`${approvals.createdAt} <= ${a.createdAt}`,
+      ),
+    )
+    .orderBy(asc(approvals.createdAt));
+  const binding = (await contextsOf(ctx, [a]))[0].binding;
+  return rows.map((r) => {
+    const args = redactArguments(ctx.sealer.openJson(r.argumentsEnc) ?? {}, binding?.redact ?? []).view;
+    return {
+      approvalId: r.id,
+      attempt: r.attempt,
+      sequence: r.sequence,
+      state: r.state,
+      digest: r.digest,
+      createdAt: r.createdAt,
+      changes: diffJson(args, a.arguments),
+    };
+  });
+}

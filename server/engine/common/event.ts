@@ -1,0 +1,25 @@
+/** The events engine processes announce to each other (NOTIFY) and what a listener looks like. */
+import type { EventEmitter } from 'node:events';
+
+export const EVENTS_CHANNEL = 'abada_events';
+
+export type EngineEvent =
+  | {
+      type: 'task';
+      taskId: string;
+      processInstanceId: string;
+      projectId: string;
+      state: string;
+      topic: string;
+    }
+  | {
+      type: 'approval';
+      approvalId: string;
+      projectId: string;
+      change: 'opened' | 'decided' | 'escalated' | 'retired';
+    }
+  | { type: 'incident'; incidentId: string; projectId: string | null }
+  | { type: 'job'; kind: string };
+
+/** Where commands and subscribers hear events: `'event'` (an EngineEvent) and `'ready'` (listening again). */
+export type EventFeed = Pick<EventEmitter, 'on' | 'off'>;

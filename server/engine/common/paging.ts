@@ -1,0 +1,69 @@
+/**
+ * Keyset pagination shared by every list of the API (instances, approvals, incidents): newest first on
+ * (created_at to the millisecond, id), with an opaque cursor.
+ */
+import { type AnyColumn, and, desc, eq, lt, or, sql } from 'drizzle-orm';
+import { EngineError } from '../../errors.js';
+import { isUuid } from './access.js';
+
+/** Keyset pagination, newest first, on (created_at to the millisecond, id). */
+export function cursorOrder(createdAt: AnyColumn, id: AnyColumn) {
+  return [sql`date_trunc('milliseconds', ${createdAt}) DESC`, desc(id)];
+}
+
+export function cursorCondition(createdAt: AnyColumn, id: AnyColumn, after: string | null | undefined) {
+  const c = decodeCursor(after);
+  if (!c) return undefined;
+  const ms = sql`date_trunc('milliseconds', ${createdAt})`;
+  return or(lt(ms, c.at), and(eq(ms, c.at), lt(id, c.id)));
+}
+
+function encodeCursor(at: Date, id: string): string {
+  return Buffer.from(JSON.stringify([at.toISOString(), id])).toString('base64url');
+}
+
+function decodeCursor(after: string | null | undefined): { at: Date; id: string } | null {
+  if (!after) return null;
+  try {
+    const [at, id] = JSON.parse(Buffer.from(after, 'base64url').toString('utf8')) as [string, string];
+    const d = new Date(at);
+    if (Number.isNaN(d.getTime()) || typeof id !== 'string' || !isUuid(id)) throw new Error('bad');
+    return { at: d, id };
+  } catch {
+    throw new EngineError(
+      'VALIDATION_FAILED',
+      'The cursor "after" is not one this API returned; start from the first page.',
+      {
+        errors: [{ path: 'after', message: 'invalid cursor' }],
+      },
+    );
+  }
+}
+
+export function page<T extends { createdAt: Date; id: string }>(
+  rows: T[],
+  first: number,
+  totalCount: number,
+) {
+  const items = rows.slice(0, first);
+  return {
+    edges: items.map((node) => ({ node, cursor: encodeCursor(node.createdAt, node.id) })),
+    pageInfo: {
+      hasNextPage: rows.length > first,
+      endCursor: items.length
+        ? encodeCursor(items[items.length - 1].createdAt, items[items.length - 1].id)
+        : null,
+    },
+    totalCount,
+  };
+}
+
+/** The page size asked for: 1 to 200, 50 when not said. */
+export function pageSize(first: number | null | undefined): number {
+  if (first != null && (first < 1 || first > 200)) {
+    throw new EngineError('VALIDATION_FAILED', 'first is from 1 to 200.', {
+      errors: [{ path: 'first', message: 'out of range' }],
+    });
+  }
+  return first ?? 50;
+}

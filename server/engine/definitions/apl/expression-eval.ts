@@ -1,0 +1,127 @@
+/** Evaluation of parsed `approval.when` expressions (semantics in expression.ts). Never throws. */
+import type { Expr } from './expression-ast.js';
+
+const hasOwn = (o: object, k: PropertyKey): boolean => Object.hasOwn(o, k);
+
+function lookup(args: unknown, segments: (string | number)[]): unknown {
+  let cur: unknown = args;
+  for (const seg of segments) {
+    if (cur === null || typeof cur !== 'object') return null;
+    if (Array.isArray(cur)) {
+      if (typeof seg !== 'number' || seg < 0 || seg >= cur.length) return null;
+      cur = cur[seg];
+    } else {
+      const key = String(seg);
+      if (!hasOwn(cur, key)) return null;
+      cur = (cur as Record<string, unknown>)[key];
+    }
+    if (cur === undefined) return null;
+  }
+  return cur ?? null;
+}
+
+function equal(a: unknown, b: unknown, depth = 0): boolean {
+  if (a === b) return true;
+  if (depth > 32 || a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  return ka.every(
+    (k) =>
+      hasOwn(b, k) && equal((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], depth + 1),
+  );
+}
+
+function truthy(v: unknown): boolean {
+  if (v === null || v === undefined || v === false || v === 0 || v === '') return false;
+  if (typeof v === 'number' && Number.isNaN(v)) return false;
+  return true;
+}
+
+function num(v: unknown): number | null {
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+function evalNode(e: Expr, args: unknown): unknown {
+  switch (e.kind) {
+    case 'literal':
+      return e.value;
+    case 'path':
+      return lookup(args, e.segments);
+    case 'list':
+      return e.items.map((x) => evalNode(x, args));
+    case 'call': {
+      const v = evalNode(e.arg, args);
+      if (e.fn === 'lower') return typeof v === 'string' ? v.toLowerCase() : null;
+      if (typeof v === 'string' || Array.isArray(v)) return v.length;
+      if (v !== null && typeof v === 'object') return Object.keys(v).length;
+      return null;
+    }
+    case 'unary': {
+      const v = evalNode(e.operand, args);
+      if (e.op === '!') return !truthy(v);
+      const n = num(v);
+      return n === null ? null : -n;
+    }
+    case 'binary': {
+      if (e.op === '&&') return truthy(evalNode(e.left, args)) && truthy(evalNode(e.right, args));
+      if (e.op === '||') return truthy(evalNode(e.left, args)) || truthy(evalNode(e.right, args));
+      const l = evalNode(e.left, args);
+      const r = evalNode(e.right, args);
+      switch (e.op) {
+        case '==':
+          return equal(l, r);
+        case '!=':
+          return !equal(l, r);
+        case '<':
+        case '<=':
+        case '>':
+        case '>=': {
+          const comparable =
+            (typeof l === 'number' && typeof r === 'number') ||
+            (typeof l === 'string' && typeof r === 'string');
+          if (!comparable) return false;
+          const a = l as number | string;
+          const b = r as number | string;
+          return e.op === '<' ? a < b : e.op === '<=' ? a <= b : e.op === '>' ? a > b : a >= b;
+        }
+        case 'in':
+        case 'not in': {
+          const found = Array.isArray(r) ? r.some((x) => equal(l, x)) : false;
+          if (!Array.isArray(r)) return false;
+          return e.op === 'in' ? found : !found;
+        }
+        case '+': {
+          if (typeof l === 'string' && typeof r === 'string') return l + r;
+          const a = num(l);
+          const b = num(r);
+          return a === null || b === null ? null : finite(a + b);
+        }
+        case '-':
+        case '*':
+        case '/': {
+          const a = num(l);
+          const b = num(r);
+          if (a === null || b === null) return null;
+          if (e.op === '/') return b === 0 ? null : finite(a / b);
+          return finite(e.op === '-' ? a - b : a * b);
+        }
+      }
+    }
+  }
+  return null;
+}
+
+function finite(n: number): number | null {
+  return Number.isFinite(n) ? n : null;
+}
+
+/** Evaluates an AST over the call's arguments. Never throws: on any internal failure it yields false. */
+export function evaluate(ast: Expr, args: unknown): boolean | unknown {
+  try {
+    return evalNode(ast, args);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,346 @@
+/**
+ * The expression language of `approval.when`: a hand-written tokenizer and recursive-descent parser to an
+ * AST, and an evaluator over the tool call's arguments. No eval, no Function, no prototype access.
+ *
+ *   or      := and (('||' | 'or') and)*
+ *   and     := not (('&&' | 'and') not)*
+ *   not     := ('!' | 'not') not | compare
+ *   compare := sum (('==' | '!=' | '<' | '<=' | '>' | '>=') sum | 'not'? 'in' sum)?
+ *   sum     := product (('+' | '-') product)*
+ *   product := unary (('*' | '/') unary)*
+ *   unary   := '-' unary | primary
+ *   primary := number | string | true | false | null | '(' or ')' | '[' (or (',' or)*)? ']'
+ *            | name '(' or ')'  (len, lower) | name ('.' name | '[' integer ']')*
+ *
+ * Semantics: a missing path is null; `<`, `<=`, `>`, `>=` hold only between two numbers or two strings
+ * (so any comparison with null is false); `==` is strict equality of JSON values and `!=` its negation;
+ * arithmetic on non-numbers (or division by zero) yields null; `&&`, `||`, `!` use truthiness and yield
+ * booleans; `x in [..]` is membership by `==`. Evaluation never throws.
+ */
+
+import { evaluate } from './expression-eval.js';
+import type { BinaryOp, Expr } from './expression-ast.js';
+
+export { evaluate };
+export type { BinaryOp, Expr };
+
+export const MAX_EXPRESSION_LENGTH = 1000;
+export const MAX_EXPRESSION_DEPTH = 32;
+
+export type ParseResult = { ok: true; ast: Expr } | { ok: false; message: string; position: number };
+
+type Token =
+  | { t: 'num'; v: number; p: number }
+  | { t: 'str'; v: string; p: number }
+  | { t: 'id'; v: string; p: number }
+  | { t: 'op'; v: string; p: number }
+  | { t: 'end'; p: number };
+
+class ExprError extends Error {
+  constructor(
+    message: string,
+    readonly position: number,
+  ) {
+    super(message);
+  }
+}
+
+const OPERATORS = [
+  '==',
+  '!=',
+  '<=',
+  '>=',
+  '&&',
+  '||',
+  '<',
+  '>',
+  '!',
+  '+',
+  '-',
+  '*',
+  '/',
+  '(',
+  ')',
+  '[',
+  ']',
+  ',',
+  '.',
+];
+
+function tokenize(src: string): Token[] {
+  const out: Token[] = [];
+  let i = 0;
+  while (i < src.length) {
+    const c = src[i];
+    if (c === ' ' || c === '\t' || c === '\n' || c === '\r') {
+      i++;
+      continue;
+    }
+    if (/[0-9]/.test(c)) {
+      const m = /^[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(src.slice(i));
+      const text = m ? m[0] : c;
+      const v = Number(text);
+      if (!Number.isFinite(v)) throw new ExprError(`number ${text} is out of range`, i);
+      out.push({ t: 'num', v, p: i });
+      i += text.length;
+      if (i < src.length && /[A-Za-z_]/.test(src[i])) throw new ExprError('a number runs into a name', i);
+      continue;
+    }
+    if (c === '"' || c === "'") {
+      const start = i;
+      let v = '';
+      i++;
+      for (;;) {
+        if (i >= src.length) throw new ExprError('unterminated string', start);
+        const d = src[i];
+        if (d === c) {
+          i++;
+          break;
+        }
+        if (d === '\\') {
+          const e = src[i + 1];
+          if (e === undefined) throw new ExprError('unterminated string', start);
+          v += e === 'n' ? '\n' : e === 't' ? '\t' : e;
+          i += 2;
+          continue;
+        }
+        v += d;
+        i++;
+      }
+      out.push({ t: 'str', v, p: start });
+      continue;
+    }
+    if (/[A-Za-z_]/.test(c)) {
+      const m = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i));
+      const text = m ? m[0] : c;
+      out.push({ t: 'id', v: text, p: i });
+      i += text.length;
+      continue;
+    }
+    const op = OPERATORS.find((o) => src.startsWith(o, i));
+    if (!op) throw new ExprError(`unexpected character ${JSON.stringify(c)}`, i);
+    out.push({ t: 'op', v: op, p: i });
+    i += op.length;
+  }
+  out.push({ t: 'end', p: src.length });
+  return out;
+}
+
+const KEYWORDS = new Set(['and', 'or', 'not', 'in', 'true', 'false', 'null']);
+const FUNCTIONS = new Set(['len', 'lower']);
+
+class Parser {
+  private i = 0;
+  private depth = 0;
+  constructor(private readonly tokens: Token[]) {}
+
+  private peek(): Token {
+    return this.tokens[this.i];
+  }
+  private isOp(v: string): boolean {
+    const t = this.peek();
+    return t.t === 'op' && t.v === v;
+  }
+  private isWord(v: string): boolean {
+    const t = this.peek();
+    return t.t === 'id' && t.v === v;
+  }
+  private expectOp(v: string): void {
+    if (!this.isOp(v)) throw new ExprError(`expected "${v}"`, this.peek().p);
+    this.i++;
+  }
+  private enter(): void {
+    if (++this.depth > MAX_EXPRESSION_DEPTH) {
+      throw new ExprError(`expression nested more than ${MAX_EXPRESSION_DEPTH} levels deep`, this.peek().p);
+    }
+  }
+
+  parse(): Expr {
+    const e = this.or();
+    const t = this.peek();
+    if (t.t !== 'end') throw new ExprError(`unexpected ${describeToken(t)}`, t.p);
+    return e;
+  }
+
+  private or(): Expr {
+    this.enter();
+    let left = this.and();
+    while (this.isOp('||') || this.isWord('or')) {
+      this.i++;
+      left = { kind: 'binary', op: '||', left, right: this.and() };
+    }
+    this.depth--;
+    return left;
+  }
+  private and(): Expr {
+    let left = this.not();
+    while (this.isOp('&&') || this.isWord('and')) {
+      this.i++;
+      left = { kind: 'binary', op: '&&', left, right: this.not() };
+    }
+    return left;
+  }
+  private not(): Expr {
+    if (this.isOp('!') || this.isWord('not')) {
+      this.i++;
+      this.enter();
+      const operand = this.not();
+      this.depth--;
+      return { kind: 'unary', op: '!', operand };
+    }
+    return this.compare();
+  }
+  private compare(): Expr {
+    const left = this.sum();
+    const t = this.peek();
+    if (t.t === 'op' && ['==', '!=', '<', '<=', '>', '>='].includes(t.v)) {
+      this.i++;
+      return { kind: 'binary', op: t.v as BinaryOp, left, right: this.sum() };
+    }
+    if (this.isWord('in')) {
+      this.i++;
+      return { kind: 'binary', op: 'in', left, right: this.sum() };
+    }
+    if (
+      this.isWord('not') &&
+      this.tokens[this.i + 1]?.t === 'id' &&
+      (this.tokens[this.i + 1] as { v: string }).v === 'in'
+    ) {
+      this.i += 2;
+      return { kind: 'binary', op: 'not in', left, right: this.sum() };
+    }
+    return left;
+  }
+  private sum(): Expr {
+    let left = this.product();
+    while (this.isOp('+') || this.isOp('-')) {
+      const op = (this.peek() as { v: string }).v as BinaryOp;
+      this.i++;
+      left = { kind: 'binary', op, left, right: this.product() };
+    }
+    return left;
+  }
+  private product(): Expr {
+    let left = this.unary();
+    while (this.isOp('*') || this.isOp('/')) {
+      const op = (this.peek() as { v: string }).v as BinaryOp;
+      this.i++;
+      left = { kind: 'binary', op, left, right: this.unary() };
+    }
+    return left;
+  }
+  private unary(): Expr {
+    if (this.isOp('-')) {
+      this.i++;
+      this.enter();
+      const operand = this.unary();
+      this.depth--;
+      return { kind: 'unary', op: '-', operand };
+    }
+    return this.primary();
+  }
+  private primary(): Expr {
+    const t = this.peek();
+    if (t.t === 'num' || t.t === 'str') {
+      this.i++;
+      return { kind: 'literal', value: t.v };
+    }
+    if (t.t === 'op' && t.v === '(') {
+      this.i++;
+      const e = this.or();
+      this.expectOp(')');
+      return e;
+    }
+    if (t.t === 'op' && t.v === '[') {
+      this.i++;
+      this.enter();
+      const items: Expr[] = [];
+      if (!this.isOp(']')) {
+        items.push(this.or());
+        while (this.isOp(',')) {
+          this.i++;
+          items.push(this.or());
+        }
+      }
+      this.expectOp(']');
+      this.depth--;
+      return { kind: 'list', items };
+    }
+    if (t.t === 'id') {
+      if (t.v === 'true' || t.v === 'false') {
+        this.i++;
+        return { kind: 'literal', value: t.v === 'true' };
+      }
+      if (t.v === 'null') {
+        this.i++;
+        return { kind: 'literal', value: null };
+      }
+      if (KEYWORDS.has(t.v)) throw new ExprError(`unexpected "${t.v}"`, t.p);
+      this.i++;
+      if (this.isOp('(')) {
+        if (!FUNCTIONS.has(t.v)) throw new ExprError(`unknown function "${t.v}" (use len or lower)`, t.p);
+        this.i++;
+        const arg = this.or();
+        this.expectOp(')');
+        return { kind: 'call', fn: t.v as 'len' | 'lower', arg };
+      }
+      const segments: (string | number)[] = [t.v];
+      for (;;) {
+        if (this.isOp('.')) {
+          this.i++;
+          const n = this.peek();
+          if (n.t !== 'id') throw new ExprError('expected a name after "."', n.p);
+          this.i++;
+          segments.push(n.v);
+        } else if (this.isOp('[')) {
+          this.i++;
+          const n = this.peek();
+          if (n.t === 'num' && Number.isInteger(n.v)) segments.push(n.v);
+          else if (n.t === 'str') segments.push(n.v);
+          else throw new ExprError('expected an index or a quoted key inside "[ ]"', n.p);
+          this.i++;
+          this.expectOp(']');
+        } else break;
+      }
+      return { kind: 'path', segments };
+    }
+    throw new ExprError(`unexpected ${describeToken(t)}`, t.p);
+  }
+}
+
+function describeToken(t: Token): string {
+  if (t.t === 'end') return 'end of expression';
+  if (t.t === 'str') return 'string';
+  return `"${String(t.v)}"`;
+}
+
+export function parseExpression(src: string): ParseResult {
+  try {
+    if (typeof src !== 'string') return { ok: false, message: 'the expression must be text', position: 0 };
+    if (src.length > MAX_EXPRESSION_LENGTH) {
+      return {
+        ok: false,
+        message: `the expression is longer than ${MAX_EXPRESSION_LENGTH} characters`,
+        position: MAX_EXPRESSION_LENGTH,
+      };
+    }
+    if (src.trim() === '') return { ok: false, message: 'the expression is empty', position: 0 };
+    return { ok: true, ast: new Parser(tokenize(src)).parse() };
+  } catch (e) {
+    if (e instanceof ExprError) return { ok: false, message: e.message, position: e.position };
+    return { ok: false, message: 'the expression could not be parsed', position: 0 };
+  }
+}
+
+const cache = new Map<string, ParseResult>();
+
+/** True when the rule's `when` parses and evaluates to boolean true over `args`. */
+export function matchesRule(when: string, args: unknown): boolean {
+  let parsed = cache.get(when);
+  if (!parsed) {
+    parsed = parseExpression(when);
+    if (cache.size > 1000) cache.clear();
+    cache.set(when, parsed);
+  }
+  return parsed.ok ? evaluate(parsed.ast, args) === true : false;
+}

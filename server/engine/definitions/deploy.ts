@@ -1,0 +1,226 @@
+/**
+ * Deploying APL: validate everything, then in one transaction upsert the tool servers and freeze each
+ * process as a new definition version. Running instances keep the version they started with.
+ */
+import { and, desc, eq, sql } from 'drizzle-orm';
+import { credentials, definitions, toolServers } from '../../db/schema.js';
+import { EngineError } from '../../errors.js';
+import { validateSource } from './apl/index.js';
+import type { FrozenProcess, ToolServerSpec } from './apl/types.js';
+import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
+import type { Actor, EngineContext, Executor } from '../common/index.js';
+import { actorProject } from '../common/index.js';
+
+export interface DefinitionView {
+  id: string;
+  projectId: string;
+  key: string;
+  version: number;
+  spec: FrozenProcess;
+  sourceSha256: string;
+  deployedAt: Date;
+}
+
+export interface ToolServerView {
+  id: string;
+  projectId: string;
+  name: string;
+  version: number;
+  spec: ToolServerSpec;
+  updatedAt: Date;
+}
+
+function requireAdmin(actor: Actor, what: string) {
+  if (actor.kind !== 'ADMIN') throw new EngineError('FORBIDDEN', `Only an admin can ${what}.`);
+}
+
+const MAX_SOURCE_BYTES = 512 * 1024;
+
+export async function deploy(
+  ctx: EngineContext,
+  actor: Actor,
+  source: string,
+): Promise<{ definitions: DefinitionView[]; toolServers: ToolServerView[] }> {
+  requireAdmin(actor, 'deploy definitions');
+  const projectId = actorProject(actor);
+  if (Buffer.byteLength(source, 'utf8') > MAX_SOURCE_BYTES) {
+    throw new EngineError(
+      'VALIDATION_FAILED',
+      `The source is larger than ${MAX_SOURCE_BYTES} bytes; split it.`,
+      {
+        errors: [{ code: 'ABADA-APL-DOC-004', path: '', line: null, message: 'Source too large.' }],
+      },
+    );
+  }
+  return ctx.db.transaction(async (tx) => {
+    // One deployment per project at a time, so version numbers and tool server specs never race.
+    await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${`deploy:${projectId}`}))`);
+    const existing = await tx.select().from(toolServers).where(eq(toolServers.projectId, projectId));
+    const keys = await tx
+      .selectDistinct({ key: definitions.key })
+      .from(definitions)
+      .where(eq(definitions.projectId, projectId));
+    const result = validateSource(source, {
+      toolServers: new Map(existing.map((s) => [s.name, s.spec as ToolServerSpec])),
+      processKeys: new Set(keys.map((k) => k.key)),
+      allowedModels: ctx.config.allowedModels,
+      allowedTools: ctx.config.allowedTools,
+    });
+    if (!result.ok) {
+      throw new EngineError(
+        'VALIDATION_FAILED',
+        `The deployment has ${result.errors.length} error(s); nothing was deployed.`,
+        {
+          errors: result.errors,
+        },
+      );
+    }
+    const servers: ToolServerView[] = [];
+    for (const spec of result.deployment.toolServers) {
+      const prev = existing.find((s) => s.name === spec.name);
+      if (prev && canonicalJson(prev.spec) === canonicalJson(spec)) {
+        servers.push(toServerView(prev));
+        continue;
+      }
+      const [row] = await tx
+        .insert(toolServers)
+        .values({ projectId, name: spec.name, spec, version: 1 })
+        .onConflictDoUpdate({
+          target: [toolServers.projectId, toolServers.name],
+          set: { spec, version: sql`${toolServers.version} + 1`, updatedAt: sql`now()` },
+        })
+        .returning();
+      servers.push(toServerView(row));
+    }
+    const defs: DefinitionView[] = [];
+    for (const proc of result.deployment.processes) {
+      const latest = await latestDefinition(tx, projectId, proc.key);
+      // Re-deploying the same frozen process is a no-op: CI pipelines deploy on every run.
+      if (latest && canonicalJson(latest.spec) === canonicalJson(proc)) {
+        defs.push(latest);
+        continue;
+      }
+      const [row] = await tx
+        .insert(definitions)
+        .values({
+          projectId,
+          key: proc.key,
+          version: (latest?.version ?? 0) + 1,
+          spec: proc,
+          source,
+          sourceSha256: sha256Hex(source),
+          deployedBy: actor.principalId,
+        })
+        .returning();
+      defs.push(toDefinitionView(row));
+    }
+    return { definitions: defs, toolServers: servers };
+  });
+}
+
+function toServerView(r: typeof toolServers.$inferSelect): ToolServerView {
+  return {
+    id: r.id,
+    projectId: r.projectId,
+    name: r.name,
+    version: r.version,
+    spec: r.spec as ToolServerSpec,
+    updatedAt: r.updatedAt,
+  };
+}
+
+function toDefinitionView(r: typeof definitions.$inferSelect): DefinitionView {
+  return {
+    id: r.id,
+    projectId: r.projectId,
+    key: r.key,
+    version: r.version,
+    spec: r.spec as FrozenProcess,
+    sourceSha256: r.sourceSha256,
+    deployedAt: r.deployedAt,
+  };
+}
+
+export async function listDefinitions(
+  ctx: EngineContext,
+  actor: Actor,
+  key?: string | null,
+): Promise<DefinitionView[]> {
+  const projectId = actorProject(actor);
+  const rows = await ctx.db
+    .select()
+    .from(definitions)
+    .where(
+      key
+        ? and(eq(definitions.projectId, projectId), eq(definitions.key, key))
+        : eq(definitions.projectId, projectId),
+    )
+    .orderBy(definitions.key, desc(definitions.version));
+  return rows.map(toDefinitionView);
+}
+
+export async function listToolServers(ctx: EngineContext, actor: Actor): Promise<ToolServerView[]> {
+  const rows = await ctx.db
+    .select()
+    .from(toolServers)
+    .where(eq(toolServers.projectId, actorProject(actor)))
+    .orderBy(toolServers.name);
+  return rows.map(toServerView);
+}
+
+/** The latest version of a process in a project (what startProcess runs). */
+export async function latestDefinition(ex: Executor, projectId: string, key: string) {
+  const [row] = await ex
+    .select()
+    .from(definitions)
+    .where(and(eq(definitions.projectId, projectId), eq(definitions.key, key)))
+    .orderBy(desc(definitions.version))
+    .limit(1);
+  return row ? toDefinitionView(row) : null;
+}
+
+export async function setCredential(
+  ctx: EngineContext,
+  actor: Actor,
+  name: string,
+  secret: string,
+): Promise<boolean> {
+  requireAdmin(actor, 'set credentials');
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name)) {
+    throw new EngineError(
+      'VALIDATION_FAILED',
+      'A credential name uses letters, digits and ._- (up to 100).',
+      {
+        errors: [{ path: 'name', message: 'invalid name' }],
+      },
+    );
+  }
+  if (secret.length === 0 || secret.length > 16 * 1024) {
+    throw new EngineError('VALIDATION_FAILED', 'A secret must be 1 to 16384 characters.', {
+      errors: [{ path: 'secret', message: 'invalid length' }],
+    });
+  }
+  const sealed = ctx.sealer.seal(secret);
+  await ctx.db
+    .insert(credentials)
+    .values({ projectId: actorProject(actor), name, secretEnc: sealed, keyId: ctx.sealer.currentKeyId })
+    .onConflictDoUpdate({
+      target: [credentials.projectId, credentials.name],
+      set: { secretEnc: sealed, keyId: ctx.sealer.currentKeyId, updatedAt: sql`now()` },
+    });
+  return true;
+}
+
+export async function readCredential(
+  ex: Executor,
+  ctx: EngineContext,
+  projectId: string,
+  name: string,
+): Promise<string | null> {
+  const [row] = await ex
+    .select()
+    .from(credentials)
+    .where(and(eq(credentials.projectId, projectId), eq(credentials.name, name)))
+    .limit(1);
+  return row ? ctx.sealer.open(row.secretEnc) : null;
+}

@@ -1,0 +1,3 @@
+export * from './listener.js';
+export * from './notify.js';
+export * from './outbox.js';

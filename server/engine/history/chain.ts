@@ -1,0 +1,124 @@
+/**
+ * Append-only history, hash-chained per instance (SPEC §8). The chain itself (seq, prev_hash, hash) is
+ * computed by a trigger in the database from one canonical form; `verifyAudit` recomputes it with the
+ * same SQL function and reports the first row that no longer matches.
+ */
+import { asc, inArray, sql } from 'drizzle-orm';
+import { history } from '../../db/schema.js';
+import { sha256Hex } from '../../shared/canonical.js';
+import type { Executor } from '../common/index.js';
+import { query } from '../common/index.js';
+
+export interface HistoryEntry {
+  projectId: string;
+  processInstanceId: string;
+  eventType: string;
+  /** a principal name and id (`human:alice#uuid`), `engine`, or `worker:<id>` */
+  actor: string;
+  taskId?: string | null;
+  attempt?: number | null;
+  sequence?: number | null;
+  approvalId?: string | null;
+  incidentId?: string | null;
+  /** digests, states, reasons — never prompts, payloads or secrets */
+  data?: Record<string, unknown>;
+}
+
+export async function appendHistory(ex: Executor, ...entries: HistoryEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  await ex.insert(history).values(
+    entries.map((e) => ({
+      projectId: e.projectId,
+      processInstanceId: e.processInstanceId,
+      eventType: e.eventType,
+      actor: e.actor,
+      taskId: e.taskId ?? null,
+      attempt: e.attempt ?? null,
+      sequence: e.sequence ?? null,
+      approvalId: e.approvalId ?? null,
+      incidentId: e.incidentId ?? null,
+      data: e.data ?? {},
+      // filled by the chain trigger
+      seq: 0,
+      prevHash: '',
+      hash: '',
+    })),
+  );
+}
+
+export function actorLabel(actor: { kind: string; name: string; principalId: string }): string {
+  return `${actor.kind.toLowerCase()}:${actor.name}#${actor.principalId}`;
+}
+
+export interface AuditVerification {
+  processInstanceId: string;
+  valid: boolean;
+  rows: number;
+  firstBrokenSeq: number | null;
+  reason: string | null;
+  headHash: string | null;
+}
+
+/** Recomputes the chain of one instance; the first row whose link or hash does not match is reported. */
+export async function verifyChain(ex: Executor, processInstanceId: string): Promise<AuditVerification> {
+  const rows = await query<{ seq: number; prev_hash: string; hash: string; canonical: string }>(
+    ex,
+    sql`SELECT h.seq, h.prev_hash, h.hash, abada_history_canonical(h) AS canonical
+        FROM history h WHERE h.process_instance_id = ${processInstanceId} ORDER BY h.seq`,
+  );
+  let prev = '';
+  let expectedSeq = 1;
+  for (const r of rows) {
+    let reason: string | null = null;
+    if (r.seq !== expectedSeq) reason = `row ${expectedSeq} is missing (found ${r.seq})`;
+    else if (r.prev_hash !== prev) reason = 'prev_hash does not link to the previous row';
+    else if (sha256Hex(prev + r.canonical) !== r.hash) reason = 'row content does not match its hash';
+    if (reason) {
+      return {
+        processInstanceId,
+        valid: false,
+        rows: rows.length,
+        firstBrokenSeq: expectedSeq,
+        reason,
+        headHash: null,
+      };
+    }
+    prev = r.hash;
+    expectedSeq++;
+  }
+  const head = await query<{ seq: number; hash: string }>(
+    ex,
+    sql`SELECT seq, hash FROM history_heads WHERE process_instance_id = ${processInstanceId}`,
+  );
+  if (head[0] && (head[0].seq !== rows.length || head[0].hash !== prev)) {
+    // Same length but another hash: the last row was rewritten (and re-hashed), nothing was removed.
+    const rewritten = head[0].seq === rows.length;
+    return {
+      processInstanceId,
+      valid: false,
+      rows: rows.length,
+      firstBrokenSeq: rewritten ? rows.length : rows.length + 1,
+      reason: rewritten
+        ? 'the last row was rewritten (its hash does not match the chain head)'
+        : 'rows after the last one were removed (chain head is further on)',
+      headHash: head[0].hash,
+    };
+  }
+  return {
+    processInstanceId,
+    valid: true,
+    rows: rows.length,
+    firstBrokenSeq: null,
+    reason: null,
+    headHash: prev || null,
+  };
+}
+
+/** The history of several instances, in chain order (one query for a page of instances). */
+export async function historyOfInstances(ex: Executor, instanceIds: readonly string[]) {
+  return ex
+    .select()
+    .from(history)
+    .where(inArray(history.processInstanceId, [...instanceIds]))
+    .orderBy(asc(history.processInstanceId), asc(history.seq));
+}

@@ -1,0 +1,130 @@
+/**
+ * Delegation (SPEC §6): a `delegate:<process>` tool call starts a governed child process. The engine
+ * checks the target (frozen at deployment), the inputs against the child's declared variables and the
+ * depth limit, parks the parent task AWAITING_CHILD without a lease, and starts the child with the
+ * agent's lineage. When the child ends, an idempotent CHILD_DONE job completes the parent's step with
+ * the child's outputs (or its final status) and reopens the parent task on the same attempt.
+ */
+import { and, eq, sql } from 'drizzle-orm';
+import { externalTasks, processInstances, steps } from '../../db/schema.js';
+import type { StepRow } from '../../db/schema.js';
+import { EngineError } from '../../errors.js';
+import type { ToolBinding } from '../definitions/index.js';
+import type { EngineContext, Tx } from '../common/index.js';
+import { notifyTask } from '../events/index.js';
+import { readDefinitionSpec } from '../definitions/index.js';
+import { appendHistory } from '../history/index.js';
+import { startInstanceTx } from './start.js';
+import type { LockedTaskRow } from '../lease/index.js';
+
+export async function startDelegation(
+  tx: Tx,
+  ctx: EngineContext,
+  task: LockedTaskRow,
+  step: StepRow,
+  binding: ToolBinding,
+  args: Record<string, unknown>,
+): Promise<{ childInstanceId: string }> {
+  const [parent] = await tx
+    .select({ depth: processInstances.depth, startedBy: processInstances.startedBy })
+    .from(processInstances)
+    .where(eq(processInstances.id, task.processInstanceId));
+  const depth = (parent?.depth ?? 0) + 1;
+  if (depth > ctx.config.maxDelegationDepth) {
+    throw new EngineError(
+      'LIMIT_EXCEEDED',
+      `Delegation is limited to ${ctx.config.maxDelegationDepth} levels; ${binding.ref} would be level ${depth}.`,
+      {
+        limit: 'delegation_depth',
+        used: depth,
+        max: ctx.config.maxDelegationDepth,
+      },
+    );
+  }
+  const child = await startInstanceTx(tx, ctx, {
+    projectId: task.projectId,
+    key: binding.tool,
+    variables: args,
+    businessKey: null,
+    startedBy: parent?.startedBy ?? null,
+    actor: `delegate:${task.id}#${task.attempt}.${step.sequence}`,
+    parentTaskId: task.id,
+    parentSequence: step.sequence,
+    parentAttempt: task.attempt,
+    depth,
+  });
+  await tx
+    .update(externalTasks)
+    .set({ state: 'AWAITING_CHILD', lockedBy: null, lockExpiresAt: null, updatedAt: sql`now()` })
+    .where(eq(externalTasks.id, task.id));
+  await appendHistory(tx, {
+    projectId: task.projectId,
+    processInstanceId: task.processInstanceId,
+    eventType: 'CHILD_STARTED',
+    actor: 'engine',
+    taskId: task.id,
+    attempt: task.attempt,
+    sequence: step.sequence,
+    data: { childInstanceId: child.id, key: binding.tool, depth },
+  });
+  await notifyTask(tx, task, 'AWAITING_CHILD');
+  return { childInstanceId: child.id };
+}
+
+/** The CHILD_DONE job: idempotent, a second run finds the step already completed and does nothing. */
+export async function childDone(tx: Tx, ctx: EngineContext, childInstanceId: string): Promise<void> {
+  const [child] = await tx.select().from(processInstances).where(eq(processInstances.id, childInstanceId));
+  if (!child?.parentTaskId || child.parentSequence == null) return;
+  const [task] = await tx
+    .select()
+    .from(externalTasks)
+    .where(eq(externalTasks.id, child.parentTaskId))
+    .for('update');
+  // Only the attempt that delegated waits for this child: after a suspension the task runs a later
+  // attempt whose step at the same sequence may be another delegation (another child's business).
+  if (task?.state !== 'AWAITING_CHILD') return;
+  if (child.parentAttempt != null && child.parentAttempt !== task.attempt) return;
+  const [step] = await tx
+    .select()
+    .from(steps)
+    .where(
+      and(
+        eq(steps.taskId, task.id),
+        eq(steps.attempt, task.attempt),
+        eq(steps.sequence, child.parentSequence),
+      ),
+    );
+  if (step?.state !== 'STARTED') return;
+  const spec = await readDefinitionSpec(tx, child.definitionId);
+  const vars = child.variables as Record<string, unknown>;
+  const outputs = spec.outputs.length
+    ? Object.fromEntries(spec.outputs.map((k) => [k, vars[k] ?? null]))
+    : vars;
+  const response = {
+    childInstanceId: child.id,
+    process: child.key,
+    state: child.state,
+    outputs: child.state === 'COMPLETED' ? outputs : null,
+  };
+  await tx
+    .update(steps)
+    .set({ state: 'COMPLETED', responseEnc: ctx.sealer.sealJson(response), updatedAt: sql`now()` })
+    .where(
+      and(eq(steps.taskId, step.taskId), eq(steps.attempt, step.attempt), eq(steps.sequence, step.sequence)),
+    );
+  await tx
+    .update(externalTasks)
+    .set({ state: 'OPEN', workerId: null, availableAt: sql`now()`, updatedAt: sql`now()` })
+    .where(eq(externalTasks.id, task.id));
+  await appendHistory(tx, {
+    projectId: task.projectId,
+    processInstanceId: task.processInstanceId,
+    eventType: 'CHILD_DONE',
+    actor: 'engine',
+    taskId: task.id,
+    attempt: task.attempt,
+    sequence: step.sequence,
+    data: { childInstanceId: child.id, childState: child.state },
+  });
+  await notifyTask(tx, task, 'OPEN');
+}

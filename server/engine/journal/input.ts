@@ -1,0 +1,57 @@
+/** What a journalStep request means: its digest, its frozen binding, its idempotency key. */
+import { EngineError } from '../../errors.js';
+import type { ToolBinding } from '../definitions/index.js';
+import { requestDigest, sha256Hex, toolCallDigest } from '../../shared/canonical.js';
+import type { AgentWork } from '../definitions/index.js';
+import type { JournalStepInput } from './rules.js';
+
+/** The idempotency key of a write: derived from task, attempt and sequence, the same on every lease. */
+export function idempotencyKeyFor(taskId: string, attempt: number, sequence: number): string {
+  return `abada-${sha256Hex(`${taskId}:${attempt}:${sequence}`).slice(0, 40)}`;
+}
+
+export function invalid(message: string, path: string): EngineError {
+  return new EngineError('VALIDATION_FAILED', message, { errors: [{ path, message }] });
+}
+
+export function argumentsOf(request: unknown): unknown {
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) return undefined;
+  return (request as Record<string, unknown>).arguments;
+}
+
+export function digestOf(
+  input: JournalStepInput,
+  work: AgentWork | null,
+): { digest: string; binding: ToolBinding | null } {
+  if (input.kind === 'TOOL_CALL') {
+    if (!input.toolRef) throw invalid('A TOOL_CALL step names its toolRef (server/tool).', 'toolRef');
+    const binding = work?.toolBindings.find((b) => b.ref === input.toolRef) ?? null;
+    if (!binding) {
+      throw new EngineError(
+        'BINDING_NOT_FROZEN',
+        `${input.toolRef} is not a tool bound to this agent node in its definition version; only frozen bindings may be called.`,
+        {
+          toolRef: input.toolRef,
+        },
+      );
+    }
+    const args = argumentsOf(input.request);
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+      throw invalid(
+        'A TOOL_CALL request is { callId, arguments } with arguments a JSON object.',
+        'request.arguments',
+      );
+    }
+    return { digest: toolCallDigest(input.toolRef, args), binding };
+  }
+  const model = input.model ?? null;
+  if (!model) throw invalid('A MODEL_CALL step names its model.', 'model');
+  if (work && model !== work.model && !work.fallbackModels.includes(model)) {
+    throw new EngineError(
+      'BINDING_NOT_FROZEN',
+      `Model ${model} is neither the node's model nor one of its fallback models.`,
+      { model },
+    );
+  }
+  return { digest: requestDigest({ model, request: input.request ?? null }), binding: null };
+}

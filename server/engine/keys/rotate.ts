@@ -1,0 +1,92 @@
+/**
+ * Key rotation: re-seals every sealed column from older keys to the current one. Each sealed value names
+ * its key (`keyId.iv.tag.ct`), so rows keep opening with the old key (ABADA_ENCRYPTION_OLD_KEYS) until
+ * this runs; afterwards the old key can be dropped. Batches are short transactions (FOR UPDATE, re-seal,
+ * update) so live traffic is never blocked for long; a row a command changes meanwhile is simply read
+ * again in its new form. Running it twice does nothing the second time.
+ */
+import { type SQL, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import type { Sealer } from '../common/index.js';
+import { query } from '../common/index.js';
+
+interface SealedTable {
+  table: string;
+  columns: string[];
+  /** the row's key_id column, kept in step with its sealed values */
+  keyIdColumn?: string;
+}
+
+export const SEALED_COLUMNS: SealedTable[] = [
+  { table: 'credentials', columns: ['secret_enc'], keyIdColumn: 'key_id' },
+  { table: 'steps', columns: ['request_enc', 'response_enc', 'error_enc'], keyIdColumn: 'key_id' },
+  { table: 'approvals', columns: ['arguments_enc'], keyIdColumn: 'key_id' },
+  { table: 'approval_decisions', columns: ['edited_arguments_enc'] },
+  { table: 'webhook_subscriptions', columns: ['secret_enc'], keyIdColumn: 'key_id' },
+];
+
+const id = (n: string) => sql.identifier(n);
+
+function staleWhere(t: SealedTable, current: string): SQL {
+  return sql.join(
+    t.columns.map((c) => sql`(${id(c)} IS NOT NULL AND split_part(${id(c)}, '.', 1) <> ${current})`),
+    sql` OR `,
+  );
+}
+
+export interface RotationReport {
+  keyId: string;
+  tables: { table: string; rows: number }[];
+  total: number;
+}
+
+/** Counts rows still holding a value sealed with a key other than the current one. */
+export async function countStale(db: Db, sealer: Sealer): Promise<{ table: string; rows: number }[]> {
+  return Promise.all(
+    SEALED_COLUMNS.map(async (t) => {
+      const [r] = await query<{ n: number }>(
+        db,
+        sql`SELECT count(*)::bigint AS n FROM ${id(t.table)} WHERE ${staleWhere(t, sealer.currentKeyId)}`,
+      );
+      return { table: t.table, rows: r.n };
+    }),
+  );
+}
+
+/** Re-seals every stale row with the current key, `batch` rows per transaction. */
+export async function rotateKeys(
+  db: Db,
+  sealer: Sealer,
+  opts: { batch?: number; onBatch?: (table: string, rows: number) => void } = {},
+): Promise<RotationReport> {
+  const batch = opts.batch ?? 500;
+  const current = sealer.currentKeyId;
+  const reseal = (v: string | null) =>
+    v === null || sealer.keyIdOf(v) === current ? v : sealer.seal(sealer.open(v));
+  const tables: RotationReport['tables'] = [];
+  for (const t of SEALED_COLUMNS) {
+    let rows = 0;
+    for (;;) {
+      const n = await db.transaction(async (tx) => {
+        const stale = await query<Record<string, string | null>>(
+          tx,
+          sql`SELECT ctid::text AS row_ctid, ${sql.join(t.columns.map(id), sql`, `)}
+                FROM ${id(t.table)} WHERE ${staleWhere(t, current)} LIMIT ${batch} FOR UPDATE`,
+        );
+        for (const r of stale) {
+          const sets = t.columns.map((c) => sql`${id(c)} = ${reseal(r[c])}`);
+          if (t.keyIdColumn) sets.push(sql`${id(t.keyIdColumn)} = ${current}`);
+          await tx.execute(
+            sql`UPDATE ${id(t.table)} SET ${sql.join(sets, sql`, `)} WHERE ctid = ${r.row_ctid}::tid`,
+          );
+        }
+        return stale.length;
+      });
+      rows += n;
+      if (n) opts.onBatch?.(t.table, n);
+      if (n < batch) break;
+    }
+    tables.push({ table: t.table, rows });
+  }
+  return { keyId: current, tables, total: tables.reduce((s, t) => s + t.rows, 0) };
+}

@@ -1,0 +1,181 @@
+/**
+ * The end of an attempt that did not complete: reported failures, poison leases, invalid output.
+ * Before anything else, writes left STARTED without an idempotency key are settled: they are never
+ * re-sent, so each becomes OUTCOME_UNKNOWN with a TOOL_OUTCOME_UNKNOWN incident and the task waits
+ * (FAILED) for a person to say what happened.
+ */
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import { externalTasks, incidents, steps } from '../../db/schema.js';
+import type { ExternalTaskRow } from '../../db/schema.js';
+import type { Tx } from '../common/index.js';
+import { notifyTask } from '../events/index.js';
+import { appendHistory } from '../history/index.js';
+import { openIncident } from '../incidents/index.js';
+
+export interface AttemptFailure {
+  errorType: string;
+  errorMessage?: string | null;
+  retryTimeoutMs?: number | null;
+  actor: string;
+}
+
+const MAX_BACKOFF_MS = 5 * 60_000;
+
+/** Default backoff between attempts: 1 s, 2 s, 4 s … capped at 5 minutes. */
+export function backoffMs(attempt: number): number {
+  return Math.min(1000 * 2 ** Math.max(attempt - 1, 0), MAX_BACKOFF_MS);
+}
+
+/**
+ * Marks keyless writes left STARTED on the task's current attempt OUTCOME_UNKNOWN and opens an incident
+ * for each. Returns how many there were (the caller then parks the task instead of handing it out).
+ */
+export async function settleUnknownOutcomes(tx: Tx, task: ExternalTaskRow, actor: string): Promise<number> {
+  const open = await tx
+    .update(steps)
+    .set({ state: 'OUTCOME_UNKNOWN', updatedAt: sql`now()` })
+    .where(
+      and(
+        eq(steps.taskId, task.id),
+        eq(steps.attempt, task.attempt),
+        eq(steps.kind, 'TOOL_CALL'),
+        eq(steps.state, 'STARTED'),
+        isNull(steps.idempotencyKey),
+        sql`${steps.policy} IN ('write', 'approval_required')`,
+      ),
+    )
+    .returning({ sequence: steps.sequence, toolRef: steps.toolRef, digest: steps.digest });
+  for (const s of open) {
+    await appendHistory(tx, {
+      projectId: task.projectId,
+      processInstanceId: task.processInstanceId,
+      eventType: 'STEP_OUTCOME_UNKNOWN',
+      actor,
+      taskId: task.id,
+      attempt: task.attempt,
+      sequence: s.sequence,
+      data: { toolRef: s.toolRef, digest: s.digest },
+    });
+    await openIncident(
+      tx,
+      {
+        projectId: task.projectId,
+        type: 'TOOL_OUTCOME_UNKNOWN',
+        message: `The call ${s.toolRef} (step ${s.sequence}, attempt ${task.attempt}) was sent without an idempotency key and its outcome is unknown. It will not be re-sent: check ${(s.toolRef ?? '').split('/')[0]} and state whether it happened.`,
+        processInstanceId: task.processInstanceId,
+        taskId: task.id,
+        attempt: task.attempt,
+        sequence: s.sequence,
+      },
+      actor,
+    );
+  }
+  if (open.length > 0) {
+    await tx
+      .update(externalTasks)
+      .set({
+        state: 'FAILED',
+        errorType: 'TOOL_OUTCOME_UNKNOWN',
+        errorMessage: 'waiting for a person to resolve an unknown tool outcome',
+        workerId: null,
+        lockedBy: null,
+        lockExpiresAt: null,
+        updatedAt: sql`now()`,
+      })
+      .where(eq(externalTasks.id, task.id));
+    await notifyTask(tx, task, 'FAILED');
+  }
+  return open.length;
+}
+
+/** Fails the current attempt: retry on attempt+1 after a backoff, or FAILED with a TASK_FAILED incident. */
+export async function failAttempt(
+  tx: Tx,
+  task: ExternalTaskRow,
+  f: AttemptFailure,
+): Promise<ExternalTaskRow> {
+  const unknown = await settleUnknownOutcomes(tx, task, f.actor);
+  const common = {
+    projectId: task.projectId,
+    processInstanceId: task.processInstanceId,
+    actor: f.actor,
+    taskId: task.id,
+    attempt: task.attempt,
+  };
+  if (unknown > 0) {
+    await appendHistory(tx, {
+      ...common,
+      eventType: 'ATTEMPT_FAILED',
+      data: { errorType: f.errorType, waitingFor: 'TOOL_OUTCOME_UNKNOWN' },
+    });
+    const [row] = await tx.select().from(externalTasks).where(eq(externalTasks.id, task.id));
+    return row;
+  }
+  if (task.attempt < task.maxAttempts) {
+    const delay = f.retryTimeoutMs ?? backoffMs(task.attempt);
+    const [row] = await tx
+      .update(externalTasks)
+      .set({
+        state: 'OPEN',
+        attempt: task.attempt + 1,
+        leaseExpiries: 0,
+        workerId: null,
+        lockedBy: null,
+        lockExpiresAt: null,
+        availableAt: sql`now() + make_interval(secs => ${delay / 1000})`,
+        errorType: f.errorType,
+        errorMessage: f.errorMessage ?? null,
+        updatedAt: sql`now()`,
+      })
+      .where(eq(externalTasks.id, task.id))
+      .returning();
+    await appendHistory(tx, {
+      ...common,
+      eventType: 'ATTEMPT_FAILED',
+      data: { errorType: f.errorType, nextAttempt: task.attempt + 1, retryInMs: delay },
+    });
+    await notifyTask(tx, task, 'OPEN');
+    return row;
+  }
+  const [row] = await tx
+    .update(externalTasks)
+    .set({
+      state: 'FAILED',
+      workerId: null,
+      lockedBy: null,
+      lockExpiresAt: null,
+      errorType: f.errorType,
+      errorMessage: f.errorMessage ?? null,
+      updatedAt: sql`now()`,
+      endedAt: sql`now()`,
+    })
+    .where(eq(externalTasks.id, task.id))
+    .returning();
+  await appendHistory(tx, {
+    ...common,
+    eventType: 'TASK_FAILED',
+    data: { errorType: f.errorType, attempts: task.attempt },
+  });
+  await openIncident(
+    tx,
+    {
+      projectId: task.projectId,
+      type: 'TASK_FAILED',
+      message: `Task ${task.nodeId} failed on its last attempt (${task.attempt} of ${task.maxAttempts}): ${f.errorType}. Fix the cause, then retry the task.`,
+      processInstanceId: task.processInstanceId,
+      taskId: task.id,
+      attempt: task.attempt,
+    },
+    f.actor,
+  );
+  await notifyTask(tx, task, 'FAILED');
+  return row;
+}
+
+/** Closes the open TASK_FAILED incidents of a task (an operator retried it). */
+export async function closeTaskFailedIncidents(tx: Tx, taskId: string, by: string): Promise<void> {
+  await tx
+    .update(incidents)
+    .set({ state: 'RESOLVED', resolvedAt: sql`now()`, resolution: { comment: 'task retried', by } })
+    .where(and(eq(incidents.taskId, taskId), eq(incidents.type, 'TASK_FAILED'), eq(incidents.state, 'OPEN')));
+}

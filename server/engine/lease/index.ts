@@ -1,0 +1,2 @@
+export * from './attempts.js';
+export * from './lock.js';

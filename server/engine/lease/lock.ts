@@ -1,0 +1,88 @@
+/**
+ * The checks every worker report shares: the task is visible, not retired, leased by this caller and
+ * worker, the lease is live (by the database clock), and the attempt is the current one.
+ */
+import { sql } from 'drizzle-orm';
+import type { ExternalTaskRow } from '../../db/schema.js';
+import { EngineError, notFound } from '../../errors.js';
+import type { Actor, Tx } from '../common/index.js';
+import { query, sameProject } from '../common/index.js';
+import { isUuid } from '../common/index.js';
+
+export type LockedTaskRow = ExternalTaskRow & { leaseLive: boolean; instanceState: string };
+
+/** The columns of `external_tasks t` under their drizzle names, for hand-written statements. */
+export const TASK_COLUMNS = sql`t.id, t.project_id AS "projectId", t.process_instance_id AS "processInstanceId",
+  t.node_id AS "nodeId", t.node_type AS "nodeType", t.topic_name AS "topicName", t.state, t.priority, t.attempt,
+  t.max_attempts AS "maxAttempts", t.worker_id AS "workerId", t.locked_by AS "lockedBy",
+  t.lock_expires_at AS "lockExpiresAt", t.available_at AS "availableAt", t.lease_expiries AS "leaseExpiries",
+  t.agent_work AS "agentWork", t.metadata, t.error_type AS "errorType", t.error_message AS "errorMessage",
+  t.created_at AS "createdAt", t.updated_at AS "updatedAt", t.ended_at AS "endedAt"`;
+
+/** TASK_COLUMNS plus what the lease checks need: whether the lease is live, the instance's state. */
+export const LOCKED_TASK_COLUMNS = sql`${TASK_COLUMNS},
+  (t.lock_expires_at IS NOT NULL AND t.lock_expires_at > now()) AS "leaseLive",
+  (SELECT i.state FROM process_instances i WHERE i.id = t.process_instance_id) AS "instanceState"`;
+
+const DATE_KEYS = ['lockExpiresAt', 'availableAt', 'createdAt', 'updatedAt', 'endedAt'] as const;
+
+/** Raw rows carry timestamps as strings; the drizzle row shape carries Dates. */
+export function withTaskDates<T extends Record<string, unknown>>(row: T): T {
+  for (const k of DATE_KEYS)
+    if (row[k] != null) (row as Record<string, unknown>)[k] = new Date(row[k] as string);
+  return row;
+}
+
+/** Locks the external-task row (and only it) for the rest of the transaction. */
+export async function lockTask(tx: Tx, actor: Actor, taskId: string): Promise<LockedTaskRow> {
+  if (!isUuid(taskId)) throw notFound('external task', taskId);
+  const [row] = await query<Record<string, unknown>>(
+    tx,
+    sql`SELECT ${LOCKED_TASK_COLUMNS} FROM external_tasks t WHERE t.id = ${taskId} FOR UPDATE OF t`,
+  );
+  if (!row || !sameProject(actor, row.projectId as string)) throw notFound('external task', taskId);
+  return withTaskDates(row) as unknown as LockedTaskRow;
+}
+
+/** The task's work was retired: the task was cancelled, or its instance cancelled or suspended. */
+export function isRetired(task: Pick<LockedTaskRow, 'state' | 'instanceState'>): boolean {
+  return (
+    task.state === 'CANCELLED' || task.instanceState === 'CANCELLED' || task.instanceState === 'SUSPENDED'
+  );
+}
+
+export function assertNotRetired(task: LockedTaskRow) {
+  if (isRetired(task)) {
+    throw new EngineError(
+      'WORK_RETIRED',
+      'This work was retired (the instance was cancelled or suspended); drop it and fetch new work.',
+    );
+  }
+}
+
+/** The caller holds the live lease on the task at `attempt`. Order: retired, lease, attempt. */
+export function assertLease(task: LockedTaskRow, actor: Actor, workerId: string, attempt: number) {
+  assertNotRetired(task);
+  if (
+    task.state !== 'LEASED' ||
+    task.workerId !== workerId ||
+    task.lockedBy !== actor.principalId ||
+    !task.leaseLive
+  ) {
+    throw new EngineError(
+      'LEASE_NOT_HELD',
+      task.state === 'LEASED' && task.workerId === workerId && !task.leaseLive
+        ? 'Your lease on this task expired; stop working on it and fetch again (extend the lock sooner next time).'
+        : 'You do not hold the lease on this task; stop working on it and fetch again.',
+    );
+  }
+  if (attempt !== task.attempt) {
+    throw new EngineError(
+      'ATTEMPT_MISMATCH',
+      `The task is on attempt ${task.attempt}, not ${attempt}; rebuild from a fresh fetch.`,
+      {
+        currentAttempt: task.attempt,
+      },
+    );
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * The database side of /metrics: a handful of aggregate queries run at scrape time, in parallel. Each is
+ * a scan of a small set (pending approvals, open incidents, workers) or an index-backed group-by, except
+ * the task-state and model-usage totals, which scan their tables: fine to millions of rows at a 15–60 s
+ * scrape interval; beyond that, move them to a rollup. Every engine process reports the same database
+ * values, so aggregate them with max() (or scrape one process), not sum().
+ */
+import { sql } from 'drizzle-orm';
+import type { EngineContext } from '../common/index.js';
+import { query } from '../common/index.js';
+
+/** Upper bounds (seconds) of the approval decision-time histogram. */
+export const DECISION_BUCKETS = [60, 300, 900, 1800, 3600, 4 * 3600, 8 * 3600, 24 * 3600, 72 * 3600];
+
+export interface DbGauges {
+  tasksByState: { state: string; count: number }[];
+  approvalsPending: number;
+  approvalsEscalated: number;
+  decision: { buckets: number[]; count: number; sumSeconds: number };
+  incidentsOpen: { type: string; count: number }[];
+  workersByHealth: { health: string; count: number }[];
+  modelUsage: { model: string; inputTokens: number; outputTokens: number; costUsd: number }[];
+  webhookDeliveries: { state: string; count: number }[];
+}
+
+export async function collectDbGauges(ctx: EngineContext): Promise<DbGauges> {
+  const db = ctx.db;
+  const offlineSecs = ctx.config.workerOfflineAfterMs / 1000;
+  const bucketCols = sql.join(
+    DECISION_BUCKETS.map(
+      (b, i) =>
+        sql`count(*) FILTER (WHERE decided_at - created_at <= make_interval(secs => ${b}))::bigint AS ${sql.identifier(`b${i}`)}`,
+    ),
+    sql`, `,
+  );
+  const [tasks, appr, decided, incidents, workers, usage, hooks] = await Promise.all([
+    query<{ state: string; count: number }>(
+      db,
+      sql`SELECT state, count(*)::bigint AS count FROM external_tasks GROUP BY state`,
+    ),
+    query<{ pending: number; escalated: number }>(
+      db,
+      sql`SELECT count(*)::bigint AS pending, count(*) FILTER (WHERE escalated)::bigint AS escalated
+            FROM approvals WHERE state = 'PENDING'`,
+    ),
+    query<Record<string, number>>(
+      db,
+      sql`SELECT ${bucketCols}, count(*)::bigint AS count,
+                 coalesce(sum(extract(epoch FROM decided_at - created_at)), 0)::float8 AS sum
+            FROM approvals WHERE decided_at IS NOT NULL AND state IN ('APPROVED', 'REJECTED')`,
+    ),
+    query<{ type: string; count: number }>(
+      db,
+      sql`SELECT type, count(*)::bigint AS count FROM incidents WHERE state = 'OPEN' GROUP BY type`,
+    ),
+    query<{ health: string; count: number }>(
+      db,
+      sql`SELECT CASE WHEN last_heartbeat_at IS NULL
+                        OR last_heartbeat_at < now() - make_interval(secs => ${offlineSecs}) THEN 'OFFLINE'
+                      WHEN consecutive_failures > 0 THEN 'ERROR' ELSE 'ONLINE' END AS health,
+                 count(*)::bigint AS count
+            FROM workers GROUP BY 1`,
+    ),
+    query<{ model: string; input: number; output: number; cost: number }>(
+      db,
+      sql`SELECT coalesce(model, 'unknown') AS model,
+                 coalesce(sum((usage->>'inputTokens')::bigint), 0)::bigint AS input,
+                 coalesce(sum((usage->>'outputTokens')::bigint), 0)::bigint AS output,
+                 coalesce(sum(cost_usd), 0)::float8 AS cost
+            FROM steps WHERE kind = 'MODEL_CALL' AND usage IS NOT NULL GROUP BY 1`,
+    ),
+    query<{ state: string; count: number }>(
+      db,
+      sql`SELECT state, count(*)::bigint AS count FROM webhook_deliveries
+           WHERE state IN ('PENDING', 'FAILED') GROUP BY state`,
+    ),
+  ]);
+  const d = decided[0] ?? {};
+  return {
+    tasksByState: tasks,
+    approvalsPending: appr[0]?.pending ?? 0,
+    approvalsEscalated: appr[0]?.escalated ?? 0,
+    decision: {
+      buckets: DECISION_BUCKETS.map((_b, i) => Number(d[`b${i}`] ?? 0)),
+      count: Number(d.count ?? 0),
+      sumSeconds: Number(d.sum ?? 0),
+    },
+    incidentsOpen: incidents,
+    workersByHealth: workers,
+    modelUsage: usage.map((u) => ({
+      model: u.model,
+      inputTokens: u.input,
+      outputTokens: u.output,
+      costUsd: u.cost,
+    })),
+    webhookDeliveries: hooks,
+  };
+}

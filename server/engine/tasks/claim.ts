@@ -1,0 +1,298 @@
+/**
+ * Fetch-and-lock and the lease (SPEC §3). The claim is one statement; long polling waits on NOTIFY (or
+ * on a timer set to the next moment a lease expires or a retry comes due), never on a sleeping loop.
+ */
+import { sql } from 'drizzle-orm';
+import type { ExternalTaskRow } from '../../db/schema.js';
+import type { EngineEvent } from '../common/index.js';
+import { EngineError } from '../../errors.js';
+import { failAttempt, settleUnknownOutcomes } from '../lease/index.js';
+import { TASK_COLUMNS } from '../lease/index.js';
+import type { Actor, EngineContext, Tx } from '../common/index.js';
+import { query, queryPrepared } from '../common/index.js';
+import { appendHistory } from '../history/index.js';
+import type { AgentWork } from '../definitions/index.js';
+import { toStepRow } from '../journal/index.js';
+import { loadEarlierWrites, loadSteps, type StepView, toStepView } from '../journal/index.js';
+import { heartbeat, recordRejection } from '../workers/index.js';
+
+export interface TopicRequest {
+  topicName: string;
+  lockDurationMs: number;
+}
+
+export interface FetchInput {
+  workerId: string;
+  maxTasks: number;
+  topics: TopicRequest[];
+  asyncResponseTimeoutMs?: number | null;
+  projectId?: string | null;
+}
+
+export interface LockedTaskView {
+  id: string;
+  topicName: string;
+  projectId: string;
+  processInstanceId: string;
+  nodeId: string;
+  attempt: number;
+  lockExpiresAt: Date;
+  variables: Record<string, unknown>;
+  agentWork: AgentWork | null;
+  steps: StepView[];
+  earlierWrites: StepView[];
+}
+
+export const MAX_LONG_POLL_MS = 60_000;
+
+function validateFetch(input: FetchInput) {
+  const errors: { path: string; message: string }[] = [];
+  if (!input.workerId || input.workerId.length > 200)
+    errors.push({ path: 'workerId', message: '1 to 200 characters' });
+  if (!Number.isInteger(input.maxTasks) || input.maxTasks < 1 || input.maxTasks > 100)
+    errors.push({ path: 'maxTasks', message: 'an integer from 1 to 100' });
+  if (input.topics.length === 0 || input.topics.length > 50)
+    errors.push({ path: 'topics', message: '1 to 50 topics' });
+  input.topics.forEach((t, i) => {
+    if (!Number.isInteger(t.lockDurationMs) || t.lockDurationMs < 100 || t.lockDurationMs > 3_600_000) {
+      errors.push({ path: `topics[${i}].lockDurationMs`, message: 'from 100 ms to 1 hour' });
+    }
+  });
+  const wait = input.asyncResponseTimeoutMs ?? 0;
+  if (!Number.isInteger(wait) || wait < 0 || wait > MAX_LONG_POLL_MS)
+    errors.push({ path: 'asyncResponseTimeoutMs', message: `from 0 to ${MAX_LONG_POLL_MS}` });
+  if (errors.length)
+    throw new EngineError(
+      'VALIDATION_FAILED',
+      `fetchAndLock input is invalid: ${errors[0].path} must be ${errors[0].message}.`,
+      { errors },
+    );
+}
+
+/** Claims up to maxTasks tasks of the requested topics; waits up to asyncResponseTimeoutMs for work. */
+export async function fetchAndLock(
+  ctx: EngineContext,
+  actor: Actor,
+  input: FetchInput,
+  signal?: AbortSignal,
+): Promise<LockedTaskView[]> {
+  validateFetch(input);
+  if (actor.kind !== 'WORKER')
+    throw new EngineError('FORBIDDEN', 'Only a worker credential can fetch tasks.');
+  const missing = input.topics
+    .map((t) => t.topicName)
+    .filter((t) => !actor.topics.includes(t) && !actor.topics.includes('*'));
+  let projectId = input.projectId ?? null;
+  if (actor.projectId !== null) {
+    if (projectId !== null && projectId !== actor.projectId) missing.push(`project ${projectId}`);
+    projectId = actor.projectId;
+  }
+  if (missing.length > 0) {
+    const reason = `no capability for ${missing.join(', ')}`;
+    await recordRejection(ctx, actor, input.workerId, reason);
+    throw new EngineError(
+      'FORBIDDEN',
+      `This worker credential holds no capability for ${missing.join(', ')}. Ask an admin for a principal with those topics.`,
+    );
+  }
+  await heartbeat(ctx, actor, input.workerId);
+  const deadline = Date.now() + (input.asyncResponseTimeoutMs ?? 0);
+  for (;;) {
+    const tasks = await claim(ctx, actor, input, projectId);
+    if (tasks.length > 0 || Date.now() >= deadline || signal?.aborted) return tasks;
+    await waitForWork(ctx, input, projectId, deadline, signal);
+    if (signal?.aborted) return [];
+  }
+}
+
+/*
+ * The claim statement. Two candidate sets, each read through its own partial index and locked with
+ * FOR UPDATE SKIP LOCKED so concurrent fetchers never wait on each other nor take the same row:
+ *  - expired leases (state LEASED, lock_expires_at passed): re-acquired on the SAME attempt, the journal
+ *    lets the new worker resume; they go first because someone already started them;
+ *  - ready work (state OPEN, available_at passed), by priority then age.
+ * The outer LIMIT stops pulling from the second set once enough rows are locked. Ready work is read
+ * per topic (a LATERAL index scan of `topic_name = t ORDER BY priority DESC NULLS LAST, available_at`),
+ * and the ORDER BY must match the index exactly: with `topic_name = ANY(…)`, or with `priority DESC`
+ * (NULLS FIRST, while the index is NULLS LAST), PostgreSQL sorted every open row of the topic on every
+ * fetch — 110 ms at 200k open tasks, 600 ms at 1M (found with the bench and EXPLAIN ANALYZE); now
+ * 0.1 ms at any backlog. With several topics a fetch may lock up to maxTasks rows per topic for the
+ * instant of its transaction; those it does not pick are skipped by concurrent fetchers only until it
+ * commits. Finished rows are in neither index, so
+ * a large history never slows a fetch.
+ */
+async function claim(
+  ctx: EngineContext,
+  actor: Actor,
+  input: FetchInput,
+  projectId: string | null,
+): Promise<LockedTaskView[]> {
+  const topics = input.topics.map((t) => t.topicName);
+  const durations = input.topics.map((t) => t.lockDurationMs);
+  const projectFilter = projectId === null ? sql`TRUE` : sql`project_id = ${projectId}`;
+  // maxTasks (validated: an integer from 1 to 100) is written into the statement: a prepared statement
+  // per value keeps a plan whose LIMIT is known (a generic plan with LIMIT $n may prefer a sort)
+  const limit = sql.raw(String(Math.min(100, Math.max(1, Math.trunc(input.maxTasks)))));
+  return ctx.db.transaction(async (tx) => {
+    const rows = await queryPrepared<
+      ExternalTaskRow & {
+        was_expired: boolean;
+        instance_variables: Record<string, unknown>;
+        current_steps: Record<string, unknown>[] | null;
+      }
+    >(
+      tx,
+      sql`WITH expired AS (
+            SELECT id FROM external_tasks
+            WHERE state = 'LEASED' AND lock_expires_at <= now() AND topic_name = ANY(${sql.param(topics)}::text[]) AND ${projectFilter}
+            ORDER BY lock_expires_at
+            LIMIT ${limit}
+            FOR UPDATE SKIP LOCKED
+          ), ready AS (
+            SELECT c.id, c.priority, c.available_at
+            FROM unnest(${sql.param(topics)}::text[]) AS tp(name)
+            CROSS JOIN LATERAL (
+              SELECT id, priority, available_at FROM external_tasks
+              WHERE state = 'OPEN' AND topic_name = tp.name AND available_at <= now() AND ${projectFilter}
+              ORDER BY priority DESC NULLS LAST, available_at
+              LIMIT ${limit}
+              FOR UPDATE SKIP LOCKED
+            ) c
+          ), picked AS (
+            SELECT id, true AS was_expired FROM expired
+            UNION ALL
+            SELECT id, false FROM (SELECT id FROM ready ORDER BY priority DESC NULLS LAST, available_at LIMIT ${limit}) r
+            LIMIT ${limit}
+          ), leased AS (
+            UPDATE external_tasks t
+            SET state = 'LEASED', worker_id = ${input.workerId}, locked_by = ${actor.principalId},
+                lock_expires_at = now() + make_interval(secs => (
+                  SELECT d FROM unnest(${sql.param(topics)}::text[], ${sql.param(durations)}::int[]) AS u(tn, d) WHERE u.tn = t.topic_name LIMIT 1
+                ) / 1000.0),
+                lease_expiries = t.lease_expiries + CASE WHEN p.was_expired THEN 1 ELSE 0 END,
+                updated_at = now()
+            FROM picked p, process_instances i
+            WHERE t.id = p.id AND i.id = t.process_instance_id
+            RETURNING ${TASK_COLUMNS},
+                      p.was_expired, i.variables AS instance_variables,
+                      (SELECT jsonb_agg(to_jsonb(s) ORDER BY s.sequence) FROM steps s
+                        WHERE s.task_id = t.id AND s.attempt = t.attempt) AS current_steps
+          ), history_rows AS (
+            -- TASK_LEASED in the same statement; a re-acquired lease is checked first (below)
+            INSERT INTO history (project_id, process_instance_id, event_type, actor, task_id, attempt, data, seq, prev_hash, hash)
+            SELECT l."projectId", l."processInstanceId", 'TASK_LEASED', ${`worker:${input.workerId}`}, l.id, l.attempt,
+                   jsonb_build_object('workerId', ${input.workerId}::text,
+                     'lockExpiresAt', to_char(l."lockExpiresAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+                   0, '', ''
+            FROM leased l WHERE NOT l.was_expired
+            ORDER BY l.id
+          )
+          SELECT * FROM leased`,
+    );
+    const handed: typeof rows = [];
+    for (const r of rows) {
+      if (r.was_expired && (await reacquireIsBlocked(tx, ctx, r))) continue;
+      handed.push(r);
+    }
+    if (handed.length === 0) return [];
+    await appendHistory(
+      tx,
+      ...handed
+        .filter((r) => r.was_expired)
+        .map((r) => ({
+          projectId: r.projectId,
+          processInstanceId: r.processInstanceId,
+          eventType: 'TASK_LEASE_REACQUIRED',
+          actor: `worker:${input.workerId}`,
+          taskId: r.id,
+          attempt: r.attempt,
+          data: { workerId: input.workerId, lockExpiresAt: new Date(r.lockExpiresAt!).toISOString() },
+        })),
+    );
+    // the claim statement read each task's steps; a re-acquired lease may just have changed them
+    const reacquired = handed.filter((r) => r.was_expired).map((r) => r.id);
+    const steps = await loadSteps(tx, ctx, reacquired, { currentAttemptOnly: true });
+    const out: LockedTaskView[] = [];
+    for (const r of handed) {
+      out.push({
+        id: r.id,
+        topicName: r.topicName,
+        projectId: r.projectId,
+        processInstanceId: r.processInstanceId,
+        nodeId: r.nodeId,
+        attempt: r.attempt,
+        lockExpiresAt: new Date(r.lockExpiresAt!),
+        variables: r.instance_variables ?? {},
+        agentWork: r.agentWork as AgentWork | null,
+        steps: r.was_expired
+          ? steps.filter((s) => s.taskId === r.id && s.attempt === r.attempt)
+          : (r.current_steps ?? []).map((s) => toStepView(ctx, toStepRow(s))),
+        earlierWrites: await loadEarlierWrites(tx, ctx, r.id, r.attempt),
+      });
+    }
+    return out;
+  });
+}
+
+/**
+ * A task whose lease expired is not handed out again when (a) it has now expired too often on this
+ * attempt (poison work: the attempt fails LEASE_EXPIRED) or (b) a keyless write was in flight (it
+ * becomes OUTCOME_UNKNOWN for a person; never re-sent).
+ */
+async function reacquireIsBlocked(tx: Tx, ctx: EngineContext, r: ExternalTaskRow): Promise<boolean> {
+  if (r.leaseExpiries >= ctx.config.maxLeaseExpiries) {
+    await failAttempt(tx, r, {
+      errorType: 'LEASE_EXPIRED',
+      errorMessage: `the lease expired ${r.leaseExpiries} times on attempt ${r.attempt} without the task finishing`,
+      actor: 'engine',
+    });
+    return true;
+  }
+  return (await settleUnknownOutcomes(tx, r, 'engine')) > 0;
+}
+
+/** Waits for a task-ready event on one of the topics, the next due time, the deadline or an abort. */
+async function waitForWork(
+  ctx: EngineContext,
+  input: FetchInput,
+  projectId: string | null,
+  deadline: number,
+  signal?: AbortSignal,
+) {
+  const topics = new Set(input.topics.map((t) => t.topicName));
+  // Only work this caller may claim: another project's due work would wake it every few milliseconds.
+  const projectFilter = projectId === null ? sql`TRUE` : sql`project_id = ${projectId}`;
+  const [due] = await query<{ next_due: Date | null }>(
+    ctx.db,
+    sql`SELECT LEAST(
+          (SELECT min(lock_expires_at) FROM external_tasks WHERE state = 'LEASED' AND topic_name = ANY(${sql.param([...topics])}::text[]) AND ${projectFilter}),
+          (SELECT min(available_at) FROM external_tasks WHERE state = 'OPEN' AND topic_name = ANY(${sql.param([...topics])}::text[]) AND ${projectFilter})
+        ) AS next_due`,
+  );
+  const nextDue = due?.next_due ? new Date(due.next_due).getTime() : Number.POSITIVE_INFINITY;
+  const until = Math.min(deadline, Math.max(nextDue + 5, Date.now() + 5));
+  const notifier = ctx.notifier;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      notifier?.off('event', onEvent);
+      notifier?.off('ready', done);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const onEvent = (e: EngineEvent) => {
+      if (
+        e.type === 'task' &&
+        e.state === 'OPEN' &&
+        topics.has(e.topic) &&
+        (projectId === null || e.projectId === projectId)
+      )
+        done();
+    };
+    const timer = setTimeout(done, Math.max(until - Date.now(), 0));
+    notifier?.on('event', onEvent);
+    // After the LISTEN connection comes back, events sent while it was down are lost: look again.
+    notifier?.on('ready', done);
+    signal?.addEventListener('abort', done);
+  });
+}

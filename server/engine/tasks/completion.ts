@@ -1,0 +1,314 @@
+/**
+ * Completion and failure of external tasks (SPEC §3, §7). Both are idempotent per (task, attempt,
+ * operation): a re-sent report gets the stored outcome, and a stored failure never answers a completion.
+ * Completion checks the output contract in the same transaction that stores the variable and moves the
+ * token; the model never advances the process.
+ */
+import { Ajv } from 'ajv';
+import { and, eq, sql } from 'drizzle-orm';
+import { externalTasks, steps, taskReports } from '../../db/schema.js';
+import type { ExternalTaskRow } from '../../db/schema.js';
+import { EngineError } from '../../errors.js';
+import { failAttempt } from '../lease/index.js';
+import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
+import type { Actor, EngineContext, Tx } from '../common/index.js';
+import { notifyTask } from '../events/index.js';
+import { readDefinitionSpec } from '../definitions/index.js';
+import { appendHistory } from '../history/index.js';
+import type { AgentWork } from '../definitions/index.js';
+import { enterNode, findNode, mergeVariables } from '../instances/index.js';
+import { assertLease, type LockedTaskRow, lockTask } from '../lease/index.js';
+import { recordOutcome } from '../workers/index.js';
+
+export interface AttemptMetadata {
+  model?: string | null;
+  provider?: string | null;
+  attempt?: number | null;
+  durationMs?: number | null;
+  tools?: string[] | null;
+  resultVariable?: string | null;
+  promptHash?: string | null;
+  confidence?: number | null;
+  inputTokens?: number | null;
+  outputTokens?: number | null;
+}
+
+export interface CompleteInput {
+  taskId: string;
+  workerId: string;
+  attempt: number;
+  variables: unknown;
+  metadata: AttemptMetadata;
+}
+
+export interface FailInput {
+  taskId: string;
+  workerId: string;
+  attempt: number;
+  errorType: string;
+  errorMessage?: string | null;
+  retryTimeoutMs?: number | null;
+  metadata?: AttemptMetadata | null;
+}
+
+const ajv = new Ajv({ strict: false, allErrors: true });
+const validators = new Map<string, ReturnType<typeof ajv.compile>>();
+
+function validatorFor(schema: Record<string, unknown>) {
+  const k = canonicalJson(schema);
+  let v = validators.get(k);
+  if (!v) {
+    v = ajv.compile(schema);
+    if (validators.size > 1000) validators.clear();
+    validators.set(k, v);
+  }
+  return v;
+}
+
+/** Only these metadata fields are kept: a prompt or anything else a worker sends is dropped, never stored. */
+function cleanMetadata(m: AttemptMetadata | null | undefined): AttemptMetadata {
+  if (!m) return {};
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+  const str = (v: unknown) => (typeof v === 'string' ? v.slice(0, 200) : null);
+  return {
+    model: str(m.model),
+    provider: str(m.provider),
+    attempt: num(m.attempt),
+    durationMs: num(m.durationMs),
+    tools: Array.isArray(m.tools) ? m.tools.filter((t) => typeof t === 'string').slice(0, 100) : null,
+    resultVariable: str(m.resultVariable),
+    promptHash:
+      typeof m.promptHash === 'string' && /^[0-9a-f]{16,128}$/i.test(m.promptHash) ? m.promptHash : null,
+    confidence: num(m.confidence),
+    inputTokens: num(m.inputTokens),
+    outputTokens: num(m.outputTokens),
+  };
+}
+
+async function storedReport(tx: Tx, taskId: string, attempt: number, operation: 'complete' | 'fail') {
+  const [r] = await tx
+    .select()
+    .from(taskReports)
+    .where(
+      and(
+        eq(taskReports.taskId, taskId),
+        eq(taskReports.attempt, attempt),
+        eq(taskReports.operation, operation),
+      ),
+    );
+  return r;
+}
+
+async function assertNoOpenStep(tx: Tx, task: LockedTaskRow) {
+  const [open] = await tx
+    .select({ sequence: steps.sequence, state: steps.state })
+    .from(steps)
+    .where(
+      and(
+        eq(steps.taskId, task.id),
+        eq(steps.attempt, task.attempt),
+        sql`${steps.state} IN ('PROPOSED', 'APPROVED', 'STARTED')`,
+      ),
+    )
+    .limit(1);
+  if (open) {
+    throw new EngineError(
+      'SEQUENCE_OUT_OF_ORDER',
+      `Step ${open.sequence} is still ${open.state}; journal its outcome before completing the task.`,
+      {
+        expectedSequence: open.sequence,
+      },
+    );
+  }
+}
+
+export async function completeTask(
+  ctx: EngineContext,
+  actor: Actor,
+  input: CompleteInput,
+): Promise<ExternalTaskRow> {
+  if (actor.kind !== 'WORKER')
+    throw new EngineError('FORBIDDEN', 'Only a worker credential can complete tasks.');
+  const requestSha = sha256Hex(canonicalJson(input.variables ?? null));
+  const result = await ctx.db.transaction(async (tx) => {
+    const task = await lockTask(tx, actor, input.taskId);
+    // A re-sent report (same request) gets the stored outcome; a different one is checked like any other.
+    const stored = await storedReport(tx, task.id, input.attempt, 'complete');
+    if (stored && stored.requestSha256 === requestSha) return task;
+    assertLease(task, actor, input.workerId, input.attempt);
+    await assertNoOpenStep(tx, task);
+    const vars = input.variables;
+    if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) {
+      throw new EngineError('VALIDATION_FAILED', 'variables must be a JSON object.', {
+        errors: [{ path: 'variables', message: 'not an object' }],
+      });
+    }
+    const metadata = cleanMetadata(input.metadata);
+    const outcome =
+      task.nodeType === 'agent'
+        ? checkAgentOutput(task, vars as Record<string, unknown>, metadata)
+        : { kind: 'ok' as const, vars: vars as Record<string, unknown> };
+    const who = `worker:${input.workerId}`;
+    let row: ExternalTaskRow;
+    if (outcome.kind === 'fail') {
+      row = await failAttempt(tx, task, {
+        errorType: outcome.errorType,
+        errorMessage: outcome.message,
+        actor: who,
+      });
+    } else {
+      row = await finish(tx, ctx, task, outcome.vars, metadata, outcome.kind === 'ok' ? null : outcome, who);
+    }
+    await tx.insert(taskReports).values({
+      taskId: task.id,
+      attempt: input.attempt,
+      operation: 'complete',
+      requestSha256: requestSha,
+      outcome: { state: row.state },
+    });
+    return row;
+  });
+  await recordOutcome(ctx, actor.principalId, input.workerId, false);
+  return result;
+}
+
+type OutputCheck =
+  | { kind: 'ok'; vars: Record<string, unknown> }
+  | {
+      kind: 'route';
+      vars: Record<string, unknown>;
+      to: string;
+      reason: 'INVALID_OUTPUT' | 'LOW_CONFIDENCE';
+      message: string;
+    }
+  | { kind: 'fail'; errorType: string; message: string };
+
+/** The output contract: only the result variable, valid against output_schema, confident enough. */
+function checkAgentOutput(
+  task: LockedTaskRow,
+  vars: Record<string, unknown>,
+  metadata: AttemptMetadata,
+): OutputCheck {
+  const work = task.agentWork as AgentWork;
+  const extra = Object.keys(vars).filter((k) => k !== work.resultVariable);
+  if (extra.length > 0 || !(work.resultVariable in vars)) {
+    throw new EngineError(
+      'VALIDATION_FAILED',
+      `An agent task writes exactly one variable, "${work.resultVariable}".`,
+      {
+        errors: [
+          {
+            path: 'variables',
+            message: extra.length ? `not allowed: ${extra.join(', ')}` : `missing ${work.resultVariable}`,
+          },
+        ],
+      },
+    );
+  }
+  let value = vars[work.resultVariable];
+  let confidence = metadata.confidence ?? null;
+  if (typeof value === 'object' && value !== null && !Array.isArray(value) && '_confidence' in value) {
+    const { _confidence, ...rest } = value as Record<string, unknown>;
+    if (typeof _confidence === 'number') confidence = _confidence;
+    value = rest;
+  }
+  metadata.confidence = confidence;
+  const out = { [work.resultVariable]: value };
+  if (work.outputSchema) {
+    const validate = validatorFor(work.outputSchema);
+    if (!validate(value)) {
+      const message = `output does not match output_schema: ${ajv.errorsText(validate.errors)}`;
+      return work.onInvalidOutput
+        ? { kind: 'route', vars: out, to: work.onInvalidOutput, reason: 'INVALID_OUTPUT', message }
+        : { kind: 'fail', errorType: 'INVALID_MODEL_OUTPUT', message };
+    }
+  }
+  if (work.confidenceThreshold != null && (confidence == null || confidence < work.confidenceThreshold)) {
+    const message = `confidence ${confidence ?? 'missing'} is below the threshold ${work.confidenceThreshold}`;
+    return work.onLowConfidence
+      ? { kind: 'route', vars: out, to: work.onLowConfidence, reason: 'LOW_CONFIDENCE', message }
+      : { kind: 'fail', errorType: 'LOW_CONFIDENCE', message };
+  }
+  return { kind: 'ok', vars: out };
+}
+
+/** Stores the variables, completes the task and moves the token (to `next`, or to the route taken). */
+async function finish(
+  tx: Tx,
+  _ctx: EngineContext,
+  task: LockedTaskRow,
+  vars: Record<string, unknown>,
+  metadata: AttemptMetadata,
+  route: Extract<OutputCheck, { kind: 'route' }> | null,
+  who: string,
+): Promise<ExternalTaskRow> {
+  const [row] = await tx
+    .update(externalTasks)
+    .set({ state: 'COMPLETED', metadata, lockExpiresAt: null, updatedAt: sql`now()`, endedAt: sql`now()` })
+    .where(eq(externalTasks.id, task.id))
+    .returning();
+  // The update locks the instance row (after the task row: the engine's lock order).
+  const updated = await mergeVariables(tx, task.processInstanceId, vars);
+  await appendHistory(tx, {
+    projectId: task.projectId,
+    processInstanceId: task.processInstanceId,
+    eventType: 'TASK_COMPLETED',
+    actor: who,
+    taskId: task.id,
+    attempt: task.attempt,
+    data: {
+      variables: Object.keys(vars),
+      variablesSha256: sha256Hex(canonicalJson(vars)),
+      confidence: metadata.confidence ?? null,
+      promptHash: metadata.promptHash ?? null,
+      model: metadata.model ?? null,
+      route: route ? { reason: route.reason, to: route.to, message: route.message } : undefined,
+    },
+  });
+  await notifyTask(tx, task, 'COMPLETED');
+  const spec = await readDefinitionSpec(tx, updated.definitionId);
+  const node = findNode(spec, task.nodeId);
+  await enterNode(tx, updated, spec, route?.to ?? node.next!, 'engine');
+  return row;
+}
+
+export async function failTask(ctx: EngineContext, actor: Actor, input: FailInput): Promise<ExternalTaskRow> {
+  if (actor.kind !== 'WORKER') throw new EngineError('FORBIDDEN', 'Only a worker credential can fail tasks.');
+  if (!input.errorType || !/^[A-Z][A-Z0-9_]{0,63}$/.test(input.errorType)) {
+    throw new EngineError(
+      'VALIDATION_FAILED',
+      'errorType is an UPPER_SNAKE_CASE code such as MODEL_UNAVAILABLE.',
+      { errors: [{ path: 'errorType', message: 'invalid' }] },
+    );
+  }
+  if (
+    input.retryTimeoutMs != null &&
+    (!Number.isInteger(input.retryTimeoutMs) || input.retryTimeoutMs < 0 || input.retryTimeoutMs > 86_400_000)
+  ) {
+    throw new EngineError('VALIDATION_FAILED', 'retryTimeoutMs is from 0 to 86400000.', {
+      errors: [{ path: 'retryTimeoutMs', message: 'out of range' }],
+    });
+  }
+  const result = await ctx.db.transaction(async (tx) => {
+    const task = await lockTask(tx, actor, input.taskId);
+    const stored = await storedReport(tx, task.id, input.attempt, 'fail');
+    if (stored && stored.requestSha256 === sha256Hex(input.errorType)) return task;
+    assertLease(task, actor, input.workerId, input.attempt);
+    const row = await failAttempt(tx, task, {
+      errorType: input.errorType,
+      errorMessage: input.errorMessage?.slice(0, 2000) ?? null,
+      retryTimeoutMs: input.retryTimeoutMs,
+      actor: `worker:${input.workerId}`,
+    });
+    await tx.insert(taskReports).values({
+      taskId: task.id,
+      attempt: input.attempt,
+      operation: 'fail',
+      requestSha256: sha256Hex(input.errorType),
+      outcome: { state: row.state, errorType: input.errorType },
+    });
+    return row;
+  });
+  await recordOutcome(ctx, actor.principalId, input.workerId, true);
+  return result;
+}

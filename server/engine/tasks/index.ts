@@ -1,0 +1,3 @@
+export * from './claim.js';
+export * from './completion.js';
+export * from './ops.js';

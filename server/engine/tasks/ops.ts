@@ -1,0 +1,156 @@
+/** Lease extension, operator retry and tool credentials: small commands on one external task. */
+import { asc, eq, inArray, sql } from 'drizzle-orm';
+import { externalTasks } from '../../db/schema.js';
+import type { ExternalTaskRow } from '../../db/schema.js';
+import { EngineError } from '../../errors.js';
+import { closeTaskFailedIncidents } from '../lease/index.js';
+import type { Actor, EngineContext, Executor } from '../common/index.js';
+import { notifyTask } from '../events/index.js';
+import { sameProject } from '../common/index.js';
+import { readCredential } from '../definitions/index.js';
+import { actorLabel, appendHistory } from '../history/index.js';
+import type { AgentWork } from '../definitions/index.js';
+import { isUuid } from '../common/index.js';
+import { assertLease, assertNotRetired, lockTask } from '../lease/index.js';
+
+export interface ExtendLockInput {
+  taskId: string;
+  workerId: string;
+  lockDurationMs: number;
+  attempt?: number | null;
+}
+
+/** Extends a live lease by lockDurationMs from now; an expired lease cannot be revived. */
+export async function extendLock(
+  ctx: EngineContext,
+  actor: Actor,
+  input: ExtendLockInput,
+): Promise<ExternalTaskRow> {
+  if (
+    !Number.isInteger(input.lockDurationMs) ||
+    input.lockDurationMs < 100 ||
+    input.lockDurationMs > 3_600_000
+  ) {
+    throw new EngineError('VALIDATION_FAILED', 'lockDurationMs is from 100 ms to 1 hour.', {
+      errors: [{ path: 'lockDurationMs', message: 'out of range' }],
+    });
+  }
+  return ctx.db.transaction(async (tx) => {
+    const task = await lockTask(tx, actor, input.taskId);
+    assertLease(task, actor, input.workerId, input.attempt ?? task.attempt);
+    const [row] = await tx
+      .update(externalTasks)
+      .set({
+        lockExpiresAt: sql`now() + make_interval(secs => ${input.lockDurationMs / 1000})`,
+        updatedAt: sql`now()`,
+      })
+      .where(eq(externalTasks.id, task.id))
+      .returning();
+    return row;
+  });
+}
+
+/** An operator retries a FAILED task: it reopens on a fresh attempt and its TASK_FAILED incident closes. */
+export async function retryTask(ctx: EngineContext, actor: Actor, id: string): Promise<ExternalTaskRow> {
+  if (actor.kind !== 'ADMIN') throw new EngineError('FORBIDDEN', 'Only an admin can retry a task.');
+  return ctx.db.transaction(async (tx) => {
+    const task = await lockTask(tx, actor, id);
+    assertNotRetired(task);
+    if (task.state !== 'FAILED') {
+      throw new EngineError(
+        'VALIDATION_FAILED',
+        `Only a FAILED task can be retried; this one is ${task.state}.`,
+        { errors: [{ path: 'id', message: task.state }] },
+      );
+    }
+    if (task.errorType === 'TOOL_OUTCOME_UNKNOWN') {
+      throw new EngineError(
+        'VALIDATION_FAILED',
+        'This task waits for a person to resolve its TOOL_OUTCOME_UNKNOWN incident; resolve that instead.',
+        {
+          errors: [{ path: 'id', message: 'resolve the incident' }],
+        },
+      );
+    }
+    const next = task.attempt + 1;
+    const [row] = await tx
+      .update(externalTasks)
+      .set({
+        state: 'OPEN',
+        attempt: next,
+        maxAttempts: Math.max(task.maxAttempts, next),
+        leaseExpiries: 0,
+        availableAt: sql`now()`,
+        endedAt: null,
+        updatedAt: sql`now()`,
+      })
+      .where(eq(externalTasks.id, task.id))
+      .returning();
+    const label = actorLabel(actor);
+    await closeTaskFailedIncidents(tx, task.id, label);
+    await appendHistory(tx, {
+      projectId: task.projectId,
+      processInstanceId: task.processInstanceId,
+      eventType: 'TASK_RETRIED',
+      actor: label,
+      taskId: task.id,
+      attempt: next,
+    });
+    await notifyTask(tx, task, 'OPEN');
+    return row;
+  });
+}
+
+/** The secret of a tool server bound to the task, only for the worker holding the live lease. */
+export async function toolCredential(
+  ctx: EngineContext,
+  actor: Actor,
+  taskId: string,
+  server: string,
+  workerId: string,
+) {
+  if (actor.kind !== 'WORKER')
+    throw new EngineError('FORBIDDEN', 'Only the worker holding the lease can read tool credentials.');
+  return ctx.db.transaction(async (tx) => {
+    const task = await lockTask(tx, actor, taskId);
+    assertLease(task, actor, workerId, task.attempt);
+    const binding = (task.agentWork as AgentWork | null)?.toolBindings.find((b) => b.server === server);
+    if (!binding)
+      throw new EngineError('BINDING_NOT_FROZEN', `No tool of server "${server}" is bound to this task.`);
+    if (!binding.credential)
+      throw new EngineError(
+        'NOT_FOUND',
+        `Server "${server}" names no credential in this definition version.`,
+      );
+    const secret = await readCredential(tx, ctx, task.projectId, binding.credential);
+    if (secret === null)
+      throw new EngineError(
+        'NOT_FOUND',
+        `Credential "${binding.credential}" is not set; an admin sets it with setCredential.`,
+      );
+    return { server, name: binding.credential, secret, env: binding.credentialEnv };
+  });
+}
+
+/** An external task as it stands, or null when it does not exist or the actor's project may not see it. */
+export async function getTask(
+  ex: Executor,
+  actor: Pick<Actor, 'projectId'>,
+  id: string,
+): Promise<ExternalTaskRow | null> {
+  if (!isUuid(id)) return null;
+  const [row] = await ex.select().from(externalTasks).where(eq(externalTasks.id, id));
+  return row && sameProject(actor as Actor, row.projectId) ? row : null;
+}
+
+/** The external tasks of several instances, oldest first (one query for a page of instances). */
+export async function tasksOfInstances(
+  ex: Executor,
+  instanceIds: readonly string[],
+): Promise<ExternalTaskRow[]> {
+  return ex
+    .select()
+    .from(externalTasks)
+    .where(inArray(externalTasks.processInstanceId, [...instanceIds]))
+    .orderBy(asc(externalTasks.createdAt));
+}

@@ -1,0 +1,138 @@
+/**
+ * Worker registration and health (SPEC §6). Heartbeats are written by fetch polls, debounced per
+ * process in memory and in SQL (a row younger than the debounce is not rewritten), so a busy fleet does
+ * not turn every poll into a write.
+ */
+import { and, eq, isNull, or, sql } from 'drizzle-orm';
+import { workers } from '../../db/schema.js';
+import type { WorkerRow } from '../../db/schema.js';
+import { EngineError } from '../../errors.js';
+import type { Actor, EngineContext } from '../common/index.js';
+import { openIncident } from '../incidents/index.js';
+
+export type WorkerHealth = 'ONLINE' | 'ERROR' | 'OFFLINE';
+
+export interface WorkerView extends WorkerRow {
+  health: WorkerHealth;
+}
+
+export function healthOf(w: WorkerRow, offlineAfterMs: number, now = Date.now()): WorkerHealth {
+  if (!w.lastHeartbeatAt || now - w.lastHeartbeatAt.getTime() > offlineAfterMs) return 'OFFLINE';
+  if (w.consecutiveFailures > 0) return 'ERROR';
+  return 'ONLINE';
+}
+
+export interface RegisterWorkerInput {
+  workerId: string;
+  topics: string[];
+  models?: string[] | null;
+}
+
+export async function registerWorker(
+  ctx: EngineContext,
+  actor: Actor,
+  input: RegisterWorkerInput,
+): Promise<WorkerView> {
+  if (actor.kind !== 'WORKER')
+    throw new EngineError('FORBIDDEN', 'Only a worker credential can register as a worker.');
+  if (!input.workerId || input.workerId.length > 200) {
+    throw new EngineError('VALIDATION_FAILED', 'workerId must be 1 to 200 characters.', {
+      errors: [{ path: 'workerId', message: 'length' }],
+    });
+  }
+  const missing = input.topics.filter((t) => !actor.topics.includes(t) && !actor.topics.includes('*'));
+  if (missing.length) {
+    await recordRejection(
+      ctx,
+      actor,
+      input.workerId,
+      `registered topics without capability: ${missing.join(', ')}`,
+    );
+    throw new EngineError(
+      'FORBIDDEN',
+      `This worker credential holds no capability for ${missing.join(', ')}.`,
+    );
+  }
+  const [row] = await ctx.db
+    .insert(workers)
+    .values({
+      principalId: actor.principalId,
+      workerId: input.workerId,
+      projectId: actor.projectId,
+      topics: input.topics,
+      models: input.models ?? [],
+      lastHeartbeatAt: sql`now()`,
+    })
+    .onConflictDoUpdate({
+      target: [workers.principalId, workers.workerId],
+      set: { topics: input.topics, models: input.models ?? [], lastHeartbeatAt: sql`now()` },
+    })
+    .returning();
+  lastBeat.set(`${actor.principalId}/${input.workerId}`, Date.now());
+  return { ...row, health: healthOf(row, ctx.config.workerOfflineAfterMs) };
+}
+
+const lastBeat = new Map<string, number>();
+
+export async function heartbeat(ctx: EngineContext, actor: Actor, workerId: string): Promise<void> {
+  const k = `${actor.principalId}/${workerId}`;
+  const now = Date.now();
+  const prev = lastBeat.get(k);
+  if (prev !== undefined && now - prev < ctx.config.heartbeatDebounceMs) return;
+  lastBeat.set(k, now);
+  if (lastBeat.size > 100_000) lastBeat.clear();
+  const debounce = ctx.config.heartbeatDebounceMs / 1000;
+  await ctx.db.execute(sql`
+    INSERT INTO workers (principal_id, worker_id, project_id, topics, last_heartbeat_at)
+    VALUES (${actor.principalId}, ${workerId}, ${actor.projectId}, ${sql.param(actor.topics)}::text[], now())
+    ON CONFLICT (principal_id, worker_id) DO UPDATE SET last_heartbeat_at = now()
+    WHERE workers.last_heartbeat_at IS NULL OR workers.last_heartbeat_at < now() - make_interval(secs => ${debounce})`);
+}
+
+/** A rejected fetch leaves a durable trace: the worker's last rejection and a FETCH_REJECTED incident. */
+export async function recordRejection(
+  ctx: EngineContext,
+  actor: Actor,
+  workerId: string,
+  reason: string,
+): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    await tx.execute(sql`
+      INSERT INTO workers (principal_id, worker_id, project_id, topics, last_rejection_at, last_rejection_reason, consecutive_failures)
+      VALUES (${actor.principalId}, ${workerId}, ${actor.projectId}, ${sql.param(actor.topics)}::text[], now(), ${reason}, 1)
+      ON CONFLICT (principal_id, worker_id) DO UPDATE SET last_rejection_at = now(), last_rejection_reason = ${reason},
+        consecutive_failures = workers.consecutive_failures + 1`);
+    await openIncident(tx, {
+      projectId: actor.projectId,
+      type: 'FETCH_REJECTED',
+      message: `Worker ${workerId} (${actor.name}) was refused: ${reason}.`,
+      workerId,
+    });
+  });
+}
+
+export async function recordOutcome(
+  ctx: EngineContext | { db: EngineContext['db'] },
+  principalId: string,
+  workerId: string,
+  failed: boolean,
+) {
+  await ctx.db
+    .update(workers)
+    .set({ consecutiveFailures: failed ? sql`${workers.consecutiveFailures} + 1` : 0 })
+    .where(and(eq(workers.principalId, principalId), eq(workers.workerId, workerId)));
+}
+
+export async function listWorkers(ctx: EngineContext, actor: Actor): Promise<WorkerView[]> {
+  const rows = await ctx.db
+    .select()
+    .from(workers)
+    .where(
+      actor.projectId === null
+        ? undefined
+        : or(eq(workers.projectId, actor.projectId), isNull(workers.projectId)),
+    )
+    .orderBy(workers.workerId);
+  const now = Date.now();
+  return rows.map((w) => ({ ...w, health: healthOf(w, ctx.config.workerOfflineAfterMs, now) }));
+}
