@@ -157,8 +157,8 @@ export const externalTasks = pgTable(
     attempt: integer('attempt').notNull().default(1),
     maxAttempts: integer('max_attempts').notNull().default(3),
     workerId: text('worker_id'),
-    lockedBy: uuid('locked_by'),
-    lockExpiresAt: ts('lock_expires_at'),
+    leasedBy: uuid('leased_by'),
+    leaseExpiresAt: ts('lease_expires_at'),
     availableAt: ts('available_at').notNull().defaultNow(),
     /** lease expiries on the current attempt (poison-work protection) */
     leaseExpiries: integer('lease_expiries').notNull().default(0),
@@ -175,7 +175,7 @@ export const externalTasks = pgTable(
     index('external_tasks_open_idx')
       .on(t.topicName, t.priority.desc(), t.availableAt)
       .where(sql`state = 'OPEN'`),
-    index('external_tasks_leased_idx').on(t.lockExpiresAt).where(sql`state = 'LEASED'`),
+    index('external_tasks_leased_idx').on(t.leaseExpiresAt).where(sql`state = 'LEASED'`),
     index('external_tasks_instance_idx').on(t.processInstanceId),
   ],
 );

@@ -73,10 +73,10 @@ export async function openApproval(
     })
     .returning({ id: approvals.id });
   // The lease goes back with the proposal: no worker holds a slot while a person thinks. worker_id and
-  // locked_by stay as a record of who proposed, so that worker (and only it) can re-send the proposal.
+  // leased_by stay as a record of who proposed, so that worker (and only it) can re-send the proposal.
   await tx
     .update(externalTasks)
-    .set({ state: 'AWAITING_APPROVAL', lockExpiresAt: null, updatedAt: sql`now()` })
+    .set({ state: 'AWAITING_APPROVAL', leaseExpiresAt: null, updatedAt: sql`now()` })
     .where(eq(externalTasks.id, task.id));
   const base = {
     projectId: task.projectId,

@@ -55,7 +55,7 @@ export async function startDelegation(
   });
   await tx
     .update(externalTasks)
-    .set({ state: 'AWAITING_CHILD', lockedBy: null, lockExpiresAt: null, updatedAt: sql`now()` })
+    .set({ state: 'AWAITING_CHILD', leasedBy: null, leaseExpiresAt: null, updatedAt: sql`now()` })
     .where(eq(externalTasks.id, task.id));
   await appendHistory(tx, {
     projectId: task.projectId,

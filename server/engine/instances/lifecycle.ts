@@ -43,8 +43,8 @@ async function retireWork(
     .set({
       state: 'CANCELLED',
       workerId: null,
-      lockedBy: null,
-      lockExpiresAt: null,
+      leasedBy: null,
+      leaseExpiresAt: null,
       errorType: reason,
       updatedAt: sql`now()`,
       endedAt: sql`now()`,

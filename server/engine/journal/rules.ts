@@ -105,7 +105,7 @@ export async function journalStepTx(
     existing &&
     task.attempt === input.attempt &&
     task.workerId === input.workerId &&
-    task.lockedBy === actor.principalId &&
+    task.leasedBy === actor.principalId &&
     task.state !== 'LEASED' &&
     existing.kind === input.kind &&
     existing.toolRef === (input.kind === 'TOOL_CALL' ? (input.toolRef ?? null) : existing.toolRef) &&

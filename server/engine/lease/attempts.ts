@@ -78,8 +78,8 @@ export async function settleUnknownOutcomes(tx: Tx, task: ExternalTaskRow, actor
         errorType: 'TOOL_OUTCOME_UNKNOWN',
         errorMessage: 'waiting for a person to resolve an unknown tool outcome',
         workerId: null,
-        lockedBy: null,
-        lockExpiresAt: null,
+        leasedBy: null,
+        leaseExpiresAt: null,
         updatedAt: sql`now()`,
       })
       .where(eq(externalTasks.id, task.id));
@@ -120,8 +120,8 @@ export async function failAttempt(
         attempt: task.attempt + 1,
         leaseExpiries: 0,
         workerId: null,
-        lockedBy: null,
-        lockExpiresAt: null,
+        leasedBy: null,
+        leaseExpiresAt: null,
         availableAt: sql`now() + make_interval(secs => ${delay / 1000})`,
         errorType: f.errorType,
         errorMessage: f.errorMessage ?? null,
@@ -142,8 +142,8 @@ export async function failAttempt(
     .set({
       state: 'FAILED',
       workerId: null,
-      lockedBy: null,
-      lockExpiresAt: null,
+      leasedBy: null,
+      leaseExpiresAt: null,
       errorType: f.errorType,
       errorMessage: f.errorMessage ?? null,
       updatedAt: sql`now()`,

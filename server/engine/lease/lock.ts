@@ -14,17 +14,17 @@ export type LockedTaskRow = ExternalTaskRow & { leaseLive: boolean; instanceStat
 /** The columns of `external_tasks t` under their drizzle names, for hand-written statements. */
 export const TASK_COLUMNS = sql`t.id, t.project_id AS "projectId", t.process_instance_id AS "processInstanceId",
   t.node_id AS "nodeId", t.node_type AS "nodeType", t.topic_name AS "topicName", t.state, t.priority, t.attempt,
-  t.max_attempts AS "maxAttempts", t.worker_id AS "workerId", t.locked_by AS "lockedBy",
-  t.lock_expires_at AS "lockExpiresAt", t.available_at AS "availableAt", t.lease_expiries AS "leaseExpiries",
+  t.max_attempts AS "maxAttempts", t.worker_id AS "workerId", t.leased_by AS "leasedBy",
+  t.lease_expires_at AS "leaseExpiresAt", t.available_at AS "availableAt", t.lease_expiries AS "leaseExpiries",
   t.agent_work AS "agentWork", t.metadata, t.error_type AS "errorType", t.error_message AS "errorMessage",
   t.created_at AS "createdAt", t.updated_at AS "updatedAt", t.ended_at AS "endedAt"`;
 
 /** TASK_COLUMNS plus what the lease checks need: whether the lease is live, the instance's state. */
 export const LOCKED_TASK_COLUMNS = sql`${TASK_COLUMNS},
-  (t.lock_expires_at IS NOT NULL AND t.lock_expires_at > now()) AS "leaseLive",
+  (t.lease_expires_at IS NOT NULL AND t.lease_expires_at > now()) AS "leaseLive",
   (SELECT i.state FROM process_instances i WHERE i.id = t.process_instance_id) AS "instanceState"`;
 
-const DATE_KEYS = ['lockExpiresAt', 'availableAt', 'createdAt', 'updatedAt', 'endedAt'] as const;
+const DATE_KEYS = ['leaseExpiresAt', 'availableAt', 'createdAt', 'updatedAt', 'endedAt'] as const;
 
 /** Raw rows carry timestamps as strings; the drizzle row shape carries Dates. */
 export function withTaskDates<T extends Record<string, unknown>>(row: T): T {
@@ -66,7 +66,7 @@ export function assertLease(task: LockedTaskRow, actor: Actor, workerId: string,
   if (
     task.state !== 'LEASED' ||
     task.workerId !== workerId ||
-    task.lockedBy !== actor.principalId ||
+    task.leasedBy !== actor.principalId ||
     !task.leaseLive
   ) {
     throw new EngineError(

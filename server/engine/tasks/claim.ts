@@ -29,14 +29,14 @@ export interface FetchInput {
   projectId?: string | null;
 }
 
-export interface LockedTaskView {
+export interface LeasedTaskView {
   id: string;
   topicName: string;
   projectId: string;
   processInstanceId: string;
   nodeId: string;
   attempt: number;
-  lockExpiresAt: Date;
+  leaseExpiresAt: Date;
   variables: Record<string, unknown>;
   agentWork: AgentWork | null;
   steps: StepView[];
@@ -75,7 +75,7 @@ export async function fetchAndLock(
   actor: Actor,
   input: FetchInput,
   signal?: AbortSignal,
-): Promise<LockedTaskView[]> {
+): Promise<LeasedTaskView[]> {
   validateFetch(input);
   if (actor.kind !== 'WORKER')
     throw new EngineError('FORBIDDEN', 'Only a worker credential can fetch tasks.');
@@ -108,7 +108,7 @@ export async function fetchAndLock(
 /*
  * The claim statement. Two candidate sets, each read through its own partial index and locked with
  * FOR UPDATE SKIP LOCKED so concurrent fetchers never wait on each other nor take the same row:
- *  - expired leases (state LEASED, lock_expires_at passed): re-acquired on the SAME attempt, the journal
+ *  - expired leases (state LEASED, lease_expires_at passed): re-acquired on the SAME attempt, the journal
  *    lets the new worker resume; they go first because someone already started them;
  *  - ready work (state OPEN, available_at passed), by priority then age.
  * The outer LIMIT stops pulling from the second set once enough rows are locked. Ready work is read
@@ -126,7 +126,7 @@ async function claim(
   actor: Actor,
   input: FetchInput,
   projectId: string | null,
-): Promise<LockedTaskView[]> {
+): Promise<LeasedTaskView[]> {
   const topics = input.topics.map((t) => t.topicName);
   const durations = input.topics.map((t) => t.lockDurationMs);
   const projectFilter = projectId === null ? sql`TRUE` : sql`project_id = ${projectId}`;
@@ -144,8 +144,8 @@ async function claim(
       tx,
       sql`WITH expired AS (
             SELECT id FROM external_tasks
-            WHERE state = 'LEASED' AND lock_expires_at <= now() AND topic_name = ANY(${sql.param(topics)}::text[]) AND ${projectFilter}
-            ORDER BY lock_expires_at
+            WHERE state = 'LEASED' AND lease_expires_at <= now() AND topic_name = ANY(${sql.param(topics)}::text[]) AND ${projectFilter}
+            ORDER BY lease_expires_at
             LIMIT ${limit}
             FOR UPDATE SKIP LOCKED
           ), ready AS (
@@ -165,8 +165,8 @@ async function claim(
             LIMIT ${limit}
           ), leased AS (
             UPDATE external_tasks t
-            SET state = 'LEASED', worker_id = ${input.workerId}, locked_by = ${actor.principalId},
-                lock_expires_at = now() + make_interval(secs => (
+            SET state = 'LEASED', worker_id = ${input.workerId}, leased_by = ${actor.principalId},
+                lease_expires_at = now() + make_interval(secs => (
                   SELECT d FROM unnest(${sql.param(topics)}::text[], ${sql.param(durations)}::int[]) AS u(tn, d) WHERE u.tn = t.topic_name LIMIT 1
                 ) / 1000.0),
                 lease_expiries = t.lease_expiries + CASE WHEN p.was_expired THEN 1 ELSE 0 END,
@@ -182,7 +182,7 @@ async function claim(
             INSERT INTO history (project_id, process_instance_id, event_type, actor, task_id, attempt, data, seq, prev_hash, hash)
             SELECT l."projectId", l."processInstanceId", 'TASK_LEASED', ${`worker:${input.workerId}`}, l.id, l.attempt,
                    jsonb_build_object('workerId', ${input.workerId}::text,
-                     'lockExpiresAt', to_char(l."lockExpiresAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+                     'leaseExpiresAt', to_char(l."leaseExpiresAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
                    0, '', ''
             FROM leased l WHERE NOT l.was_expired
             ORDER BY l.id
@@ -206,13 +206,13 @@ async function claim(
           actor: `worker:${input.workerId}`,
           taskId: r.id,
           attempt: r.attempt,
-          data: { workerId: input.workerId, lockExpiresAt: new Date(r.lockExpiresAt!).toISOString() },
+          data: { workerId: input.workerId, leaseExpiresAt: new Date(r.leaseExpiresAt!).toISOString() },
         })),
     );
     // the claim statement read each task's steps; a re-acquired lease may just have changed them
     const reacquired = handed.filter((r) => r.was_expired).map((r) => r.id);
     const steps = await loadSteps(tx, ctx, reacquired, { currentAttemptOnly: true });
-    const out: LockedTaskView[] = [];
+    const out: LeasedTaskView[] = [];
     for (const r of handed) {
       out.push({
         id: r.id,
@@ -221,7 +221,7 @@ async function claim(
         processInstanceId: r.processInstanceId,
         nodeId: r.nodeId,
         attempt: r.attempt,
-        lockExpiresAt: new Date(r.lockExpiresAt!),
+        leaseExpiresAt: new Date(r.leaseExpiresAt!),
         variables: r.instance_variables ?? {},
         agentWork: r.agentWork as AgentWork | null,
         steps: r.was_expired
@@ -265,7 +265,7 @@ async function waitForWork(
   const [due] = await query<{ next_due: Date | null }>(
     ctx.db,
     sql`SELECT LEAST(
-          (SELECT min(lock_expires_at) FROM external_tasks WHERE state = 'LEASED' AND topic_name = ANY(${sql.param([...topics])}::text[]) AND ${projectFilter}),
+          (SELECT min(lease_expires_at) FROM external_tasks WHERE state = 'LEASED' AND topic_name = ANY(${sql.param([...topics])}::text[]) AND ${projectFilter}),
           (SELECT min(available_at) FROM external_tasks WHERE state = 'OPEN' AND topic_name = ANY(${sql.param([...topics])}::text[]) AND ${projectFilter})
         ) AS next_due`,
   );

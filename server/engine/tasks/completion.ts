@@ -244,7 +244,7 @@ async function finish(
 ): Promise<ExternalTaskRow> {
   const [row] = await tx
     .update(externalTasks)
-    .set({ state: 'COMPLETED', metadata, lockExpiresAt: null, updatedAt: sql`now()`, endedAt: sql`now()` })
+    .set({ state: 'COMPLETED', metadata, leaseExpiresAt: null, updatedAt: sql`now()`, endedAt: sql`now()` })
     .where(eq(externalTasks.id, task.id))
     .returning();
   // The update locks the instance row (after the task row: the engine's lock order).

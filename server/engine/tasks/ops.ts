@@ -13,7 +13,7 @@ import type { AgentWork } from '../definitions/index.js';
 import { isUuid } from '../common/index.js';
 import { assertLease, assertNotRetired, lockTask } from '../lease/index.js';
 
-export interface ExtendLockInput {
+export interface ExtendLeaseInput {
   taskId: string;
   workerId: string;
   lockDurationMs: number;
@@ -21,10 +21,10 @@ export interface ExtendLockInput {
 }
 
 /** Extends a live lease by lockDurationMs from now; an expired lease cannot be revived. */
-export async function extendLock(
+export async function extendLease(
   ctx: EngineContext,
   actor: Actor,
-  input: ExtendLockInput,
+  input: ExtendLeaseInput,
 ): Promise<ExternalTaskRow> {
   if (
     !Number.isInteger(input.lockDurationMs) ||
@@ -41,7 +41,7 @@ export async function extendLock(
     const [row] = await tx
       .update(externalTasks)
       .set({
-        lockExpiresAt: sql`now() + make_interval(secs => ${input.lockDurationMs / 1000})`,
+        leaseExpiresAt: sql`now() + make_interval(secs => ${input.lockDurationMs / 1000})`,
         updatedAt: sql`now()`,
       })
       .where(eq(externalTasks.id, task.id))

@@ -1,8 +1,8 @@
 import type { ExternalTaskRow } from '../../db/schema.js';
 import { completeTask, failTask } from '../../engine/tasks/index.js';
 import type { AgentWork as AgentWorkShape } from '../../engine/definitions/index.js';
-import { extendLock, getTask, retryTask, toolCredential } from '../../engine/tasks/index.js';
-import { fetchAndLock, type LockedTaskView } from '../../engine/tasks/index.js';
+import { extendLease, getTask, retryTask, toolCredential } from '../../engine/tasks/index.js';
+import { fetchAndLock, type LeasedTaskView } from '../../engine/tasks/index.js';
 import { builder } from '../builder.js';
 import { ToolBinding } from './definition.js';
 import { Step, TaskState } from './step.js';
@@ -19,7 +19,7 @@ export const ExternalTask = builder.objectRef<ExternalTaskRow>('ExternalTask').i
     priority: t.exposeInt('priority'),
     processInstanceId: t.exposeID('processInstanceId'),
     workerId: t.exposeString('workerId', { nullable: true }),
-    lockExpiresAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.lockExpiresAt }),
+    lockExpiresAt: t.field({ type: 'DateTime', nullable: true, resolve: (r) => r.leaseExpiresAt }),
     availableAt: t.field({ type: 'DateTime', resolve: (r) => r.availableAt }),
     errorType: t.exposeString('errorType', { nullable: true }),
     errorMessage: t.exposeString('errorMessage', { nullable: true }),
@@ -56,7 +56,7 @@ const AgentWork = builder.objectRef<AgentWorkShape>('AgentWork').implement({
   }),
 });
 
-const LockedTask = builder.objectRef<LockedTaskView>('LockedTask').implement({
+const LockedTask = builder.objectRef<LeasedTaskView>('LockedTask').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
     topicName: t.exposeString('topicName'),
@@ -64,7 +64,7 @@ const LockedTask = builder.objectRef<LockedTaskView>('LockedTask').implement({
     processInstanceId: t.exposeID('processInstanceId'),
     nodeId: t.exposeString('nodeId'),
     attempt: t.exposeInt('attempt'),
-    lockExpiresAt: t.field({ type: 'DateTime', resolve: (r) => r.lockExpiresAt }),
+    lockExpiresAt: t.field({ type: 'DateTime', resolve: (r) => r.leaseExpiresAt }),
     variables: t.field({ type: 'JSON', resolve: (r) => r.variables }),
     agentWork: t.field({ type: AgentWork, nullable: true, resolve: (r) => r.agentWork }),
     steps: t.field({ type: [Step], resolve: (r) => r.steps }),
@@ -190,7 +190,7 @@ builder.mutationField('extendLock', (t) =>
     authScopes: { worker: true },
     args: { input: t.arg({ type: ExtendLockInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      extendLock(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
+      extendLease(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
   }),
 );
 
