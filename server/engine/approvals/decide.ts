@@ -182,7 +182,7 @@ export async function decideApproval(
       .select()
       .from(steps)
       .where(and(eq(steps.taskId, a.taskId), eq(steps.attempt, a.attempt), eq(steps.sequence, a.sequence)));
-    const binding = (task.agentWork as AgentWork).toolBindings.find((b) => b.ref === a.toolRef)!;
+    const binding = task.agentWork!.toolBindings.find((b) => b.ref === a.toolRef)!;
     let edited: { args: Record<string, unknown>; digest: string } | null = null;
     if (input.arguments != null) {
       if (typeof input.arguments !== 'object' || Array.isArray(input.arguments)) {

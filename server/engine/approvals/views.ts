@@ -55,7 +55,7 @@ async function contextsOf(ctx: EngineContext, rows: ApprovalRow[]): Promise<Appr
   return rows.map((a) => {
     const t = byTask.get(a.taskId);
     return {
-      binding: (t?.agentWork as AgentWork | null)?.toolBindings.find((b) => b.ref === a.toolRef),
+      binding: t?.agentWork?.toolBindings.find((b) => b.ref === a.toolRef),
       processKey: t?.processKey ?? '',
     };
   });

@@ -61,7 +61,7 @@ export async function deploy(
       .from(definitions)
       .where(eq(definitions.projectId, projectId));
     const result = validateSource(source, {
-      toolServers: new Map(existing.map((s) => [s.name, s.spec as ToolServerSpec])),
+      toolServers: new Map(existing.map((s) => [s.name, s.spec])),
       processKeys: new Set(keys.map((k) => k.key)),
       allowedModels: ctx.config.allowedModels,
       allowedTools: ctx.config.allowedTools,
@@ -124,7 +124,7 @@ function toServerView(r: typeof toolServers.$inferSelect): ToolServerView {
     projectId: r.projectId,
     name: r.name,
     version: r.version,
-    spec: r.spec as ToolServerSpec,
+    spec: r.spec,
     updatedAt: r.updatedAt,
   };
 }
@@ -135,7 +135,7 @@ function toDefinitionView(r: typeof definitions.$inferSelect): DefinitionView {
     projectId: r.projectId,
     key: r.key,
     version: r.version,
-    spec: r.spec as FrozenProcess,
+    spec: r.spec,
     sourceSha256: r.sourceSha256,
     deployedAt: r.deployedAt,
   };

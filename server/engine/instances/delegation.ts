@@ -96,7 +96,7 @@ export async function childDone(tx: Tx, ctx: EngineContext, childInstanceId: str
     );
   if (step?.state !== 'STARTED') return;
   const spec = await readDefinitionSpec(tx, child.definitionId);
-  const vars = child.variables as Record<string, unknown>;
+  const vars = child.variables;
   const outputs = spec.outputs.length
     ? Object.fromEntries(spec.outputs.map((k) => [k, vars[k] ?? null]))
     : vars;

@@ -13,6 +13,7 @@ import { actorProject, isUuid, sameProject } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { AGENT_PROFILE_VERSION, type AgentWork, latestDefinition } from '../definitions/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
+import type { JsonObject } from '../../shared/types.js';
 
 const TEMPLATE_RE = /\$\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}/g;
 
@@ -134,7 +135,8 @@ export async function startInstanceTx(
       version: def.version,
       state: 'ACTIVE',
       currentNodeId: def.spec.start,
-      variables: a.variables as Record<string, unknown>,
+      // checkVariables above proved it a JSON object
+      variables: a.variables as JsonObject,
       businessKey: a.businessKey,
       startedBy: a.startedBy,
       parentTaskId: a.parentTaskId ?? null,
@@ -168,7 +170,7 @@ export async function enterNode(
   actor: string,
 ): Promise<ProcessInstanceRow> {
   const node = findNode(spec, nodeId);
-  const vars = inst.variables as Record<string, unknown>;
+  const vars = inst.variables;
   const base = { projectId: inst.projectId, processInstanceId: inst.id, actor };
   if (node.type === 'end') {
     const [done] = await tx

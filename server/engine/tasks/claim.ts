@@ -223,7 +223,7 @@ async function claim(
         attempt: r.attempt,
         leaseExpiresAt: new Date(r.leaseExpiresAt!),
         variables: r.instance_variables ?? {},
-        agentWork: r.agentWork as AgentWork | null,
+        agentWork: r.agentWork,
         steps: r.was_expired
           ? steps.filter((s) => s.taskId === r.id && s.attempt === r.attempt)
           : (r.current_steps ?? []).map((s) => toStepView(ctx, toStepRow(s))),

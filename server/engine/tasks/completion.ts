@@ -19,19 +19,9 @@ import type { AgentWork } from '../definitions/index.js';
 import { enterNode, findNode, mergeVariables } from '../instances/index.js';
 import { assertLease, type LockedTaskRow, lockTask } from '../lease/index.js';
 import { recordOutcome } from '../workers/index.js';
+import type { AttemptMetadata } from '../../shared/types.js';
 
-export interface AttemptMetadata {
-  model?: string | null;
-  provider?: string | null;
-  attempt?: number | null;
-  durationMs?: number | null;
-  tools?: string[] | null;
-  resultVariable?: string | null;
-  promptHash?: string | null;
-  confidence?: number | null;
-  inputTokens?: number | null;
-  outputTokens?: number | null;
-}
+export type { AttemptMetadata };
 
 export interface CompleteInput {
   taskId: string;
@@ -189,7 +179,7 @@ function checkAgentOutput(
   vars: Record<string, unknown>,
   metadata: AttemptMetadata,
 ): OutputCheck {
-  const work = task.agentWork as AgentWork;
+  const work = task.agentWork!;
   const extra = Object.keys(vars).filter((k) => k !== work.resultVariable);
   if (extra.length > 0 || !(work.resultVariable in vars)) {
     throw new EngineError(

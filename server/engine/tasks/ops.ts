@@ -114,7 +114,7 @@ export async function toolCredential(
   return ctx.db.transaction(async (tx) => {
     const task = await lockTask(tx, actor, taskId);
     assertLease(task, actor, workerId, task.attempt);
-    const binding = (task.agentWork as AgentWork | null)?.toolBindings.find((b) => b.server === server);
+    const binding = task.agentWork?.toolBindings.find((b) => b.server === server);
     if (!binding)
       throw new EngineError('BINDING_NOT_FROZEN', `No tool of server "${server}" is bound to this task.`);
     if (!binding.credential)

@@ -1,0 +1,77 @@
+/** Approvals of proposed calls and every decision attempt on them. */
+import { sql } from 'drizzle-orm';
+import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { createdAt, projectId, ts } from './columns.js';
+import { processInstances } from './instances.js';
+import { externalTasks } from './tasks.js';
+
+/** A person's decision on a proposed call (SPEC §5); multi-level rules keep several levels here. */
+export const approvals = pgTable(
+  'approvals',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    projectId: projectId(),
+    processInstanceId: uuid('process_instance_id')
+      .notNull()
+      .references(() => processInstances.id),
+    taskId: uuid('task_id')
+      .notNull()
+      .references(() => externalTasks.id),
+    attempt: integer('attempt').notNull(),
+    sequence: integer('sequence').notNull(),
+    nodeId: text('node_id').notNull(),
+    toolRef: text('tool_ref').notNull(),
+    model: text('model'),
+    state: text('state').$type<'PENDING' | 'APPROVED' | 'REJECTED' | 'RETIRED'>().notNull(),
+    /** digest of the proposal as it stands (changes when an approver edits the arguments) */
+    digest: text('digest').notNull(),
+    /** the arguments (full, encrypted); the approver's view is redacted at read time */
+    argumentsEnc: text('arguments_enc').notNull(),
+    keyId: text('key_id').notNull(),
+    candidateGroups: text('candidate_groups').array().notNull(),
+    /** for multi-level rules: the groups of each level; level index is `currentLevel` */
+    levels: jsonb('levels').$type<string[][]>().notNull(),
+    currentLevel: integer('current_level').notNull().default(0),
+    /** bumped when an approver edits the arguments (approve with changes); decisions keep each version */
+    proposalVersion: integer('proposal_version').notNull().default(1),
+    slaDueAt: ts('sla_due_at'),
+    escalated: boolean('escalated').notNull().default(false),
+    escalatedAt: ts('escalated_at'),
+    decidedBy: uuid('decided_by'),
+    decidedByName: text('decided_by_name'),
+    decidedAt: ts('decided_at'),
+    comment: text('comment'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('approvals_step_uq').on(t.taskId, t.attempt, t.sequence),
+    index('approvals_project_state_idx').on(t.projectId, t.state, t.createdAt),
+    index('approvals_sla_idx').on(t.slaDueAt).where(sql`state = 'PENDING' AND escalated = false`),
+  ],
+);
+
+/** Every decision attempt, winners and losers (ALREADY_DECIDED is recorded too). */
+export const approvalDecisions = pgTable(
+  'approval_decisions',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    approvalId: uuid('approval_id')
+      .notNull()
+      .references(() => approvals.id),
+    level: integer('level').notNull(),
+    principalId: uuid('principal_id').notNull(),
+    principalName: text('principal_name').notNull(),
+    decision: text('decision').$type<'APPROVE' | 'REJECT'>().notNull(),
+    digest: text('digest').notNull(),
+    /** set when the approver edited the arguments: the digest of the edited proposal */
+    editedDigest: text('edited_digest'),
+    editedArgumentsEnc: text('edited_arguments_enc'),
+    comment: text('comment'),
+    /** ACCEPTED, or the refusal code (ALREADY_DECIDED, STALE_DIGEST, …) */
+    outcome: text('outcome').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('approval_decisions_approval_idx').on(t.approvalId, t.createdAt)],
+);
+
+export type ApprovalRow = typeof approvals.$inferSelect;

@@ -1,0 +1,12 @@
+/** Column helpers every table shares: timestamps with time zone, and the owning project. */
+import { text, timestamp } from 'drizzle-orm/pg-core';
+import { projects } from './projects.js';
+
+export const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+export const createdAt = () => ts('created_at').notNull().defaultNow();
+
+/** The project a row belongs to (required, a foreign key to projects). */
+export const projectId = () =>
+  text('project_id')
+    .notNull()
+    .references(() => projects.id);

@@ -1,0 +1,15 @@
+/** Model prices. */
+import { doublePrecision, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
+import { ts } from './columns.js';
+
+/** Engine-side prices per million tokens; the row in force at the time of a call prices it. */
+export const modelPrices = pgTable(
+  'model_prices',
+  {
+    model: text('model').notNull(),
+    effectiveFrom: ts('effective_from').notNull(),
+    inputPerMTokUsd: doublePrecision('input_per_mtok_usd').notNull(),
+    outputPerMTokUsd: doublePrecision('output_per_mtok_usd').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.model, t.effectiveFrom] })],
+);

@@ -1,0 +1,51 @@
+/** The step journal. */
+import {
+  boolean,
+  doublePrecision,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  uuid,
+} from 'drizzle-orm/pg-core';
+import type { StepUsage } from '../../shared/types.js';
+import { createdAt, ts } from './columns.js';
+import { externalTasks } from './tasks.js';
+
+/** The step journal (SPEC §4): (task, attempt, sequence). Payloads are encrypted; digests are not. */
+export const steps = pgTable(
+  'steps',
+  {
+    taskId: uuid('task_id')
+      .notNull()
+      .references(() => externalTasks.id),
+    attempt: integer('attempt').notNull(),
+    sequence: integer('sequence').notNull(),
+    kind: text('kind').$type<'MODEL_CALL' | 'TOOL_CALL'>().notNull(),
+    state: text('state')
+      .$type<'PROPOSED' | 'APPROVED' | 'REJECTED' | 'STARTED' | 'COMPLETED' | 'FAILED' | 'OUTCOME_UNKNOWN'>()
+      .notNull(),
+    toolRef: text('tool_ref'),
+    /** the frozen policy of the tool (read / write / approval_required); null for model calls */
+    policy: text('policy').$type<'read' | 'write' | 'approval_required'>(),
+    model: text('model'),
+    digest: text('digest').notNull(),
+    /** AES-256-GCM sealed JSON of the request / response / error */
+    requestEnc: text('request_enc').notNull(),
+    responseEnc: text('response_enc'),
+    errorEnc: text('error_enc'),
+    keyId: text('key_id').notNull(),
+    idempotencyKey: text('idempotency_key'),
+    comment: text('comment'),
+    reused: boolean('reused').notNull().default(false),
+    usage: jsonb('usage').$type<StepUsage>(),
+    costUsd: doublePrecision('cost_usd'),
+    approvalId: uuid('approval_id'),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.taskId, t.attempt, t.sequence] })],
+);
+
+export type StepRow = typeof steps.$inferSelect;

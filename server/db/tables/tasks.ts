@@ -1,0 +1,71 @@
+/** External tasks (agent and service work) and the idempotency records of their reports. */
+import { sql } from 'drizzle-orm';
+import { index, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
+import type { AgentWork, AttemptMetadata, TaskReportOutcome } from '../../shared/types.js';
+import { createdAt, projectId, ts } from './columns.js';
+import { processInstances } from './instances.js';
+
+/**
+ * Agent and service work. Hot table: the claim statement reads it through two partial indexes (OPEN
+ * rows by topic and priority, LEASED rows by lease expiry) so that finished rows never slow a fetch.
+ */
+export const externalTasks = pgTable(
+  'external_tasks',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    projectId: projectId(),
+    processInstanceId: uuid('process_instance_id')
+      .notNull()
+      .references(() => processInstances.id),
+    nodeId: text('node_id').notNull(),
+    nodeType: text('node_type').$type<'agent' | 'service'>().notNull(),
+    topicName: text('topic_name').notNull(),
+    state: text('state')
+      .$type<
+        'OPEN' | 'LEASED' | 'AWAITING_APPROVAL' | 'AWAITING_CHILD' | 'COMPLETED' | 'FAILED' | 'CANCELLED'
+      >()
+      .notNull(),
+    priority: integer('priority').notNull().default(0),
+    attempt: integer('attempt').notNull().default(1),
+    maxAttempts: integer('max_attempts').notNull().default(3),
+    workerId: text('worker_id'),
+    leasedBy: uuid('leased_by'),
+    leaseExpiresAt: ts('lease_expires_at'),
+    availableAt: ts('available_at').notNull().defaultNow(),
+    /** lease expiries on the current attempt (poison-work protection) */
+    leaseExpiries: integer('lease_expiries').notNull().default(0),
+    /** the frozen AgentWork of an agent node (prompt template, inputs, bindings, limits) */
+    agentWork: jsonb('agent_work').$type<AgentWork>(),
+    metadata: jsonb('metadata').$type<AttemptMetadata>(),
+    errorType: text('error_type'),
+    errorMessage: text('error_message'),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+    endedAt: ts('ended_at'),
+  },
+  (t) => [
+    index('external_tasks_open_idx')
+      .on(t.topicName, t.priority.desc(), t.availableAt)
+      .where(sql`state = 'OPEN'`),
+    index('external_tasks_leased_idx').on(t.leaseExpiresAt).where(sql`state = 'LEASED'`),
+    index('external_tasks_instance_idx').on(t.processInstanceId),
+  ],
+);
+
+/** Idempotency of completeTask/failTask per (task, attempt, operation): a re-sent report gets this back. */
+export const taskReports = pgTable(
+  'task_reports',
+  {
+    taskId: uuid('task_id')
+      .notNull()
+      .references(() => externalTasks.id),
+    attempt: integer('attempt').notNull(),
+    operation: text('operation').$type<'complete' | 'fail'>().notNull(),
+    requestSha256: text('request_sha256').notNull(),
+    outcome: jsonb('outcome').$type<TaskReportOutcome>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.taskId, t.attempt, t.operation] })],
+);
+
+export type ExternalTaskRow = typeof externalTasks.$inferSelect;

@@ -1,0 +1,201 @@
+/**
+ * The JSON the database stores, as plain types: what a deployment freezes (tool server specs, frozen
+ * processes and their tool bindings), what an agent node's task carries for its worker (`AgentWork`),
+ * and the smaller documents of other jsonb columns. Pure data, no behaviour: `server/db` types its
+ * columns with these, and the engine (which re-exports them where it used them) and the worker read them.
+ *
+ * A frozen process carries, on every agent node, the `ToolBinding`s resolved at deployment time (url,
+ * transport, policy, idempotency, approvers, SLA, credential name, schema pin): running instances read
+ * only these, never the tool server as it is today.
+ */
+
+export type ToolPolicy = 'read' | 'write' | 'approval_required';
+export type Idempotency = 'key' | 'none';
+export type Transport = 'streamable-http' | 'stdio';
+
+/** A conditional approval rule: when `when` holds over the call's arguments, these levels decide in turn. */
+export interface ApprovalRule {
+  /** expression over the tool arguments, e.g. `amount > 1000` (see expression.ts) */
+  when: string;
+  /** each level is a list of candidate groups; a different person must decide each level */
+  levels: string[][];
+}
+
+export interface ToolSpec {
+  policy: ToolPolicy;
+  idempotency: Idempotency;
+  approvers: string[];
+  approvalSlaHours: number | null;
+  inputSchemaSha256: string | null;
+  /** an approver may approve edited arguments */
+  editable: boolean;
+  /** argument paths (dotted, `items[].card`) hidden from the approver's view; the digest covers them */
+  redact: string[];
+  approvalRules: ApprovalRule[];
+}
+
+export interface ToolServerSpec {
+  name: string;
+  transport: Transport;
+  url: string | null;
+  command: string | null;
+  args: string[];
+  env: Record<string, string>;
+  credential: string | null;
+  /** for stdio servers: the environment variable the credential is passed in */
+  credentialEnv: string | null;
+  tools: Record<string, ToolSpec>;
+}
+
+/** A tool as frozen on an agent node of a definition version. */
+export interface ToolBinding {
+  /** `server/tool`, or `delegate:<process-key>` */
+  ref: string;
+  server: string;
+  tool: string;
+  policy: ToolPolicy;
+  idempotency: Idempotency;
+  transport: Transport | 'delegate';
+  url: string;
+  command: string | null;
+  args: string[];
+  env: Record<string, string>;
+  credential: string | null;
+  credentialEnv: string | null;
+  inputSchemaSha256: string | null;
+  approvers: string[];
+  approvalSlaHours: number | null;
+  editable: boolean;
+  redact: string[];
+  approvalRules: ApprovalRule[];
+}
+
+export type VariableType = 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array';
+
+export interface VariableSpec {
+  type: VariableType;
+  required: boolean;
+}
+
+export interface AgentLimits {
+  maxTurns: number | null;
+  maxTokensTotal: number | null;
+  budgetUsd: number | null;
+}
+
+interface NodeBase {
+  id: string;
+  /** next node id; null only on `end` */
+  next: string | null;
+}
+
+export interface AgentNode extends NodeBase {
+  type: 'agent';
+  topic: string;
+  priority: number;
+  model: string;
+  fallbackModels: string[];
+  prompt: string;
+  /** input name → template (`${var}` interpolated from instance variables at task creation) */
+  inputs: Record<string, string>;
+  bindings: ToolBinding[];
+  resultVariable: string;
+  outputSchema: Record<string, unknown> | null;
+  confidenceThreshold: number | null;
+  maxAttempts: number;
+  limits: AgentLimits;
+  onInvalidOutput: string | null;
+  onLowConfidence: string | null;
+}
+
+export interface ServiceNode extends NodeBase {
+  type: 'service';
+  topic: string;
+  priority: number;
+  maxAttempts: number;
+}
+
+export interface UserTaskNode extends NodeBase {
+  type: 'user_task';
+  candidateGroups: string[];
+}
+
+export interface EndNode extends NodeBase {
+  type: 'end';
+}
+
+export type ProcessNode = AgentNode | ServiceNode | UserTaskNode | EndNode;
+
+export interface FrozenProcess {
+  key: string;
+  name: string | null;
+  variables: Record<string, VariableSpec>;
+  /** variables returned to a delegating parent when this process ends (empty = all variables) */
+  outputs: string[];
+  start: string;
+  nodes: ProcessNode[];
+}
+
+/**
+ * The agent profile: what an agent node's external task carries for its worker (model, prompt, inputs,
+ * frozen tool bindings, limits, output contract). Frozen when the task is created, versioned.
+ */
+export interface AgentWork {
+  profileVersion: string;
+  model: string;
+  fallbackModels: string[];
+  prompt: string;
+  inputs: Record<string, unknown>;
+  resultVariable: string;
+  outputSchema: Record<string, unknown> | null;
+  confidenceThreshold: number | null;
+  limits: AgentLimits;
+  toolBindings: ToolBinding[];
+  onInvalidOutput: string | null;
+  onLowConfidence: string | null;
+}
+
+/** What a worker reports about an attempt; only these fields are kept (never a prompt). */
+export interface AttemptMetadata {
+  model?: string | null;
+  provider?: string | null;
+  attempt?: number | null;
+  durationMs?: number | null;
+  tools?: string[] | null;
+  resultVariable?: string | null;
+  promptHash?: string | null;
+  confidence?: number | null;
+  inputTokens?: number | null;
+  outputTokens?: number | null;
+}
+
+/** The tokens of a model call as the engine counts them (total never below input + output). */
+export interface StepUsage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+/** What a re-sent completeTask / failTask gets back: the state its first report left the task in. */
+export interface TaskReportOutcome {
+  state: string;
+  errorType?: string;
+}
+
+/** How an incident was resolved: who, why, and for TOOL_OUTCOME_UNKNOWN whether the call took effect. */
+export interface IncidentResolution {
+  comment: string;
+  by: string;
+  happened?: boolean | null;
+}
+
+/** The body of a webhook POST (docs/webhooks.md); receivers dedupe on `id`. */
+export interface WebhookPayload {
+  id: string;
+  type: string;
+  createdAt: string;
+  data: Record<string, unknown>;
+}
+
+/** Instance variables, history event data, job payloads: JSON objects of no fixed shape. */
+export type JsonObject = Record<string, unknown>;
