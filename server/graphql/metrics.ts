@@ -3,7 +3,7 @@ import type http from 'node:http';
 import { getOperationAST, Kind, type OperationDefinitionNode, valueFromASTUntyped } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { EngineContext } from '../engine/common/index.js';
-import { batchPaths, stepPaths } from '../engine/journal/index.js';
+import { journalCalls } from '../engine/journal/index.js';
 import { collectDbGauges, DECISION_BUCKETS } from '../engine/metrics/index.js';
 import type { Logger } from '../log.js';
 
@@ -147,16 +147,10 @@ export class EngineMetrics {
         g.webhookDeliveries.map((r) => [{ state: r.state }, r.count]),
       ),
       ...family(
-        'abada_journal_batches_total',
+        'abada_journal_calls_total',
         'counter',
-        'journalSteps batches committed by this process, by path (buffered: one read and one write; stepwise).',
-        Object.entries(batchPaths).map(([path, n]) => [{ path }, n]),
-      ),
-      ...family(
-        'abada_journal_steps_total',
-        'counter',
-        'Single journalStep calls committed by this process, by path (buffered or stepwise).',
-        Object.entries(stepPaths).map(([path, n]) => [{ path }, n]),
+        'Journal calls committed by this process: single journalStep calls and journalSteps batches.',
+        Object.entries(journalCalls).map(([kind, n]) => [{ kind }, n]),
       ),
       ...this.fetch.render(),
       ...this.journal.render(),

@@ -7,9 +7,9 @@ import { approvals, externalTasks, steps } from '../../db/schema.js';
 import type { StepRow } from '../../db/schema.js';
 import { matchesRule } from '../definitions/index.js';
 import type { ToolBinding } from '../definitions/index.js';
-import type { EngineContext, Tx } from '../common/index.js';
+import type { EngineContext, Executor } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
-import { appendHistory } from '../history/index.js';
+import type { HistoryEntry } from '../history/index.js';
 import type { AgentWork } from '../definitions/index.js';
 import type { LockedTaskRow } from '../lease/index.js';
 
@@ -27,19 +27,47 @@ export function levelsFor(binding: ToolBinding, args: Record<string, unknown>): 
   return levels ?? [binding.approvers];
 }
 
-export async function openApproval(
-  tx: Tx,
-  ctx: EngineContext,
+/** The APPROVAL_OPENED history row; the journal puts it just before the step's STEP_PROPOSED. */
+export function approvalOpened(
   task: LockedTaskRow,
-  step: StepRow,
+  step: Pick<StepRow, 'sequence' | 'digest'>,
   binding: ToolBinding,
-  args: Record<string, unknown>,
-  work: AgentWork,
-): Promise<{ approvalId: string }> {
-  const levels = levelsFor(binding, args);
+  levels: string[][],
+  approvalId: string,
+): HistoryEntry {
+  return {
+    projectId: task.projectId,
+    processInstanceId: task.processInstanceId,
+    taskId: task.id,
+    attempt: task.attempt,
+    sequence: step.sequence,
+    approvalId,
+    eventType: 'APPROVAL_OPENED',
+    actor: 'engine',
+    data: { toolRef: binding.ref, digest: step.digest, candidateGroups: levels[0], levels: levels.length },
+  };
+}
+
+export interface Proposal {
+  task: LockedTaskRow;
+  step: StepRow;
+  binding: ToolBinding;
+  args: Record<string, unknown>;
+  work: AgentWork;
+  levels: string[][];
+  /** chosen by the journal, so that the step row names its approval when it is written */
+  approvalId: string;
+}
+
+/**
+ * Opens the approval of a proposed step (already journaled, with its history) and parks the task: the
+ * lease goes back with the proposal.
+ */
+export async function openApproval(ex: Executor, ctx: EngineContext, p: Proposal): Promise<void> {
+  const { task, step, binding, levels } = p;
   const sla = binding.approvalSlaHours;
   // The approver is shown the model that asked for the call: a fallback model when the node fell back.
-  const [proposer] = await tx
+  const [proposer] = await ex
     .select({ model: steps.model })
     .from(steps)
     .where(
@@ -52,47 +80,35 @@ export async function openApproval(
     )
     .orderBy(desc(steps.sequence))
     .limit(1);
-  const [a] = await tx
-    .insert(approvals)
-    .values({
-      projectId: task.projectId,
-      processInstanceId: task.processInstanceId,
-      taskId: task.id,
-      attempt: task.attempt,
-      sequence: step.sequence,
-      nodeId: task.nodeId,
-      toolRef: binding.ref,
-      model: proposer?.model ?? work.model,
-      state: 'PENDING',
-      digest: step.digest,
-      argumentsEnc: ctx.sealer.sealJson(args),
-      keyId: ctx.sealer.currentKeyId,
-      candidateGroups: levels[0],
-      levels,
-      slaDueAt: sla != null ? sql`now() + make_interval(secs => ${sla * 3600})` : null,
-    })
-    .returning({ id: approvals.id });
-  // The lease goes back with the proposal: no worker holds a slot while a person thinks. worker_id and
-  // leased_by stay as a record of who proposed, so that worker (and only it) can re-send the proposal.
-  await tx
-    .update(externalTasks)
-    .set({ state: 'AWAITING_APPROVAL', leaseExpiresAt: null, updatedAt: sql`now()` })
-    .where(eq(externalTasks.id, task.id));
-  const base = {
+  await ex.insert(approvals).values({
+    id: p.approvalId,
     projectId: task.projectId,
     processInstanceId: task.processInstanceId,
     taskId: task.id,
     attempt: task.attempt,
     sequence: step.sequence,
-    approvalId: a.id,
-  };
-  await appendHistory(tx, {
-    ...base,
-    eventType: 'APPROVAL_OPENED',
-    actor: 'engine',
-    data: { toolRef: binding.ref, digest: step.digest, candidateGroups: levels[0], levels: levels.length },
+    nodeId: task.nodeId,
+    toolRef: binding.ref,
+    model: proposer?.model ?? p.work.model,
+    state: 'PENDING',
+    digest: step.digest,
+    argumentsEnc: ctx.sealer.sealJson(p.args),
+    keyId: ctx.sealer.currentKeyId,
+    candidateGroups: levels[0],
+    levels,
+    slaDueAt: sla != null ? sql`now() + make_interval(secs => ${sla * 3600})` : null,
   });
-  await notify(tx, { type: 'approval', approvalId: a.id, projectId: task.projectId, change: 'opened' });
-  await notifyTask(tx, task, 'AWAITING_APPROVAL');
-  return { approvalId: a.id };
+  // No worker holds a slot while a person thinks. worker_id and leased_by stay as a record of who
+  // proposed, so that worker (and only it) can re-send the proposal.
+  await ex
+    .update(externalTasks)
+    .set({ state: 'AWAITING_APPROVAL', leaseExpiresAt: null, updatedAt: sql`now()` })
+    .where(eq(externalTasks.id, task.id));
+  await notify(ex, {
+    type: 'approval',
+    approvalId: p.approvalId,
+    projectId: task.projectId,
+    change: 'opened',
+  });
+  await notifyTask(ex, task, 'AWAITING_APPROVAL');
 }

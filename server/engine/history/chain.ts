@@ -4,46 +4,24 @@
  * same SQL function and reports the first row that no longer matches.
  */
 import { asc, inArray, sql } from 'drizzle-orm';
+import { type HistoryEntry, historyFromJson, historyInsert, historyRecords } from '../../db/rows.js';
 import { history } from '../../db/schema.js';
 import { sha256Hex } from '../../shared/canonical.js';
 import type { Executor } from '../common/index.js';
-import { query } from '../common/index.js';
+import { pgClientOf, query } from '../common/index.js';
 
-export interface HistoryEntry {
-  projectId: string;
-  processInstanceId: string;
-  eventType: string;
-  /** a principal name and id (`human:alice#uuid`), `engine`, or `worker:<id>` */
-  actor: string;
-  taskId?: string | null;
-  attempt?: number | null;
-  sequence?: number | null;
-  approvalId?: string | null;
-  incidentId?: string | null;
-  /** digests, states, reasons — never prompts, payloads or secrets */
-  data?: Record<string, unknown>;
-}
+export type { HistoryEntry };
 
+const APPEND = historyInsert(historyFromJson('$1'));
+
+/** Appends history rows in order (one statement; the chain trigger links them). */
 export async function appendHistory(ex: Executor, ...entries: HistoryEntry[]): Promise<void> {
   if (entries.length === 0) return;
-  await ex.insert(history).values(
-    entries.map((e) => ({
-      projectId: e.projectId,
-      processInstanceId: e.processInstanceId,
-      eventType: e.eventType,
-      actor: e.actor,
-      taskId: e.taskId ?? null,
-      attempt: e.attempt ?? null,
-      sequence: e.sequence ?? null,
-      approvalId: e.approvalId ?? null,
-      incidentId: e.incidentId ?? null,
-      data: e.data ?? {},
-      // filled by the chain trigger
-      seq: 0,
-      prevHash: '',
-      hash: '',
-    })),
-  );
+  await pgClientOf(ex).query({
+    name: 'abada_history_append',
+    text: APPEND,
+    values: [JSON.stringify(historyRecords(entries))],
+  });
 }
 
 export function actorLabel(actor: { kind: string; name: string; principalId: string }): string {

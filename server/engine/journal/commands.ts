@@ -1,21 +1,30 @@
 /**
- * The journal's entry points: `journalStep` (one step) and `journalSteps` (several steps of one task's
- * attempt in one request and one transaction, each under exactly journalStep's rules — see journal.ts —
- * all or nothing). Both first try the buffered path (stepbuffer.ts: one read and one write in two round
- * trips) and fall back to the step-by-step path when a step needs more of the database.
+ * The journal's commands: `journalStep` (one step) and `journalSteps` (several steps of one task's
+ * attempt in one request and one transaction, all or nothing). Both run the same path: one statement
+ * locks the task and loads every step the call touches (sql.ts), the rules apply each step to that
+ * state in memory (rules.ts), and one statement writes every changed step and its history rows — two
+ * round trips in all (`BEGIN; load` and `write; COMMIT`). The few steps that need more of the database
+ * read it in the same transaction: reuse from an earlier attempt (after writing what the call changed so
+ * far, so the read sees it), a price missing from the cache; and the effects of a proposal or a
+ * delegation run after the write, before COMMIT.
  */
-import { EngineError } from '../../errors.js';
-import type { Actor, EngineContext } from '../common/index.js';
-import { type JournalResult, type JournalStepInput, journalStepTx, precheck } from './rules.js';
-import { SlowPath, StepBuffer } from './buffer.js';
-import { invalid } from './input.js';
-import { directStore, type StepStore } from './store.js';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import type pg from 'pg';
+import * as schema from '../../db/schema.js';
+import { EngineError, notFound } from '../../errors.js';
+import type { Actor, EngineContext, Executor } from '../common/index.js';
+import { isUuid, pgClientOf, sameProject } from '../common/index.js';
+import { invalid, type JournalStepInput, precheck } from './input.js';
+import { priceUsage } from './limits.js';
+import { findReusable } from './reuse.js';
+import { applyStep, type JournalResult, type RuleReads } from './rules.js';
+import { beginAndLoad, write } from './sql.js';
+import { JournalState } from './state.js';
 
 const MAX_BATCH_STEPS = 50;
 
-/** Batches and single steps committed per path since the process started (rendered on /metrics). */
-export const batchPaths = { buffered: 0, stepwise: 0 };
-export const stepPaths = { buffered: 0, stepwise: 0 };
+/** Journal calls committed by this process since it started (rendered on /metrics). */
+export const journalCalls = { single: 0, batch: 0 };
 
 /** One step (SPEC §4): locks only the external-task row and never advances the process. */
 export async function journalStep(
@@ -24,7 +33,9 @@ export async function journalStep(
   input: JournalStepInput,
 ): Promise<JournalResult> {
   precheck(ctx, actor, input);
-  return (await run(ctx, actor, [input], false))[0];
+  const [out] = await run(ctx, actor, [input], false);
+  journalCalls.single++;
+  return out;
 }
 
 /**
@@ -45,64 +56,75 @@ export async function journalSteps(
   inputs.forEach((input, index) => {
     try {
       precheck(ctx, actor, input);
+      if (input.taskId !== inputs[0].taskId || input.attempt !== inputs[0].attempt)
+        throw invalid('A batch holds steps of one task attempt.', 'steps');
     } catch (e) {
       throw withIndex(e, index);
     }
   });
-  return run(ctx, actor, inputs, true);
+  const out = await run(ctx, actor, inputs, true);
+  journalCalls.batch++;
+  return out;
 }
 
+/** The one path of every journal call: load, apply the rules, write, run the effects, commit. */
 async function run(
   ctx: EngineContext,
   actor: Actor,
   inputs: JournalStepInput[],
   batch: boolean,
 ): Promise<JournalResult[]> {
-  const [first] = inputs;
-  const paths = batch ? batchPaths : stepPaths;
-  // A proposal always opens an approval (the database), so a call with one goes step by step at once
-  // instead of loading, meeting SlowPath and loading again.
-  const buffered =
-    inputs.every((i) => i.taskId === first.taskId && i.attempt === first.attempt) &&
-    !inputs.some((i) => i.state === 'PROPOSED');
-  if (buffered) {
-    const key = {
-      taskId: first.taskId,
-      attempt: first.attempt,
-      sequences: inputs.map((i) => i.sequence),
-      withUsage: inputs.some((i) => i.kind === 'MODEL_CALL' && i.state === 'STARTED'),
+  const [{ taskId, attempt }] = inputs;
+  if (!isUuid(taskId)) throw notFound('external task', taskId);
+  const client = await (pgClientOf(ctx.db) as pg.Pool).connect();
+  let open = true;
+  let broken: Error | undefined;
+  try {
+    const row = await beginAndLoad(
+      client,
+      taskId,
+      attempt,
+      inputs.map((i) => i.sequence),
+      inputs.some((i) => i.kind === 'MODEL_CALL' && i.state === 'STARTED'),
+    );
+    if (!row || !sameProject(actor, row.projectId as string)) throw notFound('external task', taskId);
+    const state = JournalState.fromLoad(row);
+    let db: Executor | undefined;
+    // drizzle on the call's own connection, for the rare reads and the effects (never its transaction():
+    // the call's transaction is already open on this connection)
+    const onConnection = () => {
+      db ??= drizzle(client, { schema }) as unknown as Executor;
+      return db;
     };
-    try {
-      const out = await StepBuffer.run(ctx, actor, key, (buffer) =>
-        applyAll(buffer, ctx, actor, inputs, batch),
-      );
-      paths.buffered++;
-      return out;
-    } catch (e) {
-      if (!(e instanceof SlowPath)) throw e;
+    const reads: RuleReads = {
+      async reusable(task, sequence, digest) {
+        await write(client, state.takeChanges(), false);
+        return findReusable(onConnection(), task, sequence, digest);
+      },
+      price: (model, usage) => priceUsage(onConnection(), model, usage),
+    };
+    const out: JournalResult[] = [];
+    for (const [index, input] of inputs.entries()) {
+      try {
+        out.push(await applyStep(state, ctx, actor, reads, input));
+      } catch (e) {
+        throw batch ? withIndex(e, index) : e;
+      }
     }
-  }
-  const out = await ctx.db.transaction((tx) => applyAll(directStore(tx), ctx, actor, inputs, batch));
-  paths.stepwise++;
-  return out;
-}
-
-async function applyAll(
-  store: StepStore,
-  ctx: EngineContext,
-  actor: Actor,
-  inputs: JournalStepInput[],
-  batch: boolean,
-): Promise<JournalResult[]> {
-  const out: JournalResult[] = [];
-  for (const [index, input] of inputs.entries()) {
-    try {
-      out.push(await journalStepTx(store, ctx, actor, input));
-    } catch (e) {
-      throw batch ? withIndex(e, index) : e;
+    const effects = state.effects;
+    await write(client, state.takeChanges(), effects.length === 0);
+    if (effects.length > 0) {
+      for (const effect of effects) await effect(onConnection());
+      await client.query('COMMIT');
     }
+    open = false;
+    return out;
+  } catch (e) {
+    if (open) await client.query('ROLLBACK').catch((err: Error) => (broken = err));
+    throw e;
+  } finally {
+    client.release(broken);
   }
-  return out;
 }
 
 function withIndex(e: unknown, index: number): unknown {

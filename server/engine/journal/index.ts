@@ -1,9 +1,7 @@
-export * from './buffer.js';
-export * from './commands.js';
-export * from './input.js';
-export * from './limits.js';
-export * from './reuse.js';
-export * from './rules.js';
-export * from './sql.js';
-export * from './store.js';
-export * from './views.js';
+/** The step journal (SPEC §4): its commands, and the journal as callers see it. */
+export { journalCalls, journalStep, journalSteps } from './commands.js';
+export type { JournalStepInput, StepKind, StepState } from './input.js';
+export type { JournalResult } from './rules.js';
+/** for the test that drives the load's prepared-statement recovery on one connection */
+export { beginAndLoad } from './sql.js';
+export { loadEarlierWrites, loadSteps, type StepView, toStepView } from './views.js';

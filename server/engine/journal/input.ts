@@ -1,9 +1,54 @@
-/** What a journalStep request means: its digest, its frozen binding, its idempotency key. */
+/**
+ * What a journal request means before any rule runs: its shape and size, its digest, its frozen
+ * binding, its idempotency key.
+ */
 import { EngineError } from '../../errors.js';
 import type { ToolBinding } from '../definitions/index.js';
 import { requestDigest, sha256Hex, toolCallDigest } from '../../shared/canonical.js';
 import type { AgentWork } from '../definitions/index.js';
-import type { JournalStepInput } from './rules.js';
+import type { StepRow } from '../../db/schema.js';
+import type { Actor, EngineContext } from '../common/index.js';
+import type { Usage } from './limits.js';
+
+export type StepKind = StepRow['kind'];
+export type StepState = StepRow['state'];
+
+/** One step as a worker journals it (SPEC §4). */
+export interface JournalStepInput {
+  taskId: string;
+  workerId: string;
+  attempt: number;
+  sequence: number;
+  kind: StepKind;
+  state: StepState;
+  toolRef?: string | null;
+  model?: string | null;
+  request: unknown;
+  response?: unknown;
+  usage?: Usage | null;
+  error?: string | null;
+}
+
+/** Checks that need no database: who may journal, payload size, sequence shape. */
+export function precheck(ctx: EngineContext, actor: Actor, input: JournalStepInput) {
+  if (actor.kind !== 'WORKER')
+    throw new EngineError('FORBIDDEN', 'Only a worker credential can journal steps.');
+  const size = Buffer.byteLength(
+    JSON.stringify([input.request ?? null, input.response ?? null, input.error ?? null]),
+    'utf8',
+  );
+  if (size > ctx.config.maxPayloadBytes) {
+    throw new EngineError(
+      'PAYLOAD_TOO_LARGE',
+      `The step payload is ${size} bytes; the limit is ${ctx.config.maxPayloadBytes}. Trim tool results before journaling them.`,
+      { limitBytes: ctx.config.maxPayloadBytes },
+    );
+  }
+  if (!Number.isSafeInteger(input.sequence) || input.sequence < 1)
+    throw invalid('sequence starts at 1 and counts up by one per step.', 'sequence');
+  if (!Number.isSafeInteger(input.attempt))
+    throw invalid('attempt is the attempt number fetchAndLock gave.', 'attempt');
+}
 
 /** The idempotency key of a write: derived from task, attempt and sequence, the same on every lease. */
 export function idempotencyKeyFor(taskId: string, attempt: number, sequence: number): string {

@@ -6,17 +6,17 @@
  */
 import { sql } from 'drizzle-orm';
 import type { StepRow } from '../../db/schema.js';
-import type { Tx } from '../common/index.js';
+import type { Executor } from '../common/index.js';
 import { query } from '../common/index.js';
 import type { LockedTaskRow } from '../lease/index.js';
 
-type Reusable = Pick<
+export type Reusable = Pick<
   StepRow,
   'attempt' | 'sequence' | 'state' | 'responseEnc' | 'idempotencyKey' | 'approvalId' | 'comment'
 >;
 
 export async function findReusable(
-  tx: Tx,
+  tx: Executor,
   task: LockedTaskRow,
   sequence: number,
   digest: string,

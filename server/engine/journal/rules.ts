@@ -1,53 +1,51 @@
 /**
- * The step journal (SPEC §4). `journalStep` locks only the external-task row, never advances the
- * process, and checks in order: the caller holds the live lease; the attempt is current; the sequence is
- * the next one (the previous step ended) or an existing step; the tool ref is a frozen binding; limits.
+ * The rules of a step (SPEC §4), in one place. `applyStep` takes one journaled step and the call's
+ * state (state.ts: the locked task and the steps the call touches) and either changes the state — a new
+ * step, or the next state of an existing one, with its history rows and effects — or refuses. It never
+ * advances the process. Checks run in SPEC order: the caller holds the live lease; the attempt is
+ * current; the sequence is an existing step or the next one (the previous step ended); the tool ref is a
+ * frozen binding; limits.
  *
  * A step's life: PROPOSED → APPROVED | REJECTED; APPROVED → STARTED; STARTED → COMPLETED | FAILED |
  * OUTCOME_UNKNOWN. Re-sending a step in the same or an earlier state of its life with the same digest is
  * answered from the journal (idempotent replay); anything else for an existing sequence is DIVERGENT_STEP.
  */
-import { and, eq } from 'drizzle-orm';
-import { steps } from '../../db/schema.js';
+import { randomUUID } from 'node:crypto';
 import type { StepRow } from '../../db/schema.js';
-import { EngineError } from '../../errors.js';
-import type { ToolBinding } from '../definitions/index.js';
-import { openApproval } from '../approvals/index.js';
 import { toolCallDigest } from '../../shared/canonical.js';
-import type { Actor, EngineContext } from '../common/index.js';
+import { EngineError } from '../../errors.js';
+import { approvalOpened, levelsFor, openApproval } from '../approvals/index.js';
+import type { Actor, EngineContext, Tx } from '../common/index.js';
+import type { AgentWork, ToolBinding } from '../definitions/index.js';
+import type { HistoryEntry } from '../history/index.js';
 import { startDelegation } from '../instances/index.js';
-import { appendHistory } from '../history/index.js';
-import type { AgentWork } from '../definitions/index.js';
 import { assertLease, type LockedTaskRow } from '../lease/index.js';
-import { assertWithinLimits, hasLimits, priceUsage, priceUsageCached, type Usage } from './limits.js';
-import { argumentsOf, digestOf, idempotencyKeyFor, invalid } from './input.js';
-import type { ModelUsage, StepStore } from './store.js';
-import { findReusable } from './reuse.js';
+import {
+  argumentsOf,
+  digestOf,
+  idempotencyKeyFor,
+  invalid,
+  type JournalStepInput,
+  type StepState,
+} from './input.js';
+import { assertWithinLimits, hasLimits, type priceUsage, priceUsageCached, type Usage } from './limits.js';
+import type { Reusable } from './reuse.js';
+import type { JournalState } from './state.js';
 import { type StepView, toStepView } from './views.js';
-
-export type StepKind = StepRow['kind'];
-export type StepState = StepRow['state'];
-
-export interface JournalStepInput {
-  taskId: string;
-  workerId: string;
-  attempt: number;
-  sequence: number;
-  kind: StepKind;
-  state: StepState;
-  toolRef?: string | null;
-  model?: string | null;
-  request: unknown;
-  response?: unknown;
-  usage?: Usage | null;
-  error?: string | null;
-}
 
 export interface JournalResult {
   step: StepView;
   idempotencyKey: string | null;
   reused: boolean;
   taskState: LockedTaskRow['state'];
+}
+
+/** What the rules may ask of the database beyond the load, in the journal's transaction (rarely). */
+export interface RuleReads {
+  /** an earlier attempt's same call (SPEC §4 "Later attempts"); sees this call's earlier steps */
+  reusable(task: LockedTaskRow, sequence: number, digest: string): Promise<Reusable | null>;
+  /** the engine's price of a model call, when the process's price cache has none */
+  price(model: string, usage: Usage): ReturnType<typeof priceUsage>;
 }
 
 /** Position of each state in a step's life; a re-sent earlier state is a replay, not a change. */
@@ -62,66 +60,51 @@ const LIFE: Record<StepState, number> = {
 };
 const ENDED: ReadonlySet<StepState> = new Set(['COMPLETED', 'FAILED', 'REJECTED', 'OUTCOME_UNKNOWN']);
 
-/** Checks that need no database: who may journal, payload size, sequence shape. */
-export function precheck(ctx: EngineContext, actor: Actor, input: JournalStepInput) {
-  if (actor.kind !== 'WORKER')
-    throw new EngineError('FORBIDDEN', 'Only a worker credential can journal steps.');
-  const size = Buffer.byteLength(
-    JSON.stringify([input.request ?? null, input.response ?? null, input.error ?? null]),
-    'utf8',
-  );
-  if (size > ctx.config.maxPayloadBytes) {
-    throw new EngineError(
-      'PAYLOAD_TOO_LARGE',
-      `The step payload is ${size} bytes; the limit is ${ctx.config.maxPayloadBytes}. Trim tool results before journaling them.`,
-      {
-        limitBytes: ctx.config.maxPayloadBytes,
-      },
-    );
-  }
-  if (!Number.isInteger(input.sequence) || input.sequence < 1)
-    throw invalid('sequence starts at 1 and counts up by one per step.', 'sequence');
-}
-
-export async function journalStepTx(
-  store: StepStore,
+/** Applies one step to the call's state, or refuses it (an EngineError; the call's transaction rolls back). */
+export async function applyStep(
+  j: JournalState,
   ctx: EngineContext,
   actor: Actor,
+  reads: RuleReads,
   input: JournalStepInput,
 ): Promise<JournalResult> {
-  const withUsage = input.kind === 'MODEL_CALL' && input.state === 'STARTED';
-  const { task, existing, last, usage } = await store.read(
-    actor,
-    input.taskId,
-    input.attempt,
-    input.sequence,
-    withUsage,
-  );
-  // A proposal re-sent after the task parked (the worker crashed before reading our answer) gets the
-  // stored answer: the lease was handed back by the proposal itself. So does any step this worker
-  // journaled before it in the same attempt, re-sent unchanged (e.g. a journalSteps batch ending in the
-  // proposal, sent again because its answer was lost).
-  if (
-    existing &&
-    task.attempt === input.attempt &&
-    task.workerId === input.workerId &&
-    task.leasedBy === actor.principalId &&
-    task.state !== 'LEASED' &&
-    existing.kind === input.kind &&
-    existing.toolRef === (input.kind === 'TOOL_CALL' ? (input.toolRef ?? null) : existing.toolRef) &&
-    (input.state === existing.state || LIFE[input.state] < LIFE[existing.state])
-  ) {
-    const digest =
-      existing.kind === 'TOOL_CALL'
-        ? toolCallDigest(existing.toolRef ?? '', argumentsOf(input.request))
-        : digestOf(input, null).digest;
-    // Only the same step is a re-send; a different one falls through to the lease check.
-    if (digest === existing.digest) return answer(ctx, existing, task.state);
-  }
+  const task = j.task;
+  const existing = j.step(input.sequence);
+  if (existing && isResendAfterPark(task, existing, actor, input)) return answer(ctx, existing, task.state);
   assertLease(task, actor, input.workerId, input.attempt);
   const work = task.agentWork as AgentWork | null;
-  if (existing) return transition(store, ctx, task, existing, input, digestOf(input, work).digest);
-  // SPEC §4 order: the sequence is checked before the binding (and the limits).
+  if (existing) return transition(j, ctx, reads, existing, input, digestOf(input, work).digest);
+  assertNextSequence(j.last, input);
+  const { digest, binding } = digestOf(input, work);
+  return create(j, ctx, reads, input, digest, binding, work);
+}
+
+/**
+ * A proposal re-sent after the task parked (the worker crashed before reading our answer) gets the
+ * stored answer: the lease was handed back by the proposal itself. So does any step this worker
+ * journaled before it in the same attempt, re-sent unchanged (e.g. a journalSteps batch ending in the
+ * proposal, sent again because its answer was lost). A different step falls through to the lease check.
+ */
+function isResendAfterPark(task: LockedTaskRow, e: StepRow, actor: Actor, input: JournalStepInput): boolean {
+  if (
+    task.attempt !== input.attempt ||
+    task.workerId !== input.workerId ||
+    task.leasedBy !== actor.principalId ||
+    task.state === 'LEASED' ||
+    e.kind !== input.kind ||
+    e.toolRef !== (input.kind === 'TOOL_CALL' ? (input.toolRef ?? null) : e.toolRef) ||
+    !(input.state === e.state || LIFE[input.state] < LIFE[e.state])
+  )
+    return false;
+  const digest =
+    e.kind === 'TOOL_CALL'
+      ? toolCallDigest(e.toolRef ?? '', argumentsOf(input.request))
+      : digestOf(input, null).digest;
+  return digest === e.digest;
+}
+
+/** SPEC §4 order: the sequence is checked before the binding (and the limits). */
+function assertNextSequence(last: JournalState['last'], input: JournalStepInput) {
   const next = (last?.sequence ?? 0) + 1;
   if (input.sequence !== next) {
     throw new EngineError(
@@ -134,34 +117,27 @@ export async function journalStepTx(
     throw new EngineError(
       'SEQUENCE_OUT_OF_ORDER',
       `Step ${last.sequence} is still ${last.state}; finish it before journaling step ${input.sequence}.`,
-      {
-        expectedSequence: last.sequence,
-      },
+      { expectedSequence: last.sequence },
     );
   }
-  const { digest, binding } = digestOf(input, work);
-  return create(store, ctx, task, input, digest, binding, work, usage);
 }
 
-async function answer(
-  ctx: EngineContext,
-  row: StepRow,
-  taskState: LockedTaskRow['state'],
-): Promise<JournalResult> {
+function answer(ctx: EngineContext, row: StepRow, taskState: LockedTaskRow['state']): JournalResult {
   return { step: toStepView(ctx, row), idempotencyKey: row.idempotencyKey, reused: row.reused, taskState };
 }
 
-function history(
+/** The STEP_<state> history row of a step. */
+function stepHistory(
   task: LockedTaskRow,
-  actorId: string,
+  workerId: string,
   row: Pick<StepRow, 'sequence' | 'state' | 'kind' | 'toolRef' | 'model' | 'digest' | 'reused'>,
   extra: Record<string, unknown> = {},
-) {
+): HistoryEntry {
   return {
     projectId: task.projectId,
     processInstanceId: task.processInstanceId,
     eventType: `STEP_${row.state}`,
-    actor: actorId,
+    actor: `worker:${workerId}`,
     taskId: task.id,
     attempt: task.attempt,
     sequence: row.sequence,
@@ -176,15 +152,16 @@ function history(
   };
 }
 
-/** A change to an existing step: replay, completion of a started call, or resumption of an approved one. */
+/** A change to an existing step: replay, the end of a started call, or the start of an approved one. */
 async function transition(
-  store: StepStore,
+  j: JournalState,
   ctx: EngineContext,
-  task: LockedTaskRow,
+  reads: RuleReads,
   e: StepRow,
   input: JournalStepInput,
   digest: string,
 ): Promise<JournalResult> {
+  const task = j.task;
   if (e.kind !== input.kind || digest !== e.digest) {
     throw new EngineError(
       'DIVERGENT_STEP',
@@ -195,7 +172,6 @@ async function transition(
     );
   }
   if (input.state === e.state || LIFE[input.state] < LIFE[e.state]) return answer(ctx, e, task.state);
-  const who = `worker:${input.workerId}`;
   if (e.state === 'PROPOSED') {
     throw new EngineError(
       'APPROVAL_REQUIRED',
@@ -208,51 +184,30 @@ async function transition(
       `Step ${e.sequence} was rejected by a person; it never runs. Feed the rejection to the model.`,
     );
   }
-  if (e.state === 'APPROVED' && input.state === 'STARTED') {
-    const tx = store.tx;
-    const binding = (task.agentWork as AgentWork).toolBindings.find((b) => b.ref === e.toolRef);
-    const key =
-      binding?.idempotency === 'key'
-        ? (e.idempotencyKey ?? idempotencyKeyFor(task.id, task.attempt, e.sequence))
-        : null;
-    const row = await store.update(
-      e,
-      { state: 'STARTED', idempotencyKey: key },
-      history(task, who, { ...e, state: 'STARTED' }),
-    );
-    if (binding?.transport === 'delegate') {
-      await startDelegation(
-        tx,
-        ctx,
-        task,
-        row,
-        binding,
-        argumentsOf(ctx.sealer.openJson(row.requestEnc)) as Record<string, unknown>,
-      );
-      return answer(ctx, row, 'AWAITING_CHILD');
-    }
-    return answer(ctx, row, task.state);
-  }
+  if (e.state === 'APPROVED' && input.state === 'STARTED') return startApproved(j, ctx, e, input);
   if (e.state === 'STARTED' && (input.state === 'COMPLETED' || input.state === 'FAILED')) {
     const priced =
       e.kind === 'MODEL_CALL' && input.usage
-        ? (priceUsageCached(e.model!, input.usage) ?? (await priceUsage(store.tx, e.model!, input.usage)))
+        ? (priceUsageCached(e.model!, input.usage) ?? (await reads.price(e.model!, input.usage)))
         : null;
-    const row = await store.update(
-      e,
+    const row = j.put(
       {
+        ...e,
         state: input.state,
         responseEnc: input.response === undefined ? null : ctx.sealer.sealJson(input.response),
         errorEnc: input.error ? ctx.sealer.sealJson(input.error) : null,
         usage: priced?.usage ?? null,
         costUsd: priced?.costUsd ?? null,
+        updatedAt: new Date(),
       },
-      history(
-        task,
-        who,
-        { ...e, state: input.state },
-        priced ? { tokens: priced.usage.totalTokens, costUsd: priced.costUsd } : {},
-      ),
+      [
+        stepHistory(
+          task,
+          input.workerId,
+          { ...e, state: input.state },
+          priced ? { tokens: priced.usage.totalTokens, costUsd: priced.costUsd } : {},
+        ),
+      ],
     );
     return answer(ctx, row, task.state);
   }
@@ -263,37 +218,70 @@ async function transition(
   );
 }
 
+/** An approved call starts: a keyed write gets its key; a delegation starts its child. */
+function startApproved(
+  j: JournalState,
+  ctx: EngineContext,
+  e: StepRow,
+  input: JournalStepInput,
+): JournalResult {
+  const task = j.task;
+  const binding = (task.agentWork as AgentWork).toolBindings.find((b) => b.ref === e.toolRef);
+  const key =
+    binding?.idempotency === 'key'
+      ? (e.idempotencyKey ?? idempotencyKeyFor(task.id, task.attempt, e.sequence))
+      : null;
+  const row = j.put({ ...e, state: 'STARTED', idempotencyKey: key, updatedAt: new Date() }, [
+    stepHistory(task, input.workerId, { ...e, state: 'STARTED' }),
+  ]);
+  if (binding?.transport === 'delegate') return delegate(j, ctx, row, binding);
+  return answer(ctx, row, task.state);
+}
+
+function delegate(j: JournalState, ctx: EngineContext, row: StepRow, binding: ToolBinding): JournalResult {
+  const args = argumentsOf(ctx.sealer.openJson(row.requestEnc)) as Record<string, unknown>;
+  j.park('AWAITING_CHILD');
+  j.after((db) => startDelegation(db as Tx, ctx, j.task, row, binding, args).then(() => {}));
+  return answer(ctx, row, 'AWAITING_CHILD');
+}
+
 /** A new step at the next sequence. */
 async function create(
-  store: StepStore,
+  j: JournalState,
   ctx: EngineContext,
-  task: LockedTaskRow,
+  reads: RuleReads,
   input: JournalStepInput,
   digest: string,
   binding: ToolBinding | null,
   work: AgentWork | null,
-  usage: ModelUsage | null,
 ): Promise<JournalResult> {
-  const who = `worker:${input.workerId}`;
-  const base = {
+  const task = j.task;
+  const now = new Date();
+  const base: StepRow = {
     taskId: task.id,
     attempt: task.attempt,
     sequence: input.sequence,
     kind: input.kind,
+    state: input.state,
     toolRef: input.toolRef ?? null,
     policy: binding?.policy ?? null,
     model: input.kind === 'MODEL_CALL' ? input.model! : null,
     digest,
     requestEnc: ctx.sealer.sealJson(input.request),
+    responseEnc: null,
+    errorEnc: null,
     keyId: ctx.sealer.currentKeyId,
+    idempotencyKey: null,
+    comment: null,
+    reused: false,
+    usage: null,
+    costUsd: null,
+    approvalId: null,
+    createdAt: now,
+    updatedAt: now,
   };
-  const insert = async (values: Partial<typeof steps.$inferInsert> & { state: StepState }) => {
-    const [row] = await store.tx
-      .insert(steps)
-      .values({ ...base, ...values })
-      .returning();
-    return row;
-  };
+  const put = (row: StepRow, extra: HistoryEntry[] = [], data: Record<string, unknown> = {}) =>
+    j.put(row, [...extra, stepHistory(task, input.workerId, row, data)]);
   if (input.kind === 'MODEL_CALL') {
     if (input.state !== 'STARTED')
       throw invalid(
@@ -301,77 +289,40 @@ async function create(
         'state',
       );
     if (work && hasLimits(work.limits)) {
-      // the load sums the usage exactly when the node has limits (journalsql's HAS_LIMITS mirrors hasLimits)
+      // the load sums the usage exactly when the node has limits (sql.ts's HAS_LIMITS mirrors hasLimits)
+      const usage = j.usage;
       if (!usage) throw new Error('the usage so far was not read for a node with limits');
       assertWithinLimits(usage, work.limits);
     }
-    const row = await store.insert(
-      { ...base, state: 'STARTED' },
-      history(task, who, { ...base, state: 'STARTED', reused: false }),
-    );
-    return answer(ctx, row, task.state);
+    return answer(ctx, put(base), task.state);
   }
   const b = binding!;
   if (b.policy === 'read') {
     if (input.state !== 'COMPLETED' && input.state !== 'FAILED' && input.state !== 'STARTED') {
       throw invalid('A read is journaled COMPLETED (or FAILED) after it ran.', 'state');
     }
-    const values = {
-      ...base,
-      state: input.state,
-      responseEnc: input.response === undefined ? null : ctx.sealer.sealJson(input.response),
-      errorEnc: input.error ? ctx.sealer.sealJson(input.error) : null,
-    };
-    const row = await store.insert(values, history(task, who, { ...values, reused: false }));
-    return answer(ctx, row, task.state);
+    return answer(ctx, put(withOutcome(ctx, base, input)), task.state);
   }
   // only a later attempt can reuse (and only then is the database asked)
-  const reusable = task.attempt > 1 ? await findReusable(store.tx, task, input.sequence, digest) : null;
+  const reusable = task.attempt > 1 ? await reads.reusable(task, input.sequence, digest) : null;
   if (reusable) {
     // An earlier attempt already made (or was allowed to make) this exact call: answer from the journal.
-    const values = {
-      ...base,
-      state: reusable.state,
-      responseEnc: reusable.responseEnc,
-      idempotencyKey: reusable.idempotencyKey,
-      reused: reusable.state !== 'STARTED',
-      approvalId: reusable.approvalId,
-      comment: reusable.comment,
-    };
-    const row = await store.insert(
-      values,
-      history(task, who, values, { from: { attempt: reusable.attempt, sequence: reusable.sequence } }),
+    const row = put(
+      {
+        ...base,
+        state: reusable.state,
+        responseEnc: reusable.responseEnc,
+        idempotencyKey: reusable.idempotencyKey,
+        reused: reusable.state !== 'STARTED',
+        approvalId: reusable.approvalId,
+        comment: reusable.comment,
+      },
+      [],
+      { from: { attempt: reusable.attempt, sequence: reusable.sequence } },
     );
     return answer(ctx, row, task.state);
   }
-  if (b.policy === 'approval_required') {
-    if (input.state !== 'PROPOSED') {
-      throw new EngineError(
-        'APPROVAL_REQUIRED',
-        `${b.ref} needs a person's approval: journal it PROPOSED and let the task go.`,
-      );
-    }
-    const tx = store.tx;
-    const row = await insert({ state: 'PROPOSED' });
-    const opened = await openApproval(
-      tx,
-      ctx,
-      task,
-      row,
-      b,
-      argumentsOf(input.request) as Record<string, unknown>,
-      work!,
-    );
-    await appendHistory(tx, history(task, who, row, { approvalId: opened.approvalId }));
-    const [withApproval] = await tx
-      .update(steps)
-      .set({ approvalId: opened.approvalId })
-      .where(
-        and(eq(steps.taskId, row.taskId), eq(steps.attempt, row.attempt), eq(steps.sequence, row.sequence)),
-      )
-      .returning();
-    return answer(ctx, withApproval, 'AWAITING_APPROVAL');
-  }
+  if (b.policy === 'approval_required') return propose(j, ctx, input, base, b, work!);
   if (input.state !== 'STARTED') {
     throw invalid(
       `${b.ref} is a write: journal it STARTED before sending it, then COMPLETED or FAILED.`,
@@ -379,15 +330,47 @@ async function create(
     );
   }
   const key = b.idempotency === 'key' ? idempotencyKeyFor(task.id, task.attempt, input.sequence) : null;
-  // a delegation starts a child process: that needs the database (the batch path re-runs step by step)
-  const tx = b.transport === 'delegate' ? store.tx : null;
-  const row = await store.insert(
-    { ...base, state: 'STARTED', idempotencyKey: key },
-    history(task, who, { ...base, state: 'STARTED', reused: false }),
-  );
-  if (tx) {
-    await startDelegation(tx, ctx, task, row, b, argumentsOf(input.request) as Record<string, unknown>);
-    return answer(ctx, row, 'AWAITING_CHILD');
-  }
+  const row = put({ ...base, state: 'STARTED', idempotencyKey: key });
+  if (b.transport === 'delegate') return delegate(j, ctx, row, b);
   return answer(ctx, row, task.state);
+}
+
+function withOutcome(ctx: EngineContext, base: StepRow, input: JournalStepInput): StepRow {
+  return {
+    ...base,
+    responseEnc: input.response === undefined ? null : ctx.sealer.sealJson(input.response),
+    errorEnc: input.error ? ctx.sealer.sealJson(input.error) : null,
+  };
+}
+
+/**
+ * A call that needs a person: journaled PROPOSED with its approval (APPROVAL_OPENED joins the chain
+ * just before STEP_PROPOSED); the approval row and the parked task are written after the step.
+ */
+function propose(
+  j: JournalState,
+  ctx: EngineContext,
+  input: JournalStepInput,
+  base: StepRow,
+  binding: ToolBinding,
+  work: AgentWork,
+): JournalResult {
+  if (input.state !== 'PROPOSED') {
+    throw new EngineError(
+      'APPROVAL_REQUIRED',
+      `${binding.ref} needs a person's approval: journal it PROPOSED and let the task go.`,
+    );
+  }
+  const task = j.task;
+  const args = argumentsOf(input.request) as Record<string, unknown>;
+  const levels = levelsFor(binding, args);
+  const approvalId = randomUUID();
+  const step = { ...base, state: 'PROPOSED' as const, approvalId };
+  j.put(step, [
+    approvalOpened(task, step, binding, levels, approvalId),
+    stepHistory(task, input.workerId, step, { approvalId }),
+  ]);
+  j.park('AWAITING_APPROVAL');
+  j.after((db) => openApproval(db, ctx, { task, step, binding, args, work, levels, approvalId }));
+  return answer(ctx, step, 'AWAITING_APPROVAL');
 }

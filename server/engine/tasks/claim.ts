@@ -3,6 +3,7 @@
  * on a timer set to the next moment a lease expires or a retry comes due), never on a sleeping loop.
  */
 import { sql } from 'drizzle-orm';
+import { HISTORY_INSERT } from '../../db/rows.js';
 import type { ExternalTaskRow } from '../../db/schema.js';
 import type { EngineEvent } from '../common/index.js';
 import { EngineError } from '../../errors.js';
@@ -12,7 +13,7 @@ import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { query, queryPrepared } from '../common/index.js';
 import { appendHistory } from '../history/index.js';
 import type { AgentWork } from '../definitions/index.js';
-import { toStepRow } from '../journal/index.js';
+import { stepFromRecord as toStepRow } from '../../db/rows.js';
 import { loadEarlierWrites, loadSteps, type StepView, toStepView } from '../journal/index.js';
 import { heartbeat, recordRejection } from '../workers/index.js';
 
@@ -179,13 +180,15 @@ async function claim(
                         WHERE s.task_id = t.id AND s.attempt = t.attempt) AS current_steps
           ), history_rows AS (
             -- TASK_LEASED in the same statement; a re-acquired lease is checked first (below)
-            INSERT INTO history (project_id, process_instance_id, event_type, actor, task_id, attempt, data, seq, prev_hash, hash)
-            SELECT l."projectId", l."processInstanceId", 'TASK_LEASED', ${`worker:${input.workerId}`}, l.id, l.attempt,
-                   jsonb_build_object('workerId', ${input.workerId}::text,
-                     'leaseExpiresAt', to_char(l."leaseExpiresAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
-                   0, '', ''
-            FROM leased l WHERE NOT l.was_expired
-            ORDER BY l.id
+            ${sql.raw(HISTORY_INSERT.head)}
+              SELECT l."projectId" AS project_id, l."processInstanceId" AS process_instance_id,
+                     'TASK_LEASED' AS event_type, ${`worker:${input.workerId}`}::text AS actor, l.id AS task_id,
+                     l.attempt, NULL::int AS sequence, NULL::uuid AS approval_id, NULL::uuid AS incident_id,
+                     jsonb_build_object('workerId', ${input.workerId}::text,
+                       'leaseExpiresAt', to_char(l."leaseExpiresAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data,
+                     l.id AS ord
+              FROM leased l WHERE NOT l.was_expired
+            ${sql.raw(HISTORY_INSERT.tail)}
           )
           SELECT * FROM leased`,
     );

@@ -1,0 +1,139 @@
+/**
+ * The two rows the engine writes with hand-written SQL on its hot paths — a journal step and a history
+ * row — each with ONE column list and one mapping each way (as River gives each table one file). Every
+ * statement that writes them builds its column list from here: the journal's write, `appendHistory`, and
+ * the claim's `TASK_LEASED` rows all go through `historyInsert`.
+ */
+import type { StepRow } from './schema.js';
+
+type PgType = 'uuid' | 'int' | 'text' | 'boolean' | 'jsonb' | 'double precision';
+
+/** The steps table as the journal writes it: [column, type, StepRow field]. */
+const STEP_FIELDS = [
+  ['task_id', 'uuid', 'taskId'],
+  ['attempt', 'int', 'attempt'],
+  ['sequence', 'int', 'sequence'],
+  ['kind', 'text', 'kind'],
+  ['state', 'text', 'state'],
+  ['tool_ref', 'text', 'toolRef'],
+  ['policy', 'text', 'policy'],
+  ['model', 'text', 'model'],
+  ['digest', 'text', 'digest'],
+  ['request_enc', 'text', 'requestEnc'],
+  ['response_enc', 'text', 'responseEnc'],
+  ['error_enc', 'text', 'errorEnc'],
+  ['key_id', 'text', 'keyId'],
+  ['idempotency_key', 'text', 'idempotencyKey'],
+  ['comment', 'text', 'comment'],
+  ['reused', 'boolean', 'reused'],
+  ['usage', 'jsonb', 'usage'],
+  ['cost_usd', 'double precision', 'costUsd'],
+  ['approval_id', 'uuid', 'approvalId'],
+] as const satisfies readonly (readonly [string, PgType, keyof StepRow])[];
+
+/** What a later journal call may change on a step (its identity and request never change). */
+const STEP_CHANGING = [
+  'state',
+  'response_enc',
+  'error_enc',
+  'idempotency_key',
+  'usage',
+  'cost_usd',
+  'approval_id',
+];
+
+const stepColumns = STEP_FIELDS.map((f) => f[0]).join(', ');
+
+/**
+ * Inserts or updates the steps in the JSON array `source` (records made by `stepRecord`), in one
+ * statement. A step is inserted when new and otherwise takes the changing columns.
+ */
+export function stepUpsert(source: string): string {
+  return `INSERT INTO steps (${stepColumns})
+    SELECT ${stepColumns} FROM jsonb_to_recordset(${source})
+      AS x(${STEP_FIELDS.map(([c, t]) => `${c} ${t}`).join(', ')})
+    ON CONFLICT (task_id, attempt, sequence) DO UPDATE SET
+      ${STEP_CHANGING.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, updated_at = now()`;
+}
+
+/** A step row as a record of `stepUpsert`'s source. */
+export function stepRecord(row: StepRow): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [column, , field] of STEP_FIELDS) out[column] = row[field];
+  return out;
+}
+
+/** A `steps` row as PostgreSQL returns it from `to_jsonb(s)` (snake_case, JSON) in the drizzle row shape. */
+export function stepFromRecord(r: Record<string, unknown>): StepRow {
+  const row: Record<string, unknown> = {};
+  for (const [column, type, field] of STEP_FIELDS) {
+    const v = r[column] ?? null;
+    row[field] = type === 'boolean' ? Boolean(v) : type === 'double precision' && v !== null ? Number(v) : v;
+  }
+  row.createdAt = new Date(r.created_at as string);
+  row.updatedAt = new Date(r.updated_at as string);
+  return row as StepRow;
+}
+
+/** One row of the append-only history before the chain trigger gives it its place (SPEC §8). */
+export interface HistoryEntry {
+  projectId: string;
+  processInstanceId: string;
+  eventType: string;
+  /** a principal name and id (`human:alice#uuid`), `engine`, or `worker:<id>` */
+  actor: string;
+  taskId?: string | null;
+  attempt?: number | null;
+  sequence?: number | null;
+  approvalId?: string | null;
+  incidentId?: string | null;
+  /** digests, states, reasons — never prompts, payloads or secrets */
+  data?: Record<string, unknown>;
+}
+
+/** The history table as the engine writes it: [column, type, HistoryEntry field]. */
+const HISTORY_FIELDS = [
+  ['project_id', 'text', 'projectId'],
+  ['process_instance_id', 'uuid', 'processInstanceId'],
+  ['event_type', 'text', 'eventType'],
+  ['actor', 'text', 'actor'],
+  ['task_id', 'uuid', 'taskId'],
+  ['attempt', 'int', 'attempt'],
+  ['sequence', 'int', 'sequence'],
+  ['approval_id', 'uuid', 'approvalId'],
+  ['incident_id', 'uuid', 'incidentId'],
+  ['data', 'jsonb', 'data'],
+] as const satisfies readonly (readonly [string, PgType, keyof HistoryEntry])[];
+
+const historyColumns = HISTORY_FIELDS.map((f) => f[0]).join(', ');
+
+/**
+ * The one INSERT into history, around a query yielding the history columns by name plus `ord`, the
+ * order in which the rows join the chain (the chain trigger fills seq, prev_hash and hash). `head` and
+ * `tail` are for statements built with drizzle's sql tag; `historyInsert` for plain text.
+ */
+export const HISTORY_INSERT = {
+  head: `INSERT INTO history (${historyColumns}, seq, prev_hash, hash)
+    SELECT ${historyColumns}, 0, '', '' FROM (`,
+  tail: ') AS h ORDER BY h.ord',
+} as const;
+
+export function historyInsert(rows: string): string {
+  return `${HISTORY_INSERT.head}${rows}${HISTORY_INSERT.tail}`;
+}
+
+/** `historyInsert`'s rows from the JSON array `source` of records made by `historyRecords`. */
+export function historyFromJson(source: string): string {
+  return `SELECT * FROM jsonb_to_recordset(${source})
+    AS y(ord int, ${HISTORY_FIELDS.map(([c, t]) => `${c} ${t}`).join(', ')})`;
+}
+
+/** History entries as the records of `historyFromJson`, in order. */
+export function historyRecords(entries: readonly HistoryEntry[]): Record<string, unknown>[] {
+  return entries.map((e, ord) => {
+    const out: Record<string, unknown> = { ord };
+    for (const [column, , field] of HISTORY_FIELDS) out[column] = e[field] ?? null;
+    out.data = e.data ?? {};
+    return out;
+  });
+}
