@@ -17,7 +17,7 @@ import { isUuid, pgClientOf, sameProject } from '../common/index.js';
 import { invalid, type JournalStepInput, precheck } from './input.js';
 import { priceUsage } from './limits.js';
 import { findReusable } from './reuse.js';
-import { applyStep, type JournalResult, type RuleReads } from './rules.js';
+import { applyStep, type JournalResult, RefusalAfterCommit, type RuleReads } from './rules.js';
 import { beginAndLoad, write } from './sql.js';
 import { JournalState } from './state.js';
 
@@ -80,44 +80,21 @@ async function run(
   let open = true;
   let broken: Error | undefined;
   try {
-    const row = await beginAndLoad(
-      client,
-      taskId,
-      attempt,
-      inputs.map((i) => i.sequence),
-      inputs.some((i) => i.kind === 'MODEL_CALL' && i.state === 'STARTED'),
-    );
+    const sequences = inputs.map((i) => i.sequence);
+    const withUsage = inputs.some((i) => i.kind === 'MODEL_CALL' && i.state === 'STARTED');
+    const row = await beginAndLoad(client, taskId, attempt, sequences, withUsage);
     if (!row || !sameProject(actor, row.projectId as string)) throw notFound('external task', taskId);
     const state = JournalState.fromLoad(row);
-    let db: Executor | undefined;
-    // drizzle on the call's own connection, for the rare reads and the effects (never its transaction():
-    // the call's transaction is already open on this connection)
-    const onConnection = () => {
-      db ??= drizzle(client, { schema }) as unknown as Executor;
-      return db;
-    };
-    const reads: RuleReads = {
-      async reusable(task, sequence, digest) {
-        await write(client, state.takeChanges(), false);
-        return findReusable(onConnection(), task, sequence, digest);
-      },
-      price: (model, usage) => priceUsage(onConnection(), model, usage),
-    };
-    const out: JournalResult[] = [];
-    for (const [index, input] of inputs.entries()) {
-      try {
-        out.push(await applyStep(state, ctx, actor, reads, input));
-      } catch (e) {
-        throw batch ? withIndex(e, index) : e;
-      }
-    }
+    const db = onConnection(client);
+    const { out, refusal } = await applyAll(state, ctx, actor, readsOf(client, state, db), inputs, batch);
     const effects = state.effects;
     await write(client, state.takeChanges(), effects.length === 0);
     if (effects.length > 0) {
-      for (const effect of effects) await effect(onConnection());
+      for (const effect of effects) await effect(db());
       await client.query('COMMIT');
     }
     open = false;
+    if (refusal) throw refusal;
     return out;
   } catch (e) {
     if (open) await client.query('ROLLBACK').catch((err: Error) => (broken = err));
@@ -125,6 +102,52 @@ async function run(
   } finally {
     client.release(broken);
   }
+}
+
+/**
+ * drizzle on the call's own connection, made when first needed: for the rare reads and the effects.
+ * Never its transaction(): the call's transaction is already open on this connection.
+ */
+function onConnection(client: pg.PoolClient): () => Executor {
+  let db: Executor | undefined;
+  return () => {
+    db ??= drizzle(client, { schema }) as unknown as Executor;
+    return db;
+  };
+}
+
+function readsOf(client: pg.PoolClient, state: JournalState, db: () => Executor): RuleReads {
+  return {
+    async reusable(task, sequence, digest) {
+      // the read must see this call's earlier steps: write them first (same transaction)
+      await write(client, state.takeChanges(), false);
+      return findReusable(db(), task, sequence, digest);
+    },
+    price: (model, usage) => priceUsage(db(), model, usage),
+  };
+}
+
+/** Applies the steps in order; a refusal that commits its change ends the call after the write. */
+async function applyAll(
+  state: JournalState,
+  ctx: EngineContext,
+  actor: Actor,
+  reads: RuleReads,
+  inputs: JournalStepInput[],
+  batch: boolean,
+): Promise<{ out: JournalResult[]; refusal?: unknown }> {
+  const out: JournalResult[] = [];
+  for (const [index, input] of inputs.entries()) {
+    try {
+      out.push(await applyStep(state, ctx, actor, reads, input));
+    } catch (e) {
+      const refused = e instanceof RefusalAfterCommit ? e.refusal : e;
+      const answer = batch ? withIndex(refused, index) : refused;
+      if (e instanceof RefusalAfterCommit) return { out, refusal: answer };
+      throw answer;
+    }
+  }
+  return { out };
 }
 
 function withIndex(e: unknown, index: number): unknown {

@@ -48,6 +48,18 @@ export interface RuleReads {
   price(model: string, usage: Usage): ReturnType<typeof priceUsage>;
 }
 
+/**
+ * A refusal that changes state (SPEC §11: a lapsed approval window or authority reopens the approval)
+ * commits that change before it answers: the rule puts the change into the state, then throws this.
+ * The call writes and commits what it changed so far, then answers with `refusal`; steps after it in a
+ * batch are not applied.
+ */
+export class RefusalAfterCommit extends Error {
+  constructor(readonly refusal: EngineError) {
+    super(refusal.message);
+  }
+}
+
 /** Position of each state in a step's life; a re-sent earlier state is a replay, not a change. */
 const LIFE: Record<StepState, number> = {
   PROPOSED: 0,
@@ -103,7 +115,11 @@ function isResendAfterPark(task: LockedTaskRow, e: StepRow, actor: Actor, input:
   return digest === e.digest;
 }
 
-/** SPEC §4 order: the sequence is checked before the binding (and the limits). */
+/**
+ * SPEC §4 order: the sequence is checked before the binding (and the limits). A new step follows an
+ * ended one. (SPEC §11 adds the one exception: a PRECONDITION or LOOKUP read journaled as step N+1 while
+ * the call at N is APPROVED or STARTED — it belongs here, as a condition on `input`.)
+ */
 function assertNextSequence(last: JournalState['last'], input: JournalStepInput) {
   const next = (last?.sequence ?? 0) + 1;
   if (input.sequence !== next) {
