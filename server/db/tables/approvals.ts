@@ -29,15 +29,20 @@ export const approvals = pgTable(
     argumentsEnc: text('arguments_enc').notNull(),
     keyId: text('key_id').notNull(),
     candidateGroups: text('candidate_groups').array().notNull(),
-    /** for multi-level rules: the groups of each level; level index is `currentLevel` */
+    /** for multi-level rules: the groups of each level, in order */
     levels: jsonb('levels').$type<string[][]>().notNull(),
+    /**
+     * The level deciding now, an index into `levels`: 0-based here and everywhere in the engine. Only
+     * what people read counts from 1: the API (`Approval.level`) and history data (`level`).
+     */
     currentLevel: integer('current_level').notNull().default(0),
     /** bumped when an approver edits the arguments (approve with changes); decisions keep each version */
     proposalVersion: integer('proposal_version').notNull().default(1),
     slaDueAt: ts('sla_due_at'),
     escalated: boolean('escalated').notNull().default(false),
     escalatedAt: ts('escalated_at'),
-    decidedBy: uuid('decided_by'),
+    /** the principal who made the final decision (their name, as the API shows it, is decidedByName) */
+    decidedById: uuid('decided_by_id'),
     decidedByName: text('decided_by_name'),
     decidedAt: ts('decided_at'),
     comment: text('comment'),
@@ -58,6 +63,7 @@ export const approvalDecisions = pgTable(
     approvalId: uuid('approval_id')
       .notNull()
       .references(() => approvals.id),
+    /** the level decided on, 0-based like approvals.current_level */
     level: integer('level').notNull(),
     principalId: uuid('principal_id').notNull(),
     principalName: text('principal_name').notNull(),

@@ -4,3 +4,4 @@ export * from './propose.js';
 export * from './retire.js';
 export * from './sla.js';
 export * from './views.js';
+export * from './visibility.js';

@@ -1,10 +1,11 @@
-/** The paged list of approvals a caller may see, and the rule of who may see one. */
+/** The paged list of approvals a caller may see (who may see one: visibility.ts). */
 import { and, eq, sql } from 'drizzle-orm';
 import { approvals } from '../../db/schema.js';
 import type { ApprovalRow } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import { cursorCondition, cursorOrder, page, pageSize } from '../common/index.js';
+import { toApprovalViews } from './views.js';
 
 /** Humans see the approvals of their groups; admins see all of the project; workers none. */
 export async function listApprovals(
@@ -42,17 +43,5 @@ export async function listApprovals(
     .orderBy(...cursorOrder(approvals.createdAt, approvals.id))
     .limit(first + 1);
   const [{ count }] = await ctx.db.select({ count: sql<number>`count(*)::int` }).from(approvals).where(base);
-  return page(rows, first, count);
-}
-
-/** Whether an actor may see an approval: its project, and for humans one of its candidate groups (any level). */
-export function maySeeApproval(
-  actor: Actor,
-  a: Pick<ApprovalRow, 'projectId' | 'levels' | 'candidateGroups'>,
-): boolean {
-  if (actor.projectId !== null && actor.projectId !== a.projectId) return false;
-  if (actor.kind === 'ADMIN') return true;
-  if (actor.kind !== 'HUMAN') return false;
-  const groups = new Set([...a.candidateGroups, ...a.levels.flat()]);
-  return actor.groups.some((g) => groups.has(g));
+  return page(await toApprovalViews(ctx, rows), first, count);
 }

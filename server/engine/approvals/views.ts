@@ -6,21 +6,57 @@ import { redactArguments } from '../definitions/index.js';
 import type { ToolBinding } from '../definitions/index.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import { diffJson, type Change } from '../common/index.js';
-import type { AgentWork } from '../definitions/index.js';
 import { isUuid } from '../common/index.js';
-import { maySeeApproval } from './list.js';
+import { maySeeApproval } from './visibility.js';
 
-export interface ApprovalView extends ApprovalRow {
+/**
+ * An approval as the approver sees it: the arguments as the evidence policy keeps them (never sealed),
+ * the binding's editability, and the process it belongs to.
+ */
+export interface ApprovalView {
+  id: string;
+  projectId: string;
+  processInstanceId: string;
   /** the key of the process the instance runs */
   processKey: string;
+  taskId: string;
+  attempt: number;
+  sequence: number;
+  nodeId: string;
+  toolRef: string;
+  model: string | null;
+  state: ApprovalRow['state'];
+  digest: string;
   arguments: unknown;
   redactedPaths: string[];
   editable: boolean;
+  proposalVersion: number;
+  candidateGroups: string[];
+  /** the groups of each level, in order */
+  levels: string[][];
+  /** the level deciding now, 0-based (an index into `levels`); people read `levelNumber(currentLevel)` */
   currentLevel: number;
+  slaDueAt: Date | null;
+  escalated: boolean;
+  /** the principal who made the final decision, and their name as the API shows it (`decidedBy`) */
+  decidedById: string | null;
+  decidedByName: string | null;
+  decidedAt: Date | null;
+  comment: string | null;
+  createdAt: Date;
+}
+
+/**
+ * Levels as people and integrators read them, counted from 1 (the API's `level`, webhook payloads,
+ * history data); inside the engine and the database a level is a 0-based index into `levels`.
+ */
+export function levelNumber(index: number): number {
+  return index + 1;
 }
 
 export interface DecisionView {
   id: string;
+  /** the level decided on, 0-based like ApprovalView.currentLevel */
   level: number;
   principalName: string;
   decision: string;
@@ -44,7 +80,10 @@ export interface EarlierProposal {
 type ApprovalContext = { binding: ToolBinding | undefined; processKey: string };
 
 /** The frozen binding and process key of each approval's task, in one query for a page of approvals. */
-async function contextsOf(ctx: EngineContext, rows: ApprovalRow[]): Promise<ApprovalContext[]> {
+async function contextsOf(
+  ctx: EngineContext,
+  rows: Pick<ApprovalRow, 'taskId' | 'toolRef'>[],
+): Promise<ApprovalContext[]> {
   if (rows.length === 0) return [];
   const found = await ctx.db
     .select({ id: externalTasks.id, agentWork: externalTasks.agentWork, processKey: processInstances.key })
@@ -64,7 +103,34 @@ async function contextsOf(ctx: EngineContext, rows: ApprovalRow[]): Promise<Appr
 function toView(ctx: EngineContext, a: ApprovalRow, { binding, processKey }: ApprovalContext): ApprovalView {
   const args = ctx.sealer.openJson<Record<string, unknown>>(a.argumentsEnc) ?? {};
   const { view, redactedPaths } = redactArguments(args, binding?.redact ?? []);
-  return { ...a, processKey, arguments: view, redactedPaths, editable: binding?.editable ?? false };
+  return {
+    id: a.id,
+    projectId: a.projectId,
+    processInstanceId: a.processInstanceId,
+    processKey,
+    taskId: a.taskId,
+    attempt: a.attempt,
+    sequence: a.sequence,
+    nodeId: a.nodeId,
+    toolRef: a.toolRef,
+    model: a.model,
+    state: a.state,
+    digest: a.digest,
+    arguments: view,
+    redactedPaths,
+    editable: binding?.editable ?? false,
+    proposalVersion: a.proposalVersion,
+    candidateGroups: a.candidateGroups,
+    levels: a.levels,
+    currentLevel: a.currentLevel,
+    slaDueAt: a.slaDueAt,
+    escalated: a.escalated,
+    decidedById: a.decidedById,
+    decidedByName: a.decidedByName,
+    decidedAt: a.decidedAt,
+    comment: a.comment,
+    createdAt: a.createdAt,
+  };
 }
 
 export async function toApprovalView(ctx: EngineContext, a: ApprovalRow): Promise<ApprovalView> {

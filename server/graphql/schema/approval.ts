@@ -1,15 +1,15 @@
-import { decideApproval } from '../../engine/approvals/index.js';
 import {
   type ApprovalView,
   type DecisionView,
-  type EarlierProposal,
+  decideApproval,
   decisionsOf,
+  type EarlierProposal,
   earlierProposals,
+  levelNumber,
+  listApprovals,
   loadApprovalFor,
-  toApprovalView,
-  toApprovalViews,
+  maySeeApproval,
 } from '../../engine/approvals/index.js';
-import { listApprovals, maySeeApproval } from '../../engine/approvals/index.js';
 import { builder, connection } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
 
@@ -23,7 +23,7 @@ const ApprovalDecision = builder.objectRef<DecisionView>('ApprovalDecision').imp
     'A decision attempt on an approval; refused attempts (ALREADY_DECIDED, STALE_DIGEST…) are kept too.',
   fields: (t) => ({
     id: t.exposeID('id'),
-    level: t.int({ resolve: (d) => d.level + 1 }),
+    level: t.int({ resolve: (d) => levelNumber(d.level) }),
     decidedBy: t.exposeString('principalName'),
     decision: t.field({ type: Decision, resolve: (d) => d.decision as 'APPROVE' | 'REJECT' }),
     digest: t.exposeString('digest'),
@@ -89,7 +89,7 @@ export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
       description: '1 as proposed; +1 each time an approver approved with changes (see decisions).',
     }),
     candidateGroups: t.exposeStringList('candidateGroups'),
-    level: t.int({ resolve: (a) => a.currentLevel + 1 }),
+    level: t.int({ resolve: (a) => levelNumber(a.currentLevel) }),
     levels: t.int({ resolve: (a) => a.levels.length }),
     escalated: t.exposeBoolean('escalated'),
     slaDueAt: t.field({ type: 'DateTime', nullable: true, resolve: (a) => a.slaDueAt }),
@@ -129,14 +129,7 @@ builder.queryField('approvals', (t) =>
       first: t.arg.int(),
       after: t.arg.string(),
     },
-    resolve: async (_r, a, ctx) => {
-      const p = await listApprovals(ctx.engine, ctx.actor!, a);
-      const views = await toApprovalViews(
-        ctx.engine,
-        p.edges.map((e) => e.node),
-      );
-      return { ...p, edges: p.edges.map((e, i) => ({ cursor: e.cursor, node: views[i] })) };
-    },
+    resolve: (_r, a, ctx) => listApprovals(ctx.engine, ctx.actor!, a),
   }),
 );
 
@@ -155,14 +148,12 @@ builder.mutationField('decideApproval', (t) =>
     type: Approval,
     authScopes: { authenticated: true },
     args: { input: t.arg({ type: DecideApprovalInput, required: true }) },
-    resolve: async (_r, { input }, ctx) => {
-      const row = await decideApproval(ctx.engine, ctx.actor!, {
+    resolve: (_r, { input }, ctx) =>
+      decideApproval(ctx.engine, ctx.actor!, {
         ...input,
         approvalId: String(input.approvalId),
         arguments: (input.arguments as Record<string, unknown> | null | undefined) ?? null,
-      });
-      return toApprovalView(ctx.engine, row);
-    },
+      }),
   }),
 );
 
