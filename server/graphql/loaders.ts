@@ -1,17 +1,20 @@
 /** Per-request DataLoaders: no N+1 when a query lists tasks with their steps or instances with history. */
 import DataLoader from 'dataloader';
-import type { ExternalTaskRow, HistoryRow, UserTaskRow } from '../db/schema.js';
-import { historyOfInstances } from '../engine/history/index.js';
-import { tasksOfInstances } from '../engine/tasks/index.js';
-import { userTasksOf } from '../engine/instances/index.js';
+import {
+  type HistoryEventView,
+  historyOf,
+  type UserTaskView,
+  userTasksOf,
+} from '../engine/instances/index.js';
+import { type TaskView, tasksOfInstances } from '../engine/tasks/index.js';
 import type { EngineContext } from '../engine/common/index.js';
 import { loadSteps, type StepView } from '../engine/journal/index.js';
 
 export interface Loaders {
   stepsByTask: DataLoader<string, StepView[]>;
-  tasksByInstance: DataLoader<string, ExternalTaskRow[]>;
-  historyByInstance: DataLoader<string, HistoryRow[]>;
-  userTasksByInstance: DataLoader<string, UserTaskRow[]>;
+  tasksByInstance: DataLoader<string, TaskView[]>;
+  historyByInstance: DataLoader<string, HistoryEventView[]>;
+  userTasksByInstance: DataLoader<string, UserTaskView[]>;
 }
 
 function group<T>(ids: readonly string[], rows: T[], key: (r: T) => string): T[][] {
@@ -29,7 +32,7 @@ export function createLoaders(engine: EngineContext): Loaders {
       group(ids, await tasksOfInstances(engine.db, ids), (t) => t.processInstanceId),
     ),
     historyByInstance: new DataLoader(async (ids) =>
-      group(ids, await historyOfInstances(engine.db, ids), (h) => h.processInstanceId),
+      group(ids, await historyOf(engine.db, ids), (h) => h.processInstanceId),
     ),
     userTasksByInstance: new DataLoader(async (ids) =>
       group(ids, await userTasksOf(engine, [...ids]), (u) => u.processInstanceId),

@@ -1,5 +1,5 @@
 /**
- * Subscriptions are fed by PostgreSQL NOTIFY (see db/notify.ts), so a subscriber on one engine process
+ * Subscriptions are fed by PostgreSQL NOTIFY (the engine's events/ module), so a subscriber on one engine process
  * sees events committed by another. An event names ids only; the object is loaded once per process and
  * shared by every subscriber that may see it (not once per subscriber).
  */

@@ -13,6 +13,7 @@ import { sameProject } from '../common/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import { isUuid } from '../common/index.js';
 import { cursorCondition, cursorOrder, page } from '../common/index.js';
+import { type IncidentView, incidentView } from './views.js';
 
 export interface OpenIncident {
   projectId: string | null;
@@ -65,11 +66,16 @@ export interface ResolveIncidentInput {
   result?: unknown;
 }
 
-export async function getIncident(ex: Executor, actor: Actor, id: string): Promise<IncidentRow> {
+async function incidentRow(ex: Executor, actor: Actor, id: string): Promise<IncidentRow> {
   if (!isUuid(id)) throw notFound('incident', id);
   const [row] = await ex.select().from(incidents).where(eq(incidents.id, id)).limit(1);
   if (!row || !sameProject(actor, row.projectId)) throw notFound('incident', id);
   return row;
+}
+
+/** An incident the actor may see, or NOT_FOUND. */
+export async function getIncident(ex: Executor, actor: Actor, id: string): Promise<IncidentView> {
+  return incidentView(await incidentRow(ex, actor, id));
 }
 
 /** Resolves an incident; for an unknown tool outcome the task reopens on the same attempt. */
@@ -77,7 +83,7 @@ export async function resolveIncident(
   ctx: EngineContext,
   actor: Actor,
   input: ResolveIncidentInput,
-): Promise<IncidentRow> {
+): Promise<IncidentView> {
   if (actor.kind === 'WORKER')
     throw new EngineError('FORBIDDEN', 'A worker credential cannot resolve incidents; a person must.');
   if (!input.comment?.trim())
@@ -85,8 +91,8 @@ export async function resolveIncident(
       'COMMENT_REQUIRED',
       'Say what you checked: a comment is required to resolve an incident.',
     );
-  const inc0 = await getIncident(ctx.db, actor, input.id);
-  return ctx.db.transaction(async (tx) => {
+  const inc0 = await incidentRow(ctx.db, actor, input.id);
+  const resolved = await ctx.db.transaction(async (tx) => {
     const label = actorLabel(actor);
     if (inc0.type === 'TOOL_OUTCOME_UNKNOWN' && inc0.taskId) {
       if (typeof input.happened !== 'boolean') {
@@ -124,6 +130,7 @@ export async function resolveIncident(
     }
     return row;
   });
+  return incidentView(resolved);
 }
 
 async function feedOutcome(
@@ -234,5 +241,5 @@ export async function listIncidents(
     .orderBy(...cursorOrder(incidents.createdAt, incidents.id))
     .limit(first + 1);
   const [{ count }] = await ctx.db.select({ count: sql<number>`count(*)::int` }).from(incidents).where(base);
-  return page(rows, first, count);
+  return page(rows.map(incidentView), first, count);
 }

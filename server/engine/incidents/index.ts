@@ -1,1 +1,2 @@
 export * from './incidents.js';
+export * from './views.js';

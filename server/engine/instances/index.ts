@@ -4,3 +4,4 @@ export * from './lifecycle.js';
 export * from './list.js';
 export * from './start.js';
 export * from './usertasks.js';
+export * from './views.js';

@@ -13,6 +13,7 @@ import { notify } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import { enqueueChildDone, getInstance } from './start.js';
 import { retireApprovalsOfTasks } from '../approvals/index.js';
+import { type InstanceView, instanceView } from './views.js';
 
 function requireOperator(actor: Actor, what: string) {
   if (actor.kind !== 'ADMIN')
@@ -82,13 +83,13 @@ export async function cancelProcess(
   actor: Actor,
   id: string,
   reason: string,
-): Promise<ProcessInstanceRow> {
+): Promise<InstanceView> {
   requireOperator(actor, 'cancel');
   if (!reason?.trim())
     throw new EngineError('VALIDATION_FAILED', 'Give a reason for the cancellation.', {
       errors: [{ path: 'reason', message: 'required' }],
     });
-  return ctx.db.transaction((tx) => cancelTx(tx, actor, id, reason, actorLabel(actor), 0));
+  return ctx.db.transaction((tx) => cancelTx(tx, actor, id, reason, actorLabel(actor), 0)).then(instanceView);
 }
 
 /**
@@ -161,112 +162,108 @@ async function cancelTx(
   return row;
 }
 
-export async function suspendProcess(
-  ctx: EngineContext,
-  actor: Actor,
-  id: string,
-): Promise<ProcessInstanceRow> {
+export async function suspendProcess(ctx: EngineContext, actor: Actor, id: string): Promise<InstanceView> {
   requireOperator(actor, 'suspend');
-  return ctx.db.transaction(async (tx) => {
-    const label = actorLabel(actor);
-    await retireWork(tx, await getInstance(tx, actor, id), label, 'SUSPENDED');
-    const inst = await lockInstance(tx, id);
-    if (inst.state !== 'ACTIVE') {
-      throw new EngineError(
-        'VALIDATION_FAILED',
-        `Only an ACTIVE instance can be suspended; this one is ${inst.state}.`,
-        { errors: [{ path: 'id', message: inst.state }] },
-      );
-    }
-    await retireWork(tx, inst, label, 'SUSPENDED');
-    const [row] = await tx
-      .update(processInstances)
-      .set({ state: 'SUSPENDED', updatedAt: sql`now()` })
-      .where(eq(processInstances.id, id))
-      .returning();
-    await appendHistory(tx, {
-      projectId: row.projectId,
-      processInstanceId: id,
-      eventType: 'INSTANCE_SUSPENDED',
-      actor: label,
-    });
-    return row;
-  });
+  return ctx.db
+    .transaction(async (tx) => {
+      const label = actorLabel(actor);
+      await retireWork(tx, await getInstance(tx, actor, id), label, 'SUSPENDED');
+      const inst = await lockInstance(tx, id);
+      if (inst.state !== 'ACTIVE') {
+        throw new EngineError(
+          'VALIDATION_FAILED',
+          `Only an ACTIVE instance can be suspended; this one is ${inst.state}.`,
+          { errors: [{ path: 'id', message: inst.state }] },
+        );
+      }
+      await retireWork(tx, inst, label, 'SUSPENDED');
+      const [row] = await tx
+        .update(processInstances)
+        .set({ state: 'SUSPENDED', updatedAt: sql`now()` })
+        .where(eq(processInstances.id, id))
+        .returning();
+      await appendHistory(tx, {
+        projectId: row.projectId,
+        processInstanceId: id,
+        eventType: 'INSTANCE_SUSPENDED',
+        actor: label,
+      });
+      return row;
+    })
+    .then(instanceView);
 }
 
 /** Resumes a suspended instance: its retired tasks reopen on a fresh attempt (the suspension costs none). */
-export async function resumeProcess(
-  ctx: EngineContext,
-  actor: Actor,
-  id: string,
-): Promise<ProcessInstanceRow> {
+export async function resumeProcess(ctx: EngineContext, actor: Actor, id: string): Promise<InstanceView> {
   requireOperator(actor, 'resume');
-  return ctx.db.transaction(async (tx) => {
-    const label = actorLabel(actor);
-    await getInstance(tx, actor, id);
-    const suspended = await tx
-      .select()
-      .from(externalTasks)
-      .where(
-        and(
-          eq(externalTasks.processInstanceId, id),
-          eq(externalTasks.state, 'CANCELLED'),
-          eq(externalTasks.errorType, 'SUSPENDED'),
-        ),
-      )
-      .for('update');
-    const inst = await lockInstance(tx, id);
-    if (inst.state !== 'SUSPENDED') {
-      throw new EngineError(
-        'VALIDATION_FAILED',
-        `Only a SUSPENDED instance can be resumed; this one is ${inst.state}.`,
-        { errors: [{ path: 'id', message: inst.state }] },
-      );
-    }
-    for (const t of suspended) {
-      // A keyless write in flight when the work was retired is never re-sent: it waits for a person.
-      if ((await settleUnknownOutcomes(tx, t, label)) > 0) continue;
-      await tx
-        .update(externalTasks)
-        .set({
-          state: 'OPEN',
+  return ctx.db
+    .transaction(async (tx) => {
+      const label = actorLabel(actor);
+      await getInstance(tx, actor, id);
+      const suspended = await tx
+        .select()
+        .from(externalTasks)
+        .where(
+          and(
+            eq(externalTasks.processInstanceId, id),
+            eq(externalTasks.state, 'CANCELLED'),
+            eq(externalTasks.errorType, 'SUSPENDED'),
+          ),
+        )
+        .for('update');
+      const inst = await lockInstance(tx, id);
+      if (inst.state !== 'SUSPENDED') {
+        throw new EngineError(
+          'VALIDATION_FAILED',
+          `Only a SUSPENDED instance can be resumed; this one is ${inst.state}.`,
+          { errors: [{ path: 'id', message: inst.state }] },
+        );
+      }
+      for (const t of suspended) {
+        // A keyless write in flight when the work was retired is never re-sent: it waits for a person.
+        if ((await settleUnknownOutcomes(tx, t, label)) > 0) continue;
+        await tx
+          .update(externalTasks)
+          .set({
+            state: 'OPEN',
+            attempt: t.attempt + 1,
+            maxAttempts: t.maxAttempts + 1,
+            leaseExpiries: 0,
+            errorType: null,
+            availableAt: sql`now()`,
+            endedAt: null,
+            updatedAt: sql`now()`,
+          })
+          .where(eq(externalTasks.id, t.id));
+        await appendHistory(tx, {
+          projectId: inst.projectId,
+          processInstanceId: id,
+          eventType: 'TASK_RESUMED',
+          actor: label,
+          taskId: t.id,
           attempt: t.attempt + 1,
-          maxAttempts: t.maxAttempts + 1,
-          leaseExpiries: 0,
-          errorType: null,
-          availableAt: sql`now()`,
-          endedAt: null,
-          updatedAt: sql`now()`,
-        })
-        .where(eq(externalTasks.id, t.id));
+        });
+        await notify(tx, {
+          type: 'task',
+          taskId: t.id,
+          processInstanceId: id,
+          projectId: inst.projectId,
+          state: 'OPEN',
+          topic: t.topicName,
+        });
+      }
+      const [row] = await tx
+        .update(processInstances)
+        .set({ state: 'ACTIVE', updatedAt: sql`now()` })
+        .where(eq(processInstances.id, id))
+        .returning();
       await appendHistory(tx, {
-        projectId: inst.projectId,
+        projectId: row.projectId,
         processInstanceId: id,
-        eventType: 'TASK_RESUMED',
+        eventType: 'INSTANCE_RESUMED',
         actor: label,
-        taskId: t.id,
-        attempt: t.attempt + 1,
       });
-      await notify(tx, {
-        type: 'task',
-        taskId: t.id,
-        processInstanceId: id,
-        projectId: inst.projectId,
-        state: 'OPEN',
-        topic: t.topicName,
-      });
-    }
-    const [row] = await tx
-      .update(processInstances)
-      .set({ state: 'ACTIVE', updatedAt: sql`now()` })
-      .where(eq(processInstances.id, id))
-      .returning();
-    await appendHistory(tx, {
-      projectId: row.projectId,
-      processInstanceId: id,
-      eventType: 'INSTANCE_RESUMED',
-      actor: label,
-    });
-    return row;
-  });
+      return row;
+    })
+    .then(instanceView);
 }

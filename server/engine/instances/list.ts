@@ -4,6 +4,7 @@ import { processInstances } from '../../db/schema.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import { verifyChain } from '../history/index.js';
 import { getInstance } from './start.js';
+import { instanceView } from './views.js';
 import { cursorCondition, cursorOrder, page, pageSize } from '../common/index.js';
 
 export async function listInstances(
@@ -27,7 +28,7 @@ export async function listInstances(
     .select({ count: sql<number>`count(*)::int` })
     .from(processInstances)
     .where(base);
-  return page(rows, first, count);
+  return page(rows.map(instanceView), first, count);
 }
 
 export async function verifyAudit(ctx: EngineContext, actor: Actor, processInstanceId: string) {

@@ -14,6 +14,7 @@ import { notify } from '../events/index.js';
 import { AGENT_PROFILE_VERSION, type AgentWork, latestDefinition } from '../definitions/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import type { JsonObject } from '../../shared/types.js';
+import { type InstanceView, instanceView } from './views.js';
 
 const TEMPLATE_RE = /\$\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}/g;
 
@@ -81,20 +82,22 @@ export async function startProcess(
   ctx: EngineContext,
   actor: Actor,
   input: StartInput,
-): Promise<ProcessInstanceRow> {
+): Promise<InstanceView> {
   if (actor.kind === 'WORKER')
     throw new EngineError('FORBIDDEN', 'A worker credential cannot start processes.');
   const projectId = actorProject(actor);
-  return ctx.db.transaction(async (tx) =>
-    startInstanceTx(tx, ctx, {
-      projectId,
-      key: input.key,
-      variables: input.variables ?? {},
-      businessKey: input.businessKey ?? null,
-      startedBy: actor.principalId,
-      actor: actorLabel(actor),
-    }),
-  );
+  return ctx.db
+    .transaction(async (tx) =>
+      startInstanceTx(tx, ctx, {
+        projectId,
+        key: input.key,
+        variables: input.variables ?? {},
+        businessKey: input.businessKey ?? null,
+        startedBy: actor.principalId,
+        actor: actorLabel(actor),
+      }),
+    )
+    .then(instanceView);
 }
 
 export interface StartInstanceArgs {

@@ -1,7 +1,6 @@
 /** Human tasks (`user_task` nodes): completed by a person of a candidate group, then the token moves on. */
 import { eq, inArray, sql } from 'drizzle-orm';
 import { processInstances, userTasks } from '../../db/schema.js';
-import type { UserTaskRow } from '../../db/schema.js';
 import { EngineError, notFound } from '../../errors.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import { sameProject } from '../common/index.js';
@@ -9,13 +8,14 @@ import { readDefinitionSpec } from '../definitions/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import { enterNode, findNode, mergeVariables } from './start.js';
 import { isUuid } from '../common/index.js';
+import { type UserTaskView, userTaskView } from './views.js';
 
 export async function completeUserTask(
   ctx: EngineContext,
   actor: Actor,
   id: string,
   variables: unknown,
-): Promise<UserTaskRow> {
+): Promise<UserTaskView> {
   if (actor.kind === 'WORKER')
     throw new EngineError('FORBIDDEN', 'A worker credential cannot complete human tasks.');
   if (!isUuid(id)) throw notFound('user task', id);
@@ -25,52 +25,57 @@ export async function completeUserTask(
       errors: [{ path: 'variables', message: 'not an object' }],
     });
   }
-  return ctx.db.transaction(async (tx) => {
-    const [ut] = await tx.select().from(userTasks).where(eq(userTasks.id, id)).for('update');
-    if (!ut || !sameProject(actor, ut.projectId)) throw notFound('user task', id);
-    if (actor.kind === 'HUMAN' && !ut.candidateGroups.some((g) => actor.groups.includes(g))) {
-      throw new EngineError(
-        'FORBIDDEN',
-        `Only members of ${ut.candidateGroups.join(' or ')} can complete this task.`,
-      );
-    }
-    const [inst] = await tx
-      .select()
-      .from(processInstances)
-      .where(eq(processInstances.id, ut.processInstanceId))
-      .for('update');
-    if (ut.state === 'CANCELLED' || inst.state !== 'ACTIVE') {
-      throw new EngineError(
-        'WORK_RETIRED',
-        'The process is not active any more (cancelled, suspended or ended); this task has no effect.',
-      );
-    }
-    if (ut.state !== 'OPEN') throw new EngineError('ALREADY_DECIDED', 'Someone already completed this task.');
-    const [done] = await tx
-      .update(userTasks)
-      .set({ state: 'COMPLETED', completedBy: actor.principalId, completedAt: sql`now()` })
-      .where(eq(userTasks.id, id))
-      .returning();
-    const updated = await mergeVariables(tx, inst.id, vars as Record<string, unknown>);
-    await appendHistory(tx, {
-      projectId: ut.projectId,
-      processInstanceId: ut.processInstanceId,
-      eventType: 'USER_TASK_COMPLETED',
-      actor: actorLabel(actor),
-      data: { userTaskId: id, nodeId: ut.nodeId, variables: Object.keys(vars) },
-    });
-    const spec = await readDefinitionSpec(tx, inst.definitionId);
-    const node = findNode(spec, ut.nodeId);
-    await enterNode(tx, updated, spec, node.next!, 'engine');
-    return done;
-  });
+  return ctx.db
+    .transaction(async (tx) => {
+      const [ut] = await tx.select().from(userTasks).where(eq(userTasks.id, id)).for('update');
+      if (!ut || !sameProject(actor, ut.projectId)) throw notFound('user task', id);
+      if (actor.kind === 'HUMAN' && !ut.candidateGroups.some((g) => actor.groups.includes(g))) {
+        throw new EngineError(
+          'FORBIDDEN',
+          `Only members of ${ut.candidateGroups.join(' or ')} can complete this task.`,
+        );
+      }
+      const [inst] = await tx
+        .select()
+        .from(processInstances)
+        .where(eq(processInstances.id, ut.processInstanceId))
+        .for('update');
+      if (ut.state === 'CANCELLED' || inst.state !== 'ACTIVE') {
+        throw new EngineError(
+          'WORK_RETIRED',
+          'The process is not active any more (cancelled, suspended or ended); this task has no effect.',
+        );
+      }
+      if (ut.state !== 'OPEN')
+        throw new EngineError('ALREADY_DECIDED', 'Someone already completed this task.');
+      const [done] = await tx
+        .update(userTasks)
+        .set({ state: 'COMPLETED', completedBy: actor.principalId, completedAt: sql`now()` })
+        .where(eq(userTasks.id, id))
+        .returning();
+      const updated = await mergeVariables(tx, inst.id, vars as Record<string, unknown>);
+      await appendHistory(tx, {
+        projectId: ut.projectId,
+        processInstanceId: ut.processInstanceId,
+        eventType: 'USER_TASK_COMPLETED',
+        actor: actorLabel(actor),
+        data: { userTaskId: id, nodeId: ut.nodeId, variables: Object.keys(vars) },
+      });
+      const spec = await readDefinitionSpec(tx, inst.definitionId);
+      const node = findNode(spec, ut.nodeId);
+      await enterNode(tx, updated, spec, node.next!, 'engine');
+      return done;
+    })
+    .then(userTaskView);
 }
 
-export async function userTasksOf(ctx: EngineContext, instanceIds: string[]): Promise<UserTaskRow[]> {
+/** The user tasks of several instances, oldest first (one query for a page of instances). */
+export async function userTasksOf(ctx: EngineContext, instanceIds: string[]): Promise<UserTaskView[]> {
   if (instanceIds.length === 0) return [];
-  return ctx.db
+  const rows = await ctx.db
     .select()
     .from(userTasks)
     .where(inArray(userTasks.processInstanceId, instanceIds))
     .orderBy(userTasks.createdAt);
+  return rows.map(userTaskView);
 }

@@ -15,11 +15,11 @@ import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { readDefinitionSpec } from '../definitions/index.js';
 import { appendHistory } from '../history/index.js';
-import type { AgentWork } from '../definitions/index.js';
 import { enterNode, findNode, mergeVariables } from '../instances/index.js';
 import { assertLease, type LockedTaskRow, lockTask } from '../lease/index.js';
 import { recordOutcome } from '../workers/index.js';
 import type { AttemptMetadata } from '../../shared/types.js';
+import { type TaskView, taskView } from './views.js';
 
 export type { AttemptMetadata };
 
@@ -116,7 +116,7 @@ export async function completeTask(
   ctx: EngineContext,
   actor: Actor,
   input: CompleteInput,
-): Promise<ExternalTaskRow> {
+): Promise<TaskView> {
   if (actor.kind !== 'WORKER')
     throw new EngineError('FORBIDDEN', 'Only a worker credential can complete tasks.');
   const requestSha = sha256Hex(canonicalJson(input.variables ?? null));
@@ -159,7 +159,7 @@ export async function completeTask(
     return row;
   });
   await recordOutcome(ctx, actor.principalId, input.workerId, false);
-  return result;
+  return taskView(result);
 }
 
 type OutputCheck =
@@ -262,7 +262,7 @@ async function finish(
   return row;
 }
 
-export async function failTask(ctx: EngineContext, actor: Actor, input: FailInput): Promise<ExternalTaskRow> {
+export async function failTask(ctx: EngineContext, actor: Actor, input: FailInput): Promise<TaskView> {
   if (actor.kind !== 'WORKER') throw new EngineError('FORBIDDEN', 'Only a worker credential can fail tasks.');
   if (!input.errorType || !/^[A-Z][A-Z0-9_]{0,63}$/.test(input.errorType)) {
     throw new EngineError(
@@ -300,5 +300,5 @@ export async function failTask(ctx: EngineContext, actor: Actor, input: FailInpu
     return row;
   });
   await recordOutcome(ctx, actor.principalId, input.workerId, true);
-  return result;
+  return taskView(result);
 }

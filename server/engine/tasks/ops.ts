@@ -1,7 +1,6 @@
 /** Lease extension, operator retry and tool credentials: small commands on one external task. */
 import { asc, eq, inArray, sql } from 'drizzle-orm';
 import { externalTasks } from '../../db/schema.js';
-import type { ExternalTaskRow } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import { closeTaskFailedIncidents } from '../lease/index.js';
 import type { Actor, EngineContext, Executor } from '../common/index.js';
@@ -9,9 +8,9 @@ import { notifyTask } from '../events/index.js';
 import { sameProject } from '../common/index.js';
 import { readCredential } from '../definitions/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
-import type { AgentWork } from '../definitions/index.js';
 import { isUuid } from '../common/index.js';
 import { assertLease, assertNotRetired, lockTask } from '../lease/index.js';
+import { type TaskView, taskView } from './views.js';
 
 export interface ExtendLeaseInput {
   taskId: string;
@@ -25,7 +24,7 @@ export async function extendLease(
   ctx: EngineContext,
   actor: Actor,
   input: ExtendLeaseInput,
-): Promise<ExternalTaskRow> {
+): Promise<TaskView> {
   if (
     !Number.isInteger(input.lockDurationMs) ||
     input.lockDurationMs < 100 ||
@@ -35,7 +34,7 @@ export async function extendLease(
       errors: [{ path: 'lockDurationMs', message: 'out of range' }],
     });
   }
-  return ctx.db.transaction(async (tx) => {
+  const extended = await ctx.db.transaction(async (tx) => {
     const task = await lockTask(tx, actor, input.taskId);
     assertLease(task, actor, input.workerId, input.attempt ?? task.attempt);
     const [row] = await tx
@@ -48,12 +47,13 @@ export async function extendLease(
       .returning();
     return row;
   });
+  return taskView(extended);
 }
 
 /** An operator retries a FAILED task: it reopens on a fresh attempt and its TASK_FAILED incident closes. */
-export async function retryTask(ctx: EngineContext, actor: Actor, id: string): Promise<ExternalTaskRow> {
+export async function retryTask(ctx: EngineContext, actor: Actor, id: string): Promise<TaskView> {
   if (actor.kind !== 'ADMIN') throw new EngineError('FORBIDDEN', 'Only an admin can retry a task.');
-  return ctx.db.transaction(async (tx) => {
+  const retried = await ctx.db.transaction(async (tx) => {
     const task = await lockTask(tx, actor, id);
     assertNotRetired(task);
     if (task.state !== 'FAILED') {
@@ -99,6 +99,7 @@ export async function retryTask(ctx: EngineContext, actor: Actor, id: string): P
     await notifyTask(tx, task, 'OPEN');
     return row;
   });
+  return taskView(retried);
 }
 
 /** The secret of a tool server bound to the task, only for the worker holding the live lease. */
@@ -137,20 +138,18 @@ export async function getTask(
   ex: Executor,
   actor: Pick<Actor, 'projectId'>,
   id: string,
-): Promise<ExternalTaskRow | null> {
+): Promise<TaskView | null> {
   if (!isUuid(id)) return null;
   const [row] = await ex.select().from(externalTasks).where(eq(externalTasks.id, id));
-  return row && sameProject(actor as Actor, row.projectId) ? row : null;
+  return row && sameProject(actor as Actor, row.projectId) ? taskView(row) : null;
 }
 
 /** The external tasks of several instances, oldest first (one query for a page of instances). */
-export async function tasksOfInstances(
-  ex: Executor,
-  instanceIds: readonly string[],
-): Promise<ExternalTaskRow[]> {
-  return ex
+export async function tasksOfInstances(ex: Executor, instanceIds: readonly string[]): Promise<TaskView[]> {
+  const rows = await ex
     .select()
     .from(externalTasks)
     .where(inArray(externalTasks.processInstanceId, [...instanceIds]))
     .orderBy(asc(externalTasks.createdAt));
+  return rows.map(taskView);
 }

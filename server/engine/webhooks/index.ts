@@ -1,1 +1,2 @@
+export * from './views.js';
 export * from './webhooks.js';

@@ -8,13 +8,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
-import {
-  approvals,
-  type WebhookDeliveryRow,
-  type WebhookSubscriptionRow,
-  webhookDeliveries,
-  webhookSubscriptions,
-} from '../../db/schema.js';
+import { approvals, webhookDeliveries, webhookSubscriptions } from '../../db/schema.js';
 import { EngineError, notFound } from '../../errors.js';
 import { toApprovalView } from '../approvals/index.js';
 import type { Actor, EngineContext } from '../common/index.js';
@@ -22,8 +16,12 @@ import { actorProject, query } from '../common/index.js';
 import { isUuid } from '../common/index.js';
 import { WEBHOOK_EVENTS } from '../events/index.js';
 import { startBackgroundRunner } from '../common/index.js';
-
-export type WebhookSubscriptionView = Omit<WebhookSubscriptionRow, 'secretEnc' | 'keyId'>;
+import {
+  deliveryView,
+  subscriptionView,
+  type WebhookDeliveryView,
+  type WebhookSubscriptionView,
+} from './views.js';
 
 function requireAdmin(actor: Actor) {
   if (actor.kind !== 'ADMIN') throw new EngineError('FORBIDDEN', 'Only an admin can manage webhooks.');
@@ -32,8 +30,6 @@ function requireAdmin(actor: Actor) {
 function invalid(path: string, message: string): EngineError {
   return new EngineError('VALIDATION_FAILED', message, { errors: [{ path, message }] });
 }
-
-const view = ({ secretEnc: _s, keyId: _k, ...rest }: WebhookSubscriptionRow): WebhookSubscriptionView => rest;
 
 /** Creates a subscription; when no secret is given one is generated and returned (once). */
 export async function createWebhookSubscription(
@@ -70,7 +66,7 @@ export async function createWebhookSubscription(
       createdBy: actor.principalId,
     })
     .returning();
-  return { subscription: view(row), secret: generated };
+  return { subscription: subscriptionView(row), secret: generated };
 }
 
 export async function listWebhookSubscriptions(
@@ -83,7 +79,7 @@ export async function listWebhookSubscriptions(
     .from(webhookSubscriptions)
     .where(eq(webhookSubscriptions.projectId, actorProject(actor)))
     .orderBy(desc(webhookSubscriptions.createdAt));
-  return rows.map(view);
+  return rows.map(subscriptionView);
 }
 
 /** Deletes a subscription and (cascade) its deliveries; pending ones are never sent. */
@@ -102,7 +98,7 @@ export async function listWebhookDeliveries(
   ctx: EngineContext,
   actor: Actor,
   a: { subscriptionId?: string | null; state?: string | null; first?: number | null },
-): Promise<WebhookDeliveryRow[]> {
+): Promise<WebhookDeliveryView[]> {
   requireAdmin(actor);
   if (a.subscriptionId && !isUuid(a.subscriptionId)) return [];
   const rows = await query<{ id: string }>(
@@ -123,7 +119,7 @@ export async function listWebhookDeliveries(
         rows.map((r) => r.id),
       ),
     );
-  return full.sort((x, y) => y.createdAt.getTime() - x.createdAt.getTime());
+  return full.sort((x, y) => y.createdAt.getTime() - x.createdAt.getTime()).map(deliveryView);
 }
 
 /** `v1=<hex HMAC-SHA256(secret, timestamp + "." + body)>` — the recipe in docs/webhooks.md. */

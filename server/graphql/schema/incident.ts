@@ -1,11 +1,15 @@
-import type { IncidentRow } from '../../db/schema.js';
-import { getIncident, listIncidents, resolveIncident } from '../../engine/incidents/index.js';
+import {
+  getIncident,
+  type IncidentView,
+  listIncidents,
+  resolveIncident,
+} from '../../engine/incidents/index.js';
 import { builder, connection } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
 
 const IncidentState = builder.enumType('IncidentState', { values: ['OPEN', 'RESOLVED'] as const });
 
-export const Incident = builder.objectRef<IncidentRow>('Incident').implement({
+export const Incident = builder.objectRef<IncidentView>('Incident').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
     type: t.exposeString('type'),
@@ -22,7 +26,7 @@ export const Incident = builder.objectRef<IncidentRow>('Incident').implement({
   }),
 });
 
-const IncidentConnection = connection<IncidentRow>('Incident', Incident);
+const IncidentConnection = connection<IncidentView>('Incident', Incident);
 
 const ResolveIncidentInput = builder.inputType('ResolveIncidentInput', {
   fields: (t) => ({

@@ -1,6 +1,11 @@
-import type { HistoryRow, ProcessInstanceRow, UserTaskRow } from '../../db/schema.js';
 import type { AuditVerification as AuditShape } from '../../engine/history/index.js';
-import { getInstance, startProcess } from '../../engine/instances/index.js';
+import {
+  type HistoryEventView,
+  type InstanceView,
+  loadInstanceFor,
+  startProcess,
+  type UserTaskView,
+} from '../../engine/instances/index.js';
 import { cancelProcess, resumeProcess, suspendProcess } from '../../engine/instances/index.js';
 import { listInstances, verifyAudit } from '../../engine/instances/index.js';
 import { completeUserTask } from '../../engine/instances/index.js';
@@ -14,7 +19,7 @@ const UserTaskState = builder.enumType('UserTaskState', {
   values: ['OPEN', 'COMPLETED', 'CANCELLED'] as const,
 });
 
-export const HistoryEvent = builder.objectRef<HistoryRow>('HistoryEvent').implement({
+export const HistoryEvent = builder.objectRef<HistoryEventView>('HistoryEvent').implement({
   fields: (t) => ({
     seq: t.exposeInt('seq'),
     eventType: t.exposeString('eventType'),
@@ -30,7 +35,7 @@ export const HistoryEvent = builder.objectRef<HistoryRow>('HistoryEvent').implem
   }),
 });
 
-const UserTask = builder.objectRef<UserTaskRow>('UserTask').implement({
+const UserTask = builder.objectRef<UserTaskView>('UserTask').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
     nodeId: t.exposeString('nodeId'),
@@ -42,7 +47,7 @@ const UserTask = builder.objectRef<UserTaskRow>('UserTask').implement({
   }),
 });
 
-export const ProcessInstance = builder.objectRef<ProcessInstanceRow>('ProcessInstance').implement({
+export const ProcessInstance = builder.objectRef<InstanceView>('ProcessInstance').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
     key: t.exposeString('key'),
@@ -66,7 +71,7 @@ export const ProcessInstance = builder.objectRef<ProcessInstanceRow>('ProcessIns
   }),
 });
 
-const ProcessInstanceConnection = connection<ProcessInstanceRow>('ProcessInstance', ProcessInstance);
+const ProcessInstanceConnection = connection<InstanceView>('ProcessInstance', ProcessInstance);
 
 const AuditVerification = builder.objectRef<AuditShape>('AuditVerification').implement({
   fields: (t) => ({
@@ -85,7 +90,7 @@ builder.queryField('processInstance', (t) =>
     nullable: true,
     authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => getInstance(ctx.engine.db, ctx.actor!, String(id)).catch(() => null),
+    resolve: (_r, { id }, ctx) => loadInstanceFor(ctx.engine.db, ctx.actor!, String(id)),
   }),
 );
 

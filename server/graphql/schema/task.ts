@@ -1,13 +1,12 @@
-import type { ExternalTaskRow } from '../../db/schema.js';
 import { completeTask, failTask } from '../../engine/tasks/index.js';
 import type { AgentWork as AgentWorkShape } from '../../engine/definitions/index.js';
 import { extendLease, getTask, retryTask, toolCredential } from '../../engine/tasks/index.js';
-import { fetchAndLock, type LeasedTaskView } from '../../engine/tasks/index.js';
+import { fetchAndLock, type LeasedTaskView, type TaskView } from '../../engine/tasks/index.js';
 import { builder } from '../builder.js';
 import { ToolBinding } from './definition.js';
 import { Step, TaskState } from './step.js';
 
-export const ExternalTask = builder.objectRef<ExternalTaskRow>('ExternalTask').implement({
+export const ExternalTask = builder.objectRef<TaskView>('ExternalTask').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
     state: t.field({ type: TaskState, resolve: (r) => r.state }),

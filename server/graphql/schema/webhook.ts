@@ -1,10 +1,10 @@
-import type { WebhookDeliveryRow } from '../../db/schema.js';
 import { WEBHOOK_EVENTS } from '../../engine/events/index.js';
 import {
   createWebhookSubscription,
   deleteWebhookSubscription,
   listWebhookDeliveries,
   listWebhookSubscriptions,
+  type WebhookDeliveryView,
   type WebhookSubscriptionView,
 } from '../../engine/webhooks/index.js';
 import { builder } from '../builder.js';
@@ -25,7 +25,7 @@ const WebhookSubscription = builder.objectRef<WebhookSubscriptionView>('WebhookS
   }),
 });
 
-const WebhookDelivery = builder.objectRef<WebhookDeliveryRow>('WebhookDelivery').implement({
+const WebhookDelivery = builder.objectRef<WebhookDeliveryView>('WebhookDelivery').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
     subscriptionId: t.exposeID('subscriptionId'),
