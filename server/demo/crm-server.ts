@@ -8,7 +8,7 @@
  *
  * CLI: `node --import tsx server/demo/crm-server.ts --port 4100 [--token secret]`
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
@@ -98,11 +98,16 @@ function headerValue(value: string | string[] | undefined): string | null {
   return value ?? null;
 }
 
-export async function startCrmServer(opts: CrmServerOptions = {}): Promise<CrmServer> {
-  const state = new CrmState();
-  const token = opts.token ?? null;
-  const timers = new Set<{ timer: NodeJS.Timeout; done: () => void }>();
+/** What the handlers of one CRM server share: its state and its held answers. */
+interface Runtime {
+  state: CrmState;
+  timers: Set<{ timer: NodeJS.Timeout; done: () => void }>;
+  /** holds an answer; `close()` ends every hold at once */
+  sleep(ms: number): Promise<void>;
+}
 
+function runtime(): Runtime {
+  const timers = new Set<{ timer: NodeJS.Timeout; done: () => void }>();
   const sleep = (ms: number) =>
     new Promise<void>((done) => {
       const entry = { timer: setTimeout(() => finish(), ms), done: () => finish() };
@@ -113,141 +118,146 @@ export async function startCrmServer(opts: CrmServerOptions = {}): Promise<CrmSe
       };
       timers.add(entry);
     });
+  return { state: new CrmState(), timers, sleep };
+}
 
-  /** One McpServer per HTTP request, from the current configuration. */
-  function buildMcpServer(callsById: Map<string | number, CrmCall>): McpServer {
-    const server = new McpServer({ name: 'demo-crm', version: '1.0.0' });
-    for (const tool of Object.keys(TOOL_DEFS) as CrmToolName[]) {
-      const def = TOOL_DEFS[tool];
-      const shape = state.alteredSchemas.has(tool)
-        ? { ...def.shape, note: z.string().optional().describe('Free text note') }
-        : def.shape;
-      server.registerTool(
-        state.publicName(tool),
-        { description: def.description, inputSchema: shape },
-        async (args: Record<string, unknown>, extra) => {
-          const call = callsById.get(extra.requestId);
-          const headerKey = headerValue(extra.requestInfo?.headers['idempotency-key']);
-          const meta = extra._meta as Record<string, unknown> | undefined;
-          const metaKey = typeof meta?.idempotencyKey === 'string' ? meta.idempotencyKey : null;
-          const record = call ?? state.recordCall(tool, args, headerKey, metaKey);
-          record.tool = tool;
-          record.args = args;
-          const outcome = state.execute(tool, args, headerKey ?? metaKey);
-          if (outcome.ok) {
-            record.status = outcome.replayed ? 'replayed' : 'ok';
-            record.result = outcome.result;
-          } else {
-            record.status = 'error';
-            record.error = outcome.message;
-          }
-          // The call is recorded and its side effect done before the delay: a client killed while the
-          // answer is held leaves the effect behind (a "crash right after sending" for the worker).
-          const ms = state.takeDelay(tool);
-          if (ms > 0) await sleep(ms);
-          if (!outcome.ok)
-            return { isError: true, content: [{ type: 'text' as const, text: outcome.message }] };
-          return {
-            content: [{ type: 'text' as const, text: JSON.stringify(outcome.result) }],
-            structuredContent: outcome.result as Record<string, unknown>,
-          };
-        },
-      );
-    }
-    return server;
-  }
-
-  async function handleMcp(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (req.method !== 'POST') {
-      // Stateless: no standalone SSE stream (GET) and no session to delete (DELETE).
-      sendJson(res, 405, {
-        jsonrpc: '2.0',
-        error: { code: -32000, message: 'Method not allowed.' },
-        id: null,
-      });
-      return;
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(await readBody(req));
-    } catch {
-      sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null });
-      return;
-    }
-    // Record every tools/call, including those the server then refuses (unknown tool, bad arguments).
-    const callsById = new Map<string | number, CrmCall>();
-    const headerKey = headerValue(req.headers['idempotency-key']);
-    for (const msg of Array.isArray(body) ? body : [body]) {
-      if (msg && typeof msg === 'object' && msg.method === 'tools/call' && msg.id !== undefined) {
-        const params = (msg.params ?? {}) as { name?: unknown; arguments?: unknown; _meta?: unknown };
-        const meta = (params._meta ?? {}) as Record<string, unknown>;
-        const metaKey = typeof meta.idempotencyKey === 'string' ? meta.idempotencyKey : null;
-        const args = (params.arguments ?? {}) as Record<string, unknown>;
-        callsById.set(msg.id, state.recordCall(String(params.name), args, headerKey, metaKey));
-      }
-    }
-    const server = buildMcpServer(callsById);
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    res.on('close', () => {
-      for (const call of callsById.values()) {
-        if (call.status === 'pending') {
-          call.status = 'error';
-          call.error = call.error ?? 'refused by the MCP server (unknown tool or invalid arguments)';
+/** One McpServer per HTTP request, from the current configuration. */
+function buildMcpServer(rt: Runtime, callsById: Map<string | number, CrmCall>): McpServer {
+  const { state, sleep } = rt;
+  const server = new McpServer({ name: 'demo-crm', version: '1.0.0' });
+  for (const tool of Object.keys(TOOL_DEFS) as CrmToolName[]) {
+    const def = TOOL_DEFS[tool];
+    const shape = state.alteredSchemas.has(tool)
+      ? { ...def.shape, note: z.string().optional().describe('Free text note') }
+      : def.shape;
+    server.registerTool(
+      state.publicName(tool),
+      { description: def.description, inputSchema: shape },
+      async (args: Record<string, unknown>, extra) => {
+        const call = callsById.get(extra.requestId);
+        const headerKey = headerValue(extra.requestInfo?.headers['idempotency-key']);
+        const meta = extra._meta as Record<string, unknown> | undefined;
+        const metaKey = typeof meta?.idempotencyKey === 'string' ? meta.idempotencyKey : null;
+        const record = call ?? state.recordCall(tool, args, headerKey, metaKey);
+        record.tool = tool;
+        record.args = args;
+        const outcome = state.execute(tool, args, headerKey ?? metaKey);
+        if (outcome.ok) {
+          record.status = outcome.replayed ? 'replayed' : 'ok';
+          record.result = outcome.result;
+        } else {
+          record.status = 'error';
+          record.error = outcome.message;
         }
-      }
-      void transport.close();
-      void server.close();
+        // The call is recorded and its side effect done before the delay: a client killed while the
+        // answer is held leaves the effect behind (a "crash right after sending" for the worker).
+        const ms = state.takeDelay(tool);
+        if (ms > 0) await sleep(ms);
+        if (!outcome.ok)
+          return { isError: true, content: [{ type: 'text' as const, text: outcome.message }] };
+        return {
+          content: [{ type: 'text' as const, text: JSON.stringify(outcome.result) }],
+          structuredContent: outcome.result as Record<string, unknown>,
+        };
+      },
+    );
+  }
+  return server;
+}
+
+async function handleMcp(rt: Runtime, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { state } = rt;
+  if (req.method !== 'POST') {
+    // Stateless: no standalone SSE stream (GET) and no session to delete (DELETE).
+    sendJson(res, 405, {
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'Method not allowed.' },
+      id: null,
     });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    return;
   }
+  let body: unknown;
+  try {
+    body = JSON.parse(await readBody(req));
+  } catch {
+    sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null });
+    return;
+  }
+  // Record every tools/call, including those the server then refuses (unknown tool, bad arguments).
+  const callsById = new Map<string | number, CrmCall>();
+  const headerKey = headerValue(req.headers['idempotency-key']);
+  for (const msg of Array.isArray(body) ? body : [body]) {
+    if (msg && typeof msg === 'object' && msg.method === 'tools/call' && msg.id !== undefined) {
+      const params = (msg.params ?? {}) as { name?: unknown; arguments?: unknown; _meta?: unknown };
+      const meta = (params._meta ?? {}) as Record<string, unknown>;
+      const metaKey = typeof meta.idempotencyKey === 'string' ? meta.idempotencyKey : null;
+      const args = (params.arguments ?? {}) as Record<string, unknown>;
+      callsById.set(msg.id, state.recordCall(String(params.name), args, headerKey, metaKey));
+    }
+  }
+  const server = buildMcpServer(rt, callsById);
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  res.on('close', () => {
+    for (const call of callsById.values()) {
+      if (call.status === 'pending') {
+        call.status = 'error';
+        call.error = call.error ?? 'refused by the MCP server (unknown tool or invalid arguments)';
+      }
+    }
+    void transport.close();
+    void server.close();
+  });
+  await server.connect(transport);
+  await transport.handleRequest(req, res, body);
+}
 
-  async function handleControl(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let cmd: Record<string, unknown>;
-    try {
-      cmd = JSON.parse(await readBody(req)) as Record<string, unknown>;
-    } catch {
-      sendJson(res, 400, { error: 'body must be JSON' });
+async function handleControl(api: CrmServer, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  let cmd: Record<string, unknown>;
+  try {
+    cmd = JSON.parse(await readBody(req)) as Record<string, unknown>;
+  } catch {
+    sendJson(res, 400, { error: 'body must be JSON' });
+    return;
+  }
+  switch (cmd.action) {
+    case 'reset':
+      api.reset();
+      break;
+    case 'delay':
+      api.setDelay(
+        String(cmd.tool),
+        Number(cmd.ms ?? 0),
+        cmd.times === undefined ? undefined : Number(cmd.times),
+      );
+      break;
+    case 'rename':
+      api.renameTool(String(cmd.from), String(cmd.to));
+      break;
+    case 'alterSchema':
+      api.alterSchema(String(cmd.tool), cmd.altered !== false);
+      break;
+    case 'fail':
+      api.failNext(
+        String(cmd.tool),
+        cmd.message === undefined ? undefined : String(cmd.message),
+        cmd.times === undefined ? undefined : Number(cmd.times),
+      );
+      break;
+    case 'addCustomer':
+      api.addCustomer(cmd.customer as CrmCustomer);
+      break;
+    default:
+      sendJson(res, 400, { error: `unknown action ${String(cmd.action)}` });
       return;
-    }
-    switch (cmd.action) {
-      case 'reset':
-        api.reset();
-        break;
-      case 'delay':
-        api.setDelay(
-          String(cmd.tool),
-          Number(cmd.ms ?? 0),
-          cmd.times === undefined ? undefined : Number(cmd.times),
-        );
-        break;
-      case 'rename':
-        api.renameTool(String(cmd.from), String(cmd.to));
-        break;
-      case 'alterSchema':
-        api.alterSchema(String(cmd.tool), cmd.altered !== false);
-        break;
-      case 'fail':
-        api.failNext(
-          String(cmd.tool),
-          cmd.message === undefined ? undefined : String(cmd.message),
-          cmd.times === undefined ? undefined : Number(cmd.times),
-        );
-        break;
-      case 'addCustomer':
-        api.addCustomer(cmd.customer as CrmCustomer);
-        break;
-      default:
-        sendJson(res, 400, { error: `unknown action ${String(cmd.action)}` });
-        return;
-    }
-    sendJson(res, 200, { ok: true });
   }
+  sendJson(res, 200, { ok: true });
+}
 
-  const http = createServer((req, res) => {
+function route(rt: Runtime, api: () => CrmServer, token: string | null) {
+  return (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0];
     const run = async () => {
       if (path === '/mcp') {
@@ -256,11 +266,11 @@ export async function startCrmServer(opts: CrmServerOptions = {}): Promise<CrmSe
           sendJson(res, 401, { error: 'unauthorized', message: 'A valid Bearer token is required' });
           return;
         }
-        await handleMcp(req, res);
+        await handleMcp(rt, req, res);
       } else if (path === '/state' && req.method === 'GET') {
-        sendJson(res, 200, state.snapshot());
+        sendJson(res, 200, rt.state.snapshot());
       } else if (path === '/control' && req.method === 'POST') {
-        await handleControl(req, res);
+        await handleControl(api(), req, res);
       } else if (path === '/healthz') {
         sendJson(res, 200, { ok: true });
       } else {
@@ -272,17 +282,20 @@ export async function startCrmServer(opts: CrmServerOptions = {}): Promise<CrmSe
         sendJson(res, 500, { jsonrpc: '2.0', error: { code: -32603, message: String(err) }, id: null });
       } else res.end();
     });
-  });
+  };
+}
 
-  const host = opts.host ?? '127.0.0.1';
-  const port = await listen(http, opts.port ?? 0, host);
-  const baseUrl = `http://${host}:${port}`;
-
-  const api: CrmServer = {
-    url: `${baseUrl}/mcp`,
-    baseUrl,
-    port,
-    token,
+function crmApi(
+  rt: Runtime,
+  http: Server,
+  at: { baseUrl: string; port: number; token: string | null },
+): CrmServer {
+  const { state, timers } = rt;
+  return {
+    url: `${at.baseUrl}/mcp`,
+    baseUrl: at.baseUrl,
+    port: at.port,
+    token: at.token,
     state,
     get sideEffects() {
       return state.sideEffects;
@@ -315,6 +328,16 @@ export async function startCrmServer(opts: CrmServerOptions = {}): Promise<CrmSe
       await closeServer(http);
     },
   };
+}
+
+export async function startCrmServer(opts: CrmServerOptions = {}): Promise<CrmServer> {
+  const rt = runtime();
+  const token = opts.token ?? null;
+  let api: CrmServer | undefined;
+  const http = createServer(route(rt, () => api!, token));
+  const host = opts.host ?? '127.0.0.1';
+  const port = await listen(http, opts.port ?? 0, host);
+  api = crmApi(rt, http, { baseUrl: `http://${host}:${port}`, port, token });
   return api;
 }
 

@@ -21,6 +21,7 @@ import {
   SCRIPTS,
   type Script,
   type ScriptAnswer,
+  type ScriptRequest,
   supportTriageScript,
   textOf,
 } from './scripts.js';
@@ -93,111 +94,138 @@ function errorBody(message: string, type: string, code: string | null, param: st
   return { error: { message, type, param, code } };
 }
 
-export async function startModelServer(opts: ModelServerOptions = {}): Promise<ModelServer> {
-  let script: Script = opts.script ?? supportTriageScript;
-  let calls: ModelCall[] = [];
-  const models = opts.models ?? ['gemini-3.6-flash', 'gpt-4.1-mini', 'scripted'];
+/** What the handlers of one model server share: the script it follows and the calls it received. */
+interface Runtime {
+  script: Script;
+  calls: ModelCall[];
+  models: string[];
+}
 
-  async function handleChat(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let body: Record<string, unknown>;
-    try {
-      body = JSON.parse(await readBody(req)) as Record<string, unknown>;
-    } catch {
-      sendJson(res, 400, errorBody('The body must be JSON', 'invalid_request_error', 'invalid_json'));
-      return;
-    }
-    if (typeof body.model !== 'string' || !Array.isArray(body.messages)) {
-      const param = typeof body.model !== 'string' ? 'model' : 'messages';
-      sendJson(res, 400, errorBody(`Missing or invalid '${param}'`, 'invalid_request_error', null, param));
-      return;
-    }
-    const model = body.model;
-    const messages = body.messages as ChatMessage[];
-    const tools = (Array.isArray(body.tools) ? body.tools : []) as ChatTool[];
-    const stream = body.stream === true;
-    let answer: ScriptAnswer;
-    try {
-      answer = script({ model, messages, tools });
-    } catch (err) {
-      sendJson(res, 500, errorBody(`Script failed: ${String(err)}`, 'server_error', 'script_error'));
-      return;
-    }
-    calls.push({ model, messages, tools, answer, stream, at: new Date().toISOString() });
-
-    if ('unavailable' in answer) {
-      const message = answer.message ?? `The model ${model} is currently unavailable`;
-      sendJson(res, 503, errorBody(message, 'server_error', 'model_unavailable'));
-      return;
-    }
-    if ('status' in answer) {
-      sendJson(res, answer.status, answer.body);
-      return;
-    }
-    const toolCalls =
-      'toolCalls' in answer && answer.toolCalls.length > 0 ? toolCallsFor(messages, answer) : [];
-    const content = answer.content ?? null;
-    const finishReason = toolCalls.length > 0 ? 'tool_calls' : 'stop';
-    const id = `chatcmpl-${sha256Hex(canonicalJson({ model, messages })).slice(0, 24)}`;
-    const created = Math.floor(Date.now() / 1000);
-    const usage = usageFor(messages);
-
-    if (!stream) {
-      const message: Record<string, unknown> = { role: 'assistant', content, refusal: null };
-      if (toolCalls.length > 0) message.tool_calls = toolCalls;
-      sendJson(res, 200, {
-        id,
-        object: 'chat.completion',
-        created,
-        model,
-        choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason }],
-        usage,
-      });
-      return;
-    }
-    // Streaming: role, content, one chunk per tool call, the finish reason, optional usage, [DONE].
-    const streamOptions = body.stream_options as { include_usage?: boolean } | undefined;
-    res.writeHead(200, {
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-    });
-    const chunk = (delta: Record<string, unknown>, finish: string | null = null, extra = {}) =>
-      res.write(
-        `data: ${JSON.stringify({
-          id,
-          object: 'chat.completion.chunk',
-          created,
-          model,
-          choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-          ...extra,
-        })}\n\n`,
-      );
-    chunk({ role: 'assistant', content: '' });
-    if (content) chunk({ content });
-    toolCalls.forEach((c, index) => {
-      chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: c.function }] });
-    });
-    chunk({}, finishReason, streamOptions?.include_usage ? { usage: null } : {});
-    if (streamOptions?.include_usage) {
-      res.write(
-        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })}\n\n`,
-      );
-    }
-    res.end('data: [DONE]\n\n');
+/** A chat request as the script sees it, or the error answer it gets instead. */
+function readChat(body: Record<string, unknown>): ScriptRequest | { status: number; error: unknown } {
+  if (typeof body.model !== 'string' || !Array.isArray(body.messages)) {
+    const param = typeof body.model !== 'string' ? 'model' : 'messages';
+    return {
+      status: 400,
+      error: errorBody(`Missing or invalid '${param}'`, 'invalid_request_error', null, param),
+    };
   }
+  return {
+    model: body.model,
+    messages: body.messages as ChatMessage[],
+    tools: (Array.isArray(body.tools) ? body.tools : []) as ChatTool[],
+  };
+}
 
-  const http = createServer((req, res) => {
+async function handleChat(rt: Runtime, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(await readBody(req)) as Record<string, unknown>;
+  } catch {
+    sendJson(res, 400, errorBody('The body must be JSON', 'invalid_request_error', 'invalid_json'));
+    return;
+  }
+  const request = readChat(body);
+  if ('error' in request) {
+    sendJson(res, request.status, request.error);
+    return;
+  }
+  const stream = body.stream === true;
+  let answer: ScriptAnswer;
+  try {
+    answer = rt.script(request);
+  } catch (err) {
+    sendJson(res, 500, errorBody(`Script failed: ${String(err)}`, 'server_error', 'script_error'));
+    return;
+  }
+  rt.calls.push({ ...request, answer, stream, at: new Date().toISOString() });
+  if ('unavailable' in answer) {
+    const message = answer.message ?? `The model ${request.model} is currently unavailable`;
+    sendJson(res, 503, errorBody(message, 'server_error', 'model_unavailable'));
+    return;
+  }
+  if ('status' in answer) {
+    sendJson(res, answer.status, answer.body);
+    return;
+  }
+  const completion = completionOf(request, answer);
+  if (!stream) sendCompletion(res, completion);
+  else streamCompletion(res, completion, (body.stream_options as { include_usage?: boolean })?.include_usage);
+}
+
+interface Completion {
+  id: string;
+  created: number;
+  model: string;
+  content: string | null;
+  toolCalls: ChatToolCall[];
+  finishReason: 'tool_calls' | 'stop';
+  usage: ReturnType<typeof usageFor>;
+}
+
+function completionOf(request: ScriptRequest, answer: ScriptAnswer): Completion {
+  const { model, messages } = request;
+  const toolCalls =
+    'toolCalls' in answer && answer.toolCalls.length > 0 ? toolCallsFor(messages, answer) : [];
+  return {
+    id: `chatcmpl-${sha256Hex(canonicalJson({ model, messages })).slice(0, 24)}`,
+    created: Math.floor(Date.now() / 1000),
+    model,
+    content: ('content' in answer ? answer.content : null) ?? null,
+    toolCalls,
+    finishReason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
+    usage: usageFor(messages),
+  };
+}
+
+function sendCompletion(res: ServerResponse, c: Completion) {
+  const message: Record<string, unknown> = { role: 'assistant', content: c.content, refusal: null };
+  if (c.toolCalls.length > 0) message.tool_calls = c.toolCalls;
+  sendJson(res, 200, {
+    id: c.id,
+    object: 'chat.completion',
+    created: c.created,
+    model: c.model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: c.finishReason }],
+    usage: c.usage,
+  });
+}
+
+/** Streaming: role, content, one chunk per tool call, the finish reason, optional usage, [DONE]. */
+function streamCompletion(res: ServerResponse, c: Completion, includeUsage: boolean | undefined) {
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
+  const head = { id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.model };
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null, extra = {}) =>
+    res.write(
+      `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...extra })}\n\n`,
+    );
+  chunk({ role: 'assistant', content: '' });
+  if (c.content) chunk({ content: c.content });
+  c.toolCalls.forEach((call, index) => {
+    chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: call.function }] });
+  });
+  chunk({}, c.finishReason, includeUsage ? { usage: null } : {});
+  if (includeUsage) res.write(`data: ${JSON.stringify({ ...head, choices: [], usage: c.usage })}\n\n`);
+  res.end('data: [DONE]\n\n');
+}
+
+function route(rt: Runtime) {
+  return (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0];
     const run = async () => {
       if ((path === '/v1/chat/completions' || path === '/chat/completions') && req.method === 'POST') {
-        await handleChat(req, res);
+        await handleChat(rt, req, res);
       } else if ((path === '/v1/models' || path === '/models') && req.method === 'GET') {
         sendJson(res, 200, {
           object: 'list',
-          data: models.map((m) => ({ id: m, object: 'model', created: 0, owned_by: 'abada-demo' })),
+          data: rt.models.map((m) => ({ id: m, object: 'model', created: 0, owned_by: 'abada-demo' })),
         });
       } else if (path === '/state' && req.method === 'GET') {
-        sendJson(res, 200, { callCount: calls.length, calls });
+        sendJson(res, 200, { callCount: rt.calls.length, calls: rt.calls });
       } else if (path === '/healthz') {
         sendJson(res, 200, { ok: true });
       } else {
@@ -208,8 +236,16 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
       if (!res.headersSent) sendJson(res, 500, errorBody(String(err), 'server_error', null));
       else res.end();
     });
-  });
+  };
+}
 
+export async function startModelServer(opts: ModelServerOptions = {}): Promise<ModelServer> {
+  const rt: Runtime = {
+    script: opts.script ?? supportTriageScript,
+    calls: [],
+    models: opts.models ?? ['gemini-3.6-flash', 'gpt-4.1-mini', 'scripted'],
+  };
+  const http = createServer(route(rt));
   const host = opts.host ?? '127.0.0.1';
   const port = await listen(http, opts.port ?? 0, host);
   const baseUrl = `http://${host}:${port}`;
@@ -218,16 +254,16 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     baseUrl,
     port,
     get calls() {
-      return calls;
+      return rt.calls;
     },
     get callCount() {
-      return calls.length;
+      return rt.calls.length;
     },
     reset() {
-      calls = [];
+      rt.calls = [];
     },
     setScript(next) {
-      script = next;
+      rt.script = next;
     },
     async close() {
       await closeServer(http);

@@ -296,8 +296,7 @@ async function create(
     createdAt: now,
     updatedAt: now,
   };
-  const put = (row: StepRow, extra: HistoryEntry[] = [], data: Record<string, unknown> = {}) =>
-    j.put(row, [...extra, stepHistory(task, input.workerId, row, data)]);
+  const put = (row: StepRow) => j.put(row, [stepHistory(task, input.workerId, row)]);
   if (input.kind === 'MODEL_CALL') {
     if (input.state !== 'STARTED')
       throw invalid(
@@ -321,23 +320,7 @@ async function create(
   }
   // only a later attempt can reuse (and only then is the database asked)
   const reusable = task.attempt > 1 ? await reads.reusable(task, input.sequence, digest) : null;
-  if (reusable) {
-    // An earlier attempt already made (or was allowed to make) this exact call: answer from the journal.
-    const row = put(
-      {
-        ...base,
-        state: reusable.state,
-        responseEnc: reusable.responseEnc,
-        idempotencyKey: reusable.idempotencyKey,
-        reused: reusable.state !== 'STARTED',
-        approvalId: reusable.approvalId,
-        comment: reusable.comment,
-      },
-      [],
-      { from: { attempt: reusable.attempt, sequence: reusable.sequence } },
-    );
-    return answer(ctx, row, task.state);
-  }
+  if (reusable) return reuse(j, ctx, input, base, reusable);
   if (b.policy === 'approval_required') return propose(j, ctx, input, base, b, work!);
   if (input.state !== 'STARTED') {
     throw invalid(
@@ -349,6 +332,31 @@ async function create(
   const row = put({ ...base, state: 'STARTED', idempotencyKey: key });
   if (b.transport === 'delegate') return delegate(j, ctx, row, b);
   return answer(ctx, row, task.state);
+}
+
+/** An earlier attempt already made (or was allowed to make) this exact call: answer from the journal. */
+function reuse(
+  j: JournalState,
+  ctx: EngineContext,
+  input: JournalStepInput,
+  base: StepRow,
+  reusable: Reusable,
+): JournalResult {
+  const row: StepRow = {
+    ...base,
+    state: reusable.state,
+    responseEnc: reusable.responseEnc,
+    idempotencyKey: reusable.idempotencyKey,
+    reused: reusable.state !== 'STARTED',
+    approvalId: reusable.approvalId,
+    comment: reusable.comment,
+  };
+  j.put(row, [
+    stepHistory(j.task, input.workerId, row, {
+      from: { attempt: reusable.attempt, sequence: reusable.sequence },
+    }),
+  ]);
+  return answer(ctx, row, j.task.state);
 }
 
 function withOutcome(ctx: EngineContext, base: StepRow, input: JournalStepInput): StepRow {
