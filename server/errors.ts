@@ -38,3 +38,10 @@ export class EngineError extends Error {
 
 export const notFound = (what: string, id: string) =>
   new EngineError('NOT_FOUND', `No ${what} with id ${id} is visible to you. Check the id and your project.`);
+
+/**
+ * VALIDATION_FAILED for one input field: `message` says what to do, `path` names the field, and
+ * `fieldMessage` (the message itself when not given) is the short note kept in `errors[]`.
+ */
+export const invalid = (message: string, path: string, fieldMessage = message) =>
+  new EngineError('VALIDATION_FAILED', message, { errors: [{ path, message: fieldMessage }] });

@@ -5,7 +5,7 @@
 import { and, eq } from 'drizzle-orm';
 import { approvalDecisions, processInstances, steps } from '../../db/schema.js';
 import type { ApprovalRow, StepRow } from '../../db/schema.js';
-import { EngineError, type ErrorCode } from '../../errors.js';
+import { EngineError, type ErrorCode, invalid } from '../../errors.js';
 import { toolCallDigest } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { parseRedactPath, REDACTED, redactArguments, type ToolBinding } from '../definitions/index.js';
@@ -153,9 +153,16 @@ function checkEdit(
 ): Edit | Refused | null {
   if (input.arguments == null) return null;
   if (typeof input.arguments !== 'object' || Array.isArray(input.arguments)) {
-    return refuse(false, 'VALIDATION_FAILED', 'Edited arguments are a JSON object, like the proposal.', {
-      errors: [{ path: 'arguments', message: 'a JSON object' }],
-    });
+    return {
+      refusal: {
+        error: invalid(
+          'Edited arguments are a JSON object, like the proposal.',
+          'arguments',
+          'a JSON object',
+        ),
+        recorded: false,
+      },
+    };
   }
   const proposed = keepRedacted(ctx.sealer.openJson(a.argumentsEnc), input.arguments, binding.redact ?? []);
   const digest = toolCallDigest(a.toolRef, proposed);
@@ -168,9 +175,12 @@ function checkEdit(
     );
   }
   if (input.decision !== 'APPROVE') {
-    return refuse(false, 'VALIDATION_FAILED', 'Edited arguments go with APPROVE only.', {
-      errors: [{ path: 'arguments', message: 'only with APPROVE' }],
-    });
+    return {
+      refusal: {
+        error: invalid('Edited arguments go with APPROVE only.', 'arguments', 'only with APPROVE'),
+        recorded: false,
+      },
+    };
   }
   return { args: proposed, digest };
 }

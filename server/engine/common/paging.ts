@@ -3,7 +3,7 @@
  * (created_at to the millisecond, id), with an opaque cursor.
  */
 import { type AnyColumn, and, desc, eq, lt, or, sql } from 'drizzle-orm';
-import { EngineError } from '../../errors.js';
+import { invalid } from '../../errors.js';
 import { isUuid } from './access.js';
 
 /** Keyset pagination, newest first, on (created_at to the millisecond, id). */
@@ -30,12 +30,10 @@ function decodeCursor(after: string | null | undefined): { at: Date; id: string 
     if (Number.isNaN(d.getTime()) || typeof id !== 'string' || !isUuid(id)) throw new Error('bad');
     return { at: d, id };
   } catch {
-    throw new EngineError(
-      'VALIDATION_FAILED',
+    throw invalid(
       'The cursor "after" is not one this API returned; start from the first page.',
-      {
-        errors: [{ path: 'after', message: 'invalid cursor' }],
-      },
+      'after',
+      'invalid cursor',
     );
   }
 }
@@ -61,9 +59,7 @@ export function page<T extends { createdAt: Date; id: string }>(
 /** The page size asked for: 1 to 200, 50 when not said. */
 export function pageSize(first: number | null | undefined): number {
   if (first != null && (first < 1 || first > 200)) {
-    throw new EngineError('VALIDATION_FAILED', 'first is from 1 to 200.', {
-      errors: [{ path: 'first', message: 'out of range' }],
-    });
+    throw invalid('first is from 1 to 200.', 'first', 'out of range');
   }
   return first ?? 50;
 }

@@ -4,7 +4,7 @@
  */
 import { and, desc, eq, sql } from 'drizzle-orm';
 import { credentials, definitions, toolServers } from '../../db/schema.js';
-import { EngineError } from '../../errors.js';
+import { EngineError, invalid } from '../../errors.js';
 import { validateSource } from './apl/index.js';
 import type { FrozenProcess, ToolServerSpec } from './apl/types.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
@@ -187,18 +187,10 @@ export async function setCredential(
 ): Promise<boolean> {
   requireAdmin(actor, 'set credentials');
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name)) {
-    throw new EngineError(
-      'VALIDATION_FAILED',
-      'A credential name uses letters, digits and ._- (up to 100).',
-      {
-        errors: [{ path: 'name', message: 'invalid name' }],
-      },
-    );
+    throw invalid('A credential name uses letters, digits and ._- (up to 100).', 'name', 'invalid name');
   }
   if (secret.length === 0 || secret.length > 16 * 1024) {
-    throw new EngineError('VALIDATION_FAILED', 'A secret must be 1 to 16384 characters.', {
-      errors: [{ path: 'secret', message: 'invalid length' }],
-    });
+    throw invalid('A secret must be 1 to 16384 characters.', 'secret', 'invalid length');
   }
   const sealed = ctx.sealer.seal(secret);
   await ctx.db

@@ -6,7 +6,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { externalTasks, incidents, processInstances, steps, taskReports } from '../../db/schema.js';
 import type { IncidentRow } from '../../db/schema.js';
-import { EngineError, notFound } from '../../errors.js';
+import { EngineError, notFound, invalid } from '../../errors.js';
 import type { Actor, EngineContext, Executor, Tx } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
 import { sameProject } from '../common/index.js';
@@ -96,12 +96,10 @@ export async function resolveIncident(
     const label = actorLabel(actor);
     if (inc0.type === 'TOOL_OUTCOME_UNKNOWN' && inc0.taskId) {
       if (typeof input.happened !== 'boolean') {
-        throw new EngineError(
-          'VALIDATION_FAILED',
+        throw invalid(
           'State whether the call took effect (happened: true or false).',
-          {
-            errors: [{ path: 'happened', message: 'required for TOOL_OUTCOME_UNKNOWN' }],
-          },
+          'happened',
+          'required for TOOL_OUTCOME_UNKNOWN',
         );
       }
       await feedOutcome(tx, ctx, inc0, input, label);

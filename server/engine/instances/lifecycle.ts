@@ -6,7 +6,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { externalTasks, processInstances, userTasks } from '../../db/schema.js';
 import type { ProcessInstanceRow } from '../../db/schema.js';
-import { EngineError } from '../../errors.js';
+import { EngineError, invalid } from '../../errors.js';
 import { settleUnknownOutcomes } from '../lease/index.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { notify } from '../events/index.js';
@@ -85,10 +85,7 @@ export async function cancelProcess(
   reason: string,
 ): Promise<InstanceView> {
   requireOperator(actor, 'cancel');
-  if (!reason?.trim())
-    throw new EngineError('VALIDATION_FAILED', 'Give a reason for the cancellation.', {
-      errors: [{ path: 'reason', message: 'required' }],
-    });
+  if (!reason?.trim()) throw invalid('Give a reason for the cancellation.', 'reason', 'required');
   return ctx.db.transaction((tx) => cancelTx(tx, actor, id, reason, actorLabel(actor), 0)).then(instanceView);
 }
 
@@ -109,11 +106,7 @@ async function cancelTx(
   await retireWork(tx, inst0, label, 'CANCELLED');
   const inst = await lockInstance(tx, id);
   if (inst.state === 'COMPLETED' || inst.state === 'CANCELLED' || inst.state === 'FAILED') {
-    throw new EngineError(
-      'VALIDATION_FAILED',
-      `The instance is already ${inst.state}; there is nothing to cancel.`,
-      { errors: [{ path: 'id', message: inst.state }] },
-    );
+    throw invalid(`The instance is already ${inst.state}; there is nothing to cancel.`, 'id', inst.state);
   }
   // Work created between our task scan and the instance lock (a completion advancing the token).
   await retireWork(tx, inst, label, 'CANCELLED');
@@ -170,10 +163,10 @@ export async function suspendProcess(ctx: EngineContext, actor: Actor, id: strin
       await retireWork(tx, await getInstance(tx, actor, id), label, 'SUSPENDED');
       const inst = await lockInstance(tx, id);
       if (inst.state !== 'ACTIVE') {
-        throw new EngineError(
-          'VALIDATION_FAILED',
+        throw invalid(
           `Only an ACTIVE instance can be suspended; this one is ${inst.state}.`,
-          { errors: [{ path: 'id', message: inst.state }] },
+          'id',
+          inst.state,
         );
       }
       await retireWork(tx, inst, label, 'SUSPENDED');
@@ -213,10 +206,10 @@ export async function resumeProcess(ctx: EngineContext, actor: Actor, id: string
         .for('update');
       const inst = await lockInstance(tx, id);
       if (inst.state !== 'SUSPENDED') {
-        throw new EngineError(
-          'VALIDATION_FAILED',
+        throw invalid(
           `Only a SUSPENDED instance can be resumed; this one is ${inst.state}.`,
-          { errors: [{ path: 'id', message: inst.state }] },
+          'id',
+          inst.state,
         );
       }
       for (const t of suspended) {

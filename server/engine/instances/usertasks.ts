@@ -1,7 +1,7 @@
 /** Human tasks (`user_task` nodes): completed by a person of a candidate group, then the token moves on. */
 import { eq, inArray, sql } from 'drizzle-orm';
 import { processInstances, userTasks } from '../../db/schema.js';
-import { EngineError, notFound } from '../../errors.js';
+import { EngineError, notFound, invalid } from '../../errors.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import { sameProject } from '../common/index.js';
 import { readDefinitionSpec } from '../definitions/index.js';
@@ -21,9 +21,7 @@ export async function completeUserTask(
   if (!isUuid(id)) throw notFound('user task', id);
   const vars = variables ?? {};
   if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) {
-    throw new EngineError('VALIDATION_FAILED', 'variables must be a JSON object.', {
-      errors: [{ path: 'variables', message: 'not an object' }],
-    });
+    throw invalid('variables must be a JSON object.', 'variables', 'not an object');
   }
   return ctx.db
     .transaction(async (tx) => {

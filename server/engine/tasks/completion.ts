@@ -8,7 +8,7 @@ import { Ajv } from 'ajv';
 import { and, eq, sql } from 'drizzle-orm';
 import { externalTasks, steps, taskReports } from '../../db/schema.js';
 import type { ExternalTaskRow } from '../../db/schema.js';
-import { EngineError } from '../../errors.js';
+import { EngineError, invalid } from '../../errors.js';
 import { failAttempt } from '../lease/index.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
@@ -129,9 +129,7 @@ export async function completeTask(
     await assertNoOpenStep(tx, task);
     const vars = input.variables;
     if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) {
-      throw new EngineError('VALIDATION_FAILED', 'variables must be a JSON object.', {
-        errors: [{ path: 'variables', message: 'not an object' }],
-      });
+      throw invalid('variables must be a JSON object.', 'variables', 'not an object');
     }
     const metadata = cleanMetadata(input.metadata);
     const outcome =
@@ -182,17 +180,10 @@ function checkAgentOutput(
   const work = task.agentWork!;
   const extra = Object.keys(vars).filter((k) => k !== work.resultVariable);
   if (extra.length > 0 || !(work.resultVariable in vars)) {
-    throw new EngineError(
-      'VALIDATION_FAILED',
+    throw invalid(
       `An agent task writes exactly one variable, "${work.resultVariable}".`,
-      {
-        errors: [
-          {
-            path: 'variables',
-            message: extra.length ? `not allowed: ${extra.join(', ')}` : `missing ${work.resultVariable}`,
-          },
-        ],
-      },
+      'variables',
+      extra.length ? `not allowed: ${extra.join(', ')}` : `missing ${work.resultVariable}`,
     );
   }
   let value = vars[work.resultVariable];
@@ -265,19 +256,13 @@ async function finish(
 export async function failTask(ctx: EngineContext, actor: Actor, input: FailInput): Promise<TaskView> {
   if (actor.kind !== 'WORKER') throw new EngineError('FORBIDDEN', 'Only a worker credential can fail tasks.');
   if (!input.errorType || !/^[A-Z][A-Z0-9_]{0,63}$/.test(input.errorType)) {
-    throw new EngineError(
-      'VALIDATION_FAILED',
-      'errorType is an UPPER_SNAKE_CASE code such as MODEL_UNAVAILABLE.',
-      { errors: [{ path: 'errorType', message: 'invalid' }] },
-    );
+    throw invalid('errorType is an UPPER_SNAKE_CASE code such as MODEL_UNAVAILABLE.', 'errorType', 'invalid');
   }
   if (
     input.retryTimeoutMs != null &&
     (!Number.isInteger(input.retryTimeoutMs) || input.retryTimeoutMs < 0 || input.retryTimeoutMs > 86_400_000)
   ) {
-    throw new EngineError('VALIDATION_FAILED', 'retryTimeoutMs is from 0 to 86400000.', {
-      errors: [{ path: 'retryTimeoutMs', message: 'out of range' }],
-    });
+    throw invalid('retryTimeoutMs is from 0 to 86400000.', 'retryTimeoutMs', 'out of range');
   }
   const result = await ctx.db.transaction(async (tx) => {
     const task = await lockTask(tx, actor, input.taskId);

@@ -1,7 +1,7 @@
 /** Lease extension, operator retry and tool credentials: small commands on one external task. */
 import { asc, eq, inArray, sql } from 'drizzle-orm';
 import { externalTasks } from '../../db/schema.js';
-import { EngineError } from '../../errors.js';
+import { EngineError, invalid } from '../../errors.js';
 import { closeTaskFailedIncidents } from '../lease/index.js';
 import type { Actor, EngineContext, Executor } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
@@ -30,9 +30,7 @@ export async function extendLease(
     input.lockDurationMs < 100 ||
     input.lockDurationMs > 3_600_000
   ) {
-    throw new EngineError('VALIDATION_FAILED', 'lockDurationMs is from 100 ms to 1 hour.', {
-      errors: [{ path: 'lockDurationMs', message: 'out of range' }],
-    });
+    throw invalid('lockDurationMs is from 100 ms to 1 hour.', 'lockDurationMs', 'out of range');
   }
   const extended = await ctx.db.transaction(async (tx) => {
     const task = await lockTask(tx, actor, input.taskId);
@@ -57,19 +55,13 @@ export async function retryTask(ctx: EngineContext, actor: Actor, id: string): P
     const task = await lockTask(tx, actor, id);
     assertNotRetired(task);
     if (task.state !== 'FAILED') {
-      throw new EngineError(
-        'VALIDATION_FAILED',
-        `Only a FAILED task can be retried; this one is ${task.state}.`,
-        { errors: [{ path: 'id', message: task.state }] },
-      );
+      throw invalid(`Only a FAILED task can be retried; this one is ${task.state}.`, 'id', task.state);
     }
     if (task.errorType === 'TOOL_OUTCOME_UNKNOWN') {
-      throw new EngineError(
-        'VALIDATION_FAILED',
+      throw invalid(
         'This task waits for a person to resolve its TOOL_OUTCOME_UNKNOWN incident; resolve that instead.',
-        {
-          errors: [{ path: 'id', message: 'resolve the incident' }],
-        },
+        'id',
+        'resolve the incident',
       );
     }
     const next = task.attempt + 1;

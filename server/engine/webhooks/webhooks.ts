@@ -9,7 +9,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import { approvals, webhookDeliveries, webhookSubscriptions } from '../../db/schema.js';
-import { EngineError, notFound } from '../../errors.js';
+import { EngineError, invalid, notFound } from '../../errors.js';
 import { toApprovalView } from '../approvals/index.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import { actorProject, query } from '../common/index.js';
@@ -27,10 +27,6 @@ function requireAdmin(actor: Actor) {
   if (actor.kind !== 'ADMIN') throw new EngineError('FORBIDDEN', 'Only an admin can manage webhooks.');
 }
 
-function invalid(path: string, message: string): EngineError {
-  return new EngineError('VALIDATION_FAILED', message, { errors: [{ path, message }] });
-}
-
 /** Creates a subscription; when no secret is given one is generated and returned (once). */
 export async function createWebhookSubscription(
   ctx: EngineContext,
@@ -42,17 +38,17 @@ export async function createWebhookSubscription(
   try {
     url = new URL(input.url);
   } catch {
-    throw invalid('url', 'url must be an absolute http(s) URL.');
+    throw invalid('url must be an absolute http(s) URL.', 'url');
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:')
-    throw invalid('url', 'url must use http or https.');
+    throw invalid('url must use http or https.', 'url');
   const events = [...new Set(input.events)];
   const unknown = events.filter((e) => !(WEBHOOK_EVENTS as readonly string[]).includes(e));
   if (events.length === 0 || unknown.length) {
-    throw invalid('events', `events must be among ${WEBHOOK_EVENTS.join(', ')}; got ${unknown.join(', ')}.`);
+    throw invalid(`events must be among ${WEBHOOK_EVENTS.join(', ')}; got ${unknown.join(', ')}.`, 'events');
   }
   if (input.secret != null && input.secret.length < 16)
-    throw invalid('secret', 'A webhook secret must be at least 16 characters.');
+    throw invalid('A webhook secret must be at least 16 characters.', 'secret');
   const generated = input.secret == null ? `whsec_${randomBytes(32).toString('base64url')}` : null;
   const secret = input.secret ?? generated!;
   const [row] = await ctx.db

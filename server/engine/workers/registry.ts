@@ -6,7 +6,7 @@
 import { and, eq, isNull, or, sql } from 'drizzle-orm';
 import { workers } from '../../db/schema.js';
 import type { WorkerRow } from '../../db/schema.js';
-import { EngineError } from '../../errors.js';
+import { EngineError, invalid } from '../../errors.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import { openIncident } from '../incidents/index.js';
 
@@ -36,9 +36,7 @@ export async function registerWorker(
   if (actor.kind !== 'WORKER')
     throw new EngineError('FORBIDDEN', 'Only a worker credential can register as a worker.');
   if (!input.workerId || input.workerId.length > 200) {
-    throw new EngineError('VALIDATION_FAILED', 'workerId must be 1 to 200 characters.', {
-      errors: [{ path: 'workerId', message: 'length' }],
-    });
+    throw invalid('workerId must be 1 to 200 characters.', 'workerId', 'length');
   }
   const missing = input.topics.filter((t) => !actor.topics.includes(t) && !actor.topics.includes('*'));
   if (missing.length) {
