@@ -8,7 +8,7 @@ import { connect, type Database, type EmbeddedServer, startEmbeddedPostgres } fr
 import { runMigrations } from './db/migrate.js';
 import { Notifier } from './engine/events/index.js';
 import type { EngineContext } from './engine/common/index.js';
-import { Sealer } from './engine/common/index.js';
+import { createCounters, Sealer } from './engine/common/index.js';
 import { startJobRunner } from './engine/instances/index.js';
 import { startSweeps } from './engine/approvals/index.js';
 import { EventHub } from './graphql/pubsub.js';
@@ -50,7 +50,13 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
   const db: Database = connect(url, { max: 30 });
   const notifier = new Notifier(url);
   await notifier.start();
-  const context: EngineContext = { db: db.db, sealer: new Sealer(config.encryption), config, notifier };
+  const context: EngineContext = {
+    db: db.db,
+    sealer: new Sealer(config.encryption),
+    config,
+    notifier,
+    counters: createCounters(),
+  };
   const hub = new EventHub(notifier);
   const { server, close: closeServer } = createEngineServer({
     engine: context,

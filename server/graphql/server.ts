@@ -15,7 +15,8 @@ import { log as defaultLogger, type Logger } from '../log.js';
 import type { GraphQLContext } from './builder.js';
 import { queryLimitsRule } from './limits.js';
 import { createLoaders } from './loaders.js';
-import { EngineMetrics, observePlugin, serveMetrics } from './metrics.js';
+import { EngineMetrics, serveMetrics } from '../metrics/index.js';
+import { observePlugin } from './observe.js';
 import type { EventHub } from './pubsub.js';
 import { schema } from './schema/index.js';
 

@@ -5,6 +5,7 @@
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import type { EventFeed } from './event.js';
+import type { EngineCounters } from './counters.js';
 import type { Sealer } from './crypto.js';
 
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
@@ -16,6 +17,8 @@ export interface EngineContext {
   config: Config;
   /** the events of every engine process (LISTEN/NOTIFY); null in tools that run without it */
   notifier: EventFeed | null;
+  /** this process's in-memory counts, rendered on /metrics */
+  counters: EngineCounters;
 }
 
 export type PrincipalKind = 'WORKER' | 'HUMAN' | 'ADMIN';

@@ -1,5 +1,6 @@
 export * from './access.js';
 export * from './context.js';
+export * from './counters.js';
 export * from './crypto.js';
 export * from './diff.js';
 export * from './event.js';

@@ -1,0 +1,3 @@
+export * from './registry.js';
+export * from './render.js';
+export * from './serve.js';

@@ -1,0 +1,117 @@
+/**
+ * /metrics for one engine process: the database gauges (queried at scrape time, the same from every
+ * process: aggregate them with max()), this process's counters (ctx.counters) and its latency
+ * histograms (observed by the GraphQL layer).
+ */
+import type { EngineContext } from '../engine/common/index.js';
+// TRANSITION: the journal still counts its calls in a module-level object; once it increments
+// ctx.counters.journalCalls instead, this import and its use in counterLines go.
+import { journalCalls as moduleJournalCalls } from '../engine/journal/index.js';
+import { collectDbGauges, DECISION_BUCKETS, type DbGauges } from '../engine/metrics/index.js';
+import { family, Histogram, histogramLines } from './registry.js';
+
+type Row = [Record<string, string>, number];
+
+export class EngineMetrics {
+  readonly fetch = new Histogram(
+    'abada_fetch_duration_seconds',
+    'fetchAndLock latency, long-poll wait included (label long_poll).',
+  );
+  readonly journal = new Histogram(
+    'abada_journal_duration_seconds',
+    'journalStep latency by step kind, state and outcome.',
+  );
+
+  async render(ctx: EngineContext): Promise<string> {
+    const g = await collectDbGauges(ctx);
+    const lines = [
+      ...workLines(g),
+      ...usageLines(g),
+      ...counterLines(ctx),
+      ...this.fetch.render(),
+      ...this.journal.render(),
+    ];
+    return `${lines.join('\n')}\n`;
+  }
+}
+
+/** Tasks, approvals, incidents, workers: what is waiting and on whom. */
+function workLines(g: DbGauges): string[] {
+  return [
+    ...family(
+      'abada_tasks',
+      'gauge',
+      'External tasks by state.',
+      g.tasksByState.map((r): Row => [{ state: r.state }, r.count]),
+    ),
+    ...family('abada_approvals_pending', 'gauge', 'Approvals waiting for a decision.', [
+      [{}, g.approvalsPending],
+    ]),
+    ...family('abada_approvals_escalated', 'gauge', 'Pending approvals past their SLA.', [
+      [{}, g.approvalsEscalated],
+    ]),
+    '# HELP abada_approval_decision_seconds Time from an approval opening to its decision.',
+    '# TYPE abada_approval_decision_seconds histogram',
+    ...histogramLines(
+      'abada_approval_decision_seconds',
+      {},
+      DECISION_BUCKETS,
+      g.decision.buckets,
+      g.decision.count,
+      g.decision.sumSeconds,
+    ),
+    ...family(
+      'abada_incidents_open',
+      'gauge',
+      'Open incidents by type.',
+      g.incidentsOpen.map((r): Row => [{ type: r.type }, r.count]),
+    ),
+    ...family(
+      'abada_workers',
+      'gauge',
+      'Registered workers by health.',
+      g.workersByHealth.map((r): Row => [{ health: r.health }, r.count]),
+    ),
+  ];
+}
+
+/** Model tokens and cost, and the webhook outbox. */
+function usageLines(g: DbGauges): string[] {
+  return [
+    ...family(
+      'abada_model_tokens_total',
+      'counter',
+      'Model tokens journaled, by model and direction.',
+      g.modelUsage.flatMap((u): Row[] => [
+        [{ model: u.model, direction: 'input' }, u.inputTokens],
+        [{ model: u.model, direction: 'output' }, u.outputTokens],
+      ]),
+    ),
+    ...family(
+      'abada_model_cost_usd_total',
+      'counter',
+      'Model cost priced by the engine, by model.',
+      g.modelUsage.map((u): Row => [{ model: u.model }, u.costUsd]),
+    ),
+    ...family(
+      'abada_webhook_deliveries',
+      'gauge',
+      'Webhook deliveries pending or failed.',
+      g.webhookDeliveries.map((r): Row => [{ state: r.state }, r.count]),
+    ),
+  ];
+}
+
+/** This process's own counts. */
+function counterLines(ctx: EngineContext): string[] {
+  const calls = ctx.counters.journalCalls;
+  return family(
+    'abada_journal_calls_total',
+    'counter',
+    'Journal calls committed by this process: single journalStep calls and journalSteps batches.',
+    [
+      [{ kind: 'single' }, calls.single + moduleJournalCalls.single],
+      [{ kind: 'batch' }, calls.batch + moduleJournalCalls.batch],
+    ],
+  );
+}
