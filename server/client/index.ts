@@ -12,6 +12,7 @@ import type { TadaDocumentNode } from './graphql.js';
 import { HttpTransport, type HttpAnswer, type PostOptions } from './http.js';
 import { backoffMs, sleep } from './retry.js';
 
+export * from './documents.js';
 export * from './errors.js';
 export { graphql, type ResultOf, type TadaDocumentNode, type VariablesOf } from './graphql.js';
 export { backoffMs, sleep } from './retry.js';
