@@ -6,16 +6,19 @@
  * an UnreachableError that keeps its cause.
  */
 import type http from 'node:http';
-import { print } from 'graphql';
 import { type GraphQLErrorEntry, GraphQLRequestError, UnreachableError } from './errors.js';
 import type { TadaDocumentNode } from './graphql.js';
+import { graphqlEndpoint } from './endpoint.js';
 import { HttpTransport, type HttpAnswer, type PostOptions } from './http.js';
+import { queryText } from './print.js';
 import { backoffMs, sleep } from './retry.js';
 
 export * from './documents.js';
+export { graphqlEndpoint } from './endpoint.js';
 export * from './errors.js';
 export { graphql, type ResultOf, type TadaDocumentNode, type VariablesOf } from './graphql.js';
 export { backoffMs, sleep } from './retry.js';
+export { subscribe, wsClient } from './ws.js';
 
 export interface ClientOptions {
   /** The engine's base URL; `/graphql` is added unless it is already there. */
@@ -55,22 +58,6 @@ export interface RawAnswer extends HttpAnswer {
 type AnyDocument = TadaDocumentNode<any, any>;
 type ResultOfDoc<D> = D extends TadaDocumentNode<infer R, infer _V> ? R : never;
 type VariablesOfDoc<D> = D extends TadaDocumentNode<infer _R, infer V> ? V : never;
-
-const printed = new WeakMap<object, string>();
-function queryText(doc: AnyDocument | string): string {
-  if (typeof doc === 'string') return doc;
-  let text = printed.get(doc);
-  if (text === undefined) {
-    text = print(doc);
-    printed.set(doc, text);
-  }
-  return text;
-}
-
-export function graphqlEndpoint(url: string): string {
-  const base = url.trim().replace(/\/+$/, '');
-  return base.endsWith('/graphql') ? base : `${base}/graphql`;
-}
 
 export class GraphQLClient {
   readonly endpoint: string;
