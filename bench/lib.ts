@@ -1,7 +1,7 @@
 /** Small helpers for the bench: timing loops, percentiles, engine child processes, a GraphQL client. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createClient, wsClient as sharedWsClient } from '../server/client/index.js';
+import { createClient, GraphQLRequestError, wsClient as sharedWsClient } from '../server/client/index.js';
 
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -72,14 +72,20 @@ export async function spawnEngine(env: Record<string, string>): Promise<EnginePr
 
 /**
  * The bench's GraphQL calls go through the shared client (server/client: node:http with keep-alive, as
- * the load generator shares the machine's two cores with the engines and PostgreSQL); no timeout, a
- * refusal rejects with its GraphQLRequestError.
+ * the load generator shares the machine's two cores with the engines and PostgreSQL); no timeout. A
+ * refusal rejects with the response's errors as JSON in the message (codes included), as callers match.
  */
 export function gqlClient(url: string, token: string) {
   const client = createClient({ url, token, timeoutMs: 0 });
   // biome-ignore lint/suspicious/noExplicitAny: the bench's documents are untyped strings
-  return <T = any>(query: string, variables?: Record<string, unknown>): Promise<T> =>
-    client.request<T>(query, variables);
+  return async <T = any>(query: string, variables?: Record<string, unknown>): Promise<T> => {
+    try {
+      return await client.request<T>(query, variables);
+    } catch (e) {
+      if (e instanceof GraphQLRequestError) throw new Error(JSON.stringify(e.errors), { cause: e });
+      throw e;
+    }
+  };
 }
 
 export function wsClient(url: string, token: string) {
