@@ -40,17 +40,11 @@ export function endpoint(env: Io['env']): string {
 type AnyDocument = TadaDocumentNode<any, any>;
 
 /** One GraphQL call as the principal in ABADA_TOKEN; refusals and an unreachable engine become CliErrors. */
-export function gql<D extends AnyDocument>(
+export async function gql<D extends AnyDocument>(
   io: Io,
   doc: D,
   variables: VariablesOf<D>,
-): Promise<ResultOf<D>>;
-export function gql<T>(io: Io, query: string, variables?: Record<string, unknown>): Promise<T>;
-export async function gql(
-  io: Io,
-  doc: AnyDocument | string,
-  variables: unknown = {},
-): Promise<unknown> {
+): Promise<ResultOf<D>> {
   const url = endpoint(io.env);
   const client = createClient({
     url,
@@ -58,7 +52,7 @@ export async function gql(
     timeoutMs: Number(io.env.ABADA_CLI_TIMEOUT_MS ?? 30_000),
   });
   try {
-    return await client.request(doc as string, variables as Record<string, unknown>);
+    return await client.request(doc, variables);
   } catch (e) {
     if (e instanceof GraphQLRequestError) throw new ApiError(e.errors[0] as GqlError);
     if (e instanceof UnreachableError)

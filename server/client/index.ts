@@ -7,7 +7,7 @@
  */
 import type http from 'node:http';
 import { type GraphQLErrorEntry, GraphQLRequestError, UnreachableError } from './errors.js';
-import type { TadaDocumentNode } from './graphql.js';
+import type { ResultOf, TadaDocumentNode, VariablesOf } from './graphql.js';
 import { graphqlEndpoint } from './endpoint.js';
 import { HttpTransport, type HttpAnswer, type PostOptions } from './http.js';
 import { queryText } from './print.js';
@@ -56,8 +56,6 @@ export interface RawAnswer extends HttpAnswer {
 
 // biome-ignore lint/suspicious/noExplicitAny: a document's variables may be any input shape
 type AnyDocument = TadaDocumentNode<any, any>;
-type ResultOfDoc<D> = D extends TadaDocumentNode<infer R, infer _V> ? R : never;
-type VariablesOfDoc<D> = D extends TadaDocumentNode<infer _R, infer V> ? V : never;
 
 export class GraphQLClient {
   readonly endpoint: string;
@@ -80,9 +78,9 @@ export class GraphQLClient {
   /** The response body whatever it says: GraphQL errors are returned, not thrown. */
   execute<D extends AnyDocument>(
     doc: D,
-    variables: VariablesOfDoc<D>,
+    variables: VariablesOf<D>,
     opts?: RequestOptions,
-  ): Promise<GraphQLResult<ResultOfDoc<D>>>;
+  ): Promise<GraphQLResult<ResultOf<D>>>;
   execute<T = unknown>(
     doc: string,
     variables?: Record<string, unknown>,
@@ -99,9 +97,9 @@ export class GraphQLClient {
   /** The data, or a GraphQLRequestError carrying the first error's code. */
   request<D extends AnyDocument>(
     doc: D,
-    variables: VariablesOfDoc<D>,
+    variables: VariablesOf<D>,
     opts?: RequestOptions,
-  ): Promise<ResultOfDoc<D>>;
+  ): Promise<ResultOf<D>>;
   request<T = unknown>(doc: string, variables?: Record<string, unknown>, opts?: RequestOptions): Promise<T>;
   async request(
     doc: AnyDocument | string,
