@@ -1,6 +1,6 @@
 /** A graphql-ws subscriber for tests: collects events, waits for them, and reports a refused connection. */
 import type { Client } from 'graphql-ws';
-import { wsClient } from '../../../server/client/index.js';
+import { subscribe as subscribeWs, wsClient } from '../../../server/client/index.js';
 
 export interface Subscriber<T = any> {
   events: { at: number; data: T }[];
@@ -64,27 +64,24 @@ export function subscribe<T = any>(
     },
     onNonLazyError: () => {},
   });
-  const unsubscribe = client.subscribe<T>(
-    { query, variables },
-    {
-      next: (r) => {
-        if (r.errors?.length) {
-          sub.errors.push(r.errors);
-          return;
+  const unsubscribe = subscribeWs<T>(client, query, variables, {
+    next: (r) => {
+      if (r.errors?.length) {
+        sub.errors.push(r.errors);
+        return;
+      }
+      const e = { at: Date.now(), data: r.data as T };
+      sub.events.push(e);
+      for (const w of [...waiters]) {
+        if (w.pred(e.data)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(e);
         }
-        const e = { at: Date.now(), data: r.data as T };
-        sub.events.push(e);
-        for (const w of [...waiters]) {
-          if (w.pred(e.data)) {
-            waiters.splice(waiters.indexOf(w), 1);
-            w.resolve(e);
-          }
-        }
-      },
-      error: (err) => sub.errors.push(err),
-      complete: () => {},
+      }
     },
-  );
+    error: (err) => sub.errors.push(err),
+    complete: () => {},
+  });
   sub.connected.catch(() => {});
   return sub;
 }
