@@ -41,9 +41,11 @@ export class HttpTransport {
   }
 
   /**
-   * POSTs `body` and reads the whole answer. A request that meets a kept-alive socket the server has just
-   * closed (ECONNRESET / EPIPE before any answer) is sent once more on a fresh socket, as the Node.js
-   * documentation advises: the server dropped it idle, so it never saw the request.
+   * POSTs `body` and reads the whole answer. A request that meets a kept-alive socket closed by the
+   * server (ECONNRESET / EPIPE before any answer) is sent once more on a fresh socket, as the Node.js
+   * documentation advises for keep-alive agents: almost always the server dropped the idle socket and
+   * never saw the request. (If instead it died while handling it, the repeat meets what a caller's own
+   * retry would: the journal answers a repeated step as reused, a finished task refuses a second end.)
    */
   async post(body: string, opts: PostOptions = {}): Promise<HttpAnswer> {
     try {
