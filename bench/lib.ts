@@ -1,9 +1,7 @@
 /** Small helpers for the bench: timing loops, percentiles, engine child processes, a GraphQL client. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import http from 'node:http';
-import { createClient } from 'graphql-ws';
-import WebSocket from 'ws';
+import { createClient, GraphQLRequestError, wsClient as sharedWsClient } from '../server/client/index.js';
 
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -72,59 +70,26 @@ export async function spawnEngine(env: Record<string, string>): Promise<EnginePr
   };
 }
 
-// node:http with keep-alive: the load generator shares the machine's two cores with the engines and
-// PostgreSQL, and fetch() costs several times more CPU per request.
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-
+/**
+ * The bench's GraphQL calls go through the shared client (server/client: node:http with keep-alive, as
+ * the load generator shares the machine's two cores with the engines and PostgreSQL); no timeout. A
+ * refusal rejects with the response's errors as JSON in the message (codes included), as callers match.
+ */
 export function gqlClient(url: string, token: string) {
-  const { hostname, port } = new URL(url);
-  return <T = any>(query: string, variables?: Record<string, unknown>): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const payload = JSON.stringify({ query, variables });
-      const req = http.request(
-        {
-          agent,
-          hostname,
-          port,
-          path: '/graphql',
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(payload),
-            authorization: `Bearer ${token}`,
-          },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            try {
-              const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-                data: T;
-                errors?: unknown[];
-              };
-              if (body.errors?.length) reject(new Error(JSON.stringify(body.errors)));
-              else resolve(body.data);
-            } catch (e) {
-              reject(e);
-            }
-          });
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
+  const client = createClient({ url, token, timeoutMs: 0 });
+  // biome-ignore lint/suspicious/noExplicitAny: the bench's documents are untyped strings
+  return async <T = any>(query: string, variables?: Record<string, unknown>): Promise<T> => {
+    try {
+      return await client.request<T>(query, variables);
+    } catch (e) {
+      if (e instanceof GraphQLRequestError) throw new Error(JSON.stringify(e.errors), { cause: e });
+      throw e;
+    }
+  };
 }
 
 export function wsClient(url: string, token: string) {
-  return createClient({
-    url: `${url.replace('http', 'ws')}/graphql`,
-    webSocketImpl: WebSocket,
-    connectionParams: { authorization: `Bearer ${token}` },
-    lazy: false,
-    retryAttempts: 0,
-  });
+  return sharedWsClient(url, token, { lazy: false, retryAttempts: 0 });
 }
 
 /** CPU (user+system ms) and RSS (MB) of a process, read from /proc. */

@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { openSync } from 'node:fs';
 import path from 'node:path';
 import { type EngineProc, spawnEngine } from '../bench/lib.js';
+import { createClient } from '../server/client/index.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -11,20 +12,15 @@ export interface GqlResult<T = any> {
   errors?: { message: string; extensions?: { code?: string } }[];
 }
 
-/** A GraphQL call that returns errors instead of throwing on them; a network failure still throws. */
+/** A GraphQL call (server/client) that returns errors instead of throwing on them; a network failure still throws. */
 export async function gql<T = any>(
   url: string,
   token: string,
   query: string,
   variables?: Record<string, unknown>,
 ): Promise<GqlResult<T>> {
-  const res = await fetch(`${url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ query, variables }),
-    signal: AbortSignal.timeout(15_000),
-  });
-  return (await res.json()) as GqlResult<T>;
+  const r = await createClient({ url, token, timeoutMs: 15_000 }).execute<T>(query, variables);
+  return r as GqlResult<T>;
 }
 
 export const codeOf = (r: GqlResult) => r.errors?.[0]?.extensions?.code;

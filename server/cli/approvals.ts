@@ -1,18 +1,12 @@
 /** approvals, decide, incidents. */
 import { type Command, EXIT, emit, parseArgs, table, usage } from './args.js';
+import type { VariablesOf } from '../client/index.js';
 import { gql } from './client.js';
+import { ApprovalDigest, Approvals, DecideApproval, Incidents } from './documents.js';
 
-interface ApprovalNode {
-  id: string;
-  state: string;
-  toolRef: string;
-  digest: string;
-  candidateGroups: string[];
-  escalated: boolean;
-  arguments: unknown;
-  createdAt: string;
-  processInstanceId: string;
-}
+/** Checked by the engine; the CLI passes what was typed, upper-cased. */
+type ApprovalState = NonNullable<VariablesOf<typeof Approvals>['state']>;
+type IncidentState = NonNullable<VariablesOf<typeof Incidents>['state']>;
 
 export const approvals: Command = {
   name: 'approvals',
@@ -26,16 +20,11 @@ export const approvals: Command = {
       json: 'boolean',
     });
     if (positionals.length) throw usage('approvals takes no arguments.');
-    const d = await gql<{ approvals: { totalCount: number; edges: { node: ApprovalNode }[] } }>(
-      io,
-      `query($state: ApprovalState, $mine: Boolean, $first: Int) { approvals(state: $state, mine: $mine, first: $first) {
-        totalCount edges { node { id state toolRef digest candidateGroups escalated arguments createdAt processInstanceId } } } }`,
-      {
-        state: flags.state ? String(flags.state).toUpperCase() : null,
-        mine: flags.mine ?? null,
-        first: flags.first ? Number(flags.first) : null,
-      },
-    );
+    const d = await gql(io, Approvals, {
+      state: flags.state ? (String(flags.state).toUpperCase() as ApprovalState) : null,
+      mine: (flags.mine as boolean | undefined) ?? null,
+      first: flags.first ? Number(flags.first) : null,
+    });
     const nodes = d.approvals.edges.map((e) => e.node);
     emit(io, { totalCount: d.approvals.totalCount, approvals: nodes }, () =>
       table([
@@ -67,21 +56,20 @@ is refused (STALE_DIGEST) rather than approved blindly. Reject needs -m.`,
     const decision = verdict?.toUpperCase();
     if (positionals.length !== 2 || (decision !== 'APPROVE' && decision !== 'REJECT'))
       throw usage('Usage: abada decide ID approve|reject -m COMMENT');
-    const seen = await gql<{
-      approval: { id: string; digest: string; state: string; toolRef: string } | null;
-    }>(io, `query($id: ID!) { approval(id: $id) { id digest state toolRef } }`, { id });
+    const seen = await gql(io, ApprovalDigest, { id });
     if (!seen.approval) {
       if (io.json) io.out(JSON.stringify({ error: { code: 'NOT_FOUND', message: `approval ${id}` } }));
       else io.err(`NOT_FOUND: no approval ${id} that you may see.`);
       return EXIT.REFUSED;
     }
-    const d = await gql<{
-      decideApproval: { id: string; state: string; decidedBy: string | null; digest: string };
-    }>(
-      io,
-      `mutation($input: DecideApprovalInput!) { decideApproval(input: $input) { id state decidedBy digest comment } }`,
-      { input: { approvalId: id, decision, comment: flags.message ?? null, digest: seen.approval.digest } },
-    );
+    const d = await gql(io, DecideApproval, {
+      input: {
+        approvalId: id,
+        decision,
+        comment: (flags.message as string | undefined) ?? null,
+        digest: seen.approval.digest,
+      },
+    });
     emit(io, d.decideApproval, () => [
       `${d.decideApproval.id} ${d.decideApproval.state} by ${d.decideApproval.decidedBy ?? '?'} (${seen.approval!.toolRef}, digest ${d.decideApproval.digest.slice(0, 12)})`,
     ]);
@@ -96,29 +84,10 @@ export const incidents: Command = {
   async run(argv, io) {
     const { flags, positionals } = parseArgs(argv, { state: 'string', first: 'string', json: 'boolean' });
     if (positionals.length) throw usage('incidents takes no arguments.');
-    const d = await gql<{
-      incidents: {
-        totalCount: number;
-        edges: {
-          node: {
-            id: string;
-            type: string;
-            state: string;
-            message: string;
-            taskId: string | null;
-            createdAt: string;
-          };
-        }[];
-      };
-    }>(
-      io,
-      `query($state: IncidentState, $first: Int) { incidents(state: $state, first: $first) {
-        totalCount edges { node { id type state message processInstanceId taskId attempt workerId createdAt } } } }`,
-      {
-        state: flags.state ? String(flags.state).toUpperCase() : null,
-        first: flags.first ? Number(flags.first) : null,
-      },
-    );
+    const d = await gql(io, Incidents, {
+      state: flags.state ? (String(flags.state).toUpperCase() as IncidentState) : null,
+      first: flags.first ? Number(flags.first) : null,
+    });
     const nodes = d.incidents.edges.map((e) => e.node);
     emit(io, { totalCount: d.incidents.totalCount, incidents: nodes }, () =>
       table([['ID', 'TYPE', 'STATE', 'MESSAGE'], ...nodes.map((i) => [i.id, i.type, i.state, i.message])]),

@@ -1,8 +1,20 @@
-/** The CLI's GraphQL client: ABADA_URL (base URL, /graphql added) and ABADA_TOKEN, errors to exit codes. */
+/**
+ * The CLI's engine calls: the shared GraphQL client (server/client) on ABADA_URL (base URL, /graphql
+ * added) and ABADA_TOKEN, its errors turned into exit codes.
+ */
+import {
+  createClient,
+  type GraphQLErrorEntry,
+  GraphQLRequestError,
+  graphqlEndpoint,
+  type ResultOf,
+  type TadaDocumentNode,
+  UnreachableError,
+  type VariablesOf,
+} from '../client/index.js';
 import { CliError, EXIT, type Io } from './args.js';
 
-export interface GqlError {
-  message: string;
+export interface GqlError extends GraphQLErrorEntry {
   extensions?: { code?: string; errors?: { code?: string; line?: number | null; message: string }[] };
 }
 
@@ -21,35 +33,30 @@ export function endpoint(env: Io['env']): string {
   const base = env.ABADA_URL?.trim();
   if (!base)
     throw new CliError(EXIT.USAGE, 'Set ABADA_URL to the engine base URL, e.g. http://127.0.0.1:3000.');
-  const url = base.replace(/\/+$/, '');
-  return url.endsWith('/graphql') ? url : `${url}/graphql`;
+  return graphqlEndpoint(base);
 }
 
-export async function gql<T>(io: Io, query: string, variables: Record<string, unknown> = {}): Promise<T> {
+// biome-ignore lint/suspicious/noExplicitAny: a document's variables may be any input shape
+type AnyDocument = TadaDocumentNode<any, any>;
+
+/** One GraphQL call as the principal in ABADA_TOKEN; refusals and an unreachable engine become CliErrors. */
+export async function gql<D extends AnyDocument>(
+  io: Io,
+  doc: D,
+  variables: VariablesOf<D>,
+): Promise<ResultOf<D>> {
   const url = endpoint(io.env);
-  const token = io.env.ABADA_TOKEN?.trim();
-  let res: Response;
+  const client = createClient({
+    url,
+    token: io.env.ABADA_TOKEN?.trim(),
+    timeoutMs: Number(io.env.ABADA_CLI_TIMEOUT_MS ?? 30_000),
+  });
   try {
-    res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify({ query, variables }),
-      signal: AbortSignal.timeout(Number(io.env.ABADA_CLI_TIMEOUT_MS ?? 30_000)),
-    });
+    return await client.request(doc, variables);
   } catch (e) {
-    throw new CliError(EXIT.UNREACHABLE, `Cannot reach ${url}: ${(e as Error).message}`, {
-      code: 'UNREACHABLE',
-    });
+    if (e instanceof GraphQLRequestError) throw new ApiError(e.errors[0] as GqlError);
+    if (e instanceof UnreachableError)
+      throw new CliError(EXIT.UNREACHABLE, `Cannot reach ${url}: ${e.message}`, { code: 'UNREACHABLE' });
+    throw e;
   }
-  let body: { data?: T; errors?: GqlError[] };
-  try {
-    body = (await res.json()) as typeof body;
-  } catch {
-    throw new CliError(EXIT.UNREACHABLE, `${url} answered HTTP ${res.status} without GraphQL.`, {
-      code: 'UNREACHABLE',
-    });
-  }
-  if (body.errors?.length) throw new ApiError(body.errors[0]);
-  if (!body.data) throw new CliError(EXIT.UNREACHABLE, `${url} answered HTTP ${res.status} with no data.`);
-  return body.data;
 }

@@ -1,6 +1,8 @@
 /** principal create, credential set. */
 import { type Command, CliError, EXIT, emit, type Io, parseArgs, usage } from './args.js';
+import type { VariablesOf } from '../client/index.js';
 import { gql } from './client.js';
+import { CreatePrincipal, SetCredential } from './documents.js';
 
 const KINDS = ['worker', 'human', 'admin'];
 
@@ -24,25 +26,15 @@ Prints the token on stdout, once: only its hash is stored. Needs an admin ABADA_
     const kind = String(flags.kind ?? '').toLowerCase();
     if (!KINDS.includes(kind)) throw usage('--kind must be worker, human or admin.');
     if (!flags.name) throw usage('--name is required.');
-    const d = await gql<{
-      createPrincipal: {
-        token: string;
-        principal: { id: string; kind: string; name: string; projectId: string | null };
-      };
-    }>(
-      io,
-      `mutation($input: CreatePrincipalInput!) { createPrincipal(input: $input) {
-        token principal { id kind name projectId groups topics } } }`,
-      {
-        input: {
-          kind: kind.toUpperCase(),
-          name: flags.name,
-          groups: flags.group ?? [],
-          topics: flags.topic ?? [],
-          projectId: flags.project ?? null,
-        },
+    const d = await gql(io, CreatePrincipal, {
+      input: {
+        kind: kind.toUpperCase() as VariablesOf<typeof CreatePrincipal>['input']['kind'],
+        name: String(flags.name),
+        groups: (flags.group as string[] | undefined) ?? [],
+        topics: (flags.topic as string[] | undefined) ?? [],
+        projectId: (flags.project as string | undefined) ?? null,
       },
-    );
+    });
     const p = d.createPrincipal.principal;
     if (!io.json)
       io.err(
@@ -104,10 +96,7 @@ The secret is read from stdin, e.g.  printf %s "$CRM_TOKEN" | abada credential s
     const name = positionals[1];
     const secret = await readSecret(io, name);
     if (!secret) throw usage('The secret read from stdin is empty.');
-    await gql(io, `mutation($n: String!, $s: String!) { setCredential(name: $n, secret: $s) }`, {
-      n: name,
-      s: secret,
-    });
+    await gql(io, SetCredential, { name, secret });
     emit(io, { name, stored: true }, () => [`credential ${name} stored`]);
     return EXIT.OK;
   },

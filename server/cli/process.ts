@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { type Command, CliError, EXIT, emit, parseArgs, usage } from './args.js';
 import { ApiError, gql } from './client.js';
+import { CancelProcess, Deploy, StartProcess, VerifyAudit } from './documents.js';
 
 interface SourceFile {
   file: string;
@@ -35,9 +36,6 @@ export function locate(map: SourceFile[], line: number | null | undefined): stri
   return `${f.file}:${line - f.start + 1}`;
 }
 
-const DEPLOY = `mutation($s: String!) { deploy(source: $s) {
-  definitions { id key version } toolServers { name version } } }`;
-
 export const deploy: Command = {
   name: 'deploy',
   summary: 'validate and deploy APL files (ToolServers and Processes)',
@@ -59,12 +57,7 @@ Validation errors print as "file:line: CODE message" and exit 1.`,
     );
     const { source, map } = combine(files);
     try {
-      const d = await gql<{
-        deploy: {
-          definitions: { id: string; key: string; version: number }[];
-          toolServers: { name: string; version: number }[];
-        };
-      }>(io, DEPLOY, { s: source });
+      const d = await gql(io, Deploy, { source });
       emit(io, d.deploy, () => [
         ...d.deploy.toolServers.map((t) => `tool server ${t.name} v${t.version}`),
         ...d.deploy.definitions.map((p) => `process ${p.key} v${p.version} (${p.id})`),
@@ -108,12 +101,11 @@ Prints the new instance id.`,
     });
     if (positionals.length !== 1) throw usage('start needs exactly one process KEY.');
     const variables = Object.fromEntries(((flags.var as string[]) ?? []).map(parseVar));
-    const d = await gql<{ startProcess: { id: string; state: string; currentNodeId: string | null } }>(
-      io,
-      `mutation($key: String!, $v: JSON, $bk: String) {
-        startProcess(key: $key, variables: $v, businessKey: $bk) { id key state currentNodeId } }`,
-      { key: positionals[0], v: variables, bk: flags['business-key'] ?? null },
-    );
+    const d = await gql(io, StartProcess, {
+      key: positionals[0],
+      variables,
+      businessKey: (flags['business-key'] as string | undefined) ?? null,
+    });
     emit(io, d.startProcess, () => [d.startProcess.id]);
     return EXIT.OK;
   },
@@ -126,11 +118,7 @@ export const cancel: Command = {
   async run(argv, io) {
     const { positionals, flags } = parseArgs(argv, { reason: 'string', json: 'boolean' });
     if (positionals.length !== 1 || !flags.reason) throw usage('cancel needs an instance ID and --reason.');
-    const d = await gql<{ cancelProcess: { id: string; state: string } }>(
-      io,
-      `mutation($id: ID!, $r: String!) { cancelProcess(id: $id, reason: $r) { id state } }`,
-      { id: positionals[0], r: flags.reason },
-    );
+    const d = await gql(io, CancelProcess, { id: positionals[0], reason: String(flags.reason) });
     emit(io, d.cancelProcess, () => [`${d.cancelProcess.id} ${d.cancelProcess.state}`]);
     return EXIT.OK;
   },
@@ -143,19 +131,7 @@ export const verifyAudit: Command = {
   async run(argv, io) {
     const { positionals } = parseArgs(argv, { json: 'boolean' });
     if (positionals.length !== 1) throw usage('verify-audit needs one instance ID.');
-    const d = await gql<{
-      verifyAudit: {
-        valid: boolean;
-        rows: number;
-        firstBrokenSeq: number | null;
-        reason: string | null;
-        headHash: string | null;
-      };
-    }>(
-      io,
-      `query($id: ID!) { verifyAudit(processInstanceId: $id) { processInstanceId valid rows firstBrokenSeq reason headHash } }`,
-      { id: positionals[0] },
-    );
+    const d = await gql(io, VerifyAudit, { id: positionals[0] });
     const v = d.verifyAudit;
     emit(io, v, () => [
       v.valid

@@ -11,6 +11,17 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Engine, startEngine } from '../app.js';
+import {
+  CreatePrincipal,
+  createClient,
+  Deploy,
+  type GraphQLClient,
+  GraphQLRequestError,
+  graphql,
+  Me,
+  SetCredential,
+  StartProcess,
+} from '../client/index.js';
 import type { Config } from '../config.js';
 import { createWebHandler, type DemoUser } from '../web.js';
 import { startCrmServer } from './crm-server.js';
@@ -73,23 +84,19 @@ export interface Demo {
   close(): Promise<void>;
 }
 
-type Gql = <T>(token: string, query: string, variables?: Record<string, unknown>) => Promise<T>;
-
-function client(url: string): Gql {
-  return async (token, query, variables) => {
-    const res = await fetch(`${url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await res.json()) as { data?: unknown; errors?: { message: string }[] };
-    if (body.errors?.length) throw new Error(`demo set-up: ${body.errors.map((e) => e.message).join('; ')}`);
-    return body.data as never;
-  };
-}
+/** Active instances of a process, to find Alice's refund from an earlier run. */
+const ActiveInstances = graphql(`
+  query ActiveInstances($key: String!) {
+    processInstances(key: $key, state: ACTIVE, first: 50) { edges { node { id businessKey } } }
+  }
+`);
 
 /** Existing tokens that still authenticate are kept; anything missing or stale is created anew. */
-async function ensurePrincipals(gql: Gql, adminToken: string, file: string): Promise<StoredPrincipal[]> {
+async function ensurePrincipals(
+  client: GraphQLClient,
+  adminToken: string,
+  file: string,
+): Promise<StoredPrincipal[]> {
   let stored: StoredPrincipal[] = [];
   if (existsSync(file)) {
     try {
@@ -102,22 +109,36 @@ async function ensurePrincipals(gql: Gql, adminToken: string, file: string): Pro
   for (const p of PEOPLE) {
     const old = stored.find((s) => s.name === p.name)?.token;
     if (old) {
-      const ok = await gql<{ me: { name: string } }>(old, '{ me { name } }').catch(() => null);
+      const ok = await client
+        .as(old)
+        .request(Me, {})
+        .catch(() => null);
       if (ok?.me.name === p.name) {
         out.push({ ...p, token: old });
         continue;
       }
     }
-    const created = await gql<{ createPrincipal: { token: string } }>(
-      adminToken,
-      'mutation($input: CreatePrincipalInput!) { createPrincipal(input: $input) { token } }',
-      { input: { kind: p.kind, name: p.name, groups: p.groups, topics: p.topics } },
+    const created = await setUp(() =>
+      client.as(adminToken).request(CreatePrincipal, {
+        input: { kind: p.kind, name: p.name, groups: p.groups, topics: p.topics },
+      }),
     );
     out.push({ ...p, token: created.createPrincipal.token });
   }
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, JSON.stringify(out, null, 2), { mode: 0o600 });
   return out;
+}
+
+/** A set-up call; a refusal names itself as the demo's set-up (the engine answered, the demo is wrong). */
+async function setUp<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (e) {
+    if (e instanceof GraphQLRequestError)
+      throw new Error(`demo set-up: ${e.errors.map((x) => x.message).join('; ')}`, { cause: e });
+    throw e;
+  }
 }
 
 /** The port used last time when it is free again (so frozen bindings of waiting work stay valid), else any. */
@@ -163,17 +184,13 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
   let users: DemoUser[] = [];
   const web = await createWebHandler({ dev: !!opts.dev, demoUsers: () => users });
   const engine = await startEngine({ config, web });
-  const gql = client(engine.url);
+  const client = createClient({ url: engine.url });
+  const admin = client.as(adminToken);
 
-  await gql(adminToken, 'mutation($s: String!) { deploy(source: $s) { definitions { key version } } }', {
-    s: demoSource(crm.url),
-  });
-  await gql(adminToken, 'mutation($n: String!, $s: String!) { setCredential(name: $n, secret: $s) }', {
-    n: 'crm-token',
-    s: crmToken,
-  });
+  await setUp(() => admin.request(Deploy, { source: demoSource(crm.url) }));
+  await setUp(() => admin.request(SetCredential, { name: 'crm-token', secret: crmToken }));
   const usersFile = path.join(config.dataDir, 'demo-users.json');
-  const principals = await ensurePrincipals(gql, adminToken, usersFile);
+  const principals = await ensurePrincipals(client, adminToken, usersFile);
   users = principals
     .filter((p) => p.kind !== 'WORKER')
     .map((p) => ({ name: p.name, role: p.role, token: p.token ?? '' }));
@@ -183,19 +200,16 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
 
   let aliceInstanceId: string | null = null;
   if (opts.alice !== false) {
-    const active = await gql<{
-      processInstances: { edges: { node: { id: string; businessKey: string | null } }[] };
-    }>(
-      adminToken,
-      'query { processInstances(key: "refund", state: ACTIVE, first: 50) { edges { node { id businessKey } } } }',
-    );
+    const active = await setUp(() => admin.request(ActiveInstances, { key: 'refund' }));
     const existing = active.processInstances.edges.find((e) => e.node.businessKey === ALICE.businessKey);
     if (existing) aliceInstanceId = existing.node.id;
     else {
-      const started = await gql<{ startProcess: { id: string } }>(
-        adminToken,
-        'mutation($k: String!, $v: JSON, $b: String) { startProcess(key: $k, variables: $v, businessKey: $b) { id } }',
-        { k: ALICE.key, v: ALICE.variables, b: ALICE.businessKey },
+      const started = await setUp(() =>
+        admin.request(StartProcess, {
+          key: ALICE.key,
+          variables: ALICE.variables,
+          businessKey: ALICE.businessKey,
+        }),
       );
       aliceInstanceId = started.startProcess.id;
     }

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import {
   DROP_CODES,
   type EngineClient,
-  EngineRequestError,
+  GraphQLRequestError,
   type JournalResult,
   type LockedTask,
   type RequestOptions,
@@ -37,7 +37,7 @@ export class LetGo extends Error {
 }
 
 /** How a step the engine refused ends the attempt. */
-export function refusal(e: EngineRequestError): AttemptFailure {
+export function refusal(e: GraphQLRequestError): AttemptFailure {
   return new AttemptFailure(
     e.code === 'LIMIT_EXCEEDED' ? 'LIMIT_EXCEEDED' : 'JOURNAL_REFUSED',
     `${e.code}: ${e.message}`,
@@ -107,7 +107,7 @@ export class Attempt {
     try {
       results = await this.client.journalSteps({ ...this.ids(), steps: [end, input] }, this.retry());
     } catch (e) {
-      if (!(e instanceof EngineRequestError && e.extensions.index === 1)) throw endRefused(e);
+      if (!(e instanceof GraphQLRequestError && e.details.index === 1)) throw endRefused(e);
       await this.sendEnd(end);
       return this.send(input);
     }
@@ -155,5 +155,5 @@ export class Attempt {
  * a refusal of the step sent with it (which the callers turn into a message for the model).
  */
 function endRefused(e: unknown): unknown {
-  return e instanceof EngineRequestError && !DROP_CODES.has(e.code) ? refusal(e) : e;
+  return e instanceof GraphQLRequestError && !DROP_CODES.has(e.code) ? refusal(e) : e;
 }

@@ -39,9 +39,12 @@ export interface ToolSchema {
   inputSchema: Record<string, unknown>;
 }
 
-/** `<input name="customerId">C-42</input>`, one per declared input; non-strings JSON-encoded. */
-export function inputBlocks(inputs: Record<string, unknown>): string {
-  return Object.entries(inputs ?? {})
+/**
+ * `<input name="customerId">C-42</input>`, one per declared input; non-strings JSON-encoded. The inputs
+ * are a JSON object (AgentWork.inputs, typed JSON in the schema).
+ */
+export function inputBlocks(inputs: unknown): string {
+  return Object.entries((inputs ?? {}) as Record<string, unknown>)
     .map(([name, value]) => {
       const text = typeof value === 'string' ? value : JSON.stringify(value ?? null);
       return `<input name="${name}">${text.replaceAll('</input>', '<\\/input>')}</input>`;

@@ -5,7 +5,7 @@
  * retried on the next tick: the lease may still be live when it comes back.
  */
 import type { Logger } from 'pino';
-import { DROP_CODES, type EngineClient, EngineRequestError } from './graphql.js';
+import { DROP_CODES, type EngineClient, GraphQLRequestError } from './graphql.js';
 
 export class LeaseKeeper {
   private timer: NodeJS.Timeout | null = null;
@@ -51,7 +51,7 @@ export class LeaseKeeper {
           { timeoutMs: every, signal: this.signal },
         );
       } catch (e) {
-        if (e instanceof EngineRequestError && DROP_CODES.has(e.code)) {
+        if (e instanceof GraphQLRequestError && DROP_CODES.has(e.code)) {
           this.log.warn({ event: 'lease.lost', code: e.code }, 'the lease is gone; dropping the task');
           this.abort(`lease lost: ${e.code}`);
           return;

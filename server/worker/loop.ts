@@ -6,7 +6,7 @@
  */
 import pino, { type Logger } from 'pino';
 import type { WorkerConfig } from './config.js';
-import { backoffMs, EngineClient, EngineRequestError, type LockedTask, sleep } from './graphql.js';
+import { backoffMs, EngineClient, GraphQLRequestError, type LockedTask, sleep } from './graphql.js';
 import { ModelClient } from './model.js';
 import { runTask, type TaskOutcome } from './task.js';
 
@@ -76,7 +76,7 @@ export async function startWorker(config: WorkerConfig, opts: StartOptions = {})
         break;
       } catch (e) {
         if (stopping.signal.aborted) return;
-        if (e instanceof EngineRequestError && FATAL_CODES.has(e.code)) throw e;
+        if (e instanceof GraphQLRequestError && FATAL_CODES.has(e.code)) throw e;
         const wait = backoffMs(i);
         log.warn(
           { event: 'engine.unreachable', retryInMs: wait, err: String(e) },
@@ -109,7 +109,7 @@ export async function startWorker(config: WorkerConfig, opts: StartOptions = {})
         failures = 0;
       } catch (e) {
         if (stopping.signal.aborted) break;
-        if (e instanceof EngineRequestError && FATAL_CODES.has(e.code)) throw e;
+        if (e instanceof GraphQLRequestError && FATAL_CODES.has(e.code)) throw e;
         const wait = backoffMs(failures++);
         log.warn(
           { event: 'engine.unreachable', retryInMs: wait, err: String(e) },

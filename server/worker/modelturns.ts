@@ -5,7 +5,7 @@
  */
 import { AttemptFailure, type Attempt } from './attempt.js';
 import { type FunctionTool, type Message, messagesHash } from './conversation.js';
-import { EngineRequestError } from './graphql.js';
+import { GraphQLRequestError } from './graphql.js';
 import { type ModelClient, ModelRequestError, ModelUnavailableError } from './model.js';
 
 export type AssistantMessage = Extract<Message, { role: 'assistant' }>;
@@ -69,7 +69,7 @@ export class ModelTurns {
             request,
           });
         } catch (e) {
-          if (e instanceof EngineRequestError && e.code === 'LIMIT_EXCEEDED')
+          if (e instanceof GraphQLRequestError && e.code === 'LIMIT_EXCEEDED')
             throw new AttemptFailure('LIMIT_EXCEEDED', e.message);
           throw e;
         }

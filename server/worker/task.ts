@@ -22,8 +22,8 @@ import {
   type AgentWork,
   DROP_CODES,
   type EngineClient,
-  EngineRequestError,
-  EngineUnreachableError,
+  GraphQLRequestError,
+  UnreachableError,
   type LockedTask,
 } from './graphql.js';
 import { LeaseKeeper } from './lease.js';
@@ -140,11 +140,11 @@ class TaskRun {
       );
       return e.outcome;
     }
-    if (e instanceof EngineRequestError && DROP_CODES.has(e.code)) {
+    if (e instanceof GraphQLRequestError && DROP_CODES.has(e.code)) {
       this.log.info({ event: 'task.dropped', code: e.code }, 'the engine took the task back; dropping it');
       return 'dropped';
     }
-    if (e instanceof EngineUnreachableError) {
+    if (e instanceof UnreachableError) {
       this.log.warn(
         { event: 'task.let-go', err: e.message },
         'the engine is unreachable; the lease will lapse',
@@ -154,7 +154,7 @@ class TaskRun {
     let failure: AttemptFailure;
     if (e instanceof AttemptFailure) failure = e;
     else if (e instanceof ToolSetupError) failure = new AttemptFailure(e.errorType, e.message);
-    else if (e instanceof EngineRequestError) failure = refusal(e);
+    else if (e instanceof GraphQLRequestError) failure = refusal(e);
     else failure = new AttemptFailure('WORKER_ERROR', e instanceof Error ? e.message : String(e));
     return this.fail(failure);
   }
@@ -190,7 +190,7 @@ class TaskRun {
       );
       return 'failed';
     } catch (e) {
-      if (e instanceof EngineRequestError && DROP_CODES.has(e.code)) return 'dropped';
+      if (e instanceof GraphQLRequestError && DROP_CODES.has(e.code)) return 'dropped';
       this.log.error({ event: 'task.fail_unreported', err: String(e) }, 'could not report the failure');
       return 'let-go';
     }

@@ -5,7 +5,7 @@
  */
 import { AttemptFailure, type Attempt, LetGo } from './attempt.js';
 import { type FunctionTool, type ToolCall, toolFunctions, toolStepContent } from './conversation.js';
-import { EngineRequestError, type JournalResult, type Step, type ToolBinding } from './graphql.js';
+import { GraphQLRequestError, type JournalResult, type Step, type ToolBinding } from './graphql.js';
 import { ToolOutcomeUnknownError, type ToolSessions } from './mcp.js';
 
 export class ToolSteps {
@@ -86,7 +86,7 @@ export class ToolSteps {
       });
     } catch (e) {
       // The engine refused the call itself (a delegation's inputs, its depth): tell the model, no step.
-      if (e instanceof EngineRequestError && (e.code === 'VALIDATION_FAILED' || e.code === 'LIMIT_EXCEEDED'))
+      if (e instanceof GraphQLRequestError && (e.code === 'VALIDATION_FAILED' || e.code === 'LIMIT_EXCEEDED'))
         return `Error: ${e.message}`;
       throw e;
     }
@@ -147,7 +147,9 @@ export class ToolSteps {
           }
           if (key && !fresh)
             at.log.info({ event: 'tool.resend', ...where }, 're-sending a started write with its key');
-          const args = (step.request?.arguments ?? {}) as Record<string, unknown>;
+          // A TOOL_CALL step's request is `{ callId, arguments }` (the worker wrote it; JSON in the schema).
+          const request = step.request as { arguments?: Record<string, unknown> } | null;
+          const args = request?.arguments ?? {};
           const result = await this.invoke(binding, args, key);
           step = this.hold(step, result);
           continue;

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { expect, type Page } from '@playwright/test';
+import { createClient } from '../../server/client/index.js';
 
 export const URL_ = () => process.env.E2E_URL ?? '';
 export const ADMIN = () => process.env.E2E_ADMIN_TOKEN ?? '';
@@ -14,12 +15,11 @@ export interface GqlResult<T = any> {
 }
 
 export async function gql<T = any>(tok: string, query: string, variables?: object): Promise<GqlResult<T>> {
-  const res = await fetch(`${URL_()}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${tok}` },
-    body: JSON.stringify({ query, variables }),
-  });
-  return (await res.json()) as GqlResult<T>;
+  const r = await createClient({ url: URL_(), token: tok }).execute<T>(
+    query,
+    variables as Record<string, unknown>,
+  );
+  return r as GqlResult<T>;
 }
 
 export async function ok<T = any>(tok: string, query: string, variables?: object): Promise<T> {

@@ -1,14 +1,17 @@
 /**
- * A real engine for tests: HTTP + WebSocket server on an ephemeral port over a real PostgreSQL, and a
- * small GraphQL client that talks to it over HTTP like any other caller.
+ * A real engine for tests: HTTP + WebSocket server on an ephemeral port over a real PostgreSQL, and the
+ * shared GraphQL client (server/client) talking to it over HTTP like any other caller.
  */
 import { randomBytes } from 'node:crypto';
 import { startEngine, type Engine } from '../../server/app.js';
+import { CreatePrincipal, createClient, type GraphQLClient } from '../../server/client/index.js';
 import { loadConfig } from '../../server/config.js';
 import { createTestDatabase } from './db.js';
 
 export interface TestEngine extends Engine {
   adminToken: string;
+  /** The shared client, without a token; `client.as(token)` for a principal, `client.raw` for hostile bodies. */
+  client: GraphQLClient;
   gql<T = any>(
     token: string | null,
     query: string,
@@ -44,18 +47,12 @@ export async function startTestEngine(
     ...opts.env,
   });
   const engine = await startEngine({ config, databaseUrl, log: () => {}, sweeps: false });
+  const client = createClient({ url: engine.url });
   const gql = async <T>(
     token: string | null,
     query: string,
     variables?: Record<string, unknown>,
-  ): Promise<GqlResult<T>> => {
-    const res = await fetch(`${engine.url}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify({ query, variables }),
-    });
-    return (await res.json()) as GqlResult<T>;
-  };
+  ): Promise<GqlResult<T>> => (await client.as(token).execute<T>(query, variables)) as GqlResult<T>;
   const ok = async <T>(
     token: string | null,
     query: string,
@@ -66,16 +63,12 @@ export async function startTestEngine(
     return r.data as T;
   };
   const principal: TestEngine['principal'] = async (kind, name, o = {}) => {
-    const d = await ok<{ createPrincipal: { token: string } }>(
-      adminToken,
-      `mutation($input: CreatePrincipalInput!) { createPrincipal(input: $input) { token } }`,
-      {
-        input: { kind, name, groups: o.groups ?? [], topics: o.topics ?? [], projectId: o.projectId ?? null },
-      },
-    );
+    const d = await client.as(adminToken).request(CreatePrincipal, {
+      input: { kind, name, groups: o.groups ?? [], topics: o.topics ?? [], projectId: o.projectId ?? null },
+    });
     return d.createPrincipal.token;
   };
-  return Object.assign(engine, { adminToken, gql, ok, principal });
+  return Object.assign(engine, { adminToken, client, gql, ok, principal });
 }
 
 /** The code of the first error, for asserting refusals. */

@@ -5,9 +5,8 @@
  *   A = allowed (no UNAUTHENTICATED / FORBIDDEN), D = refused (UNAUTHENTICATED or FORBIDDEN),
  *   N = invisible (null or NOT_FOUND: other projects' ids never reveal existence).
  */
-import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import { wsClient } from '../../server/client/index.js';
 import { schema } from '../../server/graphql/schema/index.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { Q } from '../helpers/fixtures.js';
@@ -281,13 +280,7 @@ function outcome(r: { data: any; errors?: { extensions?: { code?: string } }[] }
 
 async function subscribeOutcome(token: string | null, query: string): Promise<string> {
   return new Promise((resolve) => {
-    const client = createClient({
-      url: `${engine.url.replace('http', 'ws')}/graphql`,
-      webSocketImpl: WebSocket,
-      connectionParams: token ? { authorization: `Bearer ${token}` } : {},
-      retryAttempts: 0,
-      lazy: true,
-    });
+    const client = wsClient(engine.url, token, { retryAttempts: 0, lazy: true });
     let settled = false;
     const done = (v: string) => {
       if (settled) return;

@@ -9,6 +9,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '../../server/client/index.js';
 import { supportTriageScript } from '../../server/demo/scripts.js';
 import {
   type Harness,
@@ -31,6 +32,7 @@ interface JournalRequest {
 /** Forwards every request to the engine and records the journal requests among them. */
 async function journalCounter(target: string) {
   const requests: JournalRequest[] = [];
+  const engine = createClient({ url: target });
   const server = http.createServer((req, res) => {
     forward(req, res).catch(() => {
       if (!res.headersSent) res.writeHead(502);
@@ -41,13 +43,13 @@ async function journalCounter(target: string) {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
-    const upstream = await fetch(`${target}${req.url}`, {
-      method: req.method,
-      headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' },
-      body: req.method === 'POST' ? body : undefined,
+    // The worker only POSTs to /graphql; the body is forwarded unread (the client's raw escape).
+    const upstream = await engine.raw(body.toString('utf8'), {
+      headers: { authorization: req.headers.authorization ?? '' },
+      timeoutMs: 0, // long polls last as long as the worker asked
     });
-    const answer = Buffer.from(await upstream.arrayBuffer());
-    const sent = req.method === 'POST' ? (JSON.parse(body.toString('utf8')) as GqlRequest) : null;
+    const answer = Buffer.from(upstream.text, 'utf8');
+    const sent = JSON.parse(body.toString('utf8')) as GqlRequest;
     const operation = sent?.query.match(/\b(journalSteps?)\s*\(/)?.[1] as JournalRequest['operation'];
     if (operation) {
       const input = sent!.variables.input;

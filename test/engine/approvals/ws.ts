@@ -1,6 +1,6 @@
 /** A graphql-ws subscriber for tests: collects events, waits for them, and reports a refused connection. */
-import { createClient, type Client } from 'graphql-ws';
-import WebSocket from 'ws';
+import type { Client } from 'graphql-ws';
+import { subscribe as subscribeWs, wsClient } from '../../../server/client/index.js';
 
 export interface Subscriber<T = any> {
   events: { at: number; data: T }[];
@@ -20,7 +20,6 @@ export function subscribe<T = any>(
   query: string,
   variables: Record<string, unknown> = {},
 ): Subscriber<T> {
-  const url = `${baseUrl.replace(/^http/, 'ws')}/graphql`;
   const waiters: { pred: (d: T) => boolean; resolve: (e: { at: number; data: T }) => void }[] = [];
   let onConnected: () => void = () => {};
   let onRefused: (e: unknown) => void = () => {};
@@ -52,12 +51,9 @@ export function subscribe<T = any>(
       await client.dispose();
     },
   };
-  const client: Client = createClient({
-    url,
-    webSocketImpl: WebSocket,
+  const client: Client = wsClient(baseUrl, token, {
     lazy: false,
     retryAttempts: 0,
-    connectionParams: token ? { authorization: `Bearer ${token}` } : {},
     on: {
       connected: () => onConnected(),
       closed: (e) => {
@@ -68,27 +64,24 @@ export function subscribe<T = any>(
     },
     onNonLazyError: () => {},
   });
-  const unsubscribe = client.subscribe<T>(
-    { query, variables },
-    {
-      next: (r) => {
-        if (r.errors?.length) {
-          sub.errors.push(r.errors);
-          return;
+  const unsubscribe = subscribeWs<T>(client, query, variables, {
+    next: (r) => {
+      if (r.errors?.length) {
+        sub.errors.push(r.errors);
+        return;
+      }
+      const e = { at: Date.now(), data: r.data as T };
+      sub.events.push(e);
+      for (const w of [...waiters]) {
+        if (w.pred(e.data)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(e);
         }
-        const e = { at: Date.now(), data: r.data as T };
-        sub.events.push(e);
-        for (const w of [...waiters]) {
-          if (w.pred(e.data)) {
-            waiters.splice(waiters.indexOf(w), 1);
-            w.resolve(e);
-          }
-        }
-      },
-      error: (err) => sub.errors.push(err),
-      complete: () => {},
+      }
     },
-  );
+    error: (err) => sub.errors.push(err),
+    complete: () => {},
+  });
   sub.connected.catch(() => {});
   return sub;
 }

@@ -1,0 +1,94 @@
+/** What every bench section shares: the run's settings, the result rows, measured rates and a few calls. */
+import os from 'node:os';
+import { CpuMeter, type CpuUse, type gqlClient, rate } from '../lib.js';
+
+export const SMOKE = process.argv.includes('--smoke');
+export const SECONDS = SMOKE ? 0.4 : Number(process.env.BENCH_SECONDS ?? 4);
+export const MS = SECONDS * 1000;
+export const BACKLOG_BIG = SMOKE ? 5_000 : Number(process.env.BENCH_BACKLOG ?? 1_000_000);
+// BENCH_ONLY=journal,claims runs only those sections (the raw baselines always run; `batch` = journalSteps alone).
+export const ONLY = process.env.BENCH_ONLY?.split(',').map((x) => x.trim());
+export const want = (section: string) => !ONLY || ONLY.includes(section);
+
+export const rows: {
+  figure: string;
+  abada: number;
+  baseline: number;
+  ratio: number;
+  unit: string;
+  note?: string;
+  /** CPU ms per unit of the figure (per commit, per step, per task claimed) by process group */
+  cpuPerUnit?: { engines: number; postgres: number; bench: number };
+}[] = [];
+
+// Where the CPU of a measurement went: the engine processes, PostgreSQL (all its processes), this one.
+export const cpuOf: { enginePids: number[]; pgDir: string } = { enginePids: [], pgDir: '' };
+let lastCpu: (CpuUse & { seconds: number }) | null = null;
+
+/** rate() that also records the CPU every process group used meanwhile (read by row()). */
+export async function measuredRate(
+  clients: number,
+  ms: number,
+  op: (client: number, i: number) => Promise<unknown>,
+): Promise<number> {
+  const meter = new CpuMeter(cpuOf.enginePids, cpuOf.pgDir);
+  meter.start();
+  const r = await rate(clients, ms, op);
+  lastCpu = { ...meter.stop(), seconds: ms / 1000 };
+  return r;
+}
+export const results: Record<string, unknown> = {
+  smoke: SMOKE,
+  seconds: SECONDS,
+  at: new Date().toISOString(),
+  cpus: os.cpus().length,
+};
+
+export function row(figure: string, abada: number, baseline: number, unit: string, note?: string) {
+  const c = lastCpu;
+  lastCpu = null;
+  const units = abada * (c?.seconds ?? 0);
+  const cpuPerUnit =
+    c && units > 0
+      ? { engines: c.engines / units, postgres: c.postgres / units, bench: c.bench / units }
+      : undefined;
+  rows.push({ figure, abada, baseline, ratio: abada / baseline, unit, note, cpuPerUnit });
+}
+
+export const JOURNAL = `mutation($i: JournalStepInput!) { journalStep(input: $i) { taskState } }`;
+export const BATCH = `mutation($i: JournalStepsInput!) { journalSteps(input: $i) { taskState } }`;
+export const FETCH = `mutation($i: FetchAndLockInput!) { fetchAndLock(input: $i) { id attempt } }`;
+export const COMPLETE = `mutation($i: CompleteTaskInput!) { completeTask(input: $i) { state } }`;
+
+export type Client = ReturnType<typeof gqlClient>;
+
+export async function startMany(admin: Client, key: string, n: number) {
+  for (let i = 0; i < n; i += 16) {
+    await Promise.all(
+      Array.from({ length: Math.min(16, n - i) }, (_, j) =>
+        admin(`mutation($k: String!, $v: JSON) { startProcess(key: $k, variables: $v) { id } }`, {
+          k: key,
+          v: { n: i + j },
+        }),
+      ),
+    );
+  }
+}
+
+export async function fetchTasks(worker: Client, workerId: string, n: number, topicName = 'abada:agent') {
+  const out: { id: string; attempt: number }[] = [];
+  while (out.length < n) {
+    const got = (
+      await worker(FETCH, {
+        i: {
+          workerId,
+          maxTasks: Math.min(50, n - out.length),
+          topics: [{ topicName, lockDurationMs: 3_600_000 }],
+        },
+      })
+    ).fetchAndLock;
+    if (got.length === 0) break;
+    out.push(...got);
+  }
+  return out;
+}

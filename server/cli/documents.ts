@@ -1,0 +1,65 @@
+/**
+ * The CLI's GraphQL documents, typed from schema.graphql (server/client). Their selections are what
+ * `--json` prints, so a field added here is a field added to the CLI's output.
+ */
+import { graphql } from '../client/index.js';
+
+export const Approvals = graphql(`
+  query CliApprovals($state: ApprovalState, $mine: Boolean, $first: Int) {
+    approvals(state: $state, mine: $mine, first: $first) {
+      totalCount
+      edges { node { id state toolRef digest candidateGroups escalated arguments createdAt processInstanceId } }
+    }
+  }
+`);
+
+export const ApprovalDigest = graphql(`
+  query CliApprovalDigest($id: ID!) { approval(id: $id) { id digest state toolRef } }
+`);
+
+export const DecideApproval = graphql(`
+  mutation CliDecideApproval($input: DecideApprovalInput!) {
+    decideApproval(input: $input) { id state decidedBy digest comment }
+  }
+`);
+
+export const Incidents = graphql(`
+  query CliIncidents($state: IncidentState, $first: Int) {
+    incidents(state: $state, first: $first) {
+      totalCount
+      edges { node { id type state message processInstanceId taskId attempt workerId createdAt } }
+    }
+  }
+`);
+
+export const CreatePrincipal = graphql(`
+  mutation CliCreatePrincipal($input: CreatePrincipalInput!) {
+    createPrincipal(input: $input) { token principal { id kind name projectId groups topics } }
+  }
+`);
+
+export const SetCredential = graphql(`
+  mutation CliSetCredential($name: String!, $secret: String!) { setCredential(name: $name, secret: $secret) }
+`);
+
+export const Deploy = graphql(`
+  mutation CliDeploy($source: String!) {
+    deploy(source: $source) { definitions { id key version } toolServers { name version } }
+  }
+`);
+
+export const StartProcess = graphql(`
+  mutation CliStartProcess($key: String!, $variables: JSON, $businessKey: String) {
+    startProcess(key: $key, variables: $variables, businessKey: $businessKey) { id key state currentNodeId }
+  }
+`);
+
+export const CancelProcess = graphql(`
+  mutation CliCancelProcess($id: ID!, $reason: String!) { cancelProcess(id: $id, reason: $reason) { id state } }
+`);
+
+export const VerifyAudit = graphql(`
+  query CliVerifyAudit($id: ID!) {
+    verifyAudit(processInstanceId: $id) { processInstanceId valid rows firstBrokenSeq reason headHash }
+  }
+`);

@@ -1,0 +1,114 @@
+/**
+ * The GraphQL documents Node callers send, typed from schema.graphql. The worker's types are the results
+ * of these documents (`ResultOf<typeof FetchAndLock>`), so they follow the schema instead of copying the
+ * engine's. Tests that probe the engine's answers field by field keep their own selections.
+ */
+import { graphql } from './graphql.js';
+
+/** Every field of a step the worker reads back to rebuild its conversation. */
+export const StepFields = graphql(`
+  fragment StepFields on Step {
+    attempt sequence kind state toolRef model request response error digest idempotencyKey
+    comment reused usage approvalId
+  }
+`);
+
+export const ToolBindingFields = graphql(`
+  fragment ToolBindingFields on ToolBinding {
+    ref server tool policy idempotency transport url command args credential credentialEnv
+    inputSchemaSha256 editable
+  }
+`);
+
+export const AgentWorkFields = graphql(
+  `
+  fragment AgentWorkFields on AgentWork {
+    profileVersion model fallbackModels prompt inputs resultVariable outputSchema confidenceThreshold
+    limits { maxTurns maxTokensTotal budgetUsd }
+    toolBindings { ...ToolBindingFields }
+  }
+`,
+  [ToolBindingFields],
+);
+
+export const RegisterWorker = graphql(`
+  mutation RegisterWorker($input: RegisterWorkerInput!) { registerWorker(input: $input) { workerId health } }
+`);
+
+export const FetchAndLock = graphql(
+  `
+  mutation FetchAndLock($input: FetchAndLockInput!) {
+    fetchAndLock(input: $input) {
+      id topicName projectId processInstanceId nodeId attempt lockExpiresAt variables
+      agentWork { ...AgentWorkFields }
+      steps { ...StepFields }
+    }
+  }
+`,
+  [AgentWorkFields, StepFields],
+);
+
+export const ExtendLock = graphql(`
+  mutation ExtendLock($input: ExtendLockInput!) { extendLock(input: $input) { id lockExpiresAt } }
+`);
+
+const JournalResultFields = graphql(
+  `
+  fragment JournalResultFields on JournalResult {
+    idempotencyKey reused taskState step { ...StepFields }
+  }
+`,
+  [StepFields],
+);
+
+export const JournalStep = graphql(
+  `
+  mutation JournalStep($input: JournalStepInput!) { journalStep(input: $input) { ...JournalResultFields } }
+`,
+  [JournalResultFields],
+);
+
+export const JournalSteps = graphql(
+  `
+  mutation JournalSteps($input: JournalStepsInput!) { journalSteps(input: $input) { ...JournalResultFields } }
+`,
+  [JournalResultFields],
+);
+
+export const CompleteTask = graphql(`
+  mutation CompleteTask($input: CompleteTaskInput!) { completeTask(input: $input) { id state attempt } }
+`);
+
+export const FailTask = graphql(`
+  mutation FailTask($input: FailTaskInput!) { failTask(input: $input) { id state attempt } }
+`);
+
+export const ToolCredential = graphql(`
+  query ToolCredential($taskId: ID!, $server: String!, $workerId: String!) {
+    toolCredential(taskId: $taskId, server: $server, workerId: $workerId) { server name secret env }
+  }
+`);
+
+// ---- set-up: the demo, the CLI and the test harness -------------------------------------------------
+
+export const Me = graphql(`query Me { me { id name kind groups projectId } }`);
+
+export const CreatePrincipal = graphql(`
+  mutation CreatePrincipal($input: CreatePrincipalInput!) { createPrincipal(input: $input) { token } }
+`);
+
+export const Deploy = graphql(`
+  mutation Deploy($source: String!) {
+    deploy(source: $source) { definitions { id key version } toolServers { name version } }
+  }
+`);
+
+export const SetCredential = graphql(`
+  mutation SetCredential($name: String!, $secret: String!) { setCredential(name: $name, secret: $secret) }
+`);
+
+export const StartProcess = graphql(`
+  mutation StartProcess($key: String!, $variables: JSON, $businessKey: String) {
+    startProcess(key: $key, variables: $variables, businessKey: $businessKey) { id state currentNodeId }
+  }
+`);

@@ -1,0 +1,178 @@
+/**
+ * The one GraphQL client of Abada's Node code: the worker, the CLI, the demo, bench, soak and the tests
+ * all post through it (`POST <url>/graphql`, `Authorization: Bearer <token>`). Documents are typed from
+ * schema.graphql (./documents.ts); a plain string is accepted where a test probes the engine with a
+ * selection of its own. Refusals become GraphQLRequestError with the SPEC §9 code, and a missing answer
+ * an UnreachableError that keeps its cause.
+ */
+import type http from 'node:http';
+import { type GraphQLErrorEntry, GraphQLRequestError, UnreachableError } from './errors.js';
+import type { ResultOf, TadaDocumentNode, VariablesOf } from './graphql.js';
+import { graphqlEndpoint } from './endpoint.js';
+import { HttpTransport, type HttpAnswer, type PostOptions } from './http.js';
+import { queryText } from './print.js';
+import { backoffMs, sleep } from './retry.js';
+
+export * from './documents.js';
+export { graphqlEndpoint } from './endpoint.js';
+export * from './errors.js';
+export { graphql, type ResultOf, type TadaDocumentNode, type VariablesOf } from './graphql.js';
+export { backoffMs, sleep } from './retry.js';
+export { subscribe, wsClient } from './ws.js';
+
+export interface ClientOptions {
+  /** The engine's base URL; `/graphql` is added unless it is already there. */
+  url: string;
+  /** Sent as `Authorization: Bearer <token>`; none when null or empty. */
+  token?: string | null;
+  /** Bound on one request unless the call sets its own (default 30 s). */
+  timeoutMs?: number;
+  /** A keep-alive agent of the caller's (default: one shared by the process). */
+  agent?: http.Agent;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+  /** Client-side bound on one HTTP request. */
+  timeoutMs?: number;
+  /**
+   * Retry on UnreachableError with backoff until this time (epoch ms). Only for calls that may be
+   * repeated unchanged: the engine may have committed a request whose answer was lost.
+   */
+  retryUntil?: number;
+}
+
+/** A GraphQL response body as the engine sent it. */
+export interface GraphQLResult<T> {
+  data?: T | null;
+  errors?: GraphQLErrorEntry[];
+  extensions?: Record<string, unknown>;
+}
+
+/** A raw answer: status, headers and text (and the text parsed, when it is JSON). */
+export interface RawAnswer extends HttpAnswer {
+  json(): unknown;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a document's variables may be any input shape
+type AnyDocument = TadaDocumentNode<any, any>;
+
+export class GraphQLClient {
+  readonly endpoint: string;
+  private readonly transport: HttpTransport;
+  private readonly timeoutMs: number;
+  private readonly token: string | null;
+
+  constructor(opts: ClientOptions, transport?: HttpTransport) {
+    this.endpoint = graphqlEndpoint(opts.url);
+    this.transport = transport ?? new HttpTransport(this.endpoint, opts.agent);
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.token = opts.token || null;
+  }
+
+  /** The same engine and connections, another principal. */
+  as(token: string | null): GraphQLClient {
+    return new GraphQLClient({ url: this.endpoint, token, timeoutMs: this.timeoutMs }, this.transport);
+  }
+
+  /** The response body whatever it says: GraphQL errors are returned, not thrown. */
+  execute<D extends AnyDocument>(
+    doc: D,
+    variables: VariablesOf<D>,
+    opts?: RequestOptions,
+  ): Promise<GraphQLResult<ResultOf<D>>>;
+  execute<T = unknown>(
+    doc: string,
+    variables?: Record<string, unknown>,
+    opts?: RequestOptions,
+  ): Promise<GraphQLResult<T>>;
+  async execute(
+    doc: AnyDocument | string,
+    variables: Record<string, unknown> = {},
+    opts: RequestOptions = {},
+  ): Promise<GraphQLResult<unknown>> {
+    return (await this.retrying(doc, variables, opts)).body;
+  }
+
+  /** The data, or a GraphQLRequestError carrying the first error's code. */
+  request<D extends AnyDocument>(
+    doc: D,
+    variables: VariablesOf<D>,
+    opts?: RequestOptions,
+  ): Promise<ResultOf<D>>;
+  request<T = unknown>(doc: string, variables?: Record<string, unknown>, opts?: RequestOptions): Promise<T>;
+  async request(
+    doc: AnyDocument | string,
+    variables: Record<string, unknown> = {},
+    opts: RequestOptions = {},
+  ): Promise<unknown> {
+    const { body, status } = await this.retrying(doc, variables, opts);
+    if (body.errors?.length) throw new GraphQLRequestError(body.errors, status);
+    if (status < 200 || status >= 300 || body.data == null)
+      throw new UnreachableError(`The engine at ${this.endpoint} answered HTTP ${status} without data.`);
+    return body.data;
+  }
+
+  /**
+   * Any body and headers, as they are: for tests that send what no well-behaved caller would (hostile
+   * input, malformed JSON, batches) and for proxies that forward a body unread. The bearer token is
+   * added unless `headers.authorization` is given.
+   */
+  async raw(body: string, opts: PostOptions = {}): Promise<RawAnswer> {
+    const answer = await this.transport.post(body, {
+      timeoutMs: this.timeoutMs,
+      ...opts,
+      headers: { ...this.authHeader(), ...opts.headers },
+    });
+    return { ...answer, json: () => JSON.parse(answer.text) };
+  }
+
+  private authHeader(): Record<string, string> {
+    return this.token ? { authorization: `Bearer ${this.token}` } : {};
+  }
+
+  private async retrying(
+    doc: AnyDocument | string,
+    variables: Record<string, unknown>,
+    opts: RequestOptions,
+  ) {
+    for (let i = 0; ; i++) {
+      try {
+        return await this.once(doc, variables, opts);
+      } catch (e) {
+        const until = opts.retryUntil;
+        const again =
+          e instanceof UnreachableError && until !== undefined && Date.now() < until && !opts.signal?.aborted;
+        if (!again) throw e;
+        await sleep(Math.min(backoffMs(i, 200, 5000), Math.max(until - Date.now(), 0)), opts.signal);
+      }
+    }
+  }
+
+  private async once(doc: AnyDocument | string, variables: Record<string, unknown>, opts: RequestOptions) {
+    const answer = await this.transport.post(JSON.stringify({ query: queryText(doc), variables }), {
+      headers: this.authHeader(),
+      signal: opts.signal,
+      timeoutMs: opts.timeoutMs ?? this.timeoutMs,
+    });
+    let body: GraphQLResult<unknown>;
+    try {
+      body = JSON.parse(answer.text) as GraphQLResult<unknown>;
+    } catch (e) {
+      throw new UnreachableError(
+        `The engine at ${this.endpoint} answered HTTP ${answer.status} without a GraphQL body.`,
+        { cause: e },
+      );
+    }
+    if (body === null || typeof body !== 'object')
+      throw new UnreachableError(
+        `The engine at ${this.endpoint} answered HTTP ${answer.status} without GraphQL.`,
+      );
+    return { body, status: answer.status };
+  }
+}
+
+/** A client for one engine and one principal. */
+export function createClient(opts: ClientOptions): GraphQLClient {
+  return new GraphQLClient(opts);
+}
