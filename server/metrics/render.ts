@@ -4,9 +4,6 @@
  * histograms (observed by the GraphQL layer).
  */
 import type { EngineContext } from '../engine/common/index.js';
-// TRANSITION: the journal still counts its calls in a module-level object; once it increments
-// ctx.counters.journalCalls instead, this import and its use in counterLines go.
-import { journalCalls as moduleJournalCalls } from '../engine/journal/index.js';
 import { collectDbGauges, DECISION_BUCKETS, type DbGauges } from '../engine/metrics/index.js';
 import { family, Histogram, histogramLines } from './registry.js';
 
@@ -110,8 +107,8 @@ function counterLines(ctx: EngineContext): string[] {
     'counter',
     'Journal calls committed by this process: single journalStep calls and journalSteps batches.',
     [
-      [{ kind: 'single' }, calls.single + moduleJournalCalls.single],
-      [{ kind: 'batch' }, calls.batch + moduleJournalCalls.batch],
+      [{ kind: 'single' }, calls.single],
+      [{ kind: 'batch' }, calls.batch],
     ],
   );
 }

@@ -23,9 +23,6 @@ import { JournalState } from './state.js';
 
 const MAX_BATCH_STEPS = 50;
 
-/** Journal calls committed by this process since it started (rendered on /metrics). */
-export const journalCalls = { single: 0, batch: 0 };
-
 /** One step (SPEC §4): locks only the external-task row and never advances the process. */
 export async function journalStep(
   ctx: EngineContext,
@@ -34,7 +31,7 @@ export async function journalStep(
 ): Promise<JournalResult> {
   precheck(ctx, actor, input);
   const [out] = await run(ctx, actor, [input], false);
-  journalCalls.single++;
+  ctx.counters.journalCalls.single++;
   return out;
 }
 
@@ -63,7 +60,7 @@ export async function journalSteps(
     }
   });
   const out = await run(ctx, actor, inputs, true);
-  journalCalls.batch++;
+  ctx.counters.journalCalls.batch++;
   return out;
 }
 
