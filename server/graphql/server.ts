@@ -62,17 +62,56 @@ export interface ServerOptions {
   logger?: Logger;
 }
 
+type Yoga = ReturnType<typeof createYogaFor>;
+
 export function createEngineServer(opts: ServerOptions) {
-  const { engine, hub } = opts;
+  const { engine } = opts;
   const logger = opts.logger ?? defaultLogger;
   const log = opts.log ?? ((e: unknown) => logger.error({ err: e }, 'internal error'));
   const metrics = new EngineMetrics();
+  const yoga = createYogaFor(engine, opts.hub, metrics, logger, log);
+  const server = http.createServer((req, res) => {
+    const url = req.url ?? '/';
+    const is = (path: string) => url === path || url.startsWith(`${path}?`);
+    if (is('/healthz')) serveHealth(engine, res);
+    else if (is('/metrics')) serveMetrics(metrics, engine, req, res, logger);
+    else if (is('/graphql')) {
+      if (!refuseLargeBody(engine, req, res)) yoga(req, res);
+    } else if (opts.web) {
+      Promise.resolve(opts.web(req, res)).catch((e) => {
+        log(e);
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+    } else serveLanding(url, res);
+  });
+  const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: engine.config.maxBodyBytes });
+  const ws = attachWebSocket(wss, yoga, engine);
+  return {
+    server,
+    async close() {
+      await ws.dispose();
+      wss.close();
+      server.closeAllConnections?.();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** GraphQL over HTTP: the query limits, the command observer, masked errors, an actor per request. */
+function createYogaFor(
+  engine: EngineContext,
+  hub: EventHub,
+  metrics: EngineMetrics,
+  logger: Logger,
+  log: (e: unknown) => void,
+) {
   const limitsPlugin: Plugin = {
     onValidate({ addValidationRule }) {
       addValidationRule(queryLimitsRule());
     },
   };
-  const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
+  return createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
@@ -95,67 +134,59 @@ export function createEngineServer(opts: ServerOptions) {
       };
     },
   });
+}
 
-  const server = http.createServer((req, res) => {
-    const url = req.url ?? '/';
-    if (url === '/healthz' || url.startsWith('/healthz?')) {
-      ping(engine.db)
-        .then(() => {
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ status: 'ok' }));
-        })
-        .catch(() => {
-          res.writeHead(503, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ status: 'unavailable', reason: 'database unreachable' }));
-        });
-      return;
-    }
-    if (url === '/metrics' || url.startsWith('/metrics?')) {
-      serveMetrics(metrics, engine, req, res, logger);
-      return;
-    }
-    if (url === '/graphql' || url.startsWith('/graphql?')) {
-      const len = Number(req.headers['content-length'] ?? 0);
-      if (
-        req.method === 'POST' &&
-        (len > engine.config.maxBodyBytes ||
-          (!req.headers['content-length'] && req.headers['transfer-encoding']))
-      ) {
-        res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
-        res.end(
-          JSON.stringify({
-            errors: [
-              {
-                message: `Request bodies are limited to ${engine.config.maxBodyBytes} bytes (and need a Content-Length).`,
-                extensions: { code: 'PAYLOAD_TOO_LARGE' },
-              },
-            ],
-          }),
-        );
-        req.resume();
-        return;
-      }
-      yoga(req, res);
-      return;
-    }
-    if (opts.web) {
-      Promise.resolve(opts.web(req, res)).catch((e) => {
-        log(e);
-        if (!res.headersSent) res.writeHead(500);
-        res.end();
-      });
-      return;
-    }
-    res.writeHead(url === '/' ? 200 : 404, { 'content-type': 'text/html; charset=utf-8' });
-    res.end(
-      url === '/'
-        ? '<!doctype html><title>Abada</title><h1>Abada</h1><p>The API is at <a href="/graphql">/graphql</a>.</p>'
-        : 'Not found',
-    );
-  });
+function serveHealth(engine: EngineContext, res: http.ServerResponse) {
+  ping(engine.db)
+    .then(() => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ status: 'ok' }));
+    })
+    .catch(() => {
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ status: 'unavailable', reason: 'database unreachable' }));
+    });
+}
 
-  const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: engine.config.maxBodyBytes });
-  const ws = attachGraphqlWs(
+/** A POST over the body limit (or without a Content-Length) is answered 413 here; true when refused. */
+function refuseLargeBody(
+  engine: EngineContext,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): boolean {
+  const len = Number(req.headers['content-length'] ?? 0);
+  const tooLarge =
+    req.method === 'POST' &&
+    (len > engine.config.maxBodyBytes ||
+      (!req.headers['content-length'] && req.headers['transfer-encoding']));
+  if (!tooLarge) return false;
+  res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
+  res.end(
+    JSON.stringify({
+      errors: [
+        {
+          message: `Request bodies are limited to ${engine.config.maxBodyBytes} bytes (and need a Content-Length).`,
+          extensions: { code: 'PAYLOAD_TOO_LARGE' },
+        },
+      ],
+    }),
+  );
+  req.resume();
+  return true;
+}
+
+function serveLanding(url: string, res: http.ServerResponse) {
+  res.writeHead(url === '/' ? 200 : 404, { 'content-type': 'text/html; charset=utf-8' });
+  res.end(
+    url === '/'
+      ? '<!doctype html><title>Abada</title><h1>Abada</h1><p>The API is at <a href="/graphql">/graphql</a>.</p>'
+      : 'Not found',
+  );
+}
+
+/** graphql-ws at /graphql: a connection authenticates once; each subscription runs through yoga's envelope. */
+function attachWebSocket(wss: WebSocketServer, yoga: Yoga, engine: EngineContext) {
+  return attachGraphqlWs(
     {
       // biome-ignore lint/suspicious/noExplicitAny: yoga's enveloped execute/subscribe travel in rootValue
       execute: (args: any) => args.rootValue.execute(args),
@@ -194,14 +225,4 @@ export function createEngineServer(opts: ServerOptions) {
     },
     wss,
   );
-
-  return {
-    server,
-    async close() {
-      await ws.dispose();
-      wss.close();
-      server.closeAllConnections?.();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
 }

@@ -8,7 +8,7 @@ import { EngineError, invalid } from '../../errors.js';
 import { validateSource } from './apl/index.js';
 import type { FrozenProcess, ToolServerSpec } from './apl/types.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
-import type { Actor, EngineContext, Executor } from '../common/index.js';
+import type { Actor, EngineContext, Executor, Tx } from '../common/index.js';
 import { actorProject } from '../common/index.js';
 
 export interface DefinitionView {
@@ -75,47 +75,70 @@ export async function deploy(
         },
       );
     }
-    const servers: ToolServerView[] = [];
-    for (const spec of result.deployment.toolServers) {
-      const prev = existing.find((s) => s.name === spec.name);
-      if (prev && canonicalJson(prev.spec) === canonicalJson(spec)) {
-        servers.push(toServerView(prev));
-        continue;
-      }
-      const [row] = await tx
-        .insert(toolServers)
-        .values({ projectId, name: spec.name, spec, version: 1 })
-        .onConflictDoUpdate({
-          target: [toolServers.projectId, toolServers.name],
-          set: { spec, version: sql`${toolServers.version} + 1`, updatedAt: sql`now()` },
-        })
-        .returning();
-      servers.push(toServerView(row));
-    }
-    const defs: DefinitionView[] = [];
-    for (const proc of result.deployment.processes) {
-      const latest = await latestDefinition(tx, projectId, proc.key);
-      // Re-deploying the same frozen process is a no-op: CI pipelines deploy on every run.
-      if (latest && canonicalJson(latest.spec) === canonicalJson(proc)) {
-        defs.push(latest);
-        continue;
-      }
-      const [row] = await tx
-        .insert(definitions)
-        .values({
-          projectId,
-          key: proc.key,
-          version: (latest?.version ?? 0) + 1,
-          spec: proc,
-          source,
-          sourceSha256: sha256Hex(source),
-          deployedBy: actor.principalId,
-        })
-        .returning();
-      defs.push(toDefinitionView(row));
-    }
+    const servers = await storeToolServers(tx, projectId, existing, result.deployment.toolServers);
+    const defs = await storeDefinitions(tx, actor, projectId, source, result.deployment.processes);
     return { definitions: defs, toolServers: servers };
   });
+}
+
+/** Upserts each tool server whose spec changed (version + 1); an unchanged one is kept as it is. */
+async function storeToolServers(
+  tx: Tx,
+  projectId: string,
+  existing: (typeof toolServers.$inferSelect)[],
+  specs: ToolServerSpec[],
+): Promise<ToolServerView[]> {
+  const servers: ToolServerView[] = [];
+  for (const spec of specs) {
+    const prev = existing.find((s) => s.name === spec.name);
+    if (prev && canonicalJson(prev.spec) === canonicalJson(spec)) {
+      servers.push(toServerView(prev));
+      continue;
+    }
+    const [row] = await tx
+      .insert(toolServers)
+      .values({ projectId, name: spec.name, spec, version: 1 })
+      .onConflictDoUpdate({
+        target: [toolServers.projectId, toolServers.name],
+        set: { spec, version: sql`${toolServers.version} + 1`, updatedAt: sql`now()` },
+      })
+      .returning();
+    servers.push(toServerView(row));
+  }
+  return servers;
+}
+
+/** A new version of each process whose frozen form changed. */
+async function storeDefinitions(
+  tx: Tx,
+  actor: Actor,
+  projectId: string,
+  source: string,
+  processes: FrozenProcess[],
+): Promise<DefinitionView[]> {
+  const defs: DefinitionView[] = [];
+  for (const proc of processes) {
+    const latest = await latestDefinition(tx, projectId, proc.key);
+    // Re-deploying the same frozen process is a no-op: CI pipelines deploy on every run.
+    if (latest && canonicalJson(latest.spec) === canonicalJson(proc)) {
+      defs.push(latest);
+      continue;
+    }
+    const [row] = await tx
+      .insert(definitions)
+      .values({
+        projectId,
+        key: proc.key,
+        version: (latest?.version ?? 0) + 1,
+        spec: proc,
+        source,
+        sourceSha256: sha256Hex(source),
+        deployedBy: actor.principalId,
+      })
+      .returning();
+    defs.push(toDefinitionView(row));
+  }
+  return defs;
 }
 
 function toServerView(r: typeof toolServers.$inferSelect): ToolServerView {

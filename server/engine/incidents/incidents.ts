@@ -5,7 +5,7 @@
  */
 import { and, eq, sql } from 'drizzle-orm';
 import { externalTasks, incidents, processInstances, steps, taskReports } from '../../db/schema.js';
-import type { IncidentRow } from '../../db/schema.js';
+import type { ExternalTaskRow, IncidentRow } from '../../db/schema.js';
 import { EngineError, notFound, invalid } from '../../errors.js';
 import type { Actor, EngineContext, Executor, Tx } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
@@ -131,6 +131,10 @@ export async function resolveIncident(
   return incidentView(resolved);
 }
 
+/**
+ * A person's statement about an unknown tool outcome becomes the step's response; the task that waited
+ * FAILED for them resumes on the same attempt (or stays retired when its instance is no longer active).
+ */
 async function feedOutcome(
   tx: Tx,
   ctx: EngineContext,
@@ -150,76 +154,89 @@ async function feedOutcome(
     );
   // The task waited FAILED for this person; it resumes on the same attempt with the fact in its journal.
   if (
-    task &&
-    task.state === 'FAILED' &&
-    task.errorType === 'TOOL_OUTCOME_UNKNOWN' &&
-    task.attempt === inc.attempt
-  ) {
-    const [inst] = await tx
-      .select({ state: processInstances.state })
-      .from(processInstances)
-      .where(eq(processInstances.id, task.processInstanceId))
-      .for('share'); // lock order task → instance; a concurrent suspend then sees the reopened task
-    if (inst && inst.state !== 'ACTIVE') {
-      // Retired meanwhile: a suspended instance's resume reopens the task (the fact is then reused);
-      // a cancelled or ended one keeps it retired. Either way it is not handed out now.
-      const suspended = inst.state === 'SUSPENDED';
-      await tx
-        .update(externalTasks)
-        .set({
-          state: 'CANCELLED',
-          errorType: suspended ? 'SUSPENDED' : 'CANCELLED',
-          errorMessage: null,
-          updatedAt: sql`now()`,
-          endedAt: sql`now()`,
-        })
-        .where(eq(externalTasks.id, task.id));
-      await appendHistory(tx, {
-        projectId: task.projectId,
-        processInstanceId: task.processInstanceId,
-        eventType: suspended ? 'TASK_SUSPENDED' : 'TASK_CANCELLED',
-        actor: label,
-        taskId: task.id,
-        attempt: task.attempt,
-        data: { reason: 'TOOL_OUTCOME_RESOLVED', instanceState: inst.state },
-      });
-      return;
-    }
-    await tx
-      .update(externalTasks)
-      .set({
-        state: 'OPEN',
-        errorType: null,
-        errorMessage: null,
-        availableAt: sql`now()`,
-        endedAt: null,
-        leaseExpiries: 0,
-        updatedAt: sql`now()`,
-      })
-      .where(eq(externalTasks.id, task.id));
-    // The attempt goes on: a failure reported before it waited for this person is history, not the
-    // answer to the next failTask of the same attempt (task_reports dedupes per task/attempt/operation).
-    await tx
-      .delete(taskReports)
-      .where(
-        and(
-          eq(taskReports.taskId, task.id),
-          eq(taskReports.attempt, task.attempt),
-          eq(taskReports.operation, 'fail'),
-        ),
-      );
-    await appendHistory(tx, {
-      projectId: task.projectId,
-      processInstanceId: task.processInstanceId,
-      eventType: 'TASK_REOPENED',
-      actor: label,
-      taskId: task.id,
-      attempt: task.attempt,
-      sequence: inc.sequence,
-      data: { reason: 'TOOL_OUTCOME_RESOLVED', happened: input.happened },
-    });
-    await notifyTask(tx, task, 'OPEN');
-  }
+    !task ||
+    task.state !== 'FAILED' ||
+    task.errorType !== 'TOOL_OUTCOME_UNKNOWN' ||
+    task.attempt !== inc.attempt
+  )
+    return;
+  const [inst] = await tx
+    .select({ state: processInstances.state })
+    .from(processInstances)
+    .where(eq(processInstances.id, task.processInstanceId))
+    .for('share'); // lock order task → instance; a concurrent suspend then sees the reopened task
+  if (inst && inst.state !== 'ACTIVE') await keepRetired(tx, task, inst.state, label);
+  else await reopenWaitingTask(tx, task, inc, input, label);
+}
+
+/**
+ * Retired meanwhile: a suspended instance's resume reopens the task (the fact is then reused); a
+ * cancelled or ended one keeps it retired. Either way it is not handed out now.
+ */
+async function keepRetired(tx: Tx, task: ExternalTaskRow, instanceState: string, label: string) {
+  const suspended = instanceState === 'SUSPENDED';
+  await tx
+    .update(externalTasks)
+    .set({
+      state: 'CANCELLED',
+      errorType: suspended ? 'SUSPENDED' : 'CANCELLED',
+      errorMessage: null,
+      updatedAt: sql`now()`,
+      endedAt: sql`now()`,
+    })
+    .where(eq(externalTasks.id, task.id));
+  await appendHistory(tx, {
+    projectId: task.projectId,
+    processInstanceId: task.processInstanceId,
+    eventType: suspended ? 'TASK_SUSPENDED' : 'TASK_CANCELLED',
+    actor: label,
+    taskId: task.id,
+    attempt: task.attempt,
+    data: { reason: 'TOOL_OUTCOME_RESOLVED', instanceState },
+  });
+}
+
+async function reopenWaitingTask(
+  tx: Tx,
+  task: ExternalTaskRow,
+  inc: IncidentRow,
+  input: ResolveIncidentInput,
+  label: string,
+) {
+  await tx
+    .update(externalTasks)
+    .set({
+      state: 'OPEN',
+      errorType: null,
+      errorMessage: null,
+      availableAt: sql`now()`,
+      endedAt: null,
+      leaseExpiries: 0,
+      updatedAt: sql`now()`,
+    })
+    .where(eq(externalTasks.id, task.id));
+  // The attempt goes on: a failure reported before it waited for this person is history, not the
+  // answer to the next failTask of the same attempt (task_reports dedupes per task/attempt/operation).
+  await tx
+    .delete(taskReports)
+    .where(
+      and(
+        eq(taskReports.taskId, task.id),
+        eq(taskReports.attempt, task.attempt),
+        eq(taskReports.operation, 'fail'),
+      ),
+    );
+  await appendHistory(tx, {
+    projectId: task.projectId,
+    processInstanceId: task.processInstanceId,
+    eventType: 'TASK_REOPENED',
+    actor: label,
+    taskId: task.id,
+    attempt: task.attempt,
+    sequence: inc.sequence,
+    data: { reason: 'TOOL_OUTCOME_RESOLVED', happened: input.happened },
+  });
+  await notifyTask(tx, task, 'OPEN');
 }
 
 export async function listIncidents(

@@ -7,7 +7,7 @@ import { eq, sql } from 'drizzle-orm';
 import { externalTasks, processInstances, userTasks } from '../../db/schema.js';
 import type { ProcessInstanceRow } from '../../db/schema.js';
 import { EngineError, notFound } from '../../errors.js';
-import type { FrozenProcess, ProcessNode, VariableSpec } from '../definitions/index.js';
+import type { AgentNode, FrozenProcess, ProcessNode, VariableSpec } from '../definitions/index.js';
 import type { Actor, EngineContext, Executor, Tx } from '../common/index.js';
 import { actorProject, isUuid, sameProject } from '../common/index.js';
 import { notify } from '../events/index.js';
@@ -173,7 +173,6 @@ export async function enterNode(
   actor: string,
 ): Promise<ProcessInstanceRow> {
   const node = findNode(spec, nodeId);
-  const vars = inst.variables;
   const base = { projectId: inst.projectId, processInstanceId: inst.id, actor };
   if (node.type === 'end') {
     const [done] = await tx
@@ -208,23 +207,7 @@ export async function enterNode(
     });
     return moved;
   }
-  let agentWork: AgentWork | null = null;
-  if (node.type === 'agent') {
-    agentWork = {
-      profileVersion: AGENT_PROFILE_VERSION,
-      model: node.model,
-      fallbackModels: node.fallbackModels,
-      prompt: String(interpolate(node.prompt, vars)),
-      inputs: Object.fromEntries(Object.entries(node.inputs).map(([k, t]) => [k, interpolate(t, vars)])),
-      resultVariable: node.resultVariable,
-      outputSchema: node.outputSchema,
-      confidenceThreshold: node.confidenceThreshold,
-      limits: node.limits,
-      toolBindings: node.bindings,
-      onInvalidOutput: node.onInvalidOutput,
-      onLowConfidence: node.onLowConfidence,
-    };
-  }
+  const agentWork = node.type === 'agent' ? freezeAgentWork(node, inst.variables) : null;
   const [task] = await tx
     .insert(externalTasks)
     .values({
@@ -255,6 +238,24 @@ export async function enterNode(
     topic: node.topic,
   });
   return moved;
+}
+
+/** The agent profile an agent node's task carries, its prompt and inputs interpolated from the variables. */
+function freezeAgentWork(node: AgentNode, vars: Record<string, unknown>): AgentWork {
+  return {
+    profileVersion: AGENT_PROFILE_VERSION,
+    model: node.model,
+    fallbackModels: node.fallbackModels,
+    prompt: String(interpolate(node.prompt, vars)),
+    inputs: Object.fromEntries(Object.entries(node.inputs).map(([k, t]) => [k, interpolate(t, vars)])),
+    resultVariable: node.resultVariable,
+    outputSchema: node.outputSchema,
+    confidenceThreshold: node.confidenceThreshold,
+    limits: node.limits,
+    toolBindings: node.bindings,
+    onInvalidOutput: node.onInvalidOutput,
+    onLowConfidence: node.onLowConfidence,
+  };
 }
 
 /** Delegation: the parent's task learns of the child's end through an idempotent CHILD_DONE job. */

@@ -111,32 +111,58 @@ export async function failAttempt(
     const [row] = await tx.select().from(externalTasks).where(eq(externalTasks.id, task.id));
     return row;
   }
-  if (task.attempt < task.maxAttempts) {
-    const delay = f.retryTimeoutMs ?? backoffMs(task.attempt);
-    const [row] = await tx
-      .update(externalTasks)
-      .set({
-        state: 'OPEN',
-        attempt: task.attempt + 1,
-        leaseExpiries: 0,
-        workerId: null,
-        leasedBy: null,
-        leaseExpiresAt: null,
-        availableAt: sql`now() + make_interval(secs => ${delay / 1000})`,
-        errorType: f.errorType,
-        errorMessage: f.errorMessage ?? null,
-        updatedAt: sql`now()`,
-      })
-      .where(eq(externalTasks.id, task.id))
-      .returning();
-    await appendHistory(tx, {
-      ...common,
-      eventType: 'ATTEMPT_FAILED',
-      data: { errorType: f.errorType, nextAttempt: task.attempt + 1, retryInMs: delay },
-    });
-    await notifyTask(tx, task, 'OPEN');
-    return row;
-  }
+  if (task.attempt < task.maxAttempts) return retryLater(tx, task, f, common);
+  return failForGood(tx, task, f, common);
+}
+
+type HistoryCommon = {
+  projectId: string;
+  processInstanceId: string;
+  actor: string;
+  taskId: string;
+  attempt: number;
+};
+
+/** Attempts left: the task reopens on attempt+1 after the worker's retry timeout or a backoff. */
+async function retryLater(
+  tx: Tx,
+  task: ExternalTaskRow,
+  f: AttemptFailure,
+  common: HistoryCommon,
+): Promise<ExternalTaskRow> {
+  const delay = f.retryTimeoutMs ?? backoffMs(task.attempt);
+  const [row] = await tx
+    .update(externalTasks)
+    .set({
+      state: 'OPEN',
+      attempt: task.attempt + 1,
+      leaseExpiries: 0,
+      workerId: null,
+      leasedBy: null,
+      leaseExpiresAt: null,
+      availableAt: sql`now() + make_interval(secs => ${delay / 1000})`,
+      errorType: f.errorType,
+      errorMessage: f.errorMessage ?? null,
+      updatedAt: sql`now()`,
+    })
+    .where(eq(externalTasks.id, task.id))
+    .returning();
+  await appendHistory(tx, {
+    ...common,
+    eventType: 'ATTEMPT_FAILED',
+    data: { errorType: f.errorType, nextAttempt: task.attempt + 1, retryInMs: delay },
+  });
+  await notifyTask(tx, task, 'OPEN');
+  return row;
+}
+
+/** The last attempt failed: the task is FAILED and a TASK_FAILED incident asks a person to look. */
+async function failForGood(
+  tx: Tx,
+  task: ExternalTaskRow,
+  f: AttemptFailure,
+  common: HistoryCommon,
+): Promise<ExternalTaskRow> {
   const [row] = await tx
     .update(externalTasks)
     .set({

@@ -106,93 +106,21 @@ export async function fetchAndLock(
   }
 }
 
-/*
- * The claim statement. Two candidate sets, each read through its own partial index and locked with
- * FOR UPDATE SKIP LOCKED so concurrent fetchers never wait on each other nor take the same row:
- *  - expired leases (state LEASED, lease_expires_at passed): re-acquired on the SAME attempt, the journal
- *    lets the new worker resume; they go first because someone already started them;
- *  - ready work (state OPEN, available_at passed), by priority then age.
- * The outer LIMIT stops pulling from the second set once enough rows are locked. Ready work is read
- * per topic (a LATERAL index scan of `topic_name = t ORDER BY priority DESC NULLS LAST, available_at`),
- * and the ORDER BY must match the index exactly: with `topic_name = ANY(…)`, or with `priority DESC`
- * (NULLS FIRST, while the index is NULLS LAST), PostgreSQL sorted every open row of the topic on every
- * fetch — 110 ms at 200k open tasks, 600 ms at 1M (found with the bench and EXPLAIN ANALYZE); now
- * 0.1 ms at any backlog. With several topics a fetch may lock up to maxTasks rows per topic for the
- * instant of its transaction; those it does not pick are skipped by concurrent fetchers only until it
- * commits. Finished rows are in neither index, so
- * a large history never slows a fetch.
- */
+type ClaimedRow = ExternalTaskRow & {
+  was_expired: boolean;
+  instance_variables: Record<string, unknown>;
+  current_steps: Record<string, unknown>[] | null;
+};
+
 async function claim(
   ctx: EngineContext,
   actor: Actor,
   input: FetchInput,
   projectId: string | null,
 ): Promise<LeasedTaskView[]> {
-  const topics = input.topics.map((t) => t.topicName);
-  const durations = input.topics.map((t) => t.lockDurationMs);
-  const projectFilter = projectId === null ? sql`TRUE` : sql`project_id = ${projectId}`;
-  // maxTasks (validated: an integer from 1 to 100) is written into the statement: a prepared statement
-  // per value keeps a plan whose LIMIT is known (a generic plan with LIMIT $n may prefer a sort)
-  const limit = sql.raw(String(Math.min(100, Math.max(1, Math.trunc(input.maxTasks)))));
   return ctx.db.transaction(async (tx) => {
-    const rows = await queryPrepared<
-      ExternalTaskRow & {
-        was_expired: boolean;
-        instance_variables: Record<string, unknown>;
-        current_steps: Record<string, unknown>[] | null;
-      }
-    >(
-      tx,
-      sql`WITH expired AS (
-            SELECT id FROM external_tasks
-            WHERE state = 'LEASED' AND lease_expires_at <= now() AND topic_name = ANY(${sql.param(topics)}::text[]) AND ${projectFilter}
-            ORDER BY lease_expires_at
-            LIMIT ${limit}
-            FOR UPDATE SKIP LOCKED
-          ), ready AS (
-            SELECT c.id, c.priority, c.available_at
-            FROM unnest(${sql.param(topics)}::text[]) AS tp(name)
-            CROSS JOIN LATERAL (
-              SELECT id, priority, available_at FROM external_tasks
-              WHERE state = 'OPEN' AND topic_name = tp.name AND available_at <= now() AND ${projectFilter}
-              ORDER BY priority DESC NULLS LAST, available_at
-              LIMIT ${limit}
-              FOR UPDATE SKIP LOCKED
-            ) c
-          ), picked AS (
-            SELECT id, true AS was_expired FROM expired
-            UNION ALL
-            SELECT id, false FROM (SELECT id FROM ready ORDER BY priority DESC NULLS LAST, available_at LIMIT ${limit}) r
-            LIMIT ${limit}
-          ), leased AS (
-            UPDATE external_tasks t
-            SET state = 'LEASED', worker_id = ${input.workerId}, leased_by = ${actor.principalId},
-                lease_expires_at = now() + make_interval(secs => (
-                  SELECT d FROM unnest(${sql.param(topics)}::text[], ${sql.param(durations)}::int[]) AS u(tn, d) WHERE u.tn = t.topic_name LIMIT 1
-                ) / 1000.0),
-                lease_expiries = t.lease_expiries + CASE WHEN p.was_expired THEN 1 ELSE 0 END,
-                updated_at = now()
-            FROM picked p, process_instances i
-            WHERE t.id = p.id AND i.id = t.process_instance_id
-            RETURNING ${TASK_COLUMNS},
-                      p.was_expired, i.variables AS instance_variables,
-                      (SELECT jsonb_agg(to_jsonb(s) ORDER BY s.sequence) FROM steps s
-                        WHERE s.task_id = t.id AND s.attempt = t.attempt) AS current_steps
-          ), history_rows AS (
-            -- TASK_LEASED in the same statement; a re-acquired lease is checked first (below)
-            ${sql.raw(HISTORY_INSERT.head)}
-              SELECT l."projectId" AS project_id, l."processInstanceId" AS process_instance_id,
-                     'TASK_LEASED' AS event_type, ${`worker:${input.workerId}`}::text AS actor, l.id AS task_id,
-                     l.attempt, NULL::int AS sequence, NULL::uuid AS approval_id, NULL::uuid AS incident_id,
-                     jsonb_build_object('workerId', ${input.workerId}::text,
-                       'leaseExpiresAt', to_char(l."leaseExpiresAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data,
-                     l.id AS ord
-              FROM leased l WHERE NOT l.was_expired
-            ${sql.raw(HISTORY_INSERT.tail)}
-          )
-          SELECT * FROM leased`,
-    );
-    const handed: typeof rows = [];
+    const rows = await queryPrepared<ClaimedRow>(tx, claimStatement(actor, input, projectId));
+    const handed: ClaimedRow[] = [];
     for (const r of rows) {
       if (r.was_expired && (await reacquireIsBlocked(tx, ctx, r))) continue;
       handed.push(r);
@@ -212,29 +140,107 @@ async function claim(
           data: { workerId: input.workerId, leaseExpiresAt: new Date(r.leaseExpiresAt!).toISOString() },
         })),
     );
-    // the claim statement read each task's steps; a re-acquired lease may just have changed them
-    const reacquired = handed.filter((r) => r.was_expired).map((r) => r.id);
-    const steps = await loadSteps(tx, ctx, reacquired, { currentAttemptOnly: true });
-    const out: LeasedTaskView[] = [];
-    for (const r of handed) {
-      out.push({
-        id: r.id,
-        topicName: r.topicName,
-        projectId: r.projectId,
-        processInstanceId: r.processInstanceId,
-        nodeId: r.nodeId,
-        attempt: r.attempt,
-        leaseExpiresAt: new Date(r.leaseExpiresAt!),
-        variables: r.instance_variables ?? {},
-        agentWork: r.agentWork,
-        steps: r.was_expired
-          ? steps.filter((s) => s.taskId === r.id && s.attempt === r.attempt)
-          : (r.current_steps ?? []).map((s) => toStepView(ctx, toStepRow(s))),
-        earlierWrites: await loadEarlierWrites(tx, ctx, r.id, r.attempt),
-      });
-    }
-    return out;
+    return leasedViews(tx, ctx, handed);
   });
+}
+
+/*
+ * The claim statement. Two candidate sets, each read through its own partial index and locked with
+ * FOR UPDATE SKIP LOCKED so concurrent fetchers never wait on each other nor take the same row:
+ *  - expired leases (state LEASED, lease_expires_at passed): re-acquired on the SAME attempt, the journal
+ *    lets the new worker resume; they go first because someone already started them;
+ *  - ready work (state OPEN, available_at passed), by priority then age.
+ * The outer LIMIT stops pulling from the second set once enough rows are locked. Ready work is read
+ * per topic (a LATERAL index scan of `topic_name = t ORDER BY priority DESC NULLS LAST, available_at`),
+ * and the ORDER BY must match the index exactly: with `topic_name = ANY(…)`, or with `priority DESC`
+ * (NULLS FIRST, while the index is NULLS LAST), PostgreSQL sorted every open row of the topic on every
+ * fetch — 110 ms at 200k open tasks, 600 ms at 1M (found with the bench and EXPLAIN ANALYZE); now
+ * 0.1 ms at any backlog. With several topics a fetch may lock up to maxTasks rows per topic for the
+ * instant of its transaction; those it does not pick are skipped by concurrent fetchers only until it
+ * commits. Finished rows are in neither index, so
+ * a large history never slows a fetch.
+ */
+function claimStatement(actor: Actor, input: FetchInput, projectId: string | null) {
+  const topics = input.topics.map((t) => t.topicName);
+  const durations = input.topics.map((t) => t.lockDurationMs);
+  const projectFilter = projectId === null ? sql`TRUE` : sql`project_id = ${projectId}`;
+  // maxTasks (validated: an integer from 1 to 100) is written into the statement: a prepared statement
+  // per value keeps a plan whose LIMIT is known (a generic plan with LIMIT $n may prefer a sort)
+  const limit = sql.raw(String(Math.min(100, Math.max(1, Math.trunc(input.maxTasks)))));
+  return sql`WITH expired AS (
+        SELECT id FROM external_tasks
+        WHERE state = 'LEASED' AND lease_expires_at <= now() AND topic_name = ANY(${sql.param(topics)}::text[]) AND ${projectFilter}
+        ORDER BY lease_expires_at
+        LIMIT ${limit}
+        FOR UPDATE SKIP LOCKED
+      ), ready AS (
+        SELECT c.id, c.priority, c.available_at
+        FROM unnest(${sql.param(topics)}::text[]) AS tp(name)
+        CROSS JOIN LATERAL (
+          SELECT id, priority, available_at FROM external_tasks
+          WHERE state = 'OPEN' AND topic_name = tp.name AND available_at <= now() AND ${projectFilter}
+          ORDER BY priority DESC NULLS LAST, available_at
+          LIMIT ${limit}
+          FOR UPDATE SKIP LOCKED
+        ) c
+      ), picked AS (
+        SELECT id, true AS was_expired FROM expired
+        UNION ALL
+        SELECT id, false FROM (SELECT id FROM ready ORDER BY priority DESC NULLS LAST, available_at LIMIT ${limit}) r
+        LIMIT ${limit}
+      ), leased AS (
+        UPDATE external_tasks t
+        SET state = 'LEASED', worker_id = ${input.workerId}, leased_by = ${actor.principalId},
+            lease_expires_at = now() + make_interval(secs => (
+              SELECT d FROM unnest(${sql.param(topics)}::text[], ${sql.param(durations)}::int[]) AS u(tn, d) WHERE u.tn = t.topic_name LIMIT 1
+            ) / 1000.0),
+            lease_expiries = t.lease_expiries + CASE WHEN p.was_expired THEN 1 ELSE 0 END,
+            updated_at = now()
+        FROM picked p, process_instances i
+        WHERE t.id = p.id AND i.id = t.process_instance_id
+        RETURNING ${TASK_COLUMNS},
+                  p.was_expired, i.variables AS instance_variables,
+                  (SELECT jsonb_agg(to_jsonb(s) ORDER BY s.sequence) FROM steps s
+                    WHERE s.task_id = t.id AND s.attempt = t.attempt) AS current_steps
+      ), history_rows AS (
+        -- TASK_LEASED in the same statement; a re-acquired lease is checked first (below)
+        ${sql.raw(HISTORY_INSERT.head)}
+          SELECT l."projectId" AS project_id, l."processInstanceId" AS process_instance_id,
+                 'TASK_LEASED' AS event_type, ${`worker:${input.workerId}`}::text AS actor, l.id AS task_id,
+                 l.attempt, NULL::int AS sequence, NULL::uuid AS approval_id, NULL::uuid AS incident_id,
+                 jsonb_build_object('workerId', ${input.workerId}::text,
+                   'leaseExpiresAt', to_char(l."leaseExpiresAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data,
+                 l.id AS ord
+          FROM leased l WHERE NOT l.was_expired
+        ${sql.raw(HISTORY_INSERT.tail)}
+      )
+      SELECT * FROM leased`;
+}
+
+/** What the worker gets: each task with its variables, agent work, current steps and earlier writes. */
+async function leasedViews(tx: Tx, ctx: EngineContext, handed: ClaimedRow[]): Promise<LeasedTaskView[]> {
+  // the claim statement read each task's steps; a re-acquired lease may just have changed them
+  const reacquired = handed.filter((r) => r.was_expired).map((r) => r.id);
+  const steps = await loadSteps(tx, ctx, reacquired, { currentAttemptOnly: true });
+  const out: LeasedTaskView[] = [];
+  for (const r of handed) {
+    out.push({
+      id: r.id,
+      topicName: r.topicName,
+      projectId: r.projectId,
+      processInstanceId: r.processInstanceId,
+      nodeId: r.nodeId,
+      attempt: r.attempt,
+      leaseExpiresAt: new Date(r.leaseExpiresAt!),
+      variables: r.instance_variables ?? {},
+      agentWork: r.agentWork,
+      steps: r.was_expired
+        ? steps.filter((s) => s.taskId === r.id && s.attempt === r.attempt)
+        : (r.current_steps ?? []).map((s) => toStepView(ctx, toStepRow(s))),
+      earlierWrites: await loadEarlierWrites(tx, ctx, r.id, r.attempt),
+    });
+  }
+  return out;
 }
 
 /**
