@@ -4,7 +4,8 @@
  */
 import path from 'node:path';
 import type { Config } from './config.js';
-import { connect, type Database, type EmbeddedServer, startEmbeddedPostgres } from './db/client.js';
+import { connect, type Database } from './db/client.js';
+import { type EmbeddedServer, startEmbeddedPostgres } from './db/embedded.js';
 import { runMigrations } from './db/migrate.js';
 import { Notifier } from './engine/events/index.js';
 import type { EngineContext } from './engine/common/index.js';
@@ -44,7 +45,13 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
   if (!url) {
     embedded = await startEmbeddedPostgres(path.join(config.dataDir, 'pg'));
     url = embedded.url;
-    log(`embedded PostgreSQL on port ${embedded.port}, data in ${path.join(config.dataDir, 'pg')}`);
+    log(
+      `embedded PostgreSQL on port ${embedded.port}, data in ${path.join(config.dataDir, 'pg')}` +
+        (embedded.sharedHome
+          ? ` (binaries and data under ${embedded.sharedHome}/: as root, the server runs as the OS user ` +
+            'postgres, which cannot enter this checkout)'
+          : ''),
+    );
   }
   await runMigrations(url);
   const db: Database = connect(url, { max: 30 });

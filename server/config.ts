@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { defaultDataDir } from './db/embedded.js';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -110,7 +111,7 @@ function loadEncryption(env: Env, embedded: boolean, dataDir: string): Encryptio
 
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = env.DATABASE_URL?.trim() || null;
-  const dataDir = path.resolve(env.ABADA_DATA_DIR?.trim() || '.abada');
+  const dataDir = path.resolve(env.ABADA_DATA_DIR?.trim() || defaultDataDir(databaseUrl === null));
   return {
     port: int(env, 'PORT', 3000),
     host: env.HOST?.trim() || '127.0.0.1',

@@ -9,6 +9,7 @@
  */
 import { type Engine, startEngine } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
+import { EmbeddedPostgresError } from './db/embedded.js';
 import { demoBanner, startDemo } from './demo/demo.js';
 import { createWebHandler } from './web.js';
 
@@ -60,6 +61,8 @@ async function main() {
 }
 
 main().catch((e) => {
-  console.error('[abada] failed to start:', e);
+  // A failure the operator can act on is one line saying what to do; anything else is a bug, with its stack.
+  if (e instanceof EmbeddedPostgresError || e instanceof ConfigError) console.error(`[abada] ${e.message}`);
+  else console.error('[abada] failed to start:', e);
   process.exit(1);
 });

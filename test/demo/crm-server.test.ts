@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type CrmServer, inputSchemaSha256, startCrmServer } from '../../server/demo/crm-server.js';
+import { waitFor } from '../helpers/wait.js';
 
 interface Connected {
   client: Client;
@@ -210,14 +211,20 @@ describe('demo CRM MCP server', () => {
   });
 
   it('a delayed write records its side effect before answering; failNext answers an error', async () => {
-    crm.setDelay('create_ticket', 300, 1);
-    const pending = conn.client.callTool({
-      name: 'create_ticket',
-      arguments: { customerId: 'C-42', subject: 'Parcel', priority: 'high' },
-      _meta: { idempotencyKey: 'slow' },
-    });
-    await new Promise((r) => setTimeout(r, 100));
-    expect(crm.countSideEffects('create_ticket')).toBe(1);
+    // The answer is held back long enough that seeing the side effect first cannot be a race on any load.
+    crm.setDelay('create_ticket', 1000, 1);
+    let answered = false;
+    const pending = conn.client
+      .callTool({
+        name: 'create_ticket',
+        arguments: { customerId: 'C-42', subject: 'Parcel', priority: 'high' },
+        _meta: { idempotencyKey: 'slow' },
+      })
+      .finally(() => {
+        answered = true;
+      });
+    await waitFor('the side effect of the delayed write', () => crm.countSideEffects('create_ticket') === 1);
+    expect(answered).toBe(false);
     expect(crm.calls[0].status).toBe('ok');
     expect(jsonOf(await pending).ticketId).toBe('T-981');
 

@@ -8,7 +8,7 @@ import { sweepSla } from '../../server/engine/approvals/index.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { WorkerSim } from '../helpers/worker-sim.js';
 import { decide, deployPay, startAndPropose } from '../engine/approvals/setup.js';
-import { settle, subscribe, type Subscriber } from '../engine/approvals/ws.js';
+import { STARTED_MS, settle, subscribe, type Subscriber } from '../helpers/ws.js';
 
 const VIEW = `id state level levels candidateGroups arguments redactedPaths escalated decidedBy`;
 let engine: TestEngine;
@@ -39,7 +39,7 @@ describe('approval subscriptions', () => {
   it('two level decisions in quick succession arrive as two different states', async () => {
     const changed = sub(lead, `subscription { approvalChanged { ${VIEW} } }`);
     await changed.connected;
-    await settle(300);
+    await settle(STARTED_MS);
     const p = await startAndPropose(w, 'levels', 'pay/refund', { orderId: '1', amount: 1500 });
     await decide(engine, fin, { approvalId: p.approvalId, decision: 'APPROVE', digest: p.digest });
     await changed.next((d) => d.approvalChanged.id === p.approvalId);
@@ -55,7 +55,7 @@ describe('approval subscriptions', () => {
     const opened = sub(fin, `subscription { approvalOpened { ${VIEW} } }`);
     const changed = sub(fin, `subscription { approvalChanged { ${VIEW} } }`);
     await Promise.all([opened.connected, changed.connected]);
-    await settle(300);
+    await settle(STARTED_MS);
     const args = { card: { number: '4111111111111111' }, amount: 5 };
     const p = await startAndPropose(w, 'hidden', 'pay/charge', args);
     const ev = await opened.next((d) => d.approvalOpened.id === p.approvalId);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { WorkerSim } from '../helpers/worker-sim.js';
 import { deployPay } from '../engine/approvals/setup.js';
-import { settle, subscribe, type Subscriber } from '../engine/approvals/ws.js';
+import { STARTED_MS, settle, subscribe, type Subscriber } from '../helpers/ws.js';
 
 let engine: TestEngine;
 let w: WorkerSim;
@@ -26,7 +26,7 @@ describe('taskChanged', () => {
   it('a task reopened on the next attempt is delivered with that attempt', async () => {
     sub = subscribe(engine.url, engine.adminToken, `subscription { taskChanged { id state attempt } }`);
     await sub.connected;
-    await settle(300);
+    await settle(STARTED_MS);
     await engine.ok(engine.adminToken, `mutation { startProcess(key: "retry") { id } }`);
     const t = await w.fetchOne({ topic: 'retry' });
     await sub.next((d) => d.taskChanged.id === t.id && d.taskChanged.state === 'OPEN');

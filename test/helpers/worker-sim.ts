@@ -1,6 +1,8 @@
 /** A test acting as a worker through the GraphQL contract (the real worker is tested under test/worker). */
+import { sql } from 'drizzle-orm';
 import { Q, topic } from './fixtures.js';
 import type { GqlResult, TestEngine } from './engine.js';
+import { waitFor } from './wait.js';
 
 export interface Locked {
   id: string;
@@ -143,7 +145,8 @@ export class WorkerSim {
 
   /**
    * Lets the lease run out soon, whatever the machine's load: the lease is shortened to 100 ms with
-   * extendLock (so no earlier call could have hit an expired lease), then we wait past it.
+   * extendLock (so no earlier call could have hit an expired lease), then we wait until the database's
+   * clock, the one the engine judges leases by, is past it.
    */
   async expireLease(task: { id: string; attempt: number }) {
     await this.engine.ok(
@@ -153,7 +156,12 @@ export class WorkerSim {
         input: { taskId: task.id, workerId: this.workerId, lockDurationMs: 100, attempt: task.attempt },
       },
     );
-    await new Promise((r) => setTimeout(r, 250));
+    await waitFor(`the lease of task ${task.id} to expire`, async () => {
+      const r = await this.engine.context.db.execute(
+        sql`SELECT state <> 'LEASED' OR lock_expires_at < now() AS expired FROM external_tasks WHERE id = ${task.id}`,
+      );
+      return (r.rows[0] as { expired: boolean } | undefined)?.expired;
+    });
   }
 
   failRaw(task: { id: string; attempt: number }, errorType: string, retryTimeoutMs = 0) {

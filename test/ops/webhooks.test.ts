@@ -55,6 +55,13 @@ let engine: TestEngine;
 const flaky = receiver((n) => (n <= 2 ? 500 : 200));
 const broken = receiver(() => 503);
 
+/**
+ * How long "nothing more arrives" is watched after the third, successful delivery: a wrong resend would
+ * come at the dispatcher's next poll (ABADA_WEBHOOK_POLL_MS 50 below) after at most the third attempt's
+ * backoff (40 ms · 2² · 1.25 = 200 ms): 300 ms covers both.
+ */
+const QUIET_MS = 300;
+
 beforeAll(async () => {
   await Promise.all([flaky.listen(), broken.listen()]);
   engine = await startTestEngine({
@@ -107,7 +114,7 @@ describe('webhooks', () => {
     const proposed = await sim.tool(task, 2, 'crm/refund', 'PROPOSED', { orderId: '5531', amount: 89 });
 
     await waitFor('the webhook delivery', async () => flaky.got.length >= 3);
-    await new Promise((r) => setTimeout(r, 300)); // nothing more arrives once delivered
+    await new Promise((r) => setTimeout(r, QUIET_MS)); // nothing more arrives once delivered
     expect(flaky.got).toHaveLength(3);
     const ids = new Set(flaky.got.map((g) => g.headers['abada-event-id']));
     expect(ids.size).toBe(1);
@@ -164,21 +171,30 @@ describe('webhooks', () => {
     ).toEqual([]);
   });
 
-  it('costs one cheap statement and inserts nothing when nobody subscribed', async () => {
+  it('costs one statement per event and inserts nothing when nobody subscribed', async () => {
     const db = engine.context.db;
     const before = await db.execute(sql`SELECT count(*)::int AS n FROM webhook_deliveries`);
-    const t0 = performance.now();
+    // Counted, not timed: a time bound per event breaks on a loaded machine and says less.
+    let statements = 0;
+    const counting = new Proxy(db, {
+      get: (target, key, receiver) =>
+        key === 'execute'
+          ? (...args: Parameters<typeof db.execute>) => {
+              statements++;
+              return target.execute(...args);
+            }
+          : Reflect.get(target, key, receiver),
+    });
     for (let i = 0; i < 200; i++) {
-      await enqueueWebhooks(db, {
+      await enqueueWebhooks(counting, {
         type: 'approval',
         approvalId: '00000000-0000-0000-0000-000000000000',
         projectId: 'nobody',
         change: 'opened',
       });
     }
-    const perEventMs = (performance.now() - t0) / 200;
+    expect(statements).toBe(200);
     const after = await db.execute(sql`SELECT count(*)::int AS n FROM webhook_deliveries`);
     expect(after.rows[0]).toEqual(before.rows[0]);
-    expect(perEventMs).toBeLessThan(5); // a round trip; the server side is ~0.05 ms
   });
 });

@@ -3,6 +3,7 @@
  * the parent parks AWAITING_CHILD without a lease; the child's end completes the parent's step through
  * the CHILD_DONE job, with the child's declared outputs as the tool's result.
  */
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf, startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { CRM_SERVER, Q } from '../helpers/fixtures.js';
@@ -121,7 +122,14 @@ describe('delegation', () => {
       .map((c, k) => ({ c, at: insts[k].processInstance.createdAt }))
       .sort((a, b) => (a.at < b.at ? -1 : 1));
     await w.complete(order[0].c, { answer: 1 });
-    await new Promise((r) => setTimeout(r, 1500));
+    // The child's answer reaches its parent through a CHILD_DONE job: once that job ran, the parent has
+    // seen the answer of attempt 1 and must still be waiting.
+    await waitFor('the CHILD_DONE job of the first child to run', async () => {
+      const r = await engine.context.db.execute(
+        sql`SELECT state FROM jobs WHERE kind = 'CHILD_DONE' AND payload->>'childInstanceId' = ${order[0].c.processInstanceId}`,
+      );
+      return (r.rows[0] as { state: string } | undefined)?.state === 'DONE';
+    });
     expect(await w.fetch()).toEqual([]);
     const waiting = (await engine.ok(engine.adminToken, Q.instance, { id: p.id })).processInstance.tasks[0];
     expect(waiting.state).toBe('AWAITING_CHILD');

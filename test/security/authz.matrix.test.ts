@@ -278,6 +278,14 @@ function outcome(r: { data: any; errors?: { extensions?: { code?: string } }[] }
   return 'A';
 }
 
+/**
+ * How long a subscription is watched for a refusal before it counts as allowed (a negative: an allowed
+ * subscription sends nothing until an event). A refusal comes before any event, from the connection's
+ * token check (close 4403) or the field's auth scope when the operation starts: one handshake and one
+ * token lookup, tens of milliseconds even on a loaded machine, so 700 ms does not miss one.
+ */
+const REFUSAL_WITHIN_MS = 700;
+
 async function subscribeOutcome(token: string | null, query: string): Promise<string> {
   return new Promise((resolve) => {
     const client = wsClient(engine.url, token, { retryAttempts: 0, lazy: true });
@@ -304,7 +312,7 @@ async function subscribeOutcome(token: string | null, query: string): Promise<st
       },
     );
     // A live subscription that has not errored within the window is allowed.
-    setTimeout(() => done('A'), 700);
+    setTimeout(() => done('A'), REFUSAL_WITHIN_MS);
   });
 }
 

@@ -8,6 +8,7 @@ import { type EngineProc, gqlClient, spawnEngine } from '../../bench/lib.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { TEST_KEY } from '../helpers/engine.js';
 import { CRM_SERVER, Q, REFUND } from '../helpers/fixtures.js';
+import { waitFor } from '../helpers/wait.js';
 
 const SECRET = 'sk-crm-LOGCHECK-91a7';
 const ADMIN = 'admin-LOGCHECK-5c2e1f';
@@ -91,7 +92,13 @@ describe('engine logs', () => {
       worker('{ me { id } }').then(() => gqlClient(engine.url, `${workerToken}x`)('{ me { id } }')),
     ).rejects.toThrow();
     expect(inst.id).toBeTruthy();
-    await new Promise((r) => setTimeout(r, 300)); // let the logger flush
+    // One last command as a marker (its first extendLock): the engine writes its log in order, so once
+    // the marker's line is here, every line of the calls above is too.
+    // (refused, LEASE_NOT_HELD: the task awaits approval; refusals are logged all the same)
+    await worker('mutation($i: ExtendLockInput!) { extendLock(input: $i) { id } }', {
+      i: { taskId: t.id, workerId: 'w1', lockDurationMs: 30_000, attempt: 1 },
+    }).catch(() => {});
+    await waitFor('the log line of the marker command', () => output.includes('"command":"extendLock"'));
     expect(output).toContain('"command":"journalStep"');
     for (const mark of [SECRET, ADMIN, workerToken, PROMPT_MARK, ARG_MARK])
       expect(output, mark).not.toContain(mark);

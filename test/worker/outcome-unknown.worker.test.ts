@@ -91,6 +91,14 @@ afterAll(async () => {
   await h?.close();
 });
 
+/**
+ * How long B is watched not getting the failed task (a negative: nothing can signal "never"). B's long
+ * polls last ABADA_WORKER_POLL_MS (2000 below) and any poll that could claim the task claims it when it
+ * starts or is woken, so 2.5 s holds at least one whole poll begun after the incident, and outlasts a
+ * lease (1500 below) that would have put the task back in play.
+ */
+const NEVER_HANDED_MS = 2500;
+
 const spawn = (id: string) => {
   const w = spawnWorker(h, id, { ABADA_WORKER_LOCK_MS: '1500', ABADA_WORKER_POLL_MS: '2000' });
   procs.push(w);
@@ -126,8 +134,8 @@ async function interruptSendEmail(tag: string) {
   });
   expect(inc).toMatchObject({ state: 'OPEN', attempt: 1, sequence: 2 });
   expect(inc.message).toContain('crm/send_email');
-  // B keeps polling for a while (more than a poll and a lease): the task is never handed to it.
-  await new Promise((r) => setTimeout(r, 2500));
+  // B keeps polling for a while: the task is never handed to it.
+  await new Promise((r) => setTimeout(r, NEVER_HANDED_MS));
   const inst = await instance(h, id);
   task = inst.tasks.find((t) => t.nodeId === 'greet')!;
   expect(task).toMatchObject({ state: 'FAILED', attempt: 1, errorType: 'TOOL_OUTCOME_UNKNOWN' });

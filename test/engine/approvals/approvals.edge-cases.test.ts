@@ -7,6 +7,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepSla } from '../../../server/engine/approvals/index.js';
 import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
+import { parkedPoll } from '../../helpers/wait.js';
 import { WorkerSim } from '../../helpers/worker-sim.js';
 import {
   approvalOf,
@@ -19,7 +20,7 @@ import {
   tool,
   toolRaw,
 } from './setup.js';
-import { settle, subscribe } from './ws.js';
+import { STARTED_MS, settle, subscribe } from '../../helpers/ws.js';
 
 let engine: TestEngine;
 let w: WorkerSim;
@@ -87,7 +88,7 @@ describe('approval edge cases (seed 000)', () => {
       `subscription { approvalChanged { id state escalated candidateGroups } }`,
     );
     await watcher.connected;
-    await settle();
+    await settle(STARTED_MS);
     // Not yet due: nothing happens.
     expect(await sweepSla(engine.context)).toBe(0);
     await engine.context.db.execute(
@@ -244,13 +245,17 @@ describe('approval edge cases (seed 000)', () => {
 
   it('an approval wakes a worker long-polling for the topic', async () => {
     const p = await startAndPropose(w, 'wake', 'pay/refund', ARGS);
-    const polling = w2.fetch({ topic: 'wake', waitMs: 5000 });
-    await new Promise((r) => setTimeout(r, 200));
+    const pollMs = 20_000;
+    const polling = await parkedPoll(engine.context.notifier, () =>
+      w2.fetch({ topic: 'wake', waitMs: pollMs }),
+    );
     const decidedAt = Date.now();
     await decide(engine, fin, { approvalId: p.approvalId, decision: 'APPROVE', digest: p.digest });
-    const [t] = await polling;
+    const [t] = await polling.result;
     expect(t).toMatchObject({ id: p.task.id, attempt: 1 });
-    expect(Date.now() - decidedAt).toBeLessThan(1500);
+    // Woken by the approval, not by the poll's own timeout (where its last look would find the task too):
+    // a woken poll answers within milliseconds; half the timeout tells the two apart on any load.
+    expect(Date.now() - decidedAt).toBeLessThan(pollMs / 2);
   });
 
   it('an approval granted on an attempt that failed before the call is not asked again', async () => {

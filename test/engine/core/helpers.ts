@@ -4,8 +4,6 @@ import type { TestEngine } from '../../helpers/engine.js';
 import { Q } from '../../helpers/fixtures.js';
 import type { Locked, WorkerSim } from '../../helpers/worker-sim.js';
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 export const TICKET = { customerId: 'C-42', subject: 'Parcel not received', priority: 'high' };
 
 export const D = {
@@ -134,17 +132,3 @@ nodes:
 }
 
 export const GOOD = { triage: { ticketId: 'T-981', priority: 'high', _confidence: 92 } };
-
-/**
- * The worker "dies" with its lease about to run out: the lease is shortened to 100 ms (extendLock from
- * now), then we wait past it. Steps before are journaled under a long lease, so a loaded machine never
- * expires the lease early.
- */
-export async function letLeaseExpire(w: WorkerSim, task: { id: string; attempt: number }) {
-  await w.engine.ok(
-    w.token,
-    `mutation($input: ExtendLockInput!) { extendLock(input: $input) { id lockExpiresAt } }`,
-    { input: { taskId: task.id, workerId: w.workerId, lockDurationMs: 100, attempt: task.attempt } },
-  );
-  await sleep(250);
-}

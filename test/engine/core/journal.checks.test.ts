@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { CRM_SERVER, Q } from '../../helpers/fixtures.js';
 import { type Locked, WorkerSim } from '../../helpers/worker-sim.js';
-import { TICKET, instance, letLeaseExpire, startTriage, triageProcess } from './helpers.js';
+import { TICKET, instance, startTriage, triageProcess } from './helpers.js';
 
 let engine: TestEngine;
 let w: WorkerSim;
@@ -137,7 +137,7 @@ describe('journalStep checks', () => {
     const other = new WorkerSim(engine, w.token, 'w-other');
     expect(codeOf(await other.journalRaw(task, 1, model('gemini-3.6-flash', 1)))).toBe('LEASE_NOT_HELD');
     await w.journal(task, 1, model('gemini-3.6-flash', 1));
-    await letLeaseExpire(w, task);
+    await w.expireLease(task);
     const expired = await w.journalRaw(task, 1, {
       ...model('gemini-3.6-flash', 1, 'COMPLETED'),
       response: {},

@@ -16,7 +16,6 @@ import {
   events,
   incidentsOf,
   instance,
-  letLeaseExpire,
   runToWrite,
   startTriage,
   taskOf,
@@ -45,7 +44,7 @@ describe('a crash in the middle of a write (seed 002)', () => {
     expect(s4.idempotencyKey).toMatch(/^abada-[0-9a-f]{40}$/);
     // w1 dies here. Nobody else can take the task while the lease is live.
     expect(await w2.fetch({ topic: 't-key' })).toEqual([]);
-    await letLeaseExpire(w1, t1);
+    await w1.expireLease(t1);
 
     const t2 = await w2.fetchOne({ topic: 't-key', lockMs: 30_000 });
     expect(t2.id).toBe(t1.id);
@@ -117,7 +116,7 @@ describe('a crash in the middle of a write (seed 002)', () => {
     const mail = { to: 'alice@example.com', body: 'We are on it' };
     const s4 = await runToWrite(w1, t1, 'crm/send_email', mail);
     expect(s4.idempotencyKey).toBeNull();
-    await letLeaseExpire(w1, t1);
+    await w1.expireLease(t1);
 
     // The re-acquisition settles the in-flight keyless write: the task is not handed out.
     expect(await w2.fetch({ topic: 't-none', waitMs: 0 })).toEqual([]);

@@ -15,7 +15,6 @@ import {
   events,
   incidentsOf,
   instance,
-  letLeaseExpire,
   startTriage,
   taskOf,
   triageProcess,
@@ -44,7 +43,7 @@ describe('lease expiry', () => {
     expect(a.attempt).toBe(1);
     await w1.model(a, 1, 'STARTED');
     await w1.model(a, 1, 'COMPLETED');
-    await letLeaseExpire(w1, a);
+    await w1.expireLease(a);
     // Expiry 1: w2 takes it on the same attempt, with the journal.
     const b = await w2.fetchOne({ topic: 't-poison' });
     expect(b).toMatchObject({ id: a.id, attempt: 1 });
@@ -59,7 +58,7 @@ describe('lease expiry', () => {
         }),
       ),
     ).toBe('LEASE_NOT_HELD');
-    await letLeaseExpire(w2, b);
+    await w2.expireLease(b);
     // Expiry 2 = ABADA_MAX_LEASE_EXPIRIES: the attempt fails LEASE_EXPIRED instead of looping; attempt 2 opens.
     expect(await w1.fetch({ topic: 't-poison' })).toEqual([]);
     let task = await taskOf(engine, a.id);
@@ -67,10 +66,10 @@ describe('lease expiry', () => {
     const c = await w1.fetchOne({ topic: 't-poison', waitMs: 3000 });
     expect(c).toMatchObject({ id: a.id, attempt: 2 });
     expect(c.steps).toEqual([]);
-    await letLeaseExpire(w1, c);
+    await w1.expireLease(c);
     const d = await w2.fetchOne({ topic: 't-poison' });
     expect(d).toMatchObject({ id: a.id, attempt: 2 });
-    await letLeaseExpire(w2, d);
+    await w2.expireLease(d);
     // Last attempt: FAILED and a TASK_FAILED incident.
     expect(await w1.fetch({ topic: 't-poison' })).toEqual([]);
     task = await taskOf(engine, a.id);
@@ -173,7 +172,7 @@ describe('lease expiry', () => {
         }),
       ),
     ).toBe('ATTEMPT_MISMATCH');
-    await letLeaseExpire(w, a);
+    await w.expireLease(a);
     expect(
       codeOf(
         await engine.gql(t1, EXTEND, { input: { taskId: a.id, workerId: 'w-1', lockDurationMs: 60_000 } }),
@@ -194,11 +193,14 @@ describe('lease expiry', () => {
       attempt: 2,
     });
     expect(await w.fetch({ topic: 't-restart' })).toEqual([]);
-    const b = await w.fetchOne({ topic: 't-restart', waitMs: 4000 });
+    const pollMs = 20_000;
+    const b = await w.fetchOne({ topic: 't-restart', waitMs: pollMs });
     expect(b).toMatchObject({ id: a.id, attempt: 2 });
     const waited = Date.now() - t0;
+    // Not before its due time (timers never fire early; 50 ms for the clocks' granularity), and woken by
+    // it rather than by the poll's own timeout: half the timeout tells the two apart on any load.
     expect(waited).toBeGreaterThanOrEqual(1150);
-    expect(waited).toBeLessThan(3500);
+    expect(waited).toBeLessThan(pollMs / 2);
     await w.complete(b, GOOD);
   });
 });

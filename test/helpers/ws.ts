@@ -86,5 +86,21 @@ export function subscribe<T = any>(
   return sub;
 }
 
-/** Lets LISTEN/NOTIFY and the graphql-ws subscribe handshake settle before the test acts. */
-export const settle = (ms = 150) => new Promise((r) => setTimeout(r, ms));
+/**
+ * How long a new subscription is given to start on the server before the test acts. graphql-ws
+ * acknowledges the connection, not the subscription: the server listens only once it has parsed,
+ * authorised and started the operation (a few milliseconds), and tells the client nothing when it has.
+ * A subscriber that must receive something could be probed with an event; one that must receive nothing
+ * cannot, so all wait this long. (A server-side count of started subscriptions would make this a
+ * condition; it belongs to server/graphql.)
+ */
+export const STARTED_MS = 300;
+
+/**
+ * How long a subscriber is watched receiving nothing (a negative) after a subscriber of the same process
+ * received the event: both hear the same NOTIFY in the same fan-out, so only the filtering load of one
+ * event (milliseconds) can separate them.
+ */
+export const QUIET_MS = 200;
+
+export const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
