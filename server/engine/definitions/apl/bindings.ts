@@ -15,6 +15,18 @@ export interface BindingContext {
   brokenNames?: Set<string>;
 }
 
+/** One `tools` entry as written on the node: the ref and the node's overrides. */
+interface ToolEntry {
+  ref: string;
+  /** the entry's path */
+  ep: string;
+  /** where errors about the ref go: the entry itself, or its `ref` field */
+  refPath: string;
+  approvers: string[] | null;
+  policy: ToolPolicy | null;
+  sla: number | null;
+}
+
 const RANK: Record<ToolPolicy, number> = { read: 0, write: 1, approval_required: 2 };
 
 function allowed(ctx: BindingContext, server: string, tool: string): boolean {
@@ -36,187 +48,198 @@ export function resolveBindings(
     return out;
   }
   const seen = new Set<string>();
-  tools.forEach((entry, i) => {
-    const ep = joinIndex(tp, i);
-    let ref: string;
-    let refPath = ep;
-    let approvers: string[] | null = null;
-    let policy: ToolPolicy | null = null;
-    let sla: number | null = null;
-    if (typeof entry === 'string') ref = entry;
-    else if (isObj(entry)) {
-      r.keys(entry, ep, ['ref', 'approvers', 'policy', 'approval_sla_hours'], 'a tool ref');
-      const rs = r.str(entry, 'ref', ep, 'a tool ref', {
-        required: true,
-        help: 'server/tool or delegate:<process-key>.',
-      });
-      if (rs === null) return;
-      ref = rs;
-      refPath = joinKey(ep, 'ref');
-      approvers = r.strList(entry, 'approvers', ep, 'a tool ref');
-      sla = r.num(entry, 'approval_sla_hours', ep, 'a tool ref', { positive: true });
-      if (has(entry, 'policy') && entry.policy !== null) {
-        if (POLICIES.includes(entry.policy as ToolPolicy)) policy = entry.policy as ToolPolicy;
-        else {
-          r.err(
-            APL.DOC_FIELD,
-            joinKey(ep, 'policy'),
-            `policy must be read, write or approval_required, not ${describe(entry.policy)}.`,
-          );
-          return;
-        }
-      }
-    } else {
+  tools.forEach((value, i) => {
+    const entry = readEntry(r, value, joinIndex(tp, i));
+    if (!entry) return;
+    if (seen.has(entry.ref)) {
       r.err(
-        APL.DOC_FIELD,
-        ep,
-        `A tool must be a ref like crm/get_customer or { ref: crm/refund, approvers: [...] }, not ${describe(entry)}.`,
+        APL.TOOL_DUPLICATE_REF,
+        entry.refPath,
+        `${entry.ref} is listed twice on this node. Keep one entry.`,
       );
       return;
     }
-    ref = ref.trim();
-    if (seen.has(ref)) {
-      r.err(APL.TOOL_DUPLICATE_REF, refPath, `${ref} is listed twice on this node. Keep one entry.`);
-      return;
-    }
-    seen.add(ref);
-
-    let base: Omit<ToolBinding, 'policy' | 'approvers' | 'approvalSlaHours'> & {
-      policy: ToolPolicy;
-      approvers: string[];
-      approvalSlaHours: number | null;
-    };
-    if (ref.startsWith('delegate:')) {
-      const key = ref.slice('delegate:'.length);
-      if (!PROCESS_KEY.test(key)) {
-        r.err(
-          APL.TOOL_BAD_REF,
-          refPath,
-          `${JSON.stringify(ref)} is malformed: write delegate:<process-key>, e.g. delegate:kyc-check.`,
-        );
-        return;
-      }
-      if (!ctx.processKeys.has(key)) {
-        if (ctx.brokenNames?.has(`process:${key}`)) return;
-        r.err(
-          APL.DELEGATE_UNKNOWN,
-          refPath,
-          `No process "${key}" is deployed or defined in this source. Deploy it first or add it here.${didYouMean(key, ctx.processKeys)}`,
-        );
-        return;
-      }
-      base = {
-        ref,
-        server: 'delegate',
-        tool: key,
-        policy: 'write',
-        idempotency: 'key',
-        transport: 'delegate',
-        url: '',
-        command: null,
-        args: [],
-        env: {},
-        credential: null,
-        credentialEnv: null,
-        inputSchemaSha256: null,
-        approvers: [],
-        approvalSlaHours: null,
-        editable: false,
-        redact: [],
-        approvalRules: [],
-      };
-    } else {
-      const m = /^([^/\s]+)\/([^/\s]+)$/.exec(ref);
-      if (!m) {
-        r.err(
-          APL.TOOL_BAD_REF,
-          refPath,
-          `${JSON.stringify(ref)} is not a tool ref: write server/tool (e.g. crm/get_customer) or delegate:<process-key>.`,
-        );
-        return;
-      }
-      const [, serverName, toolName] = m;
-      const server = ctx.servers.get(serverName);
-      if (!server) {
-        if (ctx.brokenNames?.has(`server:${serverName}`)) return;
-        r.err(
-          APL.TOOL_UNKNOWN_SERVER,
-          refPath,
-          `Unknown tool server "${serverName}". Deploy a ToolServer named ${serverName} or fix the ref.${didYouMean(serverName, ctx.servers.keys())}`,
-        );
-        return;
-      }
-      const tool = Object.hasOwn(server.tools, toolName) ? server.tools[toolName] : undefined;
-      if (!tool) {
-        const names = Object.keys(server.tools);
-        r.err(
-          APL.TOOL_UNKNOWN_TOOL,
-          refPath,
-          `Tool server "${serverName}" has no tool "${toolName}" (it has: ${names.join(', ') || 'none'}).${didYouMean(toolName, names)}`,
-        );
-        return;
-      }
-      if (!allowed(ctx, serverName, toolName)) {
-        r.err(
-          APL.TOOL_NOT_ALLOWED,
-          refPath,
-          `${ref} is outside ABADA_AGENT_ALLOWED_TOOLS. Use an allowed server or ask an operator to allow ${serverName}.`,
-        );
-        return;
-      }
-      base = {
-        ref,
-        server: serverName,
-        tool: toolName,
-        policy: tool.policy,
-        idempotency: tool.idempotency,
-        transport: server.transport,
-        url: server.url ?? '',
-        command: server.command,
-        args: [...server.args],
-        env: { ...server.env },
-        credential: server.credential,
-        credentialEnv: server.credentialEnv,
-        inputSchemaSha256: tool.inputSchemaSha256,
-        approvers: [...tool.approvers],
-        approvalSlaHours: tool.approvalSlaHours,
-        editable: tool.editable,
-        redact: [...tool.redact],
-        approvalRules: tool.approvalRules.map((x) => ({ when: x.when, levels: x.levels.map((l) => [...l]) })),
-      };
-    }
-
-    let effective = base.policy;
-    if (policy !== null) {
-      if (RANK[policy] < RANK[base.policy]) {
-        r.err(
-          APL.TOOL_LOOSENED,
-          joinKey(ep, 'policy'),
-          `${ref} is ${base.policy} on its server; a node may keep or tighten a policy, not loosen it to ${policy}. Remove the override or use ${base.policy}.`,
-        );
-        return;
-      }
-      effective = policy;
-    }
-    const finalApprovers = approvers ?? base.approvers;
-    // Conditional rules add levels only when they match; a call no rule matches goes to the approvers,
-    // so they must exist even when rules do (otherwise nobody could ever decide that call).
-    if (effective === 'approval_required' && finalApprovers.length === 0) {
-      r.err(
-        APL.TOOL_NO_APPROVERS,
-        refPath,
-        base.approvalRules.length > 0
-          ? `${ref} has conditional approval rules but no approvers for calls that match none of them. Add approvers: [group].`
-          : `${ref} requires approval but no approver group is named on the server's tool or on this node. Add approvers: [group].`,
-      );
-      return;
-    }
-    out.push({
-      ...base,
-      policy: effective,
-      approvers: [...finalApprovers],
-      approvalSlaHours: sla ?? base.approvalSlaHours,
-    });
+    seen.add(entry.ref);
+    const base = entry.ref.startsWith('delegate:')
+      ? resolveDelegate(r, entry, ctx)
+      : resolveServerTool(r, entry, ctx);
+    const binding = base && applyOverrides(r, base, entry);
+    if (binding) out.push(binding);
   });
   return out;
+}
+
+/** Reads an entry's shape: a bare ref string, or `{ ref, approvers, policy, approval_sla_hours }`. */
+function readEntry(r: Reader, entry: unknown, ep: string): ToolEntry | null {
+  if (typeof entry === 'string')
+    return { ref: entry.trim(), ep, refPath: ep, approvers: null, policy: null, sla: null };
+  if (!isObj(entry)) {
+    r.err(
+      APL.DOC_FIELD,
+      ep,
+      `A tool must be a ref like crm/get_customer or { ref: crm/refund, approvers: [...] }, not ${describe(entry)}.`,
+    );
+    return null;
+  }
+  r.keys(entry, ep, ['ref', 'approvers', 'policy', 'approval_sla_hours'], 'a tool ref');
+  const ref = r.str(entry, 'ref', ep, 'a tool ref', {
+    required: true,
+    help: 'server/tool or delegate:<process-key>.',
+  });
+  if (ref === null) return null;
+  const approvers = r.strList(entry, 'approvers', ep, 'a tool ref');
+  const sla = r.num(entry, 'approval_sla_hours', ep, 'a tool ref', { positive: true });
+  let policy: ToolPolicy | null = null;
+  if (has(entry, 'policy') && entry.policy !== null) {
+    if (!POLICIES.includes(entry.policy as ToolPolicy)) {
+      r.err(
+        APL.DOC_FIELD,
+        joinKey(ep, 'policy'),
+        `policy must be read, write or approval_required, not ${describe(entry.policy)}.`,
+      );
+      return null;
+    }
+    policy = entry.policy as ToolPolicy;
+  }
+  return { ref: ref.trim(), ep, refPath: joinKey(ep, 'ref'), approvers, policy, sla };
+}
+
+/** `delegate:<process-key>`: the key must be deployed or defined in this source. */
+function resolveDelegate(r: Reader, { ref, refPath }: ToolEntry, ctx: BindingContext): ToolBinding | null {
+  const key = ref.slice('delegate:'.length);
+  if (!PROCESS_KEY.test(key)) {
+    r.err(
+      APL.TOOL_BAD_REF,
+      refPath,
+      `${JSON.stringify(ref)} is malformed: write delegate:<process-key>, e.g. delegate:kyc-check.`,
+    );
+    return null;
+  }
+  if (!ctx.processKeys.has(key)) {
+    if (ctx.brokenNames?.has(`process:${key}`)) return null;
+    r.err(
+      APL.DELEGATE_UNKNOWN,
+      refPath,
+      `No process "${key}" is deployed or defined in this source. Deploy it first or add it here.${didYouMean(key, ctx.processKeys)}`,
+    );
+    return null;
+  }
+  return {
+    ref,
+    server: 'delegate',
+    tool: key,
+    policy: 'write',
+    idempotency: 'key',
+    transport: 'delegate',
+    url: '',
+    command: null,
+    args: [],
+    env: {},
+    credential: null,
+    credentialEnv: null,
+    inputSchemaSha256: null,
+    approvers: [],
+    approvalSlaHours: null,
+    editable: false,
+    redact: [],
+    approvalRules: [],
+  };
+}
+
+/** `server/tool`: resolved against the deployed servers (and the source's own), within the allow-list. */
+function resolveServerTool(r: Reader, { ref, refPath }: ToolEntry, ctx: BindingContext): ToolBinding | null {
+  const m = /^([^/\s]+)\/([^/\s]+)$/.exec(ref);
+  if (!m) {
+    r.err(
+      APL.TOOL_BAD_REF,
+      refPath,
+      `${JSON.stringify(ref)} is not a tool ref: write server/tool (e.g. crm/get_customer) or delegate:<process-key>.`,
+    );
+    return null;
+  }
+  const [, serverName, toolName] = m;
+  const server = ctx.servers.get(serverName);
+  if (!server) {
+    if (ctx.brokenNames?.has(`server:${serverName}`)) return null;
+    r.err(
+      APL.TOOL_UNKNOWN_SERVER,
+      refPath,
+      `Unknown tool server "${serverName}". Deploy a ToolServer named ${serverName} or fix the ref.${didYouMean(serverName, ctx.servers.keys())}`,
+    );
+    return null;
+  }
+  const tool = Object.hasOwn(server.tools, toolName) ? server.tools[toolName] : undefined;
+  if (!tool) {
+    const names = Object.keys(server.tools);
+    r.err(
+      APL.TOOL_UNKNOWN_TOOL,
+      refPath,
+      `Tool server "${serverName}" has no tool "${toolName}" (it has: ${names.join(', ') || 'none'}).${didYouMean(toolName, names)}`,
+    );
+    return null;
+  }
+  if (!allowed(ctx, serverName, toolName)) {
+    r.err(
+      APL.TOOL_NOT_ALLOWED,
+      refPath,
+      `${ref} is outside ABADA_AGENT_ALLOWED_TOOLS. Use an allowed server or ask an operator to allow ${serverName}.`,
+    );
+    return null;
+  }
+  return {
+    ref,
+    server: serverName,
+    tool: toolName,
+    policy: tool.policy,
+    idempotency: tool.idempotency,
+    transport: server.transport,
+    url: server.url ?? '',
+    command: server.command,
+    args: [...server.args],
+    env: { ...server.env },
+    credential: server.credential,
+    credentialEnv: server.credentialEnv,
+    inputSchemaSha256: tool.inputSchemaSha256,
+    approvers: [...tool.approvers],
+    approvalSlaHours: tool.approvalSlaHours,
+    editable: tool.editable,
+    redact: [...tool.redact],
+    approvalRules: tool.approvalRules.map((x) => ({ when: x.when, levels: x.levels.map((l) => [...l]) })),
+  };
+}
+
+/** Applies the node's overrides: a policy may only tighten; approvers and the SLA replace the server's. */
+function applyOverrides(r: Reader, base: ToolBinding, entry: ToolEntry): ToolBinding | null {
+  const { ref, ep, refPath, policy } = entry;
+  let effective = base.policy;
+  if (policy !== null) {
+    if (RANK[policy] < RANK[base.policy]) {
+      r.err(
+        APL.TOOL_LOOSENED,
+        joinKey(ep, 'policy'),
+        `${ref} is ${base.policy} on its server; a node may keep or tighten a policy, not loosen it to ${policy}. Remove the override or use ${base.policy}.`,
+      );
+      return null;
+    }
+    effective = policy;
+  }
+  const finalApprovers = entry.approvers ?? base.approvers;
+  // Conditional rules add levels only when they match; a call no rule matches goes to the approvers,
+  // so they must exist even when rules do (otherwise nobody could ever decide that call).
+  if (effective === 'approval_required' && finalApprovers.length === 0) {
+    r.err(
+      APL.TOOL_NO_APPROVERS,
+      refPath,
+      base.approvalRules.length > 0
+        ? `${ref} has conditional approval rules but no approvers for calls that match none of them. Add approvers: [group].`
+        : `${ref} requires approval but no approver group is named on the server's tool or on this node. Add approvers: [group].`,
+    );
+    return null;
+  }
+  return {
+    ...base,
+    policy: effective,
+    approvers: [...finalApprovers],
+    approvalSlaHours: entry.sla ?? base.approvalSlaHours,
+  };
 }

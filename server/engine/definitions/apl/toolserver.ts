@@ -31,6 +31,15 @@ const TOOL_FIELDS = [
   'approval',
 ];
 
+/** Where and how the worker reaches a server: the fields its transport allows. */
+interface Connection {
+  url: string | null;
+  command: string | null;
+  args: string[];
+  env: Record<string, string>;
+  credentialEnv: string | null;
+}
+
 export function validateToolServer(r: Reader, doc: Obj): ToolServerSpec | null {
   r.keys(doc, '', SERVER_FIELDS, 'a ToolServer');
   const name = r.str(doc, 'name', '', 'a ToolServer', {
@@ -54,62 +63,75 @@ export function validateToolServer(r: Reader, doc: Obj): ToolServerSpec | null {
     r.err(APL.DOC_FIELD, 'transport', `transport must be streamable-http or stdio, not ${describe(t)}.`);
   } else transport = t;
 
-  let url: string | null = null;
-  let command: string | null = null;
-  let args: string[] = [];
-  let env: Record<string, string> = {};
-  let credentialEnv: string | null = null;
   const credential = r.str(doc, 'credential', '', 'a ToolServer', {
     pattern: /^[A-Za-z0-9_.:/-]+$/,
     patternHelp: 'give the name of a stored secret (letters, digits, "-", "_", ".").',
   });
-  if (transport === 'streamable-http') {
-    url = r.str(doc, 'url', '', 'a streamable-http ToolServer', {
-      required: true,
-      help: 'the MCP endpoint, e.g. http://127.0.0.1:4100/mcp',
-    });
-    if (url !== null && !/^https?:\/\/[^\s]+$/i.test(url)) {
-      r.err(APL.DOC_FIELD, 'url', `url ${JSON.stringify(url)} must be an http:// or https:// address.`);
+  const none: Connection = { url: null, command: null, args: [], env: {}, credentialEnv: null };
+  const conn =
+    transport === 'streamable-http'
+      ? readHttp(r, doc)
+      : transport === 'stdio'
+        ? readStdio(r, doc, credential)
+        : none;
+  const tools = readTools(r, doc);
+  if (name === null || transport === null) return null;
+  const { url, command, args, env, credentialEnv } = conn;
+  return { name, transport, url, command, args, env, credential, credentialEnv, tools };
+}
+
+function readHttp(r: Reader, doc: Obj): Connection {
+  let url = r.str(doc, 'url', '', 'a streamable-http ToolServer', {
+    required: true,
+    help: 'the MCP endpoint, e.g. http://127.0.0.1:4100/mcp',
+  });
+  if (url !== null && !/^https?:\/\/[^\s]+$/i.test(url)) {
+    r.err(APL.DOC_FIELD, 'url', `url ${JSON.stringify(url)} must be an http:// or https:// address.`);
+    url = null;
+  } else if (url !== null) {
+    try {
+      new URL(url);
+    } catch {
+      r.err(APL.DOC_FIELD, 'url', `url ${JSON.stringify(url)} is not a valid address.`);
       url = null;
-    } else if (url !== null) {
-      try {
-        new URL(url);
-      } catch {
-        r.err(APL.DOC_FIELD, 'url', `url ${JSON.stringify(url)} is not a valid address.`);
-        url = null;
-      }
     }
-    for (const k of ['command', 'args', 'env', 'credential_env']) {
-      if (has(doc, k)) {
-        r.err(
-          APL.DOC_UNKNOWN_FIELD,
-          k,
-          `"${k}" applies to stdio servers only. Remove it, or use transport: stdio.`,
-        );
-      }
-    }
-  } else if (transport === 'stdio') {
-    command = r.str(doc, 'command', '', 'a stdio ToolServer', {
-      required: true,
-      help: 'the program the worker starts, e.g. npx',
-    });
-    args = r.strList(doc, 'args', '', 'a stdio ToolServer') ?? [];
-    env = r.strMap(doc, 'env', '', 'a stdio ToolServer');
-    credentialEnv = r.str(doc, 'credential_env', '', 'a stdio ToolServer', {
-      pattern: /^[A-Za-z_][A-Za-z0-9_]*$/,
-      patternHelp: 'give an environment variable name, e.g. CRM_TOKEN.',
-    });
-    if (credentialEnv !== null && credential === null) {
+  }
+  for (const k of ['command', 'args', 'env', 'credential_env']) {
+    if (has(doc, k)) {
       r.err(
-        APL.DOC_FIELD,
-        'credential_env',
-        'credential_env names where the credential goes: add "credential" too.',
+        APL.DOC_UNKNOWN_FIELD,
+        k,
+        `"${k}" applies to stdio servers only. Remove it, or use transport: stdio.`,
       );
     }
-    if (has(doc, 'url'))
-      r.err(APL.DOC_UNKNOWN_FIELD, 'url', '"url" applies to streamable-http servers only. Remove it.');
   }
+  return { url, command: null, args: [], env: {}, credentialEnv: null };
+}
 
+function readStdio(r: Reader, doc: Obj, credential: string | null): Connection {
+  const command = r.str(doc, 'command', '', 'a stdio ToolServer', {
+    required: true,
+    help: 'the program the worker starts, e.g. npx',
+  });
+  const args = r.strList(doc, 'args', '', 'a stdio ToolServer') ?? [];
+  const env = r.strMap(doc, 'env', '', 'a stdio ToolServer');
+  const credentialEnv = r.str(doc, 'credential_env', '', 'a stdio ToolServer', {
+    pattern: /^[A-Za-z_][A-Za-z0-9_]*$/,
+    patternHelp: 'give an environment variable name, e.g. CRM_TOKEN.',
+  });
+  if (credentialEnv !== null && credential === null) {
+    r.err(
+      APL.DOC_FIELD,
+      'credential_env',
+      'credential_env names where the credential goes: add "credential" too.',
+    );
+  }
+  if (has(doc, 'url'))
+    r.err(APL.DOC_UNKNOWN_FIELD, 'url', '"url" applies to streamable-http servers only. Remove it.');
+  return { url: null, command, args, env, credentialEnv };
+}
+
+function readTools(r: Reader, doc: Obj): Record<string, ToolSpec> {
   const tools: Record<string, ToolSpec> = {};
   if (!has(doc, 'tools') || doc.tools === null) {
     r.missing(
@@ -118,26 +140,23 @@ export function validateToolServer(r: Reader, doc: Obj): ToolServerSpec | null {
       'a ToolServer',
       'a mapping of tool name → { policy: read | write | approval_required }.',
     );
-  } else {
-    const tm = r.obj(doc.tools, 'tools', '"tools"');
-    if (tm) {
-      for (const [toolName, spec] of Object.entries(tm)) {
-        const p = joinKey('tools', toolName);
-        if (!TOOL_NAME.test(toolName) || reservedName(toolName)) {
-          r.err(
-            APL.DOC_FIELD,
-            p,
-            `Tool name ${JSON.stringify(toolName)} is not allowed: use letters, digits, "_", "-", ".".`,
-          );
-          continue;
-        }
-        const ts = validateTool(r, spec, p, toolName);
-        if (ts) tools[toolName] = ts;
-      }
-    }
+    return tools;
   }
-  if (name === null || transport === null) return null;
-  return { name, transport, url, command, args, env, credential, credentialEnv, tools };
+  const tm = r.obj(doc.tools, 'tools', '"tools"');
+  for (const [toolName, spec] of Object.entries(tm ?? {})) {
+    const p = joinKey('tools', toolName);
+    if (!TOOL_NAME.test(toolName) || reservedName(toolName)) {
+      r.err(
+        APL.DOC_FIELD,
+        p,
+        `Tool name ${JSON.stringify(toolName)} is not allowed: use letters, digits, "_", "-", ".".`,
+      );
+      continue;
+    }
+    const ts = validateTool(r, spec, p, toolName);
+    if (ts) tools[toolName] = ts;
+  }
+  return tools;
 }
 
 function validateTool(r: Reader, value: unknown, p: string, toolName: string): ToolSpec | null {

@@ -37,6 +37,13 @@ export function validateSource(source: string, ctx: ValidationContext): Validati
   return { ok: false, errors: sink.sorted() };
 }
 
+/** The documents of each kind, and the names of those that failed to parse. */
+interface Classified {
+  serverDocs: { index: number; doc: Obj }[];
+  processDocs: { index: number; doc: Obj }[];
+  brokenNames: Set<string>;
+}
+
 function run(source: string, ctx: ValidationContext, sink: ErrorSink): ValidatedDeployment | null {
   const docs = parseSource(source, sink);
   if (sink.errors.length > 0 && docs.length === 0) return null;
@@ -54,15 +61,30 @@ function run(source: string, ctx: ValidationContext, sink: ErrorSink): Validated
     );
     return null;
   }
+  const { serverDocs, processDocs, brokenNames } = classify(content, sink);
+  const { servers, toolServers } = readServers(serverDocs, ctx, sink, brokenNames);
+  const processKeys = readProcessKeys(processDocs, ctx, sink);
+  const processes: FrozenProcess[] = [];
+  for (const { index, doc } of processDocs) {
+    const p = validateProcess(new Reader(sink, index), doc, {
+      servers,
+      processKeys,
+      allowedTools: ctx.allowedTools ?? null,
+      allowedModels: ctx.allowedModels ?? null,
+      brokenNames,
+    });
+    if (p) processes.push(p);
+  }
+  if (sink.errors.length > 0) return null;
+  return { toolServers, processes };
+}
 
-  // 1. classify documents
-  const serverDocs: { index: number; doc: Obj }[] = [];
-  const processDocs: { index: number; doc: Obj }[] = [];
-  const brokenNames = new Set<string>();
+function classify(content: ReturnType<typeof parseSource>, sink: ErrorSink): Classified {
+  const out: Classified = { serverDocs: [], processDocs: [], brokenNames: new Set() };
   for (const d of content) {
     if (d.broken) {
-      if (d.salvage?.kind === 'ToolServer') brokenNames.add(`server:${d.salvage.name}`);
-      if (d.salvage?.kind === 'Process') brokenNames.add(`process:${d.salvage.name}`);
+      if (d.salvage?.kind === 'ToolServer') out.brokenNames.add(`server:${d.salvage.name}`);
+      if (d.salvage?.kind === 'Process') out.brokenNames.add(`process:${d.salvage.name}`);
       continue;
     }
     const r = new Reader(sink, d.index);
@@ -78,8 +100,8 @@ function run(source: string, ctx: ValidationContext, sink: ErrorSink): Validated
     const kind = has(d.value, 'kind') ? d.value.kind : undefined;
     if (kind === undefined || kind === null) {
       r.err(APL.DOC_KIND, '', 'The document has no "kind": add kind: ToolServer or kind: Process.');
-    } else if (kind === 'ToolServer') serverDocs.push({ index: d.index, doc: d.value });
-    else if (kind === 'Process') processDocs.push({ index: d.index, doc: d.value });
+    } else if (kind === 'ToolServer') out.serverDocs.push({ index: d.index, doc: d.value });
+    else if (kind === 'Process') out.processDocs.push({ index: d.index, doc: d.value });
     else {
       r.err(
         APL.DOC_KIND,
@@ -88,8 +110,16 @@ function run(source: string, ctx: ValidationContext, sink: ErrorSink): Validated
       );
     }
   }
+  return out;
+}
 
-  // 2. tool servers (the source's own override deployed ones)
+/** The source's own tool servers override the deployed ones. */
+function readServers(
+  serverDocs: Classified['serverDocs'],
+  ctx: ValidationContext,
+  sink: ErrorSink,
+  brokenNames: Set<string>,
+) {
   const servers = new Map<string, ToolServerSpec>(ctx.toolServers ?? []);
   const toolServers: ToolServerSpec[] = [];
   const serverAt = new Map<string, number>();
@@ -115,8 +145,15 @@ function run(source: string, ctx: ValidationContext, sink: ErrorSink): Validated
       brokenNames.add(`server:${name}`);
     }
   }
+  return { servers, toolServers };
+}
 
-  // 3. process keys (deployed, plus the source's own, for delegate:<key>)
+/** Deployed process keys plus the source's own: what `delegate:<key>` may name. */
+function readProcessKeys(
+  processDocs: Classified['processDocs'],
+  ctx: ValidationContext,
+  sink: ErrorSink,
+): Set<string> {
   const processKeys = new Set<string>(ctx.processKeys ?? []);
   const keyAt = new Map<string, number>();
   for (const { index, doc } of processDocs) {
@@ -133,19 +170,5 @@ function run(source: string, ctx: ValidationContext, sink: ErrorSink): Validated
     keyAt.set(key, index);
     processKeys.add(key);
   }
-
-  // 4. processes
-  const processes: FrozenProcess[] = [];
-  for (const { index, doc } of processDocs) {
-    const p = validateProcess(new Reader(sink, index), doc, {
-      servers,
-      processKeys,
-      allowedTools: ctx.allowedTools ?? null,
-      allowedModels: ctx.allowedModels ?? null,
-      brokenNames,
-    });
-    if (p) processes.push(p);
-  }
-  if (sink.errors.length > 0) return null;
-  return { toolServers, processes };
+  return processKeys;
 }

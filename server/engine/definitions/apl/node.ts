@@ -1,0 +1,288 @@
+/** One node of a `Process` document: its schema checks and freezing to a `ProcessNode`. */
+import { type BindingContext, resolveBindings } from './bindings.js';
+import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
+import { has, isObj, type Obj, type Reader, reservedName } from './fields.js';
+import { checkJsonSchema } from './schema.js';
+import {
+  type AgentLimits,
+  type AgentNode,
+  DEFAULT_AGENT_TOPIC,
+  DEFAULT_MAX_ATTEMPTS,
+  type ProcessNode,
+} from './types.js';
+
+export interface ProcessContext extends BindingContext {
+  allowedModels: string[] | null;
+}
+
+/** A node id named by another field (`start`, `next`, `on_…`), checked once every node is read. */
+export interface Ref {
+  target: string;
+  path: string;
+  field: string;
+}
+
+/** Text with `${variables}`, checked once every declared and result variable is known. */
+export interface Template {
+  text: string;
+  path: string;
+}
+
+export const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const NODE_ID = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+const TOPIC = /^[A-Za-z0-9_.:/-]+$/;
+const NODE_FIELDS: Record<string, string[]> = {
+  agent: [
+    'id',
+    'type',
+    'model',
+    'fallback_models',
+    'prompt',
+    'inputs',
+    'tools',
+    'result_variable',
+    'output_schema',
+    'confidence_threshold',
+    'max_attempts',
+    'limits',
+    'on_invalid_output',
+    'on_low_confidence',
+    'next',
+    'topic',
+    'priority',
+  ],
+  service: ['id', 'type', 'topic', 'priority', 'max_attempts', 'next'],
+  user_task: ['id', 'type', 'candidate_groups', 'next'],
+  end: ['id', 'type'],
+};
+
+/** What every node reader needs: the node, how errors name it, and where its refs are collected. */
+interface NodeScope {
+  r: Reader;
+  o: Obj;
+  np: string;
+  what: string;
+  refs: Ref[];
+}
+
+interface NodeHead {
+  id: string;
+  type: string;
+  next: string | null;
+}
+
+export function readNode(
+  r: Reader,
+  value: unknown,
+  np: string,
+  ctx: ProcessContext,
+  refs: Ref[],
+  templates: Template[],
+): ProcessNode | null {
+  const o = r.obj(value, np, 'A node');
+  if (!o) return null;
+  const id = r.str(o, 'id', np, 'a node', {
+    required: true,
+    pattern: NODE_ID,
+    patternHelp: 'start with a letter or "_", then letters, digits, "_", "-" or ".".',
+  });
+  const s: NodeScope = { r, o, np, what: `node "${id ?? `#${np}`}"`, refs };
+  const head = readHead(s, id);
+  if (!head) return null;
+  if (head.type === 'end') return { id: head.id, type: 'end', next: null };
+  if (head.type === 'user_task') return readUserTask(s, head);
+  const priority = r.num(o, 'priority', np, s.what, { integer: true }) ?? 0;
+  const maxAttempts =
+    r.num(o, 'max_attempts', np, s.what, { integer: true, positive: true }) ?? DEFAULT_MAX_ATTEMPTS;
+  if (head.type === 'service') {
+    const topic = r.str(o, 'topic', np, s.what, {
+      required: true,
+      pattern: TOPIC,
+      patternHelp: 'use letters, digits, "-", "_", ".", ":".',
+      help: 'the external task topic workers fetch, e.g. notify.',
+    });
+    if (topic === null) return null;
+    return { id: head.id, type: 'service', next: head.next, topic, priority, maxAttempts };
+  }
+  return readAgent(s, head, { priority, maxAttempts }, ctx, templates);
+}
+
+/** The type, the fields it allows and `next`; null when the node cannot be read further. */
+function readHead(s: NodeScope, id: string | null): NodeHead | null {
+  const { r, o, np } = s;
+  const type = get(o, 'type');
+  if (type === undefined || type === null) {
+    r.missing(np, 'type', `Node ${id ?? np}`, 'agent, service, user_task or end.');
+    return null;
+  }
+  if (typeof type !== 'string' || !Object.hasOwn(NODE_FIELDS, type)) {
+    r.err(
+      APL.DOC_FIELD,
+      joinKey(np, 'type'),
+      `Node type must be agent, service, user_task or end, not ${describe(type)}.${didYouMean(String(type), Object.keys(NODE_FIELDS))}`,
+    );
+    return null;
+  }
+  r.keys(
+    o,
+    np,
+    NODE_FIELDS[type],
+    `${type} ${s.what}`,
+    type === 'end' ? { next: 'An end node has no next: remove it.' } : {},
+  );
+  let next: string | null = null;
+  if (type !== 'end') {
+    next = addRef(s, 'next');
+    if (!has(o, 'next') || o.next === null) {
+      r.err(
+        APL.NODE_MISSING_NEXT,
+        np,
+        `Node "${id ?? np}" has no next: name the node that follows (an end node finishes the process).`,
+      );
+    }
+  }
+  if (id === null) return null;
+  return { id, type, next };
+}
+
+function addRef(s: NodeScope, field: string): string | null {
+  const v = s.r.str(s.o, field, s.np, s.what);
+  if (v !== null) s.refs.push({ target: v, path: joinKey(s.np, field), field });
+  return v;
+}
+
+function readUserTask({ r, o, np, what }: NodeScope, { id, next }: NodeHead): ProcessNode | null {
+  const groups = r.strList(o, 'candidate_groups', np, what);
+  if (groups === null || groups.length === 0) {
+    if (groups === null && !has(o, 'candidate_groups'))
+      r.missing(
+        np,
+        'candidate_groups',
+        `User task "${id}"`,
+        'the groups who may complete it, e.g. [support].',
+      );
+    else if (groups)
+      r.err(APL.DOC_FIELD, joinKey(np, 'candidate_groups'), 'candidate_groups needs at least one group.');
+    return null;
+  }
+  return { id, type: 'user_task', next, candidateGroups: groups };
+}
+
+function readAgent(
+  s: NodeScope,
+  { id, next }: NodeHead,
+  { priority, maxAttempts }: { priority: number; maxAttempts: number },
+  ctx: ProcessContext,
+  templates: Template[],
+): AgentNode | null {
+  const { r, o, np, what } = s;
+  const topic =
+    r.str(o, 'topic', np, what, {
+      pattern: TOPIC,
+      patternHelp: 'use letters, digits, "-", "_", ".", ":".',
+    }) ?? DEFAULT_AGENT_TOPIC;
+  const { model, fallbackModels } = readModels(s, ctx);
+  const prompt = r.str(o, 'prompt', np, what, { required: true, help: 'the instructions for the agent.' });
+  if (prompt !== null) templates.push({ text: prompt, path: joinKey(np, 'prompt') });
+  const inputs = r.strMap(o, 'inputs', np, what);
+  for (const [k, v] of Object.entries(inputs))
+    templates.push({ text: v, path: joinKey(joinKey(np, 'inputs'), k) });
+  const resultVariable = readResultVariable(s);
+  const outputSchema = readOutputSchema(s);
+  const confidenceThreshold = r.num(o, 'confidence_threshold', np, what, { min: 0, max: 100 });
+  const limits = readLimits(s);
+  const onInvalidOutput = addRef(s, 'on_invalid_output');
+  const onLowConfidence = addRef(s, 'on_low_confidence');
+  const bindings = resolveBindings(r, get(o, 'tools'), np, ctx);
+  if (model === null || prompt === null || resultVariable === null) return null;
+  return {
+    id,
+    type: 'agent',
+    next,
+    topic,
+    priority,
+    model,
+    fallbackModels,
+    prompt,
+    inputs,
+    bindings,
+    resultVariable,
+    outputSchema,
+    confidenceThreshold,
+    maxAttempts,
+    limits,
+    onInvalidOutput,
+    onLowConfidence,
+  };
+}
+
+function readModels({ r, o, np, what }: NodeScope, ctx: ProcessContext) {
+  const model = r.str(o, 'model', np, what, {
+    required: true,
+    help: 'the model the agent runs, e.g. gpt-4.1-mini.',
+  });
+  const fallbackModels = r.strList(o, 'fallback_models', np, what) ?? [];
+  const checkModel = (m: string, p: string) => {
+    if (ctx.allowedModels !== null && !ctx.allowedModels.includes(m)) {
+      r.err(
+        APL.MODEL_NOT_ALLOWED,
+        p,
+        `Model "${m}" is outside ABADA_AGENT_ALLOWED_MODELS (${ctx.allowedModels.join(', ') || 'none'}). Use an allowed model.${didYouMean(m, ctx.allowedModels)}`,
+      );
+    }
+  };
+  if (model !== null) checkModel(model, joinKey(np, 'model'));
+  fallbackModels.forEach((m, i) => {
+    checkModel(m, joinIndex(joinKey(np, 'fallback_models'), i));
+  });
+  return { model, fallbackModels };
+}
+
+function readResultVariable({ r, o, np, what }: NodeScope): string | null {
+  const resultVariable = r.str(o, 'result_variable', np, what, {
+    required: true,
+    pattern: VAR_NAME,
+    patternHelp: 'use letters, digits and "_".',
+    help: "the variable the agent's answer is stored in.",
+  });
+  if (resultVariable !== null && reservedName(resultVariable)) {
+    r.err(
+      APL.DOC_FIELD,
+      joinKey(np, 'result_variable'),
+      `"${resultVariable}" cannot be a variable name. Rename it.`,
+    );
+  }
+  return resultVariable;
+}
+
+function readOutputSchema({ r, o, np }: NodeScope): Record<string, unknown> | null {
+  if (!has(o, 'output_schema') || o.output_schema === null) return null;
+  const problem = checkJsonSchema(o.output_schema);
+  if (problem) {
+    r.err(
+      APL.SCHEMA_INVALID,
+      joinKey(np, 'output_schema'),
+      `output_schema is not a valid JSON Schema: ${problem}. Fix the schema.`,
+    );
+    return null;
+  }
+  return o.output_schema as Record<string, unknown>;
+}
+
+function readLimits({ r, o, np }: NodeScope): AgentLimits {
+  const limits: AgentLimits = { maxTurns: null, maxTokensTotal: null, budgetUsd: null };
+  if (!has(o, 'limits') || o.limits === null) return limits;
+  const lp = joinKey(np, 'limits');
+  const lo = r.obj(o.limits, lp, '"limits"');
+  if (lo) {
+    r.keys(lo, lp, ['max_turns', 'max_tokens_total', 'budget_usd'], 'limits');
+    limits.maxTurns = r.num(lo, 'max_turns', lp, 'limits', { integer: true, positive: true });
+    limits.maxTokensTotal = r.num(lo, 'max_tokens_total', lp, 'limits', { integer: true, positive: true });
+    limits.budgetUsd = r.num(lo, 'budget_usd', lp, 'limits', { positive: true });
+  }
+  return limits;
+}
+
+function get(o: Obj, key: string): unknown {
+  return isObj(o) && Object.hasOwn(o, key) ? o[key] : undefined;
+}
