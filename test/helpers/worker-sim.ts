@@ -158,7 +158,7 @@ export class WorkerSim {
     );
     await waitFor(`the lease of task ${task.id} to expire`, async () => {
       const r = await this.engine.context.db.execute(
-        sql`SELECT state <> 'LEASED' OR lock_expires_at < now() AS expired FROM external_tasks WHERE id = ${task.id}`,
+        sql`SELECT state <> 'LEASED' OR lease_expires_at < now() AS expired FROM external_tasks WHERE id = ${task.id}`,
       );
       return (r.rows[0] as { expired: boolean } | undefined)?.expired;
     });

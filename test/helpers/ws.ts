@@ -1,6 +1,6 @@
 /** A graphql-ws subscriber for tests: collects events, waits for them, and reports a refused connection. */
 import type { Client } from 'graphql-ws';
-import { subscribe as subscribeWs, wsClient } from '../../../server/client/index.js';
+import { subscribe as subscribeWs, wsClient } from '../../server/client/index.js';
 
 export interface Subscriber<T = any> {
   events: { at: number; data: T }[];

@@ -22,4 +22,4 @@ export type EngineEvent =
   | { type: 'job'; kind: string };
 
 /** Where commands and subscribers hear events: `'event'` (an EngineEvent) and `'ready'` (listening again). */
-export type EventFeed = Pick<EventEmitter, 'on' | 'off'>;
+export type EventFeed = Pick<EventEmitter, 'on' | 'off' | 'listenerCount'>;
