@@ -17,7 +17,6 @@ import { EngineError } from '../../errors.js';
 import { approvalOpened, levelsFor, openApproval } from '../approvals/index.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import type { AgentWork, ToolBinding } from '../definitions/index.js';
-import type { HistoryEntry } from '../history/index.js';
 import { startDelegation } from '../instances/index.js';
 import { assertLease, type LockedTaskRow } from '../lease/index.js';
 import {
@@ -30,7 +29,7 @@ import {
 } from './input.js';
 import { assertWithinLimits, hasLimits, type priceUsage, priceUsageCached, type Usage } from './limits.js';
 import type { Reusable } from './reuse.js';
-import type { JournalState } from './state.js';
+import { type JournalState, stepHistory } from './state.js';
 import { type StepView, toStepView } from './views.js';
 
 export interface JournalResult {
@@ -140,32 +139,6 @@ function assertNextSequence(last: JournalState['last'], input: JournalStepInput)
 
 function answer(ctx: EngineContext, row: StepRow, taskState: LockedTaskRow['state']): JournalResult {
   return { step: toStepView(ctx, row), idempotencyKey: row.idempotencyKey, reused: row.reused, taskState };
-}
-
-/** The STEP_<state> history row of a step. */
-function stepHistory(
-  task: LockedTaskRow,
-  workerId: string,
-  row: Pick<StepRow, 'sequence' | 'state' | 'kind' | 'toolRef' | 'model' | 'digest' | 'reused'>,
-  extra: Record<string, unknown> = {},
-): HistoryEntry {
-  return {
-    projectId: task.projectId,
-    processInstanceId: task.processInstanceId,
-    eventType: `STEP_${row.state}`,
-    actor: `worker:${workerId}`,
-    taskId: task.id,
-    attempt: task.attempt,
-    sequence: row.sequence,
-    data: {
-      kind: row.kind,
-      toolRef: row.toolRef,
-      model: row.model,
-      digest: row.digest,
-      reused: row.reused || undefined,
-      ...extra,
-    },
-  };
 }
 
 /** A change to an existing step: replay, the end of a started call, or the start of an approved one. */

@@ -114,3 +114,29 @@ export class JournalState {
     return { steps, history };
   }
 }
+
+/** The STEP_<state> history row of a step. */
+export function stepHistory(
+  task: LockedTaskRow,
+  workerId: string,
+  row: Pick<StepRow, 'sequence' | 'state' | 'kind' | 'toolRef' | 'model' | 'digest' | 'reused'>,
+  extra: Record<string, unknown> = {},
+): HistoryEntry {
+  return {
+    projectId: task.projectId,
+    processInstanceId: task.processInstanceId,
+    eventType: `STEP_${row.state}`,
+    actor: `worker:${workerId}`,
+    taskId: task.id,
+    attempt: task.attempt,
+    sequence: row.sequence,
+    data: {
+      kind: row.kind,
+      toolRef: row.toolRef,
+      model: row.model,
+      digest: row.digest,
+      reused: row.reused || undefined,
+      ...extra,
+    },
+  };
+}
