@@ -37,120 +37,151 @@ export function createLogger(config: Pick<WorkerConfig, 'logLevel' | 'workerId'>
   );
 }
 
+/** What the loop's phases share. */
+interface Loop {
+  config: WorkerConfig;
+  opts: StartOptions;
+  log: Logger;
+  client: EngineClient;
+  models: ModelClient;
+  /** stop fetching */
+  stopping: AbortController;
+  /** abandon running tasks (the grace period is over) */
+  hardStop: AbortController;
+  running: Set<Promise<void>>;
+}
+
+function launch(l: Loop, task: LockedTask) {
+  const { log } = l;
+  const p = runTask(task, {
+    client: l.client,
+    config: l.config,
+    models: l.models,
+    log,
+    signal: l.hardStop.signal,
+  })
+    .then(
+      (outcome) => {
+        log.info({ event: 'task.end', taskId: task.id, attempt: task.attempt, outcome }, 'task ended');
+        l.opts.onTaskEnd?.(task, outcome);
+      },
+      (e: unknown) => {
+        log.error({ event: 'task.crash', taskId: task.id, err: String(e) }, 'task runner failed');
+      },
+    )
+    .finally(() => l.running.delete(p));
+  l.running.add(p);
+}
+
+/** Registers once, retrying while the engine is unreachable; a refused token is fatal. */
+async function register(l: Loop) {
+  const { config, log, stopping } = l;
+  for (let i = 0; !stopping.signal.aborted; i++) {
+    try {
+      await l.client.registerWorker(
+        { workerId: config.workerId, topics: config.topics, models: config.models },
+        { signal: stopping.signal },
+      );
+      log.info(
+        { event: 'worker.registered', topics: config.topics, concurrency: config.concurrency },
+        'registered',
+      );
+      return;
+    } catch (e) {
+      if (stopping.signal.aborted) return;
+      if (e instanceof GraphQLRequestError && FATAL_CODES.has(e.code)) throw e;
+      const wait = backoffMs(i);
+      log.warn({ event: 'engine.unreachable', retryInMs: wait, err: String(e) }, 'cannot register; retrying');
+      await sleep(wait, stopping.signal);
+    }
+  }
+}
+
+/** Long-polls for as many tasks as there are free slots and starts each; backs off while unreachable. */
+async function fetchLoop(l: Loop) {
+  const { config, log, stopping, running } = l;
+  let failures = 0;
+  while (!stopping.signal.aborted) {
+    const free = config.concurrency - running.size;
+    if (free <= 0) {
+      await Promise.race([
+        ...running,
+        new Promise((r) => stopping.signal.addEventListener('abort', r, { once: true })),
+      ]);
+      continue;
+    }
+    let tasks: LockedTask[];
+    try {
+      tasks = await l.client.fetchAndLock(
+        {
+          workerId: config.workerId,
+          maxTasks: free,
+          topics: config.topics.map((topicName) => ({ topicName, lockDurationMs: config.lockMs })),
+          asyncResponseTimeoutMs: config.pollMs,
+        },
+        { signal: stopping.signal },
+      );
+      failures = 0;
+    } catch (e) {
+      if (stopping.signal.aborted) break;
+      if (e instanceof GraphQLRequestError && FATAL_CODES.has(e.code)) throw e;
+      const wait = backoffMs(failures++);
+      log.warn({ event: 'engine.unreachable', retryInMs: wait, err: String(e) }, 'fetch failed; backing off');
+      await sleep(wait, stopping.signal);
+      continue;
+    }
+    for (const t of tasks) {
+      if (stopping.signal.aborted) {
+        // Fetched as we were stopping: leave it; the lease lapses and another worker resumes it.
+        log.info({ event: 'task.abandoned', taskId: t.id }, 'stopping; not starting the task');
+        continue;
+      }
+      launch(l, t);
+    }
+  }
+}
+
+/** Lets running tasks finish within the grace period, then abandons the rest (their leases lapse). */
+async function drain(l: Loop) {
+  if (l.running.size === 0) return;
+  const graceOver = new AbortController();
+  const grace = sleep(l.config.graceMs, graceOver.signal).then(() => 'timeout' as const);
+  const all = Promise.allSettled([...l.running]).then(() => 'done' as const);
+  const first = await Promise.race([grace, all]);
+  graceOver.abort();
+  if (first === 'timeout') {
+    l.log.warn(
+      { event: 'worker.grace_expired', running: l.running.size },
+      'grace period over; abandoning running tasks (their leases lapse)',
+    );
+    l.hardStop.abort();
+    await Promise.allSettled([...l.running]);
+  }
+}
+
 export async function startWorker(config: WorkerConfig, opts: StartOptions = {}): Promise<WorkerHandle> {
   const log = opts.logger ?? createLogger(config);
-  const client = new EngineClient(config.engineUrl, config.token);
-  const models = new ModelClient(config);
-  const stopping = new AbortController();
-  const hardStop = new AbortController();
-  const running = new Set<Promise<void>>();
+  const l: Loop = {
+    config,
+    opts,
+    log,
+    client: new EngineClient(config.engineUrl, config.token),
+    models: new ModelClient(config),
+    stopping: new AbortController(),
+    hardStop: new AbortController(),
+    running: new Set(),
+  };
   let fatal: Error | null = null;
-
-  const launch = (task: LockedTask) => {
-    const p = runTask(task, { client, config, models, log, signal: hardStop.signal })
-      .then(
-        (outcome) => {
-          log.info({ event: 'task.end', taskId: task.id, attempt: task.attempt, outcome }, 'task ended');
-          opts.onTaskEnd?.(task, outcome);
-        },
-        (e: unknown) => {
-          log.error({ event: 'task.crash', taskId: task.id, err: String(e) }, 'task runner failed');
-        },
-      )
-      .finally(() => running.delete(p));
-    running.add(p);
-  };
-
-  const loop = async () => {
-    // Register once (retrying while the engine is unreachable).
-    for (let i = 0; !stopping.signal.aborted; i++) {
-      try {
-        await client.registerWorker(
-          { workerId: config.workerId, topics: config.topics, models: config.models },
-          { signal: stopping.signal },
-        );
-        log.info(
-          { event: 'worker.registered', topics: config.topics, concurrency: config.concurrency },
-          'registered',
-        );
-        break;
-      } catch (e) {
-        if (stopping.signal.aborted) return;
-        if (e instanceof GraphQLRequestError && FATAL_CODES.has(e.code)) throw e;
-        const wait = backoffMs(i);
-        log.warn(
-          { event: 'engine.unreachable', retryInMs: wait, err: String(e) },
-          'cannot register; retrying',
-        );
-        await sleep(wait, stopping.signal);
-      }
-    }
-    let failures = 0;
-    while (!stopping.signal.aborted) {
-      const free = config.concurrency - running.size;
-      if (free <= 0) {
-        await Promise.race([
-          ...running,
-          new Promise((r) => stopping.signal.addEventListener('abort', r, { once: true })),
-        ]);
-        continue;
-      }
-      let tasks: LockedTask[];
-      try {
-        tasks = await client.fetchAndLock(
-          {
-            workerId: config.workerId,
-            maxTasks: free,
-            topics: config.topics.map((topicName) => ({ topicName, lockDurationMs: config.lockMs })),
-            asyncResponseTimeoutMs: config.pollMs,
-          },
-          { signal: stopping.signal },
-        );
-        failures = 0;
-      } catch (e) {
-        if (stopping.signal.aborted) break;
-        if (e instanceof GraphQLRequestError && FATAL_CODES.has(e.code)) throw e;
-        const wait = backoffMs(failures++);
-        log.warn(
-          { event: 'engine.unreachable', retryInMs: wait, err: String(e) },
-          'fetch failed; backing off',
-        );
-        await sleep(wait, stopping.signal);
-        continue;
-      }
-      for (const t of tasks) {
-        if (stopping.signal.aborted) {
-          // Fetched as we were stopping: leave it; the lease lapses and another worker resumes it.
-          log.info({ event: 'task.abandoned', taskId: t.id }, 'stopping; not starting the task');
-          continue;
-        }
-        launch(t);
-      }
-    }
-  };
-
-  const done = loop()
+  const done = (async () => {
+    await register(l);
+    await fetchLoop(l);
+  })()
     .catch((e: unknown) => {
       fatal = e instanceof Error ? e : new Error(String(e));
       log.error({ event: 'worker.fatal', err: fatal.message }, 'the worker cannot run');
-      stopping.abort();
+      l.stopping.abort();
     })
-    .then(async () => {
-      if (running.size === 0) return;
-      const graceOver = new AbortController();
-      const grace = sleep(config.graceMs, graceOver.signal).then(() => 'timeout' as const);
-      const all = Promise.allSettled([...running]).then(() => 'done' as const);
-      const first = await Promise.race([grace, all]);
-      graceOver.abort();
-      if (first === 'timeout') {
-        log.warn(
-          { event: 'worker.grace_expired', running: running.size },
-          'grace period over; abandoning running tasks (their leases lapse)',
-        );
-        hardStop.abort();
-        await Promise.allSettled([...running]);
-      }
-    })
+    .then(() => drain(l))
     .finally(() => log.info({ event: 'worker.stopped' }, 'worker stopped'));
 
   return {
@@ -160,8 +191,9 @@ export async function startWorker(config: WorkerConfig, opts: StartOptions = {})
       return fatal;
     },
     async stop() {
-      if (!stopping.signal.aborted) log.info({ event: 'worker.stopping', running: running.size }, 'stopping');
-      stopping.abort();
+      if (!l.stopping.signal.aborted)
+        log.info({ event: 'worker.stopping', running: l.running.size }, 'stopping');
+      l.stopping.abort();
       await done;
     },
   };

@@ -26,103 +26,127 @@ export class ModelTurns {
 
   /** The assistant's next message: replayed from the journal, or asked of the first available model. */
   async next(messages: Message[], tools: FunctionTool[]): Promise<AssistantMessage> {
-    const { at, chain } = this;
     for (;;) {
+      this.at.checkLease();
+      const existing = this.at.existing();
+      const call = existing ? this.fromJournal(existing) : await this.start(messages, tools);
+      if (call === 'next') continue;
+      if ('message' in call) return call.message;
+      await this.at.flush(); // nothing is held back when a call goes out (a no-op after a STARTED batch)
+      const message = await this.ask(call.model, call.request, messages, tools);
+      if (message) return message;
+    }
+  }
+
+  /**
+   * A model call this attempt already journaled: its answer (COMPLETED), the next model of the chain
+   * (FAILED), or the same call asked again (STARTED: a crash during the call; the model never answered us).
+   */
+  private fromJournal(
+    existing: NonNullable<ReturnType<Attempt['existing']>>,
+  ): 'next' | { message: AssistantMessage } | { model: string; request: unknown } {
+    const { at, chain } = this;
+    if (existing.kind !== 'MODEL_CALL')
+      throw new AttemptFailure(
+        'JOURNAL_CONFLICT',
+        `step ${at.seq} is a ${existing.kind}, a model call was due`,
+      );
+    const model = existing.model ?? chain[this.modelIndex];
+    if (existing.state === 'COMPLETED') {
+      this.countTokens(existing.usage);
+      this.lastModel = model;
+      at.seq++;
+      return { message: existing.response as AssistantMessage };
+    }
+    if (existing.state === 'FAILED') {
+      this.modelIndex = Math.max(this.modelIndex, chain.indexOf(model) + 1);
+      at.seq++;
+      return 'next';
+    }
+    // a STARTED step found in the journal is completed with the request it was started with
+    return { model, request: existing.request };
+  }
+
+  /** A new model call: the first model of the chain with an endpoint, journaled STARTED. */
+  private async start(
+    messages: Message[],
+    tools: FunctionTool[],
+  ): Promise<{ model: string; request: unknown }> {
+    const { at, chain } = this;
+    while (this.modelIndex < chain.length && !this.models.hasEndpoint(chain[this.modelIndex])) {
+      at.log.warn({ event: 'model.no_endpoint', model: chain[this.modelIndex] }, 'skipping model');
+      this.modelIndex++;
+    }
+    if (this.modelIndex >= chain.length)
+      throw new AttemptFailure('MODEL_UNAVAILABLE', `no model of ${chain.join(', ')} is available`);
+    const model = chain[this.modelIndex];
+    const request = { model, messagesHash: messagesHash(messages, tools) };
+    try {
+      await at.journalStep({ sequence: at.seq, kind: 'MODEL_CALL', state: 'STARTED', model, request });
+    } catch (e) {
+      if (e instanceof GraphQLRequestError && e.code === 'LIMIT_EXCEEDED')
+        throw new AttemptFailure('LIMIT_EXCEEDED', e.message);
+      throw e;
+    }
+    return { model, request };
+  }
+
+  /**
+   * Asks the model; its answer is held back to travel with the next step's entry (or flushed before the
+   * task ends). An unavailable model moves the chain on (null: ask the next one).
+   */
+  private async ask(
+    model: string,
+    request: unknown,
+    messages: Message[],
+    tools: FunctionTool[],
+  ): Promise<AssistantMessage | null> {
+    const { at, chain } = this;
+    const t0 = Date.now();
+    try {
+      const answer = await this.models.chat(model, messages, tools, at.lease.signal);
+      at.end({
+        sequence: at.seq,
+        kind: 'MODEL_CALL',
+        state: 'COMPLETED',
+        model,
+        request,
+        response: answer.message,
+        usage: answer.usage,
+      });
+      at.log.info(
+        {
+          event: 'model.answered',
+          sequence: at.seq,
+          model,
+          ms: Date.now() - t0,
+          toolCalls: answer.message.tool_calls?.length ?? 0,
+          tokens: answer.usage.totalTokens,
+        },
+        'model call',
+      );
+      this.countTokens(answer.usage);
+      this.lastModel = model;
+      at.seq++;
+      return answer.message;
+    } catch (e) {
       at.checkLease();
-      const existing = at.existing();
-      let model: string;
-      let request: unknown;
-      if (existing) {
-        if (existing.kind !== 'MODEL_CALL')
-          throw new AttemptFailure(
-            'JOURNAL_CONFLICT',
-            `step ${at.seq} is a ${existing.kind}, a model call was due`,
-          );
-        model = existing.model ?? chain[this.modelIndex];
-        if (existing.state === 'COMPLETED') {
-          this.countTokens(existing.usage);
-          this.lastModel = model;
-          at.seq++;
-          return existing.response as AssistantMessage;
-        }
-        if (existing.state === 'FAILED') {
-          this.modelIndex = Math.max(this.modelIndex, chain.indexOf(model) + 1);
-          at.seq++;
-          continue;
-        }
-        // STARTED: a crash during the call; the model never answered us, so ask it again.
-      } else {
-        while (this.modelIndex < chain.length && !this.models.hasEndpoint(chain[this.modelIndex])) {
-          at.log.warn({ event: 'model.no_endpoint', model: chain[this.modelIndex] }, 'skipping model');
-          this.modelIndex++;
-        }
-        if (this.modelIndex >= chain.length)
-          throw new AttemptFailure('MODEL_UNAVAILABLE', `no model of ${chain.join(', ')} is available`);
-        model = chain[this.modelIndex];
-        request = { model, messagesHash: messagesHash(messages, tools) };
-        try {
-          await at.journalStep({
-            sequence: at.seq,
-            kind: 'MODEL_CALL',
-            state: 'STARTED',
-            model,
-            request,
-          });
-        } catch (e) {
-          if (e instanceof GraphQLRequestError && e.code === 'LIMIT_EXCEEDED')
-            throw new AttemptFailure('LIMIT_EXCEEDED', e.message);
-          throw e;
-        }
-      }
-      // a STARTED step found in the journal is completed with the request it was started with
-      if (existing) request = existing.request;
-      await at.flush(); // nothing is held back when a call goes out (a no-op after a STARTED batch)
-      const t0 = Date.now();
-      try {
-        const answer = await this.models.chat(model, messages, tools, at.lease.signal);
-        // held back: it travels with the next step's entry (or is flushed before the task ends)
-        at.end({
-          sequence: at.seq,
-          kind: 'MODEL_CALL',
-          state: 'COMPLETED',
-          model,
-          request,
-          response: answer.message,
-          usage: answer.usage,
-        });
-        at.log.info(
-          {
-            event: 'model.answered',
-            sequence: at.seq,
-            model,
-            ms: Date.now() - t0,
-            toolCalls: answer.message.tool_calls?.length ?? 0,
-            tokens: answer.usage.totalTokens,
-          },
-          'model call',
-        );
-        this.countTokens(answer.usage);
-        this.lastModel = model;
-        at.seq++;
-        return answer.message;
-      } catch (e) {
-        at.checkLease();
-        if (!(e instanceof ModelUnavailableError || e instanceof ModelRequestError)) throw e;
-        at.end({
-          sequence: at.seq,
-          kind: 'MODEL_CALL',
-          state: 'FAILED',
-          model,
-          request,
-          error: e.message.slice(0, 2000),
-        });
-        at.log.warn({ event: 'model.failed', sequence: at.seq, model, err: e.name }, e.message);
-        at.seq++;
-        if (e instanceof ModelRequestError) throw new AttemptFailure('MODEL_ERROR', e.message);
-        this.modelIndex = Math.max(this.modelIndex, chain.indexOf(model) + 1);
-        if (this.modelIndex >= chain.length)
-          throw new AttemptFailure('MODEL_UNAVAILABLE', `no model of ${chain.join(', ')} is available`);
-      }
+      if (!(e instanceof ModelUnavailableError || e instanceof ModelRequestError)) throw e;
+      at.end({
+        sequence: at.seq,
+        kind: 'MODEL_CALL',
+        state: 'FAILED',
+        model,
+        request,
+        error: e.message.slice(0, 2000),
+      });
+      at.log.warn({ event: 'model.failed', sequence: at.seq, model, err: e.name }, e.message);
+      at.seq++;
+      if (e instanceof ModelRequestError) throw new AttemptFailure('MODEL_ERROR', e.message);
+      this.modelIndex = Math.max(this.modelIndex, chain.indexOf(model) + 1);
+      if (this.modelIndex >= chain.length)
+        throw new AttemptFailure('MODEL_UNAVAILABLE', `no model of ${chain.join(', ')} is available`);
+      return null;
     }
   }
 
