@@ -153,13 +153,9 @@ async function feedOutcome(
       and(eq(steps.taskId, inc.taskId!), eq(steps.attempt, inc.attempt!), eq(steps.sequence, inc.sequence!)),
     );
   // The task waited FAILED for this person; it resumes on the same attempt with the fact in its journal.
-  if (
-    !task ||
-    task.state !== 'FAILED' ||
-    task.errorType !== 'TOOL_OUTCOME_UNKNOWN' ||
-    task.attempt !== inc.attempt
-  )
-    return;
+  const waiting =
+    task?.state === 'FAILED' && task.errorType === 'TOOL_OUTCOME_UNKNOWN' && task.attempt === inc.attempt;
+  if (!waiting) return;
   const [inst] = await tx
     .select({ state: processInstances.state })
     .from(processInstances)
