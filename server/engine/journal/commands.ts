@@ -11,10 +11,10 @@
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
 import * as schema from '../../db/schema.js';
-import { EngineError, notFound } from '../../errors.js';
+import { EngineError, invalid, notFound } from '../../errors.js';
 import type { Actor, EngineContext, Executor } from '../common/index.js';
 import { isUuid, pgClientOf, sameProject } from '../common/index.js';
-import { invalid, type JournalStepInput, precheck } from './input.js';
+import { type JournalStepInput, precheck } from './input.js';
 import { priceUsage } from './limits.js';
 import { findReusable } from './reuse.js';
 import { applyStep, type JournalResult, RefusalAfterCommit, type RuleReads } from './rules.js';

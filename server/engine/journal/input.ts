@@ -2,7 +2,7 @@
  * What a journal request means before any rule runs: its shape and size, its digest, its frozen
  * binding, its idempotency key.
  */
-import { EngineError } from '../../errors.js';
+import { EngineError, invalid } from '../../errors.js';
 import type { ToolBinding } from '../definitions/index.js';
 import { requestDigest, sha256Hex, toolCallDigest } from '../../shared/canonical.js';
 import type { AgentWork } from '../definitions/index.js';
@@ -53,10 +53,6 @@ export function precheck(ctx: EngineContext, actor: Actor, input: JournalStepInp
 /** The idempotency key of a write: derived from task, attempt and sequence, the same on every lease. */
 export function idempotencyKeyFor(taskId: string, attempt: number, sequence: number): string {
   return `abada-${sha256Hex(`${taskId}:${attempt}:${sequence}`).slice(0, 40)}`;
-}
-
-export function invalid(message: string, path: string): EngineError {
-  return new EngineError('VALIDATION_FAILED', message, { errors: [{ path, message }] });
 }
 
 export function argumentsOf(request: unknown): unknown {

@@ -13,20 +13,13 @@
 import { randomUUID } from 'node:crypto';
 import type { StepRow } from '../../db/schema.js';
 import { toolCallDigest } from '../../shared/canonical.js';
-import { EngineError } from '../../errors.js';
+import { EngineError, invalid } from '../../errors.js';
 import { approvalOpened, levelsFor, openApproval } from '../approvals/index.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import type { AgentWork, ToolBinding } from '../definitions/index.js';
 import { startDelegation } from '../instances/index.js';
 import { assertLease, type LockedTaskRow } from '../lease/index.js';
-import {
-  argumentsOf,
-  digestOf,
-  idempotencyKeyFor,
-  invalid,
-  type JournalStepInput,
-  type StepState,
-} from './input.js';
+import { argumentsOf, digestOf, idempotencyKeyFor, type JournalStepInput, type StepState } from './input.js';
 import { assertWithinLimits, hasLimits, type priceUsage, priceUsageCached, type Usage } from './limits.js';
 import type { Reusable } from './reuse.js';
 import { type JournalState, stepHistory } from './state.js';
