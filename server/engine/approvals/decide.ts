@@ -6,11 +6,9 @@
  * refusal is thrown only after that commit.
  */
 import { eq } from 'drizzle-orm';
-import { approvalDecisions, approvals } from '../../db/schema.js';
-import type { ApprovalRow } from '../../db/schema.js';
+import { approvalDecisions, approvals, type ApprovalRow } from '../../db/schema.js';
 import { EngineError, notFound } from '../../errors.js';
-import type { Actor, EngineContext, Tx } from '../common/index.js';
-import { isUuid, sameProject } from '../common/index.js';
+import { type Actor, type EngineContext, type Tx, isUuid, sameProject } from '../common/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import { lockTask } from '../lease/index.js';
 import { applyDecision } from './decision-apply.js';

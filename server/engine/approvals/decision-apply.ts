@@ -4,10 +4,15 @@
  * acquirable again on the same attempt. Never moves the token.
  */
 import { and, eq, isNotNull, sql } from 'drizzle-orm';
-import { approvalDecisions, approvals, externalTasks, steps } from '../../db/schema.js';
-import type { ApprovalRow, StepRow } from '../../db/schema.js';
-import type { Actor, EngineContext, Tx } from '../common/index.js';
-import { describeChanges } from '../common/index.js';
+import {
+  approvalDecisions,
+  approvals,
+  externalTasks,
+  steps,
+  type ApprovalRow,
+  type StepRow,
+} from '../../db/schema.js';
+import { type Actor, type EngineContext, type Tx, describeChanges } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import type { LockedTaskRow } from '../lease/index.js';

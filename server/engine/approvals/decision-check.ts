@@ -3,8 +3,13 @@
  * nothing; it answers with a verdict that decide.ts carries out.
  */
 import { and, eq } from 'drizzle-orm';
-import { approvalDecisions, processInstances, steps } from '../../db/schema.js';
-import type { ApprovalRow, StepRow } from '../../db/schema.js';
+import {
+  approvalDecisions,
+  processInstances,
+  steps,
+  type ApprovalRow,
+  type StepRow,
+} from '../../db/schema.js';
 import { EngineError, type ErrorCode, invalid } from '../../errors.js';
 import { toolCallDigest } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';

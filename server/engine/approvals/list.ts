@@ -1,10 +1,15 @@
 /** The paged list of approvals a caller may see (who may see one: visibility.ts). */
 import { and, eq, sql } from 'drizzle-orm';
-import { approvals } from '../../db/schema.js';
-import type { ApprovalRow } from '../../db/schema.js';
+import { approvals, type ApprovalRow } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
-import type { Actor, EngineContext } from '../common/index.js';
-import { cursorCondition, cursorOrder, page, pageSize } from '../common/index.js';
+import {
+  type Actor,
+  type EngineContext,
+  cursorCondition,
+  cursorOrder,
+  page,
+  pageSize,
+} from '../common/index.js';
 import { toApprovalViews } from './views.js';
 
 /** Humans see the approvals of their groups; admins see all of the project; workers none. */

@@ -3,14 +3,11 @@
  * call, for the groups of the strictest matching rule (or the approvers). Deciding lives in decide.ts.
  */
 import { and, desc, eq, lt, sql } from 'drizzle-orm';
-import { approvals, externalTasks, steps } from '../../db/schema.js';
-import type { StepRow } from '../../db/schema.js';
-import { matchesRule } from '../definitions/index.js';
-import type { ToolBinding } from '../definitions/index.js';
+import { approvals, externalTasks, steps, type StepRow } from '../../db/schema.js';
+import { matchesRule, type ToolBinding, type AgentWork } from '../definitions/index.js';
 import type { EngineContext, Executor } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
 import type { HistoryEntry } from '../history/index.js';
-import type { AgentWork } from '../definitions/index.js';
 import type { LockedTaskRow } from '../lease/index.js';
 
 /**

@@ -5,9 +5,8 @@
  */
 import { and, eq, lte, sql } from 'drizzle-orm';
 import { approvals } from '../../db/schema.js';
-import type { EngineContext } from '../common/index.js';
+import { type EngineContext, query } from '../common/index.js';
 import { notify } from '../events/index.js';
-import { query } from '../common/index.js';
 import { appendHistory } from '../history/index.js';
 
 const SLA_LOCK = 0x4abada + 1;

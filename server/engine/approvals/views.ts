@@ -1,12 +1,14 @@
 /** The approver's view of an approval: arguments as the evidence policy keeps them, earlier proposals, decisions. */
 import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
-import { approvalDecisions, approvals, externalTasks, processInstances } from '../../db/schema.js';
-import type { ApprovalRow } from '../../db/schema.js';
-import { redactArguments } from '../definitions/index.js';
-import type { ToolBinding } from '../definitions/index.js';
-import type { Actor, EngineContext } from '../common/index.js';
-import { diffJson, type Change } from '../common/index.js';
-import { isUuid } from '../common/index.js';
+import {
+  approvalDecisions,
+  approvals,
+  externalTasks,
+  processInstances,
+  type ApprovalRow,
+} from '../../db/schema.js';
+import { redactArguments, type ToolBinding } from '../definitions/index.js';
+import { type Actor, type EngineContext, diffJson, type Change, isUuid } from '../common/index.js';
 import { maySeeApproval } from './visibility.js';
 
 /**

@@ -8,8 +8,7 @@ import { EngineError, invalid } from '../../errors.js';
 import { validateSource } from './apl/index.js';
 import type { FrozenProcess, ToolServerSpec } from './apl/types.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
-import type { Actor, EngineContext, Executor, Tx } from '../common/index.js';
-import { actorProject } from '../common/index.js';
+import { type Actor, type EngineContext, type Executor, type Tx, actorProject } from '../common/index.js';
 
 export interface DefinitionView {
   id: string;

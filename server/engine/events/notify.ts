@@ -1,6 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Executor } from '../common/index.js';
-import { EVENTS_CHANNEL, type EngineEvent } from '../common/index.js';
+import { type Executor, EVENTS_CHANNEL, type EngineEvent } from '../common/index.js';
 import { enqueueWebhooks } from './outbox.js';
 
 /**

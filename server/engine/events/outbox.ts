@@ -11,8 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type SQL, sql } from 'drizzle-orm';
-import type { EngineEvent } from '../common/index.js';
-import type { Executor } from '../common/index.js';
+import type { EngineEvent, Executor } from '../common/index.js';
 
 export const WEBHOOK_EVENTS = [
   'approval.opened',

@@ -7,8 +7,7 @@ import { asc, inArray, sql } from 'drizzle-orm';
 import { type HistoryEntry, historyFromJson, historyInsert, historyRecords } from '../../db/rows.js';
 import { history } from '../../db/schema.js';
 import { sha256Hex } from '../../shared/canonical.js';
-import type { Executor } from '../common/index.js';
-import { pgClientOf, query } from '../common/index.js';
+import { type Executor, pgClientOf, query } from '../common/index.js';
 
 export type { HistoryEntry };
 

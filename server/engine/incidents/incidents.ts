@@ -4,15 +4,29 @@
  * person's statement back into the journal as the call's result and lets the agent resume.
  */
 import { and, eq, sql } from 'drizzle-orm';
-import { externalTasks, incidents, processInstances, steps, taskReports } from '../../db/schema.js';
-import type { ExternalTaskRow, IncidentRow } from '../../db/schema.js';
+import {
+  externalTasks,
+  incidents,
+  processInstances,
+  steps,
+  taskReports,
+  type ExternalTaskRow,
+  type IncidentRow,
+} from '../../db/schema.js';
 import { EngineError, notFound, invalid } from '../../errors.js';
-import type { Actor, EngineContext, Executor, Tx } from '../common/index.js';
+import {
+  type Actor,
+  type EngineContext,
+  type Executor,
+  type Tx,
+  sameProject,
+  isUuid,
+  cursorCondition,
+  cursorOrder,
+  page,
+} from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
-import { sameProject } from '../common/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
-import { isUuid } from '../common/index.js';
-import { cursorCondition, cursorOrder, page } from '../common/index.js';
 import { type IncidentView, incidentView } from './views.js';
 
 export interface OpenIncident {

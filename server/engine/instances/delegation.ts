@@ -6,13 +6,11 @@
  * the child's outputs (or its final status) and reopens the parent task on the same attempt.
  */
 import { and, eq, sql } from 'drizzle-orm';
-import { externalTasks, processInstances, steps } from '../../db/schema.js';
-import type { StepRow } from '../../db/schema.js';
+import { externalTasks, processInstances, steps, type StepRow } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
-import type { ToolBinding } from '../definitions/index.js';
+import { type ToolBinding, readDefinitionSpec } from '../definitions/index.js';
 import type { EngineContext, Tx } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
-import { readDefinitionSpec } from '../definitions/index.js';
 import { appendHistory } from '../history/index.js';
 import { startInstanceTx } from './start.js';
 import type { LockedTaskRow } from '../lease/index.js';

@@ -4,9 +4,7 @@
  * it with FOR UPDATE SKIP LOCKED, and running it twice is harmless (each kind is idempotent).
  */
 import { sql } from 'drizzle-orm';
-import { startBackgroundRunner } from '../common/index.js';
-import type { EngineContext } from '../common/index.js';
-import { query } from '../common/index.js';
+import { startBackgroundRunner, type EngineContext, query } from '../common/index.js';
 import { childDone } from './delegation.js';
 
 export async function runJobs(ctx: EngineContext, batch = 20): Promise<number> {

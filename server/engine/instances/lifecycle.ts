@@ -4,8 +4,7 @@
  * lock order), so late reports get WORK_RETIRED and nothing races a completion advancing the token.
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import { externalTasks, processInstances, userTasks } from '../../db/schema.js';
-import type { ProcessInstanceRow } from '../../db/schema.js';
+import { externalTasks, processInstances, userTasks, type ProcessInstanceRow } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
 import { settleUnknownOutcomes } from '../lease/index.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';

@@ -1,11 +1,17 @@
 /** The paged list of process instances (the caller's project) and the audit check of one instance. */
 import { and, eq, sql } from 'drizzle-orm';
 import { processInstances } from '../../db/schema.js';
-import type { Actor, EngineContext } from '../common/index.js';
+import {
+  type Actor,
+  type EngineContext,
+  cursorCondition,
+  cursorOrder,
+  page,
+  pageSize,
+} from '../common/index.js';
 import { verifyChain } from '../history/index.js';
 import { getInstance } from './start.js';
 import { instanceView } from './views.js';
-import { cursorCondition, cursorOrder, page, pageSize } from '../common/index.js';
 
 export async function listInstances(
   ctx: EngineContext,

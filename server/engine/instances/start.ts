@@ -4,14 +4,27 @@
  * resumption live in lifecycle.ts.
  */
 import { eq, sql } from 'drizzle-orm';
-import { externalTasks, processInstances, userTasks } from '../../db/schema.js';
-import type { ProcessInstanceRow } from '../../db/schema.js';
+import { externalTasks, processInstances, userTasks, type ProcessInstanceRow } from '../../db/schema.js';
 import { EngineError, notFound } from '../../errors.js';
-import type { AgentNode, FrozenProcess, ProcessNode, VariableSpec } from '../definitions/index.js';
-import type { Actor, EngineContext, Executor, Tx } from '../common/index.js';
-import { actorProject, isUuid, sameProject } from '../common/index.js';
+import {
+  type AgentNode,
+  type FrozenProcess,
+  type ProcessNode,
+  type VariableSpec,
+  AGENT_PROFILE_VERSION,
+  type AgentWork,
+  latestDefinition,
+} from '../definitions/index.js';
+import {
+  type Actor,
+  type EngineContext,
+  type Executor,
+  type Tx,
+  actorProject,
+  isUuid,
+  sameProject,
+} from '../common/index.js';
 import { notify } from '../events/index.js';
-import { AGENT_PROFILE_VERSION, type AgentWork, latestDefinition } from '../definitions/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import type { JsonObject } from '../../shared/types.js';
 import { type InstanceView, instanceView } from './views.js';

@@ -2,12 +2,10 @@
 import { eq, inArray, sql } from 'drizzle-orm';
 import { processInstances, userTasks } from '../../db/schema.js';
 import { EngineError, notFound, invalid } from '../../errors.js';
-import type { Actor, EngineContext } from '../common/index.js';
-import { sameProject } from '../common/index.js';
+import { type Actor, type EngineContext, sameProject, isUuid } from '../common/index.js';
 import { readDefinitionSpec } from '../definitions/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import { enterNode, findNode, mergeVariables } from './start.js';
-import { isUuid } from '../common/index.js';
 import { type UserTaskView, userTaskView } from './views.js';
 
 export async function completeUserTask(

@@ -1,10 +1,13 @@
 /** Process instances, their user tasks and their history as callers see them. */
 import { eq } from 'drizzle-orm';
-import { processInstances } from '../../db/schema.js';
-import type { HistoryRow, ProcessInstanceRow, UserTaskRow } from '../../db/schema.js';
+import {
+  processInstances,
+  type HistoryRow,
+  type ProcessInstanceRow,
+  type UserTaskRow,
+} from '../../db/schema.js';
 import type { JsonObject } from '../../shared/types.js';
-import type { Actor, Executor } from '../common/index.js';
-import { isUuid, sameProject } from '../common/index.js';
+import { type Actor, type Executor, isUuid, sameProject } from '../common/index.js';
 import { historyOfInstances } from '../history/index.js';
 
 export interface InstanceView {

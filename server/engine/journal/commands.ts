@@ -12,8 +12,14 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
 import * as schema from '../../db/schema.js';
 import { EngineError, invalid, notFound } from '../../errors.js';
-import type { Actor, EngineContext, Executor } from '../common/index.js';
-import { isUuid, pgClientOf, sameProject } from '../common/index.js';
+import {
+  type Actor,
+  type EngineContext,
+  type Executor,
+  isUuid,
+  pgClientOf,
+  sameProject,
+} from '../common/index.js';
 import { type JournalStepInput, precheck } from './input.js';
 import { priceUsage } from './limits.js';
 import { findReusable } from './reuse.js';

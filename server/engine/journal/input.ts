@@ -3,9 +3,8 @@
  * binding, its idempotency key.
  */
 import { EngineError, invalid } from '../../errors.js';
-import type { ToolBinding } from '../definitions/index.js';
+import type { ToolBinding, AgentWork } from '../definitions/index.js';
 import { requestDigest, sha256Hex, toolCallDigest } from '../../shared/canonical.js';
-import type { AgentWork } from '../definitions/index.js';
 import type { StepRow } from '../../db/schema.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import type { Usage } from './limits.js';

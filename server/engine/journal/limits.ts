@@ -6,8 +6,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { EngineError } from '../../errors.js';
-import type { Executor } from '../common/index.js';
-import { query } from '../common/index.js';
+import { type Executor, query } from '../common/index.js';
 
 export interface Usage {
   inputTokens?: number | null;

@@ -6,8 +6,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { StepRow } from '../../db/schema.js';
-import type { Executor } from '../common/index.js';
-import { query } from '../common/index.js';
+import { type Executor, query } from '../common/index.js';
 import type { LockedTaskRow } from '../lease/index.js';
 
 export type Reusable = Pick<

@@ -1,7 +1,6 @@
 /** The journal as callers see it: step rows with their sealed payloads opened. */
 import { and, asc, eq, inArray, lt, sql } from 'drizzle-orm';
-import { steps } from '../../db/schema.js';
-import type { StepRow } from '../../db/schema.js';
+import { steps, type StepRow } from '../../db/schema.js';
 import type { EngineContext, Executor } from '../common/index.js';
 
 export interface StepView {

@@ -7,8 +7,7 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import type { Sealer } from '../common/index.js';
-import { query } from '../common/index.js';
+import { type Sealer, query } from '../common/index.js';
 
 interface SealedTable {
   table: string;

@@ -5,8 +5,7 @@
  * (FAILED) for a person to say what happened.
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import { externalTasks, incidents, steps } from '../../db/schema.js';
-import type { ExternalTaskRow } from '../../db/schema.js';
+import { externalTasks, incidents, steps, type ExternalTaskRow } from '../../db/schema.js';
 import type { Tx } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { appendHistory } from '../history/index.js';

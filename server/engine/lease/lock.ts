@@ -5,9 +5,7 @@
 import { sql } from 'drizzle-orm';
 import type { ExternalTaskRow } from '../../db/schema.js';
 import { EngineError, notFound } from '../../errors.js';
-import type { Actor, Tx } from '../common/index.js';
-import { query, sameProject } from '../common/index.js';
-import { isUuid } from '../common/index.js';
+import { type Actor, type Tx, query, sameProject, isUuid } from '../common/index.js';
 
 export type LockedTaskRow = ExternalTaskRow & { leaseLive: boolean; instanceState: string };
 

@@ -6,8 +6,7 @@
  * values, so aggregate them with max() (or scrape one process), not sum().
  */
 import { sql } from 'drizzle-orm';
-import type { EngineContext } from '../common/index.js';
-import { query } from '../common/index.js';
+import { type EngineContext, query } from '../common/index.js';
 
 /** Upper bounds (seconds) of the approval decision-time histogram. */
 export const DECISION_BUCKETS = [60, 300, 900, 1800, 3600, 4 * 3600, 8 * 3600, 24 * 3600, 72 * 3600];

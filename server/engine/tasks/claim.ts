@@ -3,17 +3,20 @@
  * on a timer set to the next moment a lease expires or a retry comes due), never on a sleeping loop.
  */
 import { sql } from 'drizzle-orm';
-import { HISTORY_INSERT } from '../../db/rows.js';
+import { HISTORY_INSERT, stepFromRecord as toStepRow } from '../../db/rows.js';
 import type { ExternalTaskRow } from '../../db/schema.js';
-import type { EngineEvent } from '../common/index.js';
+import {
+  type EngineEvent,
+  type Actor,
+  type EngineContext,
+  type Tx,
+  query,
+  queryPrepared,
+} from '../common/index.js';
 import { EngineError } from '../../errors.js';
-import { failAttempt, settleUnknownOutcomes } from '../lease/index.js';
-import { TASK_COLUMNS } from '../lease/index.js';
-import type { Actor, EngineContext, Tx } from '../common/index.js';
-import { query, queryPrepared } from '../common/index.js';
+import { failAttempt, settleUnknownOutcomes, TASK_COLUMNS } from '../lease/index.js';
 import { appendHistory } from '../history/index.js';
 import type { AgentWork } from '../definitions/index.js';
-import { stepFromRecord as toStepRow } from '../../db/rows.js';
 import { loadEarlierWrites, loadSteps, type StepView, toStepView } from '../journal/index.js';
 import { heartbeat, recordRejection } from '../workers/index.js';
 

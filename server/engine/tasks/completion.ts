@@ -6,17 +6,15 @@
  */
 import { Ajv } from 'ajv';
 import { and, eq, sql } from 'drizzle-orm';
-import { externalTasks, steps, taskReports } from '../../db/schema.js';
-import type { ExternalTaskRow } from '../../db/schema.js';
+import { externalTasks, steps, taskReports, type ExternalTaskRow } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
-import { failAttempt } from '../lease/index.js';
+import { failAttempt, assertLease, type LockedTaskRow, lockTask } from '../lease/index.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { readDefinitionSpec } from '../definitions/index.js';
 import { appendHistory } from '../history/index.js';
 import { enterNode, findNode, mergeVariables } from '../instances/index.js';
-import { assertLease, type LockedTaskRow, lockTask } from '../lease/index.js';
 import { recordOutcome } from '../workers/index.js';
 import type { AttemptMetadata } from '../../shared/types.js';
 import { type TaskView, taskView } from './views.js';

@@ -2,14 +2,11 @@
 import { asc, eq, inArray, sql } from 'drizzle-orm';
 import { externalTasks } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
-import { closeTaskFailedIncidents } from '../lease/index.js';
-import type { Actor, EngineContext, Executor } from '../common/index.js';
+import { closeTaskFailedIncidents, assertLease, assertNotRetired, lockTask } from '../lease/index.js';
+import { type Actor, type EngineContext, type Executor, sameProject, isUuid } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
-import { sameProject } from '../common/index.js';
 import { readCredential } from '../definitions/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
-import { isUuid } from '../common/index.js';
-import { assertLease, assertNotRetired, lockTask } from '../lease/index.js';
 import { type TaskView, taskView } from './views.js';
 
 export interface ExtendLeaseInput {

@@ -11,11 +11,15 @@ import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import { approvals, webhookDeliveries, webhookSubscriptions } from '../../db/schema.js';
 import { EngineError, invalid, notFound } from '../../errors.js';
 import { toApprovalView } from '../approvals/index.js';
-import type { Actor, EngineContext } from '../common/index.js';
-import { actorProject, query } from '../common/index.js';
-import { isUuid } from '../common/index.js';
+import {
+  type Actor,
+  type EngineContext,
+  actorProject,
+  query,
+  isUuid,
+  startBackgroundRunner,
+} from '../common/index.js';
 import { WEBHOOK_EVENTS } from '../events/index.js';
-import { startBackgroundRunner } from '../common/index.js';
 import {
   deliveryView,
   subscriptionView,

@@ -4,8 +4,7 @@
  * not turn every poll into a write.
  */
 import { and, eq, isNull, or, sql } from 'drizzle-orm';
-import { workers } from '../../db/schema.js';
-import type { WorkerRow } from '../../db/schema.js';
+import { workers, type WorkerRow } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import { openIncident } from '../incidents/index.js';

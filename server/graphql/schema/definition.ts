@@ -1,5 +1,5 @@
-import type { ToolBinding as Binding } from '../../engine/definitions/index.js';
 import {
+  type ToolBinding as Binding,
   type DefinitionView,
   deploy,
   listDefinitions,

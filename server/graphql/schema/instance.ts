@@ -5,10 +5,13 @@ import {
   loadInstanceFor,
   startProcess,
   type UserTaskView,
+  cancelProcess,
+  resumeProcess,
+  suspendProcess,
+  listInstances,
+  verifyAudit,
+  completeUserTask,
 } from '../../engine/instances/index.js';
-import { cancelProcess, resumeProcess, suspendProcess } from '../../engine/instances/index.js';
-import { listInstances, verifyAudit } from '../../engine/instances/index.js';
-import { completeUserTask } from '../../engine/instances/index.js';
 import { builder, connection } from '../builder.js';
 import { ExternalTask } from './task.js';
 

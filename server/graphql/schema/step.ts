@@ -1,6 +1,4 @@
-import type { JournalResult } from '../../engine/journal/index.js';
-import { journalStep, journalSteps } from '../../engine/journal/index.js';
-import type { StepView } from '../../engine/journal/index.js';
+import { type JournalResult, journalStep, journalSteps, type StepView } from '../../engine/journal/index.js';
 import { builder } from '../builder.js';
 
 export const StepKind = builder.enumType('StepKind', { values: ['MODEL_CALL', 'TOOL_CALL'] as const });

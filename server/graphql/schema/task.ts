@@ -1,7 +1,15 @@
-import { completeTask, failTask } from '../../engine/tasks/index.js';
+import {
+  completeTask,
+  failTask,
+  extendLease,
+  getTask,
+  retryTask,
+  toolCredential,
+  fetchAndLock,
+  type LeasedTaskView,
+  type TaskView,
+} from '../../engine/tasks/index.js';
 import type { AgentWork as AgentWorkShape } from '../../engine/definitions/index.js';
-import { extendLease, getTask, retryTask, toolCredential } from '../../engine/tasks/index.js';
-import { fetchAndLock, type LeasedTaskView, type TaskView } from '../../engine/tasks/index.js';
 import { builder } from '../builder.js';
 import { ToolBinding } from './definition.js';
 import { Step, TaskState } from './step.js';

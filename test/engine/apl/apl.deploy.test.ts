@@ -1,10 +1,10 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: APL sources use ${name} templates literally
 import { describe, expect, it } from 'vitest';
-import { validateSource } from '../../../server/engine/definitions/index.js';
-import type {
-  AgentNode,
-  ToolBinding,
-  ValidatedDeployment,
+import {
+  validateSource,
+  type AgentNode,
+  type ToolBinding,
+  type ValidatedDeployment,
 } from '../../../server/engine/definitions/index.js';
 import { ctx, deployedServer, errorsOf, PIN, processWith, SPEC_EXAMPLE } from './fixtures.js';
 

@@ -1,9 +1,9 @@
 import { expect } from 'vitest';
-import { validateSource } from '../../../server/engine/definitions/index.js';
-import type {
-  AplError,
-  ToolServerSpec,
-  ValidationContext,
+import {
+  validateSource,
+  type AplError,
+  type ToolServerSpec,
+  type ValidationContext,
 } from '../../../server/engine/definitions/index.js';
 
 export const PIN = 'a'.repeat(64);
