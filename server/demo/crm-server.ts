@@ -4,7 +4,8 @@
  *
  *   POST /mcp       MCP (Bearer token required when `token` is set; 401 otherwise)
  *   GET  /state     { sideEffects, calls, counts, tickets }          (no auth: a test double's back door)
- *   POST /control   { action: 'reset' | 'delay' | 'rename' | 'alterSchema' | 'fail' | 'addCustomer', ... }
+ *   POST /control   { action: 'reset' | 'delay' | 'rename' | 'alterSchema' | 'fail' | 'addCustomer'
+ *                   | 'refundByHand' | 'dropAnswer', ... }
  *
  * CLI: `node --import tsx server/demo/crm-server.ts --port 4100 [--token secret]`
  */
@@ -17,12 +18,13 @@ import { cliArg, closeServer, isMainModule, listen, readBody, sendJson } from '.
 import {
   type CrmCall,
   type CrmCustomer,
+  type CrmRefund,
   type CrmSideEffect,
   CrmState,
   type CrmToolName,
 } from './crm-state.js';
 
-export type { CrmCall, CrmCustomer, CrmSideEffect } from './crm-state.js';
+export type { CrmCall, CrmCustomer, CrmRefund, CrmSideEffect } from './crm-state.js';
 
 export interface CrmServerOptions {
   port?: number;
@@ -54,6 +56,12 @@ export interface CrmServer {
   /** The next `times` calls of `tool` answer a tool error without any side effect. */
   failNext(tool: string, message?: string, times?: number): void;
   addCustomer(customer: CrmCustomer): void;
+  /** Refunds made (by the tool or by hand). */
+  readonly refunds: CrmRefund[];
+  /** Someone refunds the order in the CRM directly, not through the agent. */
+  refundByHand(orderId: string): void;
+  /** The next `times` calls of `tool` run, then the connection drops before the answer. */
+  dropAnswer(tool: string, times?: number): void;
   close(): Promise<void>;
 }
 
@@ -66,6 +74,14 @@ const TOOL_DEFS: Record<CrmToolName, { description: string; shape: z.ZodRawShape
   get_customer: {
     description: 'Look a customer up by id: profile, tier and orders.',
     shape: { customerId: z.string().min(1).describe('Customer id, e.g. C-42') },
+  },
+  get_order: {
+    description: 'Look an order up by id: status, amount, currency and how much was refunded.',
+    shape: { orderId: z.string().min(1).describe('Order id, e.g. 5531') },
+  },
+  find_refund: {
+    description: 'The refunds of an order; with key, only the one sent with that idempotency key.',
+    shape: { orderId: z.string().min(1), key: z.string().optional() },
   },
   create_ticket: {
     description: 'Open a support ticket. Honours an idempotency key.',
@@ -122,7 +138,11 @@ function runtime(): Runtime {
 }
 
 /** One McpServer per HTTP request, from the current configuration. */
-function buildMcpServer(rt: Runtime, callsById: Map<string | number, CrmCall>): McpServer {
+function buildMcpServer(
+  rt: Runtime,
+  callsById: Map<string | number, CrmCall>,
+  res: ServerResponse,
+): McpServer {
   const { state, sleep } = rt;
   const server = new McpServer({ name: 'demo-crm', version: '1.0.0' });
   for (const tool of Object.keys(TOOL_DEFS) as CrmToolName[]) {
@@ -151,6 +171,11 @@ function buildMcpServer(rt: Runtime, callsById: Map<string | number, CrmCall>): 
         }
         // The call is recorded and its side effect done before the delay: a client killed while the
         // answer is held leaves the effect behind (a "crash right after sending" for the worker).
+        // A lost answer: the effect is done, then the connection drops before anything is sent back.
+        if (state.takeDrop(tool)) {
+          res.socket?.destroy();
+          return { isError: true, content: [{ type: 'text' as const, text: 'connection dropped' }] };
+        }
         const ms = state.takeDelay(tool);
         if (ms > 0) await sleep(ms);
         if (!outcome.ok)
@@ -195,7 +220,7 @@ async function handleMcp(rt: Runtime, req: IncomingMessage, res: ServerResponse)
       callsById.set(msg.id, state.recordCall(String(params.name), args, headerKey, metaKey));
     }
   }
-  const server = buildMcpServer(rt, callsById);
+  const server = buildMcpServer(rt, callsById, res);
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
@@ -245,6 +270,12 @@ async function handleControl(api: CrmServer, req: IncomingMessage, res: ServerRe
         cmd.message === undefined ? undefined : String(cmd.message),
         cmd.times === undefined ? undefined : Number(cmd.times),
       );
+      break;
+    case 'refundByHand':
+      api.refundByHand(String(cmd.orderId));
+      break;
+    case 'dropAnswer':
+      api.dropAnswer(String(cmd.tool), cmd.times === undefined ? undefined : Number(cmd.times));
       break;
     case 'addCustomer':
       api.addCustomer(cmd.customer as CrmCustomer);
@@ -323,6 +354,13 @@ function crmApi(
       state.failures.set(tool, { message, remaining: times });
     },
     addCustomer: (customer) => state.addCustomer(customer),
+    get refunds() {
+      return state.refunds;
+    },
+    refundByHand: (orderId) => void state.refundByHand(orderId),
+    dropAnswer(tool, times = 1) {
+      state.drops.set(tool, times);
+    },
     async close() {
       for (const t of [...timers]) t.done();
       await closeServer(http);

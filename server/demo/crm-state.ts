@@ -9,7 +9,14 @@
  */
 import { canonicalJson } from '../shared/canonical.js';
 
-export type CrmToolName = 'get_customer' | 'create_ticket' | 'refund' | 'close_ticket' | 'send_email';
+export type CrmToolName =
+  | 'get_customer'
+  | 'get_order'
+  | 'find_refund'
+  | 'create_ticket'
+  | 'refund'
+  | 'close_ticket'
+  | 'send_email';
 /** Writes that honour an idempotency key (`send_email` is a write that ignores keys on purpose). */
 export const KEYED_WRITES: ReadonlySet<string> = new Set(['create_ticket', 'refund', 'close_ticket']);
 
@@ -33,6 +40,17 @@ export interface CrmTicket {
   subject: string;
   priority: 'low' | 'normal' | 'high';
   status: 'open' | 'closed';
+}
+
+/** A refund the CRM made: by the `refund` tool (with the key it was sent with), or by hand. */
+export interface CrmRefund {
+  refundId: string;
+  orderId: string;
+  amount: number;
+  currency: string;
+  key: string | null;
+  byHand: boolean;
+  at: string;
 }
 
 export interface CrmSideEffect {
@@ -115,6 +133,10 @@ export class CrmState {
   renames = new Map<string, string>();
   /** Tools whose input schema carries an extra optional field (changes its schema hash). */
   alteredSchemas = new Set<string>();
+  /** Refunds made, by the tool or by hand (`get_order` and `find_refund` read them). */
+  refunds: CrmRefund[] = [];
+  /** Tools whose next answers are lost: applied, then the connection drops before the answer. */
+  drops = new Map<string, number>();
   private idempotency = new Map<string, { tool: string; argsJson: string; result: unknown }>();
   private nextTicket = FIRST_TICKET;
   private nextRefund = FIRST_REFUND;
@@ -134,6 +156,8 @@ export class CrmState {
     this.failures.clear();
     this.renames.clear();
     this.alteredSchemas.clear();
+    this.refunds = [];
+    this.drops.clear();
     this.idempotency.clear();
     this.nextTicket = FIRST_TICKET;
     this.nextRefund = FIRST_REFUND;
@@ -164,6 +188,22 @@ export class CrmState {
     return call;
   }
 
+  /** Whether the answer of this call of `tool` is to be lost (the connection drops after the effect). */
+  takeDrop(tool: string): boolean {
+    const n = this.drops.get(tool) ?? 0;
+    if (n <= 0) return false;
+    if (n === 1) this.drops.delete(tool);
+    else this.drops.set(tool, n - 1);
+    return true;
+  }
+
+  /** Someone refunds the order in the CRM directly (not through the agent): the order is refunded. */
+  refundByHand(orderId: string): CrmRefund {
+    const found = this.findOrder(orderId);
+    if (!found) throw new Error(`Order ${orderId} not found`);
+    return this.addRefund(orderId, found.order.amount, found.order.currency, null, true);
+  }
+
   /** Takes one unit of the delay rule for a tool; returns the milliseconds to hold the answer. */
   takeDelay(tool: string): number {
     const rule = this.delays.get(tool);
@@ -184,6 +224,8 @@ export class CrmState {
       return { ok: false, message: failure.message };
     }
     if (tool === 'get_customer') return this.getCustomer(String(args.customerId));
+    if (tool === 'get_order') return this.getOrder(String(args.orderId));
+    if (tool === 'find_refund') return this.findRefunds(String(args.orderId), args.key);
     if (!KEYED_WRITES.has(tool) || key === null) return this.write(tool, args, null);
     const argsJson = canonicalJson(args);
     const stored = this.idempotency.get(key);
@@ -223,6 +265,7 @@ export class CrmState {
       calls: this.calls,
       counts: this.counts(),
       tickets: [...this.tickets.values()],
+      refunds: this.refunds,
     };
   }
 
@@ -230,6 +273,56 @@ export class CrmState {
     const customer = this.customers.get(customerId);
     if (!customer) return { ok: false, message: `Customer ${customerId} not found` };
     return { ok: true, result: structuredClone(customer), replayed: false };
+  }
+
+  private findOrder(orderId: string): { order: CrmOrder; customerId: string } | null {
+    for (const c of this.customers.values()) {
+      const order = c.orders.find((o) => o.orderId === orderId);
+      if (order) return { order, customerId: c.customerId };
+    }
+    return null;
+  }
+
+  private getOrder(orderId: string): ToolOutcome {
+    const found = this.findOrder(orderId);
+    if (!found) return { ok: false, message: `Order ${orderId} not found` };
+    const refunded = this.refunds.filter((r) => r.orderId === orderId).reduce((n, r) => n + r.amount, 0);
+    return {
+      ok: true,
+      result: { ...structuredClone(found.order), customerId: found.customerId, refundedAmount: refunded },
+      replayed: false,
+    };
+  }
+
+  /** The refunds of an order, only those sent with `key` when one is given. */
+  private findRefunds(orderId: string, key: unknown): ToolOutcome {
+    const refunds = this.refunds
+      .filter((r) => r.orderId === orderId && (typeof key !== 'string' || r.key === key))
+      .map(({ refundId, amount, currency, key: k, byHand, at }) => ({
+        refundId,
+        amount,
+        currency,
+        key: k,
+        byHand,
+        at,
+      }));
+    return { ok: true, result: { orderId, refunds }, replayed: false };
+  }
+
+  private addRefund(orderId: string, amount: number, currency: string, key: string | null, byHand: boolean) {
+    const refund: CrmRefund = {
+      refundId: `R-${this.nextRefund++}`,
+      orderId,
+      amount,
+      currency,
+      key,
+      byHand,
+      at: new Date().toISOString(),
+    };
+    this.refunds.push(refund);
+    const found = this.findOrder(orderId);
+    if (found) found.order.status = 'refunded';
+    return refund;
   }
 
   private write(tool: string, args: Record<string, unknown>, key: string | null): ToolOutcome {
@@ -247,15 +340,23 @@ export class CrmState {
         result = { ...ticket };
         break;
       }
-      case 'refund':
+      case 'refund': {
+        const r = this.addRefund(
+          String(args.orderId),
+          Number(args.amount),
+          String(args.currency),
+          key,
+          false,
+        );
         result = {
-          refundId: `R-${this.nextRefund++}`,
-          orderId: String(args.orderId),
+          refundId: r.refundId,
+          orderId: r.orderId,
           amount: args.amount,
-          currency: String(args.currency),
+          currency: r.currency,
           status: 'refunded',
         };
         break;
+      }
       case 'close_ticket': {
         const ticket = this.tickets.get(String(args.ticketId));
         if (!ticket) return { ok: false, message: `Ticket ${String(args.ticketId)} not found` };

@@ -13,6 +13,8 @@ url: ${url}
 credential: crm-token
 tools:
   get_customer:  { policy: read }
+  get_order:     { policy: read }
+  find_refund:   { policy: read }
   create_ticket: { policy: write, idempotency: key }
   close_ticket:  { policy: write, idempotency: key }
   send_email:    { policy: write, idempotency: none }

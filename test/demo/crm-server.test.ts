@@ -58,12 +58,14 @@ describe('demo CRM MCP server', () => {
     conn.setHeaderKey(null);
   });
 
-  it('lists the five tools with JSON input schemas', async () => {
+  it('lists the seven tools with JSON input schemas', async () => {
     const { tools } = await conn.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
       'close_ticket',
       'create_ticket',
+      'find_refund',
       'get_customer',
+      'get_order',
       'refund',
       'send_email',
     ]);
@@ -290,6 +292,65 @@ describe('demo CRM MCP server', () => {
     expect((await control({ action: 'reset' })).status).toBe(200);
     expect(crm.sideEffects).toHaveLength(0);
     expect((await control({ action: 'nope' })).status).toBe(400);
+  });
+
+  it('get_order and find_refund read what the refund tool and a refund by hand did', async () => {
+    const order = async () =>
+      jsonOf(await conn.client.callTool({ name: 'get_order', arguments: { orderId: '5531' } }));
+    expect(await order()).toMatchObject({
+      orderId: '5531',
+      customerId: 'C-42',
+      status: 'lost_parcel',
+      amount: 89,
+      refundedAmount: 0,
+    });
+    conn.setHeaderKey('k-5531');
+    await conn.client.callTool({
+      name: 'refund',
+      arguments: { orderId: '5531', amount: 89, currency: 'EUR' },
+    });
+    conn.setHeaderKey(null);
+    expect(await order()).toMatchObject({ status: 'refunded', refundedAmount: 89 });
+    const byKey = jsonOf(
+      await conn.client.callTool({ name: 'find_refund', arguments: { orderId: '5531', key: 'k-5531' } }),
+    );
+    expect(byKey.refunds).toEqual([
+      expect.objectContaining({ refundId: 'R-1001', amount: 89, key: 'k-5531', byHand: false }),
+    ]);
+    const otherKey = jsonOf(
+      await conn.client.callTool({ name: 'find_refund', arguments: { orderId: '5531', key: 'k-other' } }),
+    );
+    expect(otherKey.refunds).toEqual([]);
+    // reads are not side effects
+    expect(crm.counts().sideEffects).toEqual({ refund: 1 });
+
+    crm.reset();
+    const control = await fetch(`${crm.baseUrl}/control`, {
+      method: 'POST',
+      body: JSON.stringify({ action: 'refundByHand', orderId: '5120' }),
+    });
+    expect(control.status).toBe(200);
+    const bob = jsonOf(await conn.client.callTool({ name: 'get_order', arguments: { orderId: '5120' } }));
+    expect(bob).toMatchObject({ status: 'refunded', refundedAmount: 59 });
+    expect(crm.refunds).toEqual([expect.objectContaining({ orderId: '5120', byHand: true, key: null })]);
+    expect(crm.sideEffects).toEqual([]);
+  });
+
+  it('dropAnswer: the refund is applied, then the connection drops before the answer', async () => {
+    crm.dropAnswer('refund');
+    conn.setHeaderKey('k-drop');
+    await expect(
+      conn.client.callTool({ name: 'refund', arguments: { orderId: '5531', amount: 89, currency: 'EUR' } }),
+    ).rejects.toThrow();
+    expect(crm.countSideEffects('refund')).toBe(1);
+    expect(crm.refunds).toEqual([expect.objectContaining({ key: 'k-drop' })]);
+    // only the next call was dropped: the same request again is answered (from the idempotency store)
+    const again = await conn.client.callTool({
+      name: 'refund',
+      arguments: { orderId: '5531', amount: 89, currency: 'EUR' },
+    });
+    expect(again.isError).toBeFalsy();
+    expect(crm.countSideEffects('refund')).toBe(1);
   });
 });
 
