@@ -169,6 +169,14 @@ const MATRIX: Record<string, Record<string, Row>> = {
       // another project's admin is refused as an admin before the id is even looked up
       expect: 'DDADDD',
     },
+    revokeApproval: {
+      op: (i) => ({
+        query: 'mutation($a: ID!) { revokeApproval(input: {approvalId: $a, comment: "matrix"}) { id } }',
+        variables: { a: i.approvalId },
+      }),
+      // only a person who decided it (none has, here) or an admin: the candidate human is refused too
+      expect: 'DDDDAN',
+    },
     resolveIncident: {
       op: (i) => ({
         query: 'mutation($id: ID!) { resolveIncident(input: {id: $id, comment: "checked"}) { id } }',

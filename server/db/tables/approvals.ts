@@ -22,7 +22,7 @@ export const approvals = pgTable(
     nodeId: text('node_id').notNull(),
     toolRef: text('tool_ref').notNull(),
     model: text('model'),
-    state: text('state').$type<'PENDING' | 'APPROVED' | 'REJECTED' | 'RETIRED'>().notNull(),
+    state: text('state').$type<'PENDING' | 'APPROVED' | 'REJECTED' | 'RETIRED' | 'REVOKED'>().notNull(),
     /** digest of the proposal as it stands (changes when an approver edits the arguments) */
     digest: text('digest').notNull(),
     /** the arguments (full, encrypted); the approver's view is redacted at read time */

@@ -5,3 +5,4 @@ export * from './retire.js';
 export * from './sla.js';
 export * from './views.js';
 export * from './visibility.js';
+export * from './revoke.js';

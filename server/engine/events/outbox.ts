@@ -18,6 +18,7 @@ export const WEBHOOK_EVENTS = [
   'approval.decided',
   'approval.escalated',
   'approval.retired',
+  'approval.revoked',
   'incident.opened',
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];

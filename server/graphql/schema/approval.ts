@@ -9,12 +9,13 @@ import {
   listApprovals,
   loadApprovalFor,
   maySeeApproval,
+  revokeApproval,
 } from '../../engine/approvals/index.js';
 import { builder, connection } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
 
 export const ApprovalState = builder.enumType('ApprovalState', {
-  values: ['PENDING', 'APPROVED', 'REJECTED', 'RETIRED'] as const,
+  values: ['PENDING', 'APPROVED', 'REJECTED', 'RETIRED', 'REVOKED'] as const,
 });
 const Decision = builder.enumType('Decision', { values: ['APPROVE', 'REJECT'] as const });
 
@@ -157,6 +158,28 @@ builder.mutationField('decideApproval', (t) =>
   }),
 );
 
+const RevokeApprovalInput = builder.inputType('RevokeApprovalInput', {
+  fields: (t) => ({
+    approvalId: t.id({ required: true }),
+    comment: t.string({ required: true, description: 'Why; the agent reads it as the rejection.' }),
+  }),
+});
+
+builder.mutationField('revokeApproval', (t) =>
+  t.field({
+    type: Approval,
+    authScopes: { authenticated: true },
+    description:
+      'Withdraws an approval until its call starts (a person who decided it, or an admin): the approval becomes REVOKED and the model reads the comment as a rejection. After the call started: ALREADY_EXECUTING.',
+    args: { input: t.arg({ type: RevokeApprovalInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      revokeApproval(ctx.engine, ctx.actor!, {
+        approvalId: String(input.approvalId),
+        comment: input.comment,
+      }),
+  }),
+);
+
 function approvalStream(change: (c: string) => boolean) {
   return (_r: unknown, _a: unknown, ctx: import('../builder.js').GraphQLContext) =>
     selectEvents(ctx.hub.pubsub.subscribe('approval'), async (e) => {
@@ -185,7 +208,7 @@ builder.subscriptionField('approvalChanged', (t) =>
   t.field({
     type: Approval,
     authScopes: { authenticated: true },
-    description: 'Approvals decided, escalated or retired that you may see.',
+    description: 'Approvals decided, escalated, retired or revoked that you may see.',
     subscribe: approvalStream((c) => c !== 'opened'),
     resolve: (a) => a,
   }),
