@@ -52,6 +52,12 @@ export const DecideMutation = graphql(`
   }
 `);
 
+export const RevokeMutation = graphql(`
+  mutation Revoke($input: RevokeApprovalInput!) {
+    revokeApproval(input: $input) { id state comment }
+  }
+`);
+
 export const InstancesQuery = graphql(`
   query Instances($state: InstanceState, $first: Int, $after: String) {
     processInstances(state: $state, first: $first, after: $after) {

@@ -7,6 +7,7 @@ import { useQuery, useSubscription } from 'urql';
 import { Arguments } from '../../../components/Arguments';
 import { EscalatedBadge, StateBadge } from '../../../components/Badges';
 import { DecideForm } from '../../../components/DecideForm';
+import { RevokeForm } from '../../../components/RevokeForm';
 import { sentence } from '../../../lib/errors';
 import { timeLeft, when } from '../../../lib/format';
 import { ApprovalChanged, ApprovalQuery, MeQuery, ProcessKeyQuery } from '../../../lib/queries';
@@ -33,6 +34,10 @@ export default function ApprovalPage() {
   const principal = me.data?.me;
   const inGroup = !!principal && a.candidateGroups.some((g) => principal.groups.includes(g));
   const mayDecide = principal?.kind === 'HUMAN' && inGroup;
+  // who may revoke: an admin, or a person whose decision on it was accepted (the engine checks again)
+  const decidedIt = a.decisions.some((d) => d.outcome === 'ACCEPTED' && d.decidedBy === principal?.name);
+  const mayRevoke =
+    (a.state === 'APPROVED' || a.state === 'PENDING') && (principal?.kind === 'ADMIN' || decidedIt);
   const instance = proc.data?.processInstance;
 
   return (
@@ -97,18 +102,24 @@ export default function ApprovalPage() {
         <h2>Decision</h2>
         {a.state !== 'PENDING' ? (
           <p data-testid="decided">
-            {a.state === 'RETIRED' ? 'This work was retired; the call will never run.' : `${a.state.toLowerCase()} by ${a.decidedBy ?? '—'} on ${when(a.decidedAt)}`}
+            {a.state === 'RETIRED'
+              ? 'This work was retired; the call will never run.'
+              : a.state === 'REVOKED'
+                ? 'Revoked: the call will not run; the agent reads the reason'
+                : `${a.state.toLowerCase()} by ${a.decidedBy ?? '—'} on ${when(a.decidedAt)}`}
             {a.comment ? ` — “${a.comment}”` : ''}
           </p>
-        ) : mayDecide ? (
+        ) : null}
+        {a.state === 'PENDING' && mayDecide ? (
           <DecideForm approvalId={a.id} digest={a.digest} onDone={() => refetch({ requestPolicy: 'network-only' })} />
-        ) : (
+        ) : a.state === 'PENDING' ? (
           <p className="muted" data-testid="cannot-decide">
             {principal?.kind === 'WORKER'
               ? 'A worker credential can never decide.'
               : `Only a person in ${a.candidateGroups.join(' or ')} can decide this call. You can read it, not decide it.`}
           </p>
-        )}
+        ) : null}
+        {mayRevoke ? <RevokeForm approvalId={a.id} onDone={() => refetch({ requestPolicy: 'network-only' })} /> : null}
       </section>
 
       <section className="card">
