@@ -3,7 +3,7 @@
  * `migrate` and `rotate-keys` talk to DATABASE_URL directly. Exit codes: 0 ok, 1 refused or invalid,
  * 2 usage, 3 engine unreachable or not authenticated. `--json` prints machine-readable output.
  */
-import { approvals, decide, incidents } from './cli/approvals.js';
+import { approvals, decide, incidents, revoke } from './cli/approvals.js';
 import { type Command, CliError, EXIT, type Io } from './cli/args.js';
 import { migrate, rotateKeysCommand, worker } from './cli/ops.js';
 import { credential, principal } from './cli/principals.js';
@@ -17,6 +17,7 @@ const COMMANDS: Command[] = [
   credential,
   approvals,
   decide,
+  revoke,
   incidents,
   verifyAudit,
   worker,

@@ -2,7 +2,7 @@
 import { type Command, EXIT, emit, parseArgs, table, usage } from './args.js';
 import type { VariablesOf } from '../client/index.js';
 import { gql } from './client.js';
-import { ApprovalDigest, Approvals, DecideApproval, Incidents } from './documents.js';
+import { ApprovalDigest, Approvals, DecideApproval, Incidents, RevokeApproval } from './documents.js';
 
 /** Checked by the engine; the CLI passes what was typed, upper-cased. */
 type ApprovalState = NonNullable<VariablesOf<typeof Approvals>['state']>;
@@ -11,7 +11,7 @@ type IncidentState = NonNullable<VariablesOf<typeof Incidents>['state']>;
 export const approvals: Command = {
   name: 'approvals',
   summary: 'list approvals you may see',
-  help: 'abada approvals [--state PENDING|APPROVED|REJECTED|RETIRED] [--mine] [--first N] [--json]',
+  help: 'abada approvals [--state PENDING|APPROVED|REJECTED|RETIRED|REVOKED] [--mine] [--first N] [--json]',
   async run(argv, io) {
     const { flags, positionals } = parseArgs(argv, {
       state: 'string',
@@ -72,6 +72,25 @@ is refused (STALE_DIGEST) rather than approved blindly. Reject needs -m.`,
     });
     emit(io, d.decideApproval, () => [
       `${d.decideApproval.id} ${d.decideApproval.state} by ${d.decideApproval.decidedBy ?? '?'} (${seen.approval!.toolRef}, digest ${d.decideApproval.digest.slice(0, 12)})`,
+    ]);
+    return EXIT.OK;
+  },
+};
+
+export const revoke: Command = {
+  name: 'revoke',
+  summary: 'withdraw an approval before its call starts (who decided it, or an admin)',
+  help: `abada revoke APPROVAL_ID -m REASON [--json]
+
+The approval becomes REVOKED and the agent reads REASON as the rejection. Once the call started the
+engine refuses (ALREADY_EXECUTING, exit 1).`,
+  async run(argv, io) {
+    const { positionals, flags } = parseArgs(argv, { message: 'string', json: 'boolean' }, { m: 'message' });
+    const [id] = positionals;
+    if (positionals.length !== 1 || !flags.message) throw usage('Usage: abada revoke ID -m REASON');
+    const d = await gql(io, RevokeApproval, { input: { approvalId: id, comment: String(flags.message) } });
+    emit(io, d.revokeApproval, () => [
+      `${d.revokeApproval.id} REVOKED (${d.revokeApproval.toolRef}): ${d.revokeApproval.comment ?? ''}`,
     ]);
     return EXIT.OK;
   },

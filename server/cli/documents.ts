@@ -23,6 +23,12 @@ export const DecideApproval = graphql(`
   }
 `);
 
+export const RevokeApproval = graphql(`
+  mutation CliRevokeApproval($input: RevokeApprovalInput!) {
+    revokeApproval(input: $input) { id state comment toolRef }
+  }
+`);
+
 export const Incidents = graphql(`
   query CliIncidents($state: IncidentState, $first: Int) {
     incidents(state: $state, first: $first) {

@@ -108,6 +108,15 @@ describe('abada CLI', () => {
     const again = await abada(['decide', approval.id, 'reject', '-m', 'no'], fiona);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('ALREADY_DECIDED');
+    // The person who approved withdraws it before the call runs (a reason is required).
+    expect((await abada(['revoke', approval.id], fiona)).code).toBe(2);
+    const revoked = await abada(['revoke', approval.id, '-m', 'parcel found', '--json'], fiona);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(JSON.parse(revoked.stdout)).toMatchObject({
+      id: approval.id,
+      state: 'REVOKED',
+      comment: 'parcel found',
+    });
 
     const [audit, cancel] = await Promise.all([
       abada(['verify-audit', instanceId, '--json'], admin),
