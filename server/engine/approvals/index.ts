@@ -1,3 +1,4 @@
+export * from './basis.js';
 export * from './decide.js';
 export * from './list.js';
 export * from './propose.js';

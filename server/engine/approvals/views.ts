@@ -9,6 +9,7 @@ import {
 } from '../../db/schema.js';
 import { redactArguments, type ToolBinding } from '../definitions/index.js';
 import { type Actor, type EngineContext, diffJson, type Change, isUuid } from '../common/index.js';
+import { onApprovalSentence } from './basis.js';
 import { maySeeApproval } from './visibility.js';
 
 /**
@@ -45,6 +46,8 @@ export interface ApprovalView {
   decidedByName: string | null;
   decidedAt: Date | null;
   comment: string | null;
+  /** what happens when it is approved, in one sentence */
+  onApproval: string;
   createdAt: Date;
 }
 
@@ -131,6 +134,7 @@ function toView(ctx: EngineContext, a: ApprovalRow, { binding, processKey }: App
     decidedByName: a.decidedByName,
     decidedAt: a.decidedAt,
     comment: a.comment,
+    onApproval: onApprovalSentence(binding, a),
     createdAt: a.createdAt,
   };
 }

@@ -8,3 +8,4 @@ export * from './health.js';
 export * from './paging.js';
 export * from './runner.js';
 export * from './sql.js';
+export * from './keys.js';

@@ -4,7 +4,7 @@
  */
 import { EngineError, invalid } from '../../errors.js';
 import type { ToolBinding, AgentWork } from '../definitions/index.js';
-import { requestDigest, sha256Hex, toolCallDigest } from '../../shared/canonical.js';
+import { requestDigest, toolCallDigest } from '../../shared/canonical.js';
 import type { StepRow } from '../../db/schema.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import type { Usage } from './limits.js';
@@ -47,11 +47,6 @@ export function precheck(ctx: EngineContext, actor: Actor, input: JournalStepInp
     throw invalid('sequence starts at 1 and counts up by one per step.', 'sequence');
   if (!Number.isSafeInteger(input.attempt))
     throw invalid('attempt is the attempt number fetchAndLock gave.', 'attempt');
-}
-
-/** The idempotency key of a write: derived from task, attempt and sequence, the same on every lease. */
-export function idempotencyKeyFor(taskId: string, attempt: number, sequence: number): string {
-  return `abada-${sha256Hex(`${taskId}:${attempt}:${sequence}`).slice(0, 40)}`;
 }
 
 export function argumentsOf(request: unknown): unknown {

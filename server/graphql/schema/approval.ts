@@ -1,5 +1,8 @@
 import {
+  type ApprovalBasis,
   type ApprovalView,
+  approvalBasis,
+  type BasisCall,
   type DecisionView,
   decideApproval,
   decisionsOf,
@@ -13,6 +16,7 @@ import {
 } from '../../engine/approvals/index.js';
 import { builder, connection } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
+import { StepState } from './step.js';
 
 export const ApprovalState = builder.enumType('ApprovalState', {
   values: ['PENDING', 'APPROVED', 'REJECTED', 'RETIRED', 'REVOKED'] as const,
@@ -61,6 +65,32 @@ const EarlierProposalRef = builder.objectRef<EarlierProposal>('EarlierProposal')
   }),
 });
 
+const BasisCallRef = builder.objectRef<BasisCall>('BasisCall').implement({
+  description: 'A tool call the agent made before proposing this one, in the same attempt.',
+  fields: (t) => ({
+    sequence: t.exposeInt('sequence'),
+    toolRef: t.exposeString('toolRef'),
+    arguments: t.field({ type: 'JSON', resolve: (c) => c.arguments }),
+    response: t.field({ type: 'JSON', nullable: true, resolve: (c) => c.response }),
+    error: t.exposeString('error', { nullable: true }),
+    state: t.field({ type: StepState, resolve: (c) => c.state as 'COMPLETED' }),
+  }),
+});
+
+const ApprovalBasisRef = builder.objectRef<ApprovalBasis>('ApprovalBasis').implement({
+  description:
+    'What the agent saw and said when it proposed the call: from the journal, as the evidence policy keeps it.',
+  fields: (t) => ({
+    inputs: t.field({ type: 'JSON', description: "The agent node's inputs.", resolve: (b) => b.inputs }),
+    modelText: t.exposeString('modelText', {
+      nullable: true,
+      description: 'The text the model wrote next to the call; null when it wrote none.',
+    }),
+    priorCalls: t.field({ type: [BasisCallRef], resolve: (b) => b.priorCalls }),
+    redactedPaths: t.exposeStringList('redactedPaths'),
+  }),
+});
+
 export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -87,8 +117,18 @@ export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
     }),
     editable: t.exposeBoolean('editable'),
     proposalVersion: t.exposeInt('proposalVersion', {
+      description: 'Deprecated alias of version.',
+      deprecationReason: 'Use version.',
+    }),
+    version: t.exposeInt('proposalVersion', {
       description: '1 as proposed; +1 each time an approver approved with changes (see decisions).',
     }),
+    basis: t.field({
+      type: ApprovalBasisRef,
+      description: 'What the agent saw and said when it proposed the call.',
+      resolve: (a, _x, ctx) => approvalBasis(ctx.engine, a),
+    }),
+    onApproval: t.exposeString('onApproval', { description: 'What happens when it is approved.' }),
     candidateGroups: t.exposeStringList('candidateGroups'),
     level: t.int({ resolve: (a) => levelNumber(a.currentLevel) }),
     levels: t.int({ resolve: (a) => a.levels.length }),

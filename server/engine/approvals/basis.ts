@@ -1,0 +1,108 @@
+/**
+ * What the agent saw and said when it proposed a call (SPEC §11 `basis`, seed 001 §四.3): the node's
+ * inputs (the customer's message), the model's text next to the call, and the tool calls before it in
+ * this attempt. All of it comes from the journal and the frozen agent profile — never from free text the
+ * model could dress up as the engine's — and each call's arguments are shown as the evidence policy keeps
+ * them (its tool's `redact` paths). And what happens on approval, in one sentence.
+ */
+import { and, asc, eq, lt } from 'drizzle-orm';
+import { externalTasks, steps } from '../../db/schema.js';
+import { type EngineContext, idempotencyKeyFor } from '../common/index.js';
+import { redactArguments, type ToolBinding } from '../definitions/index.js';
+
+export interface BasisCall {
+  sequence: number;
+  toolRef: string;
+  arguments: unknown;
+  response: unknown;
+  error: string | null;
+  state: string;
+}
+
+export interface ApprovalBasis {
+  /** the agent node's inputs as the worker received them */
+  inputs: unknown;
+  /** the text the model wrote next to the call (null: it wrote none) */
+  modelText: string | null;
+  /** the tool calls before the proposal in this attempt, in order */
+  priorCalls: BasisCall[];
+  /** where something was withheld, e.g. `priorCalls[0].arguments.card` */
+  redactedPaths: string[];
+}
+
+/** The basis of the approval of the call at (task, attempt, sequence). */
+export async function approvalBasis(
+  ctx: EngineContext,
+  a: { taskId: string; attempt: number; sequence: number },
+): Promise<ApprovalBasis> {
+  const [task] = await ctx.db
+    .select({ agentWork: externalTasks.agentWork })
+    .from(externalTasks)
+    .where(eq(externalTasks.id, a.taskId));
+  const before = await ctx.db
+    .select()
+    .from(steps)
+    .where(and(eq(steps.taskId, a.taskId), eq(steps.attempt, a.attempt), lt(steps.sequence, a.sequence)))
+    .orderBy(asc(steps.sequence));
+  const bindings = task?.agentWork?.toolBindings ?? [];
+  const lastModel = before.filter((s) => s.kind === 'MODEL_CALL').at(-1);
+  const redactedPaths: string[] = [];
+  const priorCalls = before
+    .filter((s) => s.kind === 'TOOL_CALL')
+    .map((s, i): BasisCall => {
+      const request = ctx.sealer.openJson<{ arguments?: unknown }>(s.requestEnc);
+      const binding = bindings.find((b) => b.ref === s.toolRef);
+      const { view, redactedPaths: withheld } = redactArguments(
+        request?.arguments ?? {},
+        binding?.redact ?? [],
+      );
+      redactedPaths.push(
+        ...withheld.map((p) => `priorCalls[${i}].arguments${p.startsWith('[') ? '' : '.'}${p}`),
+      );
+      return {
+        sequence: s.sequence,
+        toolRef: s.toolRef ?? '',
+        arguments: view,
+        response: s.responseEnc ? ctx.sealer.openJson(s.responseEnc) : null,
+        error: s.errorEnc ? ctx.sealer.openJson<string>(s.errorEnc) : null,
+        state: s.state,
+      };
+    });
+  return {
+    inputs: task?.agentWork?.inputs ?? {},
+    modelText: lastModel?.responseEnc ? textOf(ctx.sealer.openJson(lastModel.responseEnc)) : null,
+    priorCalls,
+    redactedPaths,
+  };
+}
+
+/** The text of an assistant message (a string, or the text parts of a content list); null when none. */
+function textOf(message: unknown): string | null {
+  const content = (message as { content?: unknown } | null)?.content;
+  const text =
+    typeof content === 'string'
+      ? content
+      : Array.isArray(content)
+        ? content
+            .map((p) =>
+              (p as { type?: string }).type === 'text' ? String((p as { text?: unknown }).text ?? '') : '',
+            )
+            .join('')
+        : '';
+  return text.trim() === '' ? null : text;
+}
+
+/** What happens when the call is approved, in one sentence (SPEC §11 `onApproval`). */
+export function onApprovalSentence(
+  binding: ToolBinding | undefined,
+  a: { toolRef: string; taskId: string; attempt: number; sequence: number },
+): string {
+  if (binding?.transport === 'delegate') {
+    return `The engine starts the process ${binding.tool} with these arguments as a child of this instance, once; the agent waits for its result.`;
+  }
+  if (binding?.idempotency === 'key') {
+    const key = idempotencyKeyFor(a.taskId, a.attempt, a.sequence);
+    return `The worker calls ${a.toolRef} with these arguments once, with idempotency key ${key}; if it is interrupted it sends the same call again with the same key.`;
+  }
+  return `The worker calls ${a.toolRef} with these arguments once, without an idempotency key: if it is interrupted it is not sent again, and a person is asked what happened.`;
+}
