@@ -35,7 +35,8 @@ export const ApprovalQuery = graphql(`
     approval(id: $id) {
       id state server tool toolRef nodeId model attempt sequence arguments redactedPaths digest
       candidateGroups escalated slaDueAt createdAt decidedBy decidedAt comment editable level levels
-      processInstanceId taskId
+      processInstanceId taskId version onApproval
+      basis { inputs modelText redactedPaths priorCalls { sequence toolRef arguments response error state } }
       earlierProposals { approvalId attempt sequence digest state createdAt changes { path before after } }
       decisions { id decision outcome decidedBy at comment digest level }
     }

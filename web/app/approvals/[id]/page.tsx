@@ -5,6 +5,7 @@ import { useParams } from 'next/navigation';
 import { useEffect } from 'react';
 import { useQuery, useSubscription } from 'urql';
 import { Arguments } from '../../../components/Arguments';
+import { Basis } from '../../../components/Basis';
 import { EscalatedBadge, StateBadge } from '../../../components/Badges';
 import { DecideForm } from '../../../components/DecideForm';
 import { RevokeForm } from '../../../components/RevokeForm';
@@ -97,6 +98,17 @@ export default function ApprovalPage() {
           <p className="muted small">Your decision is bound to this digest: if the call changes, it no longer applies.</p>
         </section>
       </div>
+
+      <section className="card">
+        <h2>Why the agent asks</h2>
+        <Basis basis={a.basis} />
+      </section>
+
+      <section className="card">
+        <h2>What happens on approval</h2>
+        <p data-testid="on-approval">{a.onApproval}</p>
+        <p className="muted small">Version {a.version} of this call.</p>
+      </section>
 
       <section className="card">
         <h2>Decision</h2>
