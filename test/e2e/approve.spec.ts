@@ -35,7 +35,9 @@ test('a finance lead sees a new refund arrive live, approves it, and the process
   // why the agent asks: the customer's message and what it looked up before, from the journal
   await expect(page.getByTestId('input-message')).toHaveText('My parcel 5531 never arrived');
   await expect(page.getByTestId('basis')).toContainText('crm/get_customer');
-  await expect(page.getByTestId('on-approval')).toContainText(/once, with idempotency key abada-[0-9a-f]{40}/);
+  await expect(page.getByTestId('on-approval')).toContainText(
+    /once, with idempotency key abada-[0-9a-f]{40}/,
+  );
   await shot(page, 'approval-detail');
 
   await page.getByRole('button', { name: 'Approve' }).click();
