@@ -27,6 +27,8 @@ const P = {
   me: '{ me { id name groups } }',
 };
 
+type Edge = { cursor: string; node: { id: string; name: string; kind: string } };
+
 let a: TestEngine;
 let b: TestEngine;
 let w: WorkerSim;
@@ -66,9 +68,9 @@ describe('principals', () => {
   it('lists principals by kind, newest first, in keyset pages; another project sees only its own', async () => {
     for (const n of ['h1', 'h2', 'h3']) await create('HUMAN', `list-${n}`, { groups: ['support'] });
     const all = (await a.ok(a.adminToken, P.list, { kind: 'HUMAN', first: 200 })).principals;
-    expect(all.edges.every((e: any) => e.node.kind === 'HUMAN')).toBe(true);
+    expect(all.edges.every((e: Edge) => e.node.kind === 'HUMAN')).toBe(true);
     const one = (await a.ok(a.adminToken, P.list, { kind: 'HUMAN', first: 2 })).principals;
-    expect(one.edges.map((e: any) => e.node.name)).toEqual(['list-h3', 'list-h2']);
+    expect(one.edges.map((e: Edge) => e.node.name)).toEqual(['list-h3', 'list-h2']);
     expect(one.pageInfo.hasNextPage).toBe(true);
     expect(one.totalCount).toBe(all.totalCount);
     const two = (await a.ok(a.adminToken, P.list, { kind: 'HUMAN', first: 2, after: one.pageInfo.endCursor }))
@@ -76,7 +78,7 @@ describe('principals', () => {
     expect(two.edges[0].node.name).toBe('list-h1');
     const other = await create('ADMIN', 'list-other-admin', { projectId: 'list-other' });
     const seen = (await a.ok(other.token, P.list, {})).principals;
-    expect(seen.edges.map((e: any) => e.node.name)).toEqual(['list-other-admin']);
+    expect(seen.edges.map((e: Edge) => e.node.name)).toEqual(['list-other-admin']);
     const hidden = await a.gql(other.token, P.disable, { id: two.edges[0].node.id });
     expect(codeOf(hidden)).toBe('NOT_FOUND');
     const bad = await a.gql(a.adminToken, P.list, { after: 'nonsense' });
