@@ -69,3 +69,31 @@ export const VerifyAudit = graphql(`
     verifyAudit(processInstanceId: $id) { processInstanceId valid rows firstBrokenSeq reason headHash }
   }
 `);
+
+export const Principals = graphql(`
+  query CliPrincipals($kind: PrincipalKind, $first: Int, $after: String) {
+    principals(kind: $kind, first: $first, after: $after) {
+      totalCount
+      pageInfo { hasNextPage endCursor }
+      edges { node { id kind name projectId groups topics disabled disabledAt createdAt } }
+    }
+  }
+`);
+
+export const UpdatePrincipal = graphql(`
+  mutation CliUpdatePrincipal($input: UpdatePrincipalInput!) {
+    updatePrincipal(input: $input) { id kind name projectId groups topics disabled }
+  }
+`);
+
+export const DisablePrincipal = graphql(`
+  mutation CliDisablePrincipal($id: ID!) {
+    disablePrincipal(id: $id) { id kind name projectId disabled disabledAt }
+  }
+`);
+
+export const RotatePrincipalToken = graphql(`
+  mutation CliRotatePrincipalToken($id: ID!) {
+    rotatePrincipalToken(id: $id) { token principal { id kind name projectId } }
+  }
+`);

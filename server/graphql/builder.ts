@@ -11,6 +11,8 @@ import type { EventHub } from './pubsub.js';
 
 export interface GraphQLContext {
   actor: Actor | null;
+  /** why a token was refused, when the caller can act on it (a disabled principal) */
+  authRefusal?: string | null;
   engine: EngineContext;
   hub: EventHub;
   loaders: Loaders;
@@ -34,7 +36,7 @@ export const builder = new SchemaBuilder<{
     }),
     unauthorizedError: (_parent, ctx) =>
       ctx.actor === null
-        ? new GraphQLError('Sign in: send Authorization: Bearer <token>.', {
+        ? new GraphQLError(ctx.authRefusal ?? 'Sign in: send Authorization: Bearer <token>.', {
             extensions: { code: 'UNAUTHENTICATED' },
           })
         : new GraphQLError('Your principal may not use this field.', { extensions: { code: 'FORBIDDEN' } }),

@@ -9,7 +9,7 @@ import { useServer as attachGraphqlWs } from 'graphql-ws/use/ws';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import { type EngineContext, ping } from '../engine/common/index.js';
-import { authenticate, bearerToken } from '../engine/principals/index.js';
+import { identify, bearerToken } from '../engine/principals/index.js';
 import { EngineError } from '../errors.js';
 import { log as defaultLogger, type Logger } from '../log.js';
 import type { GraphQLContext } from './builder.js';
@@ -19,6 +19,7 @@ import { EngineMetrics, serveMetrics } from '../metrics/index.js';
 import { observePlugin } from './observe.js';
 import type { EventHub } from './pubsub.js';
 import { schema } from './schema/index.js';
+import { Sessions } from './sessions.js';
 
 export type WebHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void | Promise<void>;
 
@@ -125,8 +126,10 @@ function createYogaFor(
       const token = bearerToken(
         init.connectionParams?.authorization ?? init.request?.headers.get('authorization'),
       );
+      const { actor, refusal } = await identify(engine, token);
       return {
-        actor: await authenticate(engine, token),
+        actor,
+        authRefusal: refusal,
         engine,
         hub,
         loaders: createLoaders(engine),
@@ -186,6 +189,7 @@ function serveLanding(url: string, res: http.ServerResponse) {
 
 /** graphql-ws at /graphql: a connection authenticates once; each subscription runs through yoga's envelope. */
 function attachWebSocket(wss: WebSocketServer, yoga: Yoga, engine: EngineContext) {
+  const sessions = new Sessions(engine.notifier);
   return attachGraphqlWs(
     {
       // biome-ignore lint/suspicious/noExplicitAny: yoga's enveloped execute/subscribe travel in rootValue
@@ -193,8 +197,11 @@ function attachWebSocket(wss: WebSocketServer, yoga: Yoga, engine: EngineContext
       // biome-ignore lint/suspicious/noExplicitAny: as above
       subscribe: (args: any) => args.rootValue.subscribe(args),
       onConnect: async (ctx) => {
-        const actor = await authenticate(engine, bearerToken(ctx.connectionParams?.authorization));
-        return actor !== null;
+        const { actor } = await identify(engine, bearerToken(ctx.connectionParams?.authorization));
+        if (actor === null) return false;
+        // kept per connection so a disabled (or rotated, or changed) principal's sockets can be closed
+        sessions.add(actor.principalId, ctx.extra.socket);
+        return true;
       },
       onSubscribe: async (ctx, _id, params) => {
         const {

@@ -22,6 +22,10 @@ interface Ids {
   digest: string;
   incidentId: string;
   userTaskId: string;
+  /** a human of the default project, for updatePrincipal and rotatePrincipalToken */
+  principalId: string;
+  /** another one, for disablePrincipal */
+  disableId: string;
 }
 
 // expect: one letter per caller, in the order of WHO.
@@ -48,6 +52,7 @@ const MATRIX: Record<string, Record<string, Row>> = {
       expect: 'DNANAN',
     },
     incidents: { op: () => ({ query: '{ incidents { totalCount } }' }), expect: 'DAAAAA' },
+    principals: { op: () => ({ query: '{ principals { totalCount } }' }), expect: 'DDDDAA' },
     workers: { op: () => ({ query: '{ workers { workerId } }' }), expect: 'DAAAAA' },
     toolCredential: {
       op: (i) => ({
@@ -70,6 +75,28 @@ const MATRIX: Record<string, Record<string, Row>> = {
     createPrincipal: {
       op: () => ({ query: 'mutation { createPrincipal(input: {kind: HUMAN, name: "x"}) { token } }' }),
       expect: 'DDDDAA',
+    },
+    // another project's admin does not see the default project's principals → NOT_FOUND
+    updatePrincipal: {
+      op: (i) => ({
+        query: 'mutation($id: ID!) { updatePrincipal(input: {id: $id, groups: ["support"]}) { id } }',
+        variables: { id: i.principalId },
+      }),
+      expect: 'DDDDAN',
+    },
+    disablePrincipal: {
+      op: (i) => ({
+        query: 'mutation($id: ID!) { disablePrincipal(id: $id) { id } }',
+        variables: { id: i.disableId },
+      }),
+      expect: 'DDDDAN',
+    },
+    rotatePrincipalToken: {
+      op: (i) => ({
+        query: 'mutation($id: ID!) { rotatePrincipalToken(id: $id) { token } }',
+        variables: { id: i.principalId },
+      }),
+      expect: 'DDDDAN',
     },
     deploy: {
       op: () => ({ query: 'mutation { deploy(source: "kind: Nope") { definitions { id } } }' }),
@@ -274,9 +301,15 @@ nodes:
     digest: approval.digest,
     incidentId: incident.id,
     userTaskId,
+    principalId: await principalIdOf(await engine.principal('HUMAN', 'matrix-target', { groups: ['x'] })),
+    disableId: await principalIdOf(await engine.principal('HUMAN', 'matrix-disabled', { groups: ['x'] })),
   };
 });
 afterAll(() => engine?.close());
+
+async function principalIdOf(token: string): Promise<string> {
+  return (await engine.ok(token, '{ me { id } }')).me.id;
+}
 
 function outcome(r: { data: any; errors?: { extensions?: { code?: string } }[] }, field: string): string {
   const code = r.errors?.[0]?.extensions?.code;

@@ -9,13 +9,34 @@ import { MeQuery } from '../lib/queries';
 import { useSession } from '../lib/session';
 import { SignIn } from './SignIn';
 
-const NAV = [
+const NAV: { href: string; label: string; adminOnly?: boolean }[] = [
   { href: '/approvals', label: 'Approvals' },
   { href: '/instances', label: 'Instances' },
   { href: '/incidents', label: 'Incidents' },
   { href: '/workers', label: 'Workers' },
   { href: '/definitions', label: 'Definitions' },
+  { href: '/principals', label: 'Principals', adminOnly: true },
 ];
+
+/** The main navigation; admin pages are listed only for admins (the API refuses the others anyway). */
+function Nav() {
+  const pathname = usePathname();
+  const [{ data }] = useQuery({ query: MeQuery });
+  const admin = data?.me.kind === 'ADMIN';
+  return (
+    <nav aria-label="Main">
+      <ul>
+        {NAV.filter((n) => !n.adminOnly || admin).map((n) => (
+          <li key={n.href}>
+            <Link href={n.href} aria-current={pathname?.startsWith(n.href) ? 'page' : undefined}>
+              {n.label}
+            </Link>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
 
 function Who() {
   const { signOut } = useSession();
@@ -42,7 +63,6 @@ function Who() {
 
 export function Shell({ children }: { children: ReactNode }) {
   const { token, ready } = useSession();
-  const pathname = usePathname();
   return (
     <>
       <a href="#main" className="skip">
@@ -52,19 +72,7 @@ export function Shell({ children }: { children: ReactNode }) {
         <Link href="/approvals" className="brand">
           Abada
         </Link>
-        {token ? (
-          <nav aria-label="Main">
-            <ul>
-              {NAV.map((n) => (
-                <li key={n.href}>
-                  <Link href={n.href} aria-current={pathname?.startsWith(n.href) ? 'page' : undefined}>
-                    {n.label}
-                  </Link>
-                </li>
-              ))}
-            </ul>
-          </nav>
-        ) : null}
+        {token ? <Nav /> : null}
         {token ? <Who /> : null}
       </header>
       <main id="main">{!ready ? <p className="muted">Loading…</p> : token ? children : <SignIn />}</main>

@@ -134,3 +134,33 @@ export const DeployMutation = graphql(`
     deploy(source: $source) { definitions { id key version } toolServers { name version } }
   }
 `);
+
+export const PrincipalRow = graphql(`
+  fragment PrincipalRow on Principal { id kind name projectId groups topics disabled disabledAt createdAt }
+`);
+
+export const PrincipalsQuery = graphql(
+  `query Principals($kind: PrincipalKind, $first: Int, $after: String) {
+    principals(kind: $kind, first: $first, after: $after) {
+      totalCount
+      pageInfo { hasNextPage endCursor }
+      edges { cursor node { ...PrincipalRow } }
+    }
+  }`,
+  [PrincipalRow],
+);
+
+export const UpdatePrincipalMutation = graphql(
+  `mutation UpdatePrincipal($input: UpdatePrincipalInput!) { updatePrincipal(input: $input) { ...PrincipalRow } }`,
+  [PrincipalRow],
+);
+
+export const DisablePrincipalMutation = graphql(
+  `mutation DisablePrincipal($id: ID!) { disablePrincipal(id: $id) { ...PrincipalRow } }`,
+  [PrincipalRow],
+);
+
+export const RotatePrincipalTokenMutation = graphql(
+  `mutation RotatePrincipalToken($id: ID!) { rotatePrincipalToken(id: $id) { token principal { ...PrincipalRow } } }`,
+  [PrincipalRow],
+);

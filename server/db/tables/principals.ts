@@ -1,6 +1,6 @@
-/** Who calls the API. */
+/** Who calls the API, and what admins did to them. */
 import { sql } from 'drizzle-orm';
-import { pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { index, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, ts } from './columns.js';
 import { projects } from './projects.js';
 
@@ -24,3 +24,31 @@ export const principals = pgTable(
 );
 
 export type Principal = typeof principals.$inferSelect;
+
+/**
+ * The record of what admins did to principals (created, updated, disabled, token rotated): append-only,
+ * one row per change, with the admin who did it. The history table belongs to process instances (its
+ * hash chain is per instance), so principals keep their own. Never holds a token or a token hash.
+ */
+export const principalEvents = pgTable(
+  'principal_events',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    principalId: uuid('principal_id')
+      .notNull()
+      .references(() => principals.id),
+    /** the principal's project at the time (null = a global worker) */
+    projectId: text('project_id'),
+    action: text('action').$type<'CREATED' | 'UPDATED' | 'DISABLED' | 'TOKEN_ROTATED'>().notNull(),
+    /** the admin's principal id (the bootstrap admin's fixed id when ABADA_ADMIN_TOKEN did it) */
+    actorId: uuid('actor_id').notNull(),
+    actorName: text('actor_name').notNull(),
+    /** { groups, topics } before and after an update; null for the other actions */
+    before: jsonb('before').$type<{ groups: string[]; topics: string[] }>(),
+    after: jsonb('after').$type<{ groups: string[]; topics: string[] }>(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('principal_events_principal_idx').on(t.principalId, t.createdAt)],
+);
+
+export type PrincipalEventRow = typeof principalEvents.$inferSelect;

@@ -19,7 +19,9 @@ export type EngineEvent =
       change: 'opened' | 'decided' | 'escalated' | 'retired' | 'revoked';
     }
   | { type: 'incident'; incidentId: string; projectId: string | null }
-  | { type: 'job'; kind: string };
+  | { type: 'job'; kind: string }
+  /** a principal changed: every engine drops its cached identity; disabled/rotated close its sockets */
+  | { type: 'principal'; principalId: string; change: 'updated' | 'disabled' | 'rotated' };
 
 /** Where commands and subscribers hear events: `'event'` (an EngineEvent) and `'ready'` (listening again). */
 export type EventFeed = Pick<EventEmitter, 'on' | 'off' | 'listenerCount'>;

@@ -4,13 +4,21 @@
  * compared in constant time.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { and, eq, isNull } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { principals, projects } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import { sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, PrincipalKind } from '../common/index.js';
-
-export const BOOTSTRAP_ADMIN_ID = '00000000-0000-0000-0000-00000000ad01';
+import { identityCache } from './cache.js';
+import {
+  BOOTSTRAP_ADMIN_ID,
+  membershipErrors,
+  type PrincipalView,
+  principalView,
+  recordPrincipalEvent,
+  refuseInvalid,
+  requireAdmin,
+} from './views.js';
 
 /** The token of an `Authorization: Bearer <token>` value, or null. */
 export function bearerToken(value: unknown): string | null {
@@ -35,28 +43,45 @@ export async function authenticate(
   ctx: EngineContext,
   token: string | null | undefined,
 ): Promise<Actor | null> {
-  if (!token) return null;
+  return (await identify(ctx, token)).actor;
+}
+
+const BOOTSTRAP_ACTOR: Omit<Actor, 'principalId'> = {
+  kind: 'ADMIN',
+  name: 'bootstrap-admin',
+  projectId: 'default',
+  groups: [],
+  topics: [],
+};
+
+/**
+ * Resolves a bearer token: the actor, or null with `refusal` saying why when the caller can act on it
+ * (a disabled principal's token). Identities are cached per process (cache.ts); the cache is dropped on
+ * every engine when a principal changes, so a disabled principal's token is refused at once.
+ */
+export async function identify(
+  ctx: EngineContext,
+  token: string | null | undefined,
+): Promise<{ actor: Actor | null; refusal: string | null }> {
+  if (!token) return { actor: null, refusal: null };
   if (ctx.config.adminToken && constantTimeEqual(token, ctx.config.adminToken)) {
-    return {
-      principalId: BOOTSTRAP_ADMIN_ID,
-      kind: 'ADMIN',
-      name: 'bootstrap-admin',
-      projectId: 'default',
-      groups: [],
-      topics: [],
-    };
+    return { actor: { principalId: BOOTSTRAP_ADMIN_ID, ...BOOTSTRAP_ACTOR }, refusal: null };
   }
   const hash = sha256Hex(token);
   const now = Date.now();
-  const hit = actorCache.get(hash);
-  if (hit && hit.until > now) return hit.actor;
-  const rows = await ctx.db
-    .select()
-    .from(principals)
-    .where(and(eq(principals.tokenHash, hash), isNull(principals.disabledAt)))
-    .limit(1);
+  const cache = identityCache(ctx);
+  const hit = cache.get(hash, now);
+  if (hit) return { actor: hit, refusal: null };
+  const rows = await ctx.db.select().from(principals).where(eq(principals.tokenHash, hash)).limit(1);
   const p = rows[0];
-  if (!p) return null; // unknown tokens are not cached: a token created a moment ago works at once
+  // unknown tokens are not cached: a token created a moment ago works at once
+  if (!p) return { actor: null, refusal: null };
+  if (p.disabledAt) {
+    return {
+      actor: null,
+      refusal: `The principal "${p.name}" was disabled on ${p.disabledAt.toISOString()}; its tokens no longer work. Ask an admin for a new principal.`,
+    };
+  }
   const actor: Actor = {
     principalId: p.id,
     kind: p.kind,
@@ -65,17 +90,9 @@ export async function authenticate(
     groups: p.groups,
     topics: p.topics,
   };
-  if (actorCache.size > 10_000) actorCache.clear();
-  actorCache.set(hash, { actor, until: now + ACTOR_CACHE_MS });
-  return actor;
+  cache.set(hash, actor, now);
+  return { actor, refusal: null };
 }
-
-/**
- * Every request authenticates; caching the principal by token hash for a few seconds saves a round trip
- * per call on the hot paths. A disabled principal is refused within ACTOR_CACHE_MS.
- */
-const ACTOR_CACHE_MS = 5_000;
-const actorCache = new Map<string, { actor: Actor; until: number }>();
 
 export interface CreatePrincipalInput {
   kind: PrincipalKind;
@@ -86,15 +103,6 @@ export interface CreatePrincipalInput {
   projectId?: string | null;
 }
 
-export interface PrincipalView {
-  id: string;
-  kind: PrincipalKind;
-  name: string;
-  projectId: string | null;
-  groups: string[];
-  topics: string[];
-}
-
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,99}$/;
 
 /** Creates a principal (admins only) and returns its token, which is never shown again. */
@@ -103,62 +111,42 @@ export async function createPrincipal(
   actor: Actor,
   input: CreatePrincipalInput,
 ): Promise<{ principal: PrincipalView; token: string }> {
-  if (actor.kind !== 'ADMIN') throw new EngineError('FORBIDDEN', 'Only an admin can create principals.');
-  const errors: { path: string; message: string }[] = [];
-  if (!NAME_RE.test(input.name))
-    errors.push({ path: 'name', message: 'Use 1–100 letters, digits, spaces or ._@-' });
+  requireAdmin(actor, 'create principals');
   const groups = input.groups ?? [];
   const topics = input.topics ?? [];
-  if (input.kind !== 'WORKER' && topics.length > 0) {
-    errors.push({ path: 'topics', message: 'Only worker principals fetch topics; leave topics empty.' });
-  }
-  if (input.kind === 'WORKER' && groups.length > 0) {
-    errors.push({
-      path: 'groups',
-      message: 'A worker credential never decides approvals; give groups to humans.',
-    });
-  }
-  for (const g of [...groups, ...topics]) {
-    if (!/^[A-Za-z0-9*][A-Za-z0-9:._*-]{0,99}$/.test(g))
-      errors.push({ path: 'groups', message: `"${g}" is not a valid name.` });
-  }
+  const errors = membershipErrors(input.kind, groups, topics);
+  if (!NAME_RE.test(input.name))
+    errors.unshift({ path: 'name', message: 'Use 1–100 letters, digits, spaces or ._@-' });
   let projectId: string | null = input.projectId ?? actor.projectId;
   if (input.projectId === '*') {
     if (input.kind !== 'WORKER')
       errors.push({ path: 'projectId', message: 'Only workers may be global ("*").' });
     projectId = null;
   }
-  if (errors.length)
-    throw new EngineError('VALIDATION_FAILED', 'The principal is invalid; see errors.', { errors });
+  refuseInvalid(errors);
   // The bootstrap admin (ABADA_ADMIN_TOKEN) sets up projects; other admins stay inside their own.
   if (actor.principalId !== BOOTSTRAP_ADMIN_ID && projectId !== actor.projectId) {
     throw new EngineError('FORBIDDEN', 'An admin can create principals only in its own project.');
   }
-  if (projectId !== null) {
-    await ctx.db.insert(projects).values({ id: projectId, name: projectId }).onConflictDoNothing();
-  }
   const token = newToken();
-  const [row] = await ctx.db
-    .insert(principals)
-    .values({
-      kind: input.kind,
-      name: input.name,
-      groups,
-      topics,
-      projectId,
-      tokenHash: sha256Hex(token),
-      createdBy: actor.principalId,
-    })
-    .returning();
-  return {
-    principal: {
-      id: row.id,
-      kind: row.kind,
-      name: row.name,
-      projectId: row.projectId,
-      groups: row.groups,
-      topics: row.topics,
-    },
-    token,
-  };
+  const row = await ctx.db.transaction(async (tx) => {
+    if (projectId !== null) {
+      await tx.insert(projects).values({ id: projectId, name: projectId }).onConflictDoNothing();
+    }
+    const [created] = await tx
+      .insert(principals)
+      .values({
+        kind: input.kind,
+        name: input.name,
+        groups,
+        topics,
+        projectId,
+        tokenHash: sha256Hex(token),
+        createdBy: actor.principalId,
+      })
+      .returning();
+    await recordPrincipalEvent(tx, actor, created, 'CREATED');
+    return created;
+  });
+  return { principal: principalView(row), token };
 }

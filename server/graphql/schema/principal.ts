@@ -1,5 +1,13 @@
-import { createPrincipal, type PrincipalView } from '../../engine/principals/index.js';
-import { builder } from '../builder.js';
+import {
+  actorView,
+  createPrincipal,
+  disablePrincipal,
+  listPrincipals,
+  type PrincipalView,
+  rotatePrincipalToken,
+  updatePrincipal,
+} from '../../engine/principals/index.js';
+import { builder, connection } from '../builder.js';
 
 export const PrincipalKind = builder.enumType('PrincipalKind', {
   values: ['WORKER', 'HUMAN', 'ADMIN'] as const,
@@ -13,8 +21,21 @@ export const Principal = builder.objectRef<PrincipalView>('Principal').implement
     projectId: t.exposeID('projectId', { nullable: true }),
     groups: t.exposeStringList('groups'),
     topics: t.exposeStringList('topics'),
+    disabled: t.boolean({
+      description: "A disabled principal's tokens and sessions no longer work; disabling is final.",
+      resolve: (p) => p.disabledAt !== null,
+    }),
+    disabledAt: t.field({ type: 'DateTime', nullable: true, resolve: (p) => p.disabledAt }),
+    createdAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'Null for the bootstrap admin (ABADA_ADMIN_TOKEN), which is not stored.',
+      resolve: (p) => p.createdAt,
+    }),
   }),
 });
+
+const PrincipalConnection = connection<PrincipalView>('Principal', Principal);
 
 const CreatedPrincipal = builder
   .objectRef<{ principal: PrincipalView; token: string }>('CreatedPrincipal')
@@ -41,17 +62,17 @@ builder.queryField('me', (t) =>
   t.field({
     type: Principal,
     authScopes: { authenticated: true },
-    resolve: (_r, _a, ctx) => {
-      const a = ctx.actor!;
-      return {
-        id: a.principalId,
-        kind: a.kind,
-        name: a.name,
-        projectId: a.projectId,
-        groups: a.groups,
-        topics: a.topics,
-      };
-    },
+    resolve: (_r, _a, ctx) => actorView(ctx.actor!),
+  }),
+);
+
+builder.queryField('principals', (t) =>
+  t.field({
+    type: PrincipalConnection,
+    authScopes: { admin: true },
+    description: 'The principals you manage (your project; the bootstrap admin: all), newest first.',
+    args: { kind: t.arg({ type: PrincipalKind }), first: t.arg.int(), after: t.arg.string() },
+    resolve: (_r, a, ctx) => listPrincipals(ctx.engine, ctx.actor!, a),
   }),
 );
 
@@ -68,5 +89,47 @@ builder.mutationField('createPrincipal', (t) =>
         topics: input.topics ?? null,
         projectId: input.projectId == null ? null : String(input.projectId),
       }),
+  }),
+);
+
+const UpdatePrincipalInput = builder.inputType('UpdatePrincipalInput', {
+  fields: (t) => ({
+    id: t.id({ required: true }),
+    groups: t.stringList({ description: 'Replaces the groups (humans, admins); omitted = unchanged.' }),
+    topics: t.stringList({ description: 'Replaces the topics (workers); omitted = unchanged.' }),
+  }),
+});
+
+builder.mutationField('updatePrincipal', (t) =>
+  t.field({
+    type: Principal,
+    authScopes: { admin: true },
+    args: { input: t.arg({ type: UpdatePrincipalInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      updatePrincipal(ctx.engine, ctx.actor!, {
+        id: String(input.id),
+        groups: input.groups ?? null,
+        topics: input.topics ?? null,
+      }),
+  }),
+);
+
+builder.mutationField('disablePrincipal', (t) =>
+  t.field({
+    type: Principal,
+    authScopes: { admin: true },
+    description: 'Its tokens and graphql-ws connections stop at once, on every engine. Final.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => disablePrincipal(ctx.engine, ctx.actor!, String(id)),
+  }),
+);
+
+builder.mutationField('rotatePrincipalToken', (t) =>
+  t.field({
+    type: CreatedPrincipal,
+    authScopes: { admin: true },
+    description: 'A new token, shown once; the old one stops at once.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => rotatePrincipalToken(ctx.engine, ctx.actor!, String(id)),
   }),
 );

@@ -1,0 +1,203 @@
+/**
+ * Principals' lifecycle (SPEC §11): list, update groups/topics, disable, rotate the token. Admins only;
+ * an admin manages the principals of its own project, the bootstrap admin (ABADA_ADMIN_TOKEN) every
+ * project's and the global workers. Each change is one transaction that locks the principal's row,
+ * appends to principal_events (with the admin who did it) and announces the change through NOTIFY, so
+ * every engine drops the cached identity and closes the principal's graphql-ws connections (on disable
+ * and rotate) at once. Disabling is final: a disabled principal cannot be updated, rotated or enabled.
+ */
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import { principals, type Principal } from '../../db/schema.js';
+import { EngineError, invalid, notFound } from '../../errors.js';
+import {
+  type Actor,
+  type EngineContext,
+  type PrincipalKind,
+  type Tx,
+  cursorCondition,
+  cursorOrder,
+  isUuid,
+  page,
+  pageSize,
+} from '../common/index.js';
+import { notify } from '../events/index.js';
+import { identityCache } from './cache.js';
+import { newToken } from './principals.js';
+import { sha256Hex } from '../../shared/canonical.js';
+import {
+  BOOTSTRAP_ADMIN_ID,
+  membershipErrors,
+  type PrincipalView,
+  principalView,
+  recordPrincipalEvent,
+  refuseInvalid,
+  requireAdmin,
+} from './views.js';
+
+const isBootstrap = (actor: Actor) => actor.principalId === BOOTSTRAP_ADMIN_ID;
+
+/** The principals an admin may manage: its project's; the bootstrap admin's: all. */
+function scope(actor: Actor) {
+  return isBootstrap(actor) ? undefined : eq(principals.projectId, actor.projectId ?? 'default');
+}
+
+/** The principals an admin manages, newest first, keyset-paged like every list of the API. */
+export async function listPrincipals(
+  ctx: EngineContext,
+  actor: Actor,
+  args: { kind?: PrincipalKind | null; first?: number | null; after?: string | null },
+) {
+  requireAdmin(actor, 'list principals');
+  const first = pageSize(args.first);
+  const base = and(scope(actor), args.kind ? eq(principals.kind, args.kind) : undefined);
+  const rows = await ctx.db
+    .select()
+    .from(principals)
+    .where(and(base, cursorCondition(principals.createdAt, principals.id, args.after)))
+    .orderBy(...cursorOrder(principals.createdAt, principals.id))
+    .limit(first + 1);
+  const [{ count }] = await ctx.db.select({ count: sql<number>`count(*)::int` }).from(principals).where(base);
+  const p = page(rows, first, count);
+  return { ...p, edges: p.edges.map((e) => ({ node: principalView(e.node), cursor: e.cursor })) };
+}
+
+/**
+ * The principal's row, locked, if the admin manages it (else NOT_FOUND: other projects' ids reveal
+ * nothing). Disabling an admin first locks every enabled admin of its project, in id order, so two
+ * admins disabling each other cannot both succeed (nor deadlock).
+ */
+async function lockPrincipal(tx: Tx, actor: Actor, id: string, doing: string): Promise<Principal> {
+  requireAdmin(actor, doing);
+  if (id === BOOTSTRAP_ADMIN_ID) {
+    throw new EngineError(
+      'FORBIDDEN',
+      'The bootstrap admin is the ABADA_ADMIN_TOKEN setting, not a stored principal: change or unset ' +
+        'ABADA_ADMIN_TOKEN and restart the engines instead.',
+    );
+  }
+  if (!isUuid(id)) throw notFound('principal', id);
+  const [seen] = await tx
+    .select({ kind: principals.kind, projectId: principals.projectId })
+    .from(principals)
+    .where(and(eq(principals.id, id), scope(actor)))
+    .limit(1);
+  if (!seen) throw notFound('principal', id);
+  if (seen.kind === 'ADMIN') await lockEnabledAdmins(tx, seen.projectId);
+  const [row] = await tx.select().from(principals).where(eq(principals.id, id)).for('update');
+  return row;
+}
+
+async function lockEnabledAdmins(tx: Tx, projectId: string | null): Promise<string[]> {
+  const rows = await tx
+    .select({ id: principals.id })
+    .from(principals)
+    .where(
+      and(
+        eq(principals.kind, 'ADMIN'),
+        isNull(principals.disabledAt),
+        projectId === null ? isNull(principals.projectId) : eq(principals.projectId, projectId),
+      ),
+    )
+    .orderBy(principals.id)
+    .for('update');
+  return rows.map((r) => r.id);
+}
+
+function refuseDisabled(row: Principal): void {
+  if (row.disabledAt) {
+    throw invalid(
+      `The principal "${row.name}" is disabled, and disabling is final; create a new principal instead.`,
+      'id',
+      'disabled',
+    );
+  }
+}
+
+/** Runs one change in a transaction, then drops this process's cached identity at once (others hear NOTIFY). */
+async function change<T>(ctx: EngineContext, id: string, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const result = await ctx.db.transaction(work);
+  identityCache(ctx).drop(id);
+  return result;
+}
+
+export interface UpdatePrincipalInput {
+  id: string;
+  /** null / omitted = unchanged */
+  groups?: string[] | null;
+  topics?: string[] | null;
+}
+
+/** Replaces a principal's groups and/or topics; decisions and fetches use the new ones at once. */
+export async function updatePrincipal(
+  ctx: EngineContext,
+  actor: Actor,
+  input: UpdatePrincipalInput,
+): Promise<PrincipalView> {
+  return change(ctx, input.id, async (tx) => {
+    const before = await lockPrincipal(tx, actor, input.id, 'update principals');
+    refuseDisabled(before);
+    const groups = input.groups ?? before.groups;
+    const topics = input.topics ?? before.topics;
+    refuseInvalid(membershipErrors(before.kind, groups, topics), 'The update is invalid; see errors.');
+    const [after] = await tx
+      .update(principals)
+      .set({ groups, topics })
+      .where(eq(principals.id, before.id))
+      .returning();
+    await recordPrincipalEvent(tx, actor, after, 'UPDATED', { before, after });
+    await notify(tx, { type: 'principal', principalId: after.id, change: 'updated' });
+    return principalView(after);
+  });
+}
+
+/**
+ * Disables a principal: its tokens are refused and its graphql-ws connections closed on every engine.
+ * Refused (VALIDATION_FAILED) for the last enabled admin of its project, so a project always keeps an
+ * admin who can manage it. Disabling a disabled principal changes nothing and returns it.
+ */
+export async function disablePrincipal(ctx: EngineContext, actor: Actor, id: string): Promise<PrincipalView> {
+  return change(ctx, id, async (tx) => {
+    const row = await lockPrincipal(tx, actor, id, 'disable principals');
+    if (row.disabledAt) return principalView(row);
+    if (row.kind === 'ADMIN') {
+      const admins = await lockEnabledAdmins(tx, row.projectId);
+      if (admins.length <= 1) {
+        throw invalid(
+          `"${row.name}" is the last enabled admin of project ${row.projectId ?? '*'}; create or keep ` +
+            'another admin there before disabling this one.',
+          'id',
+          'last enabled admin',
+        );
+      }
+    }
+    const [after] = await tx
+      .update(principals)
+      .set({ disabledAt: sql`now()` })
+      .where(eq(principals.id, row.id))
+      .returning();
+    await recordPrincipalEvent(tx, actor, after, 'DISABLED');
+    await notify(tx, { type: 'principal', principalId: after.id, change: 'disabled' });
+    return principalView(after);
+  });
+}
+
+/** Gives a principal a new token (shown once) and stops the old one everywhere at once. */
+export async function rotatePrincipalToken(
+  ctx: EngineContext,
+  actor: Actor,
+  id: string,
+): Promise<{ principal: PrincipalView; token: string }> {
+  const token = newToken();
+  return change(ctx, id, async (tx) => {
+    const row = await lockPrincipal(tx, actor, id, 'rotate tokens');
+    refuseDisabled(row);
+    const [after] = await tx
+      .update(principals)
+      .set({ tokenHash: sha256Hex(token) })
+      .where(eq(principals.id, row.id))
+      .returning();
+    await recordPrincipalEvent(tx, actor, after, 'TOKEN_ROTATED');
+    await notify(tx, { type: 'principal', principalId: after.id, change: 'rotated' });
+    return { principal: principalView(after), token };
+  });
+}

@@ -1,0 +1,96 @@
+/** What the API shows of a principal (never its token or hash), the checks its memberships pass, and its record. */
+import { principalEvents, type Principal } from '../../db/schema.js';
+import { EngineError } from '../../errors.js';
+import type { Actor, Executor, PrincipalKind } from '../common/index.js';
+
+export const BOOTSTRAP_ADMIN_ID = '00000000-0000-0000-0000-00000000ad01';
+
+export interface PrincipalView {
+  id: string;
+  kind: PrincipalKind;
+  name: string;
+  projectId: string | null;
+  groups: string[];
+  topics: string[];
+  /** null while enabled; disabling is final */
+  disabledAt: Date | null;
+  /** null for the bootstrap admin (ABADA_ADMIN_TOKEN), which has no row */
+  createdAt: Date | null;
+}
+
+export function principalView(row: Principal): PrincipalView {
+  return {
+    id: row.id,
+    kind: row.kind,
+    name: row.name,
+    projectId: row.projectId,
+    groups: row.groups,
+    topics: row.topics,
+    disabledAt: row.disabledAt,
+    createdAt: row.createdAt,
+  };
+}
+
+/** The caller itself, as `me` shows it (an authenticated actor is enabled). */
+export function actorView(actor: Actor): PrincipalView {
+  return {
+    id: actor.principalId,
+    kind: actor.kind,
+    name: actor.name,
+    projectId: actor.projectId,
+    groups: actor.groups,
+    topics: actor.topics,
+    disabledAt: null,
+    createdAt: null,
+  };
+}
+
+type FieldError = { path: string; message: string };
+const MEMBERSHIP_RE = /^[A-Za-z0-9*][A-Za-z0-9:._*-]{0,99}$/;
+
+/** Workers fetch topics and never decide; humans and admins have groups and fetch nothing. */
+export function membershipErrors(kind: PrincipalKind, groups: string[], topics: string[]): FieldError[] {
+  const errors: FieldError[] = [];
+  if (kind !== 'WORKER' && topics.length > 0) {
+    errors.push({ path: 'topics', message: 'Only worker principals fetch topics; leave topics empty.' });
+  }
+  if (kind === 'WORKER' && groups.length > 0) {
+    errors.push({
+      path: 'groups',
+      message: 'A worker credential never decides approvals; give groups to humans.',
+    });
+  }
+  for (const g of groups)
+    if (!MEMBERSHIP_RE.test(g)) errors.push({ path: 'groups', message: `"${g}" is not a valid name.` });
+  for (const t of topics)
+    if (!MEMBERSHIP_RE.test(t)) errors.push({ path: 'topics', message: `"${t}" is not a valid name.` });
+  return errors;
+}
+
+export function refuseInvalid(errors: FieldError[], what = 'The principal is invalid; see errors.'): void {
+  if (errors.length) throw new EngineError('VALIDATION_FAILED', what, { errors });
+}
+
+export function requireAdmin(actor: Actor, doing: string): void {
+  if (actor.kind !== 'ADMIN') throw new EngineError('FORBIDDEN', `Only an admin can ${doing}.`);
+}
+
+/** Appends one row to the principals' own record (principal_events): what an admin did, never a token. */
+export async function recordPrincipalEvent(
+  ex: Executor,
+  actor: Actor,
+  row: Principal,
+  action: 'CREATED' | 'UPDATED' | 'DISABLED' | 'TOKEN_ROTATED',
+  change: { before?: Principal; after?: Principal } = {},
+): Promise<void> {
+  const memberships = (p?: Principal) => (p ? { groups: p.groups, topics: p.topics } : null);
+  await ex.insert(principalEvents).values({
+    principalId: row.id,
+    projectId: row.projectId,
+    action,
+    actorId: actor.principalId,
+    actorName: actor.name,
+    before: memberships(change.before),
+    after: memberships(change.after),
+  });
+}

@@ -1,0 +1,48 @@
+/**
+ * The open graphql-ws connections of this engine, by principal. When a principal is disabled or its
+ * token rotated (an engine event heard through NOTIFY, from whichever engine made the change) its
+ * connections here are closed: 4401 (graphql-ws clients do not retry it) with a reason saying what to
+ * do. After an update of its groups or topics a connection is closed with 4409, which clients retry,
+ * so the new connection authenticates again and its subscriptions see what the new groups allow.
+ */
+import type { WebSocket } from 'ws';
+import type { EngineEvent, EventFeed } from '../engine/common/index.js';
+
+export const CLOSE = {
+  DISABLED: { code: 4401, reason: 'Unauthorized: the principal was disabled' },
+  ROTATED: { code: 4401, reason: 'Unauthorized: the token was rotated; reconnect with the new token' },
+  UPDATED: { code: 4409, reason: 'The principal changed; reconnect' },
+} as const;
+
+export class Sessions {
+  private readonly byPrincipal = new Map<string, Set<WebSocket>>();
+
+  constructor(feed: EventFeed | null) {
+    feed?.on('event', (e: EngineEvent) => {
+      if (e.type !== 'principal') return;
+      const how =
+        e.change === 'disabled' ? CLOSE.DISABLED : e.change === 'rotated' ? CLOSE.ROTATED : CLOSE.UPDATED;
+      this.closeAll(e.principalId, how);
+    });
+  }
+
+  add(principalId: string, socket: WebSocket): void {
+    let set = this.byPrincipal.get(principalId);
+    if (!set) {
+      set = new Set();
+      this.byPrincipal.set(principalId, set);
+    }
+    set.add(socket);
+    socket.once('close', () => {
+      set.delete(socket);
+      if (set.size === 0 && this.byPrincipal.get(principalId) === set) this.byPrincipal.delete(principalId);
+    });
+  }
+
+  closeAll(principalId: string, how: { code: number; reason: string }): void {
+    const set = this.byPrincipal.get(principalId);
+    if (!set) return;
+    this.byPrincipal.delete(principalId);
+    for (const socket of set) socket.close(how.code, how.reason);
+  }
+}
