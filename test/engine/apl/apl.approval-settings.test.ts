@@ -267,6 +267,10 @@ describe('APL approval settings (SPEC §11)', () => {
     expectError(withTools(ALL, serverWith(25, '      found: "len(refunds"')), 'ABADA-APL-EXPR-001', 25);
     expectError(withTools(ALL, serverWith(25, '      fund: "true"')), 'ABADA-APL-DOC-003', 25);
     expectError(withTools(ALL, serverWith(15, '    risk: extreme')), 'ABADA-APL-DOC-002', 15);
+    // a malformed override is reported once, not also as loosening
+    expect(
+      codes(withTools([...ALL, '{ ref: crm/refund, reversible: maybe, risk: extreme }'])).map((c) => c[0]),
+    ).toEqual(['ABADA-APL-DOC-002', 'ABADA-APL-DOC-002']);
     expectError(withTools(ALL, serverWith(16, '    approval_valid_minutes: 0')), 'ABADA-APL-LIMIT-001', 16);
   });
 

@@ -49,7 +49,11 @@ export function readSettings(r: Reader, o: Obj, p: string, what: string): Writte
     const keyAt = checkText(r, impact, joinKey(p, 'impact'), 'impact');
     if (keyAt !== false) s.impact = impact;
   }
-  if (has(o, 'reversible') && o.reversible !== null) s.reversible = r.bool(o, 'reversible', p, what, true);
+  if (has(o, 'reversible') && o.reversible !== null) {
+    // a malformed value is reported once (DOC-002) and not compared with the tool's
+    const reversible = r.bool(o, 'reversible', p, what, true);
+    if (typeof o.reversible === 'boolean') s.reversible = reversible;
+  }
   if (has(o, 'risk') && o.risk !== null) {
     if (RISKS.includes(o.risk as Risk)) s.risk = o.risk as Risk;
     else
