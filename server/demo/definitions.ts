@@ -23,6 +23,9 @@ tools:
     idempotency: key
     approvers: [finance]
     approval_sla_hours: 4
+    impact: "Refund \${amount} \${currency} to order \${orderId}"
+    reversible: false
+    risk: high
 `;
 
 /** seeds/002: the support-triage process. */

@@ -12,6 +12,48 @@
 export type ToolPolicy = 'read' | 'write' | 'approval_required';
 export type Idempotency = 'key' | 'none';
 export type Transport = 'streamable-http' | 'stdio';
+export type Risk = 'low' | 'medium' | 'high';
+
+/**
+ * A read the engine asks for around a write (SPEC §11): the read tool (`server/tool`, bound on the same
+ * node) and its arguments, a JSON object whose text leaves are templates over the call's arguments
+ * (`${x}`, `${arguments.x}`; in a lookup also `${idempotencyKey}`).
+ */
+export interface GuardRead {
+  tool: string;
+  arguments: Record<string, unknown>;
+}
+
+/** Re-read before an approved write starts; `expect` (the `approval.when` language) must hold. */
+export interface Precondition extends GuardRead {
+  expect: string;
+}
+
+/** Settles a write whose outcome is unknown; `found` true = the write took effect. */
+export interface Lookup extends GuardRead {
+  found: string;
+}
+
+/**
+ * What an approval shows and how long it holds (SPEC §11). Optional because definitions frozen before
+ * these settings existed lack them: read them through `bindingPolicy`, which applies the defaults.
+ */
+export interface ApprovalSettings {
+  /** template over the call's arguments, e.g. "Refund ${amount} to order ${orderId}" */
+  impact?: string | null;
+  /** default true */
+  reversible?: boolean;
+  /** default medium */
+  risk?: Risk;
+  /** an APPROVED call must start within this many minutes (default 1440) */
+  approvalValidMinutes?: number;
+  /** a PENDING approval with no decision by then is EXPIRED (default null: never) */
+  approvalTimeoutHours?: number | null;
+  precondition?: Precondition | null;
+  lookup?: Lookup | null;
+  /** paths in the tool's answers hidden from evidence (an approval's basis and facts) */
+  redactResult?: string[];
+}
 
 /** A conditional approval rule: when `when` holds over the call's arguments, these levels decide in turn. */
 export interface ApprovalRule {
@@ -21,7 +63,7 @@ export interface ApprovalRule {
   levels: string[][];
 }
 
-export interface ToolSpec {
+export interface ToolSpec extends ApprovalSettings {
   policy: ToolPolicy;
   idempotency: Idempotency;
   approvers: string[];
@@ -48,7 +90,7 @@ export interface ToolServerSpec {
 }
 
 /** A tool as frozen on an agent node of a definition version. */
-export interface ToolBinding {
+export interface ToolBinding extends ApprovalSettings {
   /** `server/tool`, or `delegate:<process-key>` */
   ref: string;
   server: string;
@@ -106,6 +148,8 @@ export interface AgentNode extends NodeBase {
   limits: AgentLimits;
   onInvalidOutput: string | null;
   onLowConfidence: string | null;
+  /** paths in the node's inputs hidden from evidence (an approval's basis); absent on older definitions */
+  redactInputs?: string[];
 }
 
 export interface ServiceNode extends NodeBase {

@@ -6,7 +6,15 @@ import {
   type ToolBinding,
   type ValidatedDeployment,
 } from '../../../server/engine/definitions/index.js';
-import { ctx, deployedServer, errorsOf, PIN, processWith, SPEC_EXAMPLE } from './fixtures.js';
+import {
+  ctx,
+  deployedServer,
+  errorsOf,
+  PIN,
+  processWith,
+  SETTING_DEFAULTS,
+  SPEC_EXAMPLE,
+} from './fixtures.js';
 
 function deploy(source: string, context = ctx()): ValidatedDeployment {
   const r = validateSource(source, context);
@@ -33,6 +41,7 @@ const crmBinding = (over: Partial<ToolBinding>): ToolBinding => ({
   editable: false,
   redact: [],
   approvalRules: [],
+  ...SETTING_DEFAULTS,
   ...over,
 });
 
@@ -179,6 +188,7 @@ tools:
       editable: false,
       redact: ['card.number'],
       approvalRules: [],
+      ...SETTING_DEFAULTS,
     });
     const override = `kind: ToolServer\nname: billing\ntransport: streamable-http\nurl: http://b/mcp\ntools:\n  charge: { policy: read }\n---\n`;
     const d = deploy(override + processWith({ tools: '      - billing/charge' }), context);
@@ -215,6 +225,7 @@ tools:
       editable: false,
       redact: [],
       approvalRules: [],
+      ...SETTING_DEFAULTS,
     });
     expect(b[1].tool).toBe('old-one');
   });

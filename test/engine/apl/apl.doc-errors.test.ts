@@ -1,6 +1,8 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: APL sources use ${name} templates literally
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { validateSource } from '../../../server/engine/definitions/index.js';
+import { APL_ERROR_CODES, validateSource } from '../../../server/engine/definitions/index.js';
 import { ctx, errorsOf, expectError, processWith } from './fixtures.js';
 
 const lines = (...l: string[]) => `${l.join('\n')}\n`;
@@ -9,6 +11,11 @@ const PROC = (nodes: string[], head: string[] = []) =>
   lines('kind: Process', 'key: p', ...head, 'start: a', 'nodes:', ...nodes);
 
 describe('APL document errors', () => {
+  it('docs/apl.md lists every error code', () => {
+    const doc = readFileSync(path.resolve(import.meta.dirname, '../../../docs/apl.md'), 'utf8');
+    for (const code of Object.values(APL_ERROR_CODES)) expect(doc, code).toContain(`| \`${code}\` |`);
+  });
+
   it('ABADA-APL-YAML-001 bad YAML with line and column', () => {
     const e = expectError(
       lines('kind: Process', 'key: p', 'nodes: [a, b', 'start: a'),
@@ -129,6 +136,33 @@ describe('APL document errors', () => {
     ]);
     expect(errors[0].message).toContain('Did you mean "review"');
     expectError(PROC(['  - { id: x, type: end }']), 'ABADA-APL-NODE-001', 3, ctx(), 'documents[0].start');
+  });
+
+  it('a node that exists but is broken is reported once, never as missing where start or next name it', () => {
+    const src = PROC([
+      '  - id: a', // 5
+      '    type: agent', // 6
+      '    model: m', // 7
+      '    prompt: p', // 8
+      '    next: b', // 9
+      '  - { id: b, type: service, topic: t, next: c }', // 10
+      '  - { id: c, type: service, topic: "bad topic", next: a }', // 11
+      '  - { id: d, type: user_task, candidate_groups: [x], next: done }', // 12 (reached only through c)
+      '  - { id: done, type: end }', // 13
+    ]).replace('next: a }', 'next: d }');
+    expect(errorsOf(src).map((e) => [e.code, e.line, e.path])).toEqual([
+      ['ABADA-APL-DOC-002', 5, 'documents[0].nodes[0].result_variable'],
+      ['ABADA-APL-DOC-002', 11, 'documents[0].nodes[2].topic'],
+    ]);
+    // a broken agent's result_variable is still known to the templates that use it
+    const uses = PROC([
+      '  - { id: a, type: agent, prompt: p, result_variable: r, next: b }',
+      '  - { id: b, type: agent, model: m, prompt: "${r}", result_variable: s, next: done }',
+      '  - { id: done, type: end }',
+    ]);
+    expect(errorsOf(uses).map((e) => [e.code, e.path])).toEqual([
+      ['ABADA-APL-DOC-002', 'documents[0].nodes[0].model'],
+    ]);
   });
 
   it('ABADA-APL-NODE-002 duplicate node id', () => {

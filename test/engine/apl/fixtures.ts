@@ -2,11 +2,24 @@ import { expect } from 'vitest';
 import {
   validateSource,
   type AplError,
+  type ApprovalSettings,
   type ToolServerSpec,
   type ValidationContext,
 } from '../../../server/engine/definitions/index.js';
 
 export const PIN = 'a'.repeat(64);
+
+/** The approval settings of SPEC §11 as a deployment freezes them when nothing is declared. */
+export const SETTING_DEFAULTS: Required<ApprovalSettings> = {
+  impact: null,
+  reversible: true,
+  risk: 'medium',
+  approvalValidMinutes: 1440,
+  approvalTimeoutHours: null,
+  precondition: null,
+  lookup: null,
+  redactResult: [],
+};
 
 /** The SPEC §2 example (the `input_schema_sha256: ...` placeholder replaced by a real 64-hex pin). */
 export const SPEC_EXAMPLE = `kind: ToolServer

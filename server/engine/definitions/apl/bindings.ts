@@ -1,6 +1,9 @@
 /** Resolves an agent node's `tools` into frozen `ToolBinding`s, applying the node's narrowing. */
 import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
 import { has, isObj, type Reader } from './fields.js';
+import { applySettings, checkNodeGuards, type PlacedBinding } from './guards.js';
+import { withDefaults } from './policy.js';
+import { readSettings, SETTING_FIELDS, type WrittenSettings } from './settings.js';
 import { POLICIES } from './toolserver.js';
 import type { ToolBinding, ToolPolicy, ToolServerSpec } from './types.js';
 
@@ -13,6 +16,8 @@ export interface BindingContext {
   allowedTools: string[] | null;
   /** names defined by documents that failed to parse: refs to them are not reported again */
   brokenNames?: Set<string>;
+  /** servers defined by this source's own documents (their guards are checked there) */
+  sourceServers?: Set<string>;
 }
 
 /** One `tools` entry as written on the node: the ref and the node's overrides. */
@@ -25,6 +30,7 @@ interface ToolEntry {
   approvers: string[] | null;
   policy: ToolPolicy | null;
   sla: number | null;
+  settings: WrittenSettings;
 }
 
 const RANK: Record<ToolPolicy, number> = { read: 0, write: 1, approval_required: 2 };
@@ -48,9 +54,14 @@ export function resolveBindings(
     return out;
   }
   const seen = new Set<string>();
+  const placed: PlacedBinding[] = [];
+  const failedRefs = new Set<string>();
   tools.forEach((value, i) => {
     const entry = readEntry(r, value, joinIndex(tp, i));
-    if (!entry) return;
+    if (!entry) {
+      if (isObj(value) && typeof value.ref === 'string') failedRefs.add(value.ref.trim());
+      return;
+    }
     if (seen.has(entry.ref)) {
       r.err(
         APL.TOOL_DUPLICATE_REF,
@@ -63,16 +74,26 @@ export function resolveBindings(
     const base = entry.ref.startsWith('delegate:')
       ? resolveDelegate(r, entry, ctx)
       : resolveServerTool(r, entry, ctx);
-    const binding = base && applyOverrides(r, base, entry);
-    if (binding) out.push(binding);
+    const narrowed = base && applyOverrides(r, base, entry);
+    const binding = narrowed && applySettings(r, narrowed, entry.settings, entry.ep);
+    if (!binding) {
+      failedRefs.add(entry.ref);
+      return;
+    }
+    out.push(binding);
+    const own = new Set(GUARD_NAMES.filter((g) => entry.settings[g] !== undefined));
+    placed.push({ binding, ep: entry.ep, refPath: entry.refPath, own });
   });
+  checkNodeGuards(r, placed, failedRefs, ctx.servers, ctx);
   return out;
 }
+
+const GUARD_NAMES = ['precondition', 'lookup'] as const;
 
 /** Reads an entry's shape: a bare ref string, or `{ ref, approvers, policy, approval_sla_hours }`. */
 function readEntry(r: Reader, entry: unknown, ep: string): ToolEntry | null {
   if (typeof entry === 'string')
-    return { ref: entry.trim(), ep, refPath: ep, approvers: null, policy: null, sla: null };
+    return { ref: entry.trim(), ep, refPath: ep, approvers: null, policy: null, sla: null, settings: {} };
   if (!isObj(entry)) {
     r.err(
       APL.DOC_FIELD,
@@ -81,7 +102,7 @@ function readEntry(r: Reader, entry: unknown, ep: string): ToolEntry | null {
     );
     return null;
   }
-  r.keys(entry, ep, ['ref', 'approvers', 'policy', 'approval_sla_hours'], 'a tool ref');
+  r.keys(entry, ep, ['ref', 'approvers', 'policy', 'approval_sla_hours', ...SETTING_FIELDS], 'a tool ref');
   const ref = r.str(entry, 'ref', ep, 'a tool ref', {
     required: true,
     help: 'server/tool or delegate:<process-key>.',
@@ -101,7 +122,8 @@ function readEntry(r: Reader, entry: unknown, ep: string): ToolEntry | null {
     }
     policy = entry.policy as ToolPolicy;
   }
-  return { ref: ref.trim(), ep, refPath: joinKey(ep, 'ref'), approvers, policy, sla };
+  const settings = readSettings(r, entry, ep, 'a tool ref');
+  return { ref: ref.trim(), ep, refPath: joinKey(ep, 'ref'), approvers, policy, sla, settings };
 }
 
 /** `delegate:<process-key>`: the key must be deployed or defined in this source. */
@@ -143,6 +165,7 @@ function resolveDelegate(r: Reader, { ref, refPath }: ToolEntry, ctx: BindingCon
     editable: false,
     redact: [],
     approvalRules: [],
+    ...withDefaults({}),
   };
 }
 
@@ -205,6 +228,7 @@ function resolveServerTool(r: Reader, { ref, refPath }: ToolEntry, ctx: BindingC
     editable: tool.editable,
     redact: [...tool.redact],
     approvalRules: tool.approvalRules.map((x) => ({ when: x.when, levels: x.levels.map((l) => [...l]) })),
+    ...withDefaults(structuredClone(tool)),
   };
 }
 

@@ -8,6 +8,16 @@ export {
   matchesRule,
   parseExpression,
 } from './expression.js';
+export {
+  type BindingPolicy,
+  bindingPolicy,
+  DEFAULT_APPROVAL_VALID_MINUTES,
+  DEFAULT_RISK,
+  type FrozenSettings,
+  nodeRedactInputs,
+  withDefaults,
+} from './policy.js';
+export { checkTemplate, renderArguments, renderTemplate, type TemplateRef } from './template.js';
 export { parseRedactPath, REDACTED, redactArguments } from './redact.js';
 export * from './types.js';
 export { validateSource } from './validate.js';

@@ -3,6 +3,7 @@ import { type BindingContext, resolveBindings } from './bindings.js';
 import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
 import { has, isObj, type Obj, type Reader, reservedName } from './fields.js';
 import { checkJsonSchema } from './schema.js';
+import { redactPaths } from './settings.js';
 import {
   type AgentLimits,
   type AgentNode,
@@ -50,6 +51,7 @@ const NODE_FIELDS: Record<string, string[]> = {
     'next',
     'topic',
     'priority',
+    'redact_inputs',
   ],
   service: ['id', 'type', 'topic', 'priority', 'max_attempts', 'next'],
   user_task: ['id', 'type', 'candidate_groups', 'next'],
@@ -194,6 +196,7 @@ function readAgent(
   const onInvalidOutput = addRef(s, 'on_invalid_output');
   const onLowConfidence = addRef(s, 'on_low_confidence');
   const bindings = resolveBindings(r, get(o, 'tools'), np, ctx);
+  const redactInputs = readRedactInputs(s, inputs);
   if (model === null || prompt === null || resultVariable === null) return null;
   return {
     id,
@@ -213,7 +216,26 @@ function readAgent(
     limits,
     onInvalidOutput,
     onLowConfidence,
+    redactInputs,
   };
+}
+
+/** `redact_inputs`: paths in the node's inputs kept out of evidence; each must start at an input. */
+function readRedactInputs({ r, o, np, what }: NodeScope, inputs: Record<string, string>): string[] {
+  const list = r.strList(o, 'redact_inputs', np, what);
+  if (!list) return [];
+  const lp = joinKey(np, 'redact_inputs');
+  const paths = redactPaths(r, list, lp, 'input paths');
+  return paths.filter((path) => {
+    const root = /^[A-Za-z_$][\w$-]*/.exec(path)?.[0] ?? '';
+    if (Object.hasOwn(inputs, root)) return true;
+    r.err(
+      APL.REDACT_INVALID,
+      joinIndex(lp, list.indexOf(path)),
+      `redact_inputs path ${JSON.stringify(path)} names no input of this node (it has: ${Object.keys(inputs).join(', ') || 'none'}).${didYouMean(root, Object.keys(inputs))}`,
+    );
+    return false;
+  });
 }
 
 function readModels({ r, o, np, what }: NodeScope, ctx: ProcessContext) {

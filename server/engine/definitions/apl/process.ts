@@ -1,7 +1,7 @@
 /** The `Process` document: schema checks, node graph checks and freezing to `FrozenProcess`. */
 import { PROCESS_KEY } from './bindings.js';
 import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
-import { has, type Obj, type Reader, reservedName } from './fields.js';
+import { get, has, isObj, type Obj, type Reader, reservedName } from './fields.js';
 import { type ProcessContext, type Ref, readNode, type Template, VAR_NAME } from './node.js';
 import type { FrozenProcess, ProcessNode, VariableSpec, VariableType } from './types.js';
 
@@ -18,6 +18,8 @@ interface NodeGraph {
   ids: Map<string, number>;
   templates: Template[];
   resultVariables: Set<string>;
+  /** ids of nodes that exist but could not be read (their errors said why): never "missing" elsewhere */
+  broken: Map<string, number>;
 }
 
 export function validateProcess(r: Reader, doc: Obj, ctx: ProcessContext): FrozenProcess | null {
@@ -37,7 +39,8 @@ export function validateProcess(r: Reader, doc: Obj, ctx: ProcessContext): Froze
   if (start !== null) graph.refs.unshift({ target: start, path: 'start', field: 'start' });
   const unknownRefs = checkRefs(r, graph);
   // reachability (only when every reference resolves, so one typo does not cascade)
-  if (!unknownRefs && start !== null && graph.ids.has(start)) checkReachable(r, graph, start);
+  const startsAt = start !== null && (graph.ids.has(start) || graph.broken.has(start));
+  if (!unknownRefs && start !== null && startsAt) checkReachable(r, graph, start);
   checkVariables(r, graph, variables, outputs);
   if (key === null || start === null || graph.nodes.length === 0) return null;
   return { key, name, variables, outputs, start, nodes: graph.nodes };
@@ -79,7 +82,14 @@ function readVariables(r: Reader, doc: Obj): Record<string, VariableSpec> {
 }
 
 function readNodes(r: Reader, doc: Obj, ctx: ProcessContext): NodeGraph {
-  const graph: NodeGraph = { nodes: [], refs: [], ids: new Map(), templates: [], resultVariables: new Set() };
+  const graph: NodeGraph = {
+    nodes: [],
+    refs: [],
+    ids: new Map(),
+    templates: [],
+    resultVariables: new Set(),
+    broken: new Map(),
+  };
   const { ids } = graph;
   if (!has(doc, 'nodes') || doc.nodes === null) {
     r.missing('', 'nodes', 'a Process', 'a list of nodes, ending in { id: done, type: end }.');
@@ -92,7 +102,10 @@ function readNodes(r: Reader, doc: Obj, ctx: ProcessContext): NodeGraph {
   doc.nodes.forEach((nv, i) => {
     const np = joinIndex('nodes', i);
     const node = readNode(r, nv, np, ctx, graph.refs, graph.templates);
-    if (!node) return;
+    if (!node) {
+      salvage(graph, nv, i);
+      return;
+    }
     if (ids.has(node.id)) {
       r.err(
         APL.NODE_DUPLICATE_ID,
@@ -108,11 +121,20 @@ function readNodes(r: Reader, doc: Obj, ctx: ProcessContext): NodeGraph {
   return graph;
 }
 
-/** Reports every ref to a node that does not exist; true when there was one. */
-function checkRefs(r: Reader, { refs, ids }: NodeGraph): boolean {
+/** What later checks need of a node that could not be read: its id and its result variable. */
+function salvage(graph: NodeGraph, nv: unknown, i: number): void {
+  if (!isObj(nv)) return;
+  const id = get(nv, 'id');
+  if (typeof id === 'string' && !graph.ids.has(id) && !graph.broken.has(id)) graph.broken.set(id, i);
+  const rv = get(nv, 'result_variable');
+  if (get(nv, 'type') === 'agent' && typeof rv === 'string') graph.resultVariables.add(rv);
+}
+
+/** Reports every ref to a node that does not exist (a broken one exists); true when there was one. */
+function checkRefs(r: Reader, { refs, ids, broken }: NodeGraph): boolean {
   let unknownRefs = false;
   for (const ref of refs) {
-    if (!ids.has(ref.target)) {
+    if (!ids.has(ref.target) && !broken.has(ref.target)) {
       unknownRefs = true;
       r.err(
         APL.NODE_UNKNOWN_REF,
@@ -124,7 +146,9 @@ function checkRefs(r: Reader, { refs, ids }: NodeGraph): boolean {
   return unknownRefs;
 }
 
-function checkReachable(r: Reader, { refs, ids }: NodeGraph, start: string): void {
+function checkReachable(r: Reader, { refs, ids, broken }: NodeGraph, start: string): void {
+  // paths run through broken nodes too (their refs were read), so nothing after one is "unreachable"
+  const at = new Map([...broken, ...ids]);
   const edges = new Map<string, string[]>();
   for (const ref of refs) {
     if (ref.field === 'start') continue;
@@ -137,7 +161,7 @@ function checkReachable(r: Reader, { refs, ids }: NodeGraph, start: string): voi
   const queue = [start];
   while (queue.length > 0) {
     const id = queue.shift() as string;
-    for (const t of edges.get(`nodes[${ids.get(id)}]`) ?? []) {
+    for (const t of edges.get(`nodes[${at.get(id)}]`) ?? []) {
       if (!seen.has(t)) {
         seen.add(t);
         queue.push(t);

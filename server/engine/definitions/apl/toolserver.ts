@@ -2,7 +2,8 @@
 import { APL, describe, joinIndex, joinKey } from './errors.js';
 import { parseExpression } from './expression.js';
 import { has, isObj, type Obj, type Reader, reservedName } from './fields.js';
-import { parseRedactPath } from './redact.js';
+import { toolSettings } from './guards.js';
+import { readSettings, redactPaths, SETTING_FIELDS } from './settings.js';
 import type { ApprovalRule, Idempotency, ToolPolicy, ToolServerSpec, ToolSpec, Transport } from './types.js';
 
 export const SERVER_NAME = /^[a-z0-9][a-z0-9_.-]*$/i;
@@ -29,6 +30,7 @@ const TOOL_FIELDS = [
   'editable',
   'redact',
   'approval',
+  ...SETTING_FIELDS,
 ];
 
 /** Where and how the worker reaches a server: the fields its transport allows. */
@@ -200,18 +202,9 @@ function validateTool(r: Reader, value: unknown, p: string, toolName: string): T
     }
   }
   const editable = r.bool(o, 'editable', p, what, false);
-  const redact: string[] = [];
   const rl = r.strList(o, 'redact', p, what);
-  rl?.forEach((path, i) => {
-    if (parseRedactPath(path)) redact.push(path);
-    else {
-      r.err(
-        APL.REDACT_INVALID,
-        joinIndex(joinKey(p, 'redact'), i),
-        `Redact path ${JSON.stringify(path)} is malformed: use argument paths like card.number or items[].iban.`,
-      );
-    }
-  });
+  const redact = rl ? redactPaths(r, rl, joinKey(p, 'redact'), 'argument paths') : [];
+  const settings = toolSettings(r, readSettings(r, o, p, what), p, toolName, policy, idempotency);
   const approvalRules = readApprovalRules(r, o, p, what);
   if (policy === null) return null;
   return {
@@ -223,6 +216,7 @@ function validateTool(r: Reader, value: unknown, p: string, toolName: string): T
     editable,
     redact,
     approvalRules,
+    ...settings,
   };
 }
 

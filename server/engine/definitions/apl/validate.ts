@@ -5,6 +5,7 @@
 import { PROCESS_KEY } from './bindings.js';
 import { APL, describe, didYouMean, ErrorSink } from './errors.js';
 import { has, isObj, type Obj, Reader } from './fields.js';
+import { checkServerGuards } from './guards.js';
 import { parseSource } from './parse.js';
 import { validateProcess } from './process.js';
 import { validateToolServer } from './toolserver.js';
@@ -72,6 +73,7 @@ function run(source: string, ctx: ValidationContext, sink: ErrorSink): Validated
       allowedTools: ctx.allowedTools ?? null,
       allowedModels: ctx.allowedModels ?? null,
       brokenNames,
+      sourceServers: new Set(toolServers.map((t) => t.name)),
     });
     if (p) processes.push(p);
   }
@@ -123,6 +125,7 @@ function readServers(
   const servers = new Map<string, ToolServerSpec>(ctx.toolServers ?? []);
   const toolServers: ToolServerSpec[] = [];
   const serverAt = new Map<string, number>();
+  const checked: { r: Reader; spec: ToolServerSpec }[] = [];
   for (const { index, doc } of serverDocs) {
     const r = new Reader(sink, index);
     const spec = validateToolServer(r, doc);
@@ -139,12 +142,15 @@ function readServers(
     if (spec) {
       servers.set(spec.name, spec);
       toolServers.push(spec);
+      checked.push({ r, spec });
     } else if (name !== null) {
       // a broken definition shadows the deployed one; refs to it are not reported again as unknown
       servers.delete(name);
       brokenNames.add(`server:${name}`);
     }
   }
+  // a guard may name a tool of any server: checked once every server is known
+  for (const { r, spec } of checked) checkServerGuards(r, spec, servers, brokenNames);
   return { servers, toolServers };
 }
 

@@ -1,0 +1,208 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: messages quote ${…} templates literally
+/**
+ * The approval settings of SPEC §11 as written on a ToolServer tool or a node's tool entry: `impact`,
+ * `reversible`, `risk`, `approval_valid_minutes`, `approval_timeout_hours`, `precondition`, `lookup`,
+ * `redact_result`. Schema, template and expression checks here; which tools a guard may name is checked
+ * once every server and binding is known (guards.ts).
+ */
+import { APL, describe, joinIndex, joinKey } from './errors.js';
+import { parseExpression } from './expression.js';
+import { has, type Obj, type Reader, reservedName } from './fields.js';
+import { RISKS } from './policy.js';
+import { parseRedactPath } from './redact.js';
+import { checkTemplate } from './template.js';
+import type { Lookup, Precondition, Risk } from './types.js';
+
+export const SETTING_FIELDS = [
+  'impact',
+  'reversible',
+  'risk',
+  'approval_valid_minutes',
+  'approval_timeout_hours',
+  'precondition',
+  'lookup',
+  'redact_result',
+];
+
+export const TOOL_REF = /^([^/\s]+)\/([^/\s]+)$/;
+
+/** The settings as written (absent = not written), and where a lookup first uses `${idempotencyKey}`. */
+export interface WrittenSettings {
+  impact?: string;
+  reversible?: boolean;
+  risk?: Risk;
+  approvalValidMinutes?: number;
+  approvalTimeoutHours?: number;
+  precondition?: Precondition;
+  lookup?: Lookup;
+  redactResult?: string[];
+  /** path of the first `${idempotencyKey}` in the lookup's arguments */
+  lookupKeyPath?: string;
+}
+
+type Use = 'impact' | 'precondition' | 'lookup';
+
+export function readSettings(r: Reader, o: Obj, p: string, what: string): WrittenSettings {
+  const s: WrittenSettings = {};
+  const impact = r.str(o, 'impact', p, what);
+  if (impact !== null) {
+    const keyAt = checkText(r, impact, joinKey(p, 'impact'), 'impact');
+    if (keyAt !== false) s.impact = impact;
+  }
+  if (has(o, 'reversible') && o.reversible !== null) {
+    // a malformed value is reported once (DOC-002) and not compared with the tool's
+    const reversible = r.bool(o, 'reversible', p, what, true);
+    if (typeof o.reversible === 'boolean') s.reversible = reversible;
+  }
+  if (has(o, 'risk') && o.risk !== null) {
+    if (RISKS.includes(o.risk as Risk)) s.risk = o.risk as Risk;
+    else
+      r.err(APL.DOC_FIELD, joinKey(p, 'risk'), `risk must be low, medium or high, not ${describe(o.risk)}.`);
+  }
+  const valid = r.num(o, 'approval_valid_minutes', p, what, { integer: true, positive: true });
+  if (valid !== null) s.approvalValidMinutes = valid;
+  const timeout = r.num(o, 'approval_timeout_hours', p, what, { positive: true });
+  if (timeout !== null) s.approvalTimeoutHours = timeout;
+  const pre = readGuard(r, o, p, 'precondition', 'expect');
+  if (pre) s.precondition = { tool: pre.tool, arguments: pre.arguments, expect: pre.expression };
+  const look = readGuard(r, o, p, 'lookup', 'found');
+  if (look) {
+    s.lookup = { tool: look.tool, arguments: look.arguments, found: look.expression };
+    if (look.keyPath) s.lookupKeyPath = look.keyPath;
+  }
+  const redact = r.strList(o, 'redact_result', p, what);
+  if (redact) s.redactResult = redactPaths(r, redact, joinKey(p, 'redact_result'), 'paths in the answer');
+  return s;
+}
+
+/** Keeps the well-formed redact paths, reporting the others (REDACT-001). */
+export function redactPaths(r: Reader, paths: string[], lp: string, like: string): string[] {
+  const out: string[] = [];
+  paths.forEach((path, i) => {
+    if (parseRedactPath(path)) out.push(path);
+    else {
+      r.err(
+        APL.REDACT_INVALID,
+        joinIndex(lp, i),
+        `Redact path ${JSON.stringify(path)} is malformed: use ${like} like card.number or items[].iban.`,
+      );
+    }
+  });
+  return out;
+}
+
+/**
+ * Checks the `${…}` of one text: false when it is malformed (reported), else the path of its first
+ * `${idempotencyKey}` (refused outside a lookup) or null.
+ */
+function checkText(r: Reader, text: string, path: string, use: Use): string | null | false {
+  const t = checkTemplate(text);
+  if (!t.ok) {
+    r.err(APL.TEMPLATE_INVALID, path, t.message);
+    return false;
+  }
+  if (!t.refs.some((x) => x.kind === 'key')) return null;
+  if (use !== 'lookup') {
+    r.err(
+      APL.TEMPLATE_INVALID,
+      path,
+      `\${idempotencyKey} is known only to a lookup (the key exists once the call starts). For an argument of that name write \${arguments.idempotencyKey}.`,
+    );
+    return false;
+  }
+  return path;
+}
+
+interface GuardRead {
+  tool: string;
+  arguments: Record<string, unknown>;
+  expression: string;
+  keyPath: string | null;
+}
+
+function readGuard(r: Reader, o: Obj, p: string, field: Use, exprField: string): GuardRead | null {
+  if (!has(o, field) || o[field] === null) return null;
+  const gp = joinKey(p, field);
+  const what = `"${field}"`;
+  const g = r.obj(o[field], gp, what);
+  if (!g) return null;
+  r.keys(g, gp, ['tool', 'arguments', exprField], what);
+  const tool = r.str(g, 'tool', gp, what, {
+    required: true,
+    help: 'the read tool, server/tool (e.g. crm/get_order), bound on the same node.',
+  });
+  let toolOk = tool !== null;
+  if (tool !== null && !TOOL_REF.test(tool.trim())) {
+    r.err(
+      APL.GUARD_UNKNOWN_TOOL,
+      joinKey(gp, 'tool'),
+      `${JSON.stringify(tool)} is not a tool ref: write server/tool, e.g. crm/get_order.`,
+    );
+    toolOk = false;
+  }
+  const args = readArguments(r, g, gp, field);
+  const expression = r.str(g, exprField, gp, what, {
+    required: true,
+    help:
+      exprField === 'expect'
+        ? "what the read's answer must satisfy, e.g. \"status == 'PAID' && amount >= arguments.amount\"."
+        : 'when the write took effect, e.g. "len(refunds) > 0".',
+  });
+  if (expression !== null) {
+    const parsed = parseExpression(expression);
+    if (!parsed.ok) {
+      r.err(
+        APL.EXPR_INVALID,
+        joinKey(gp, exprField),
+        `The expression ${JSON.stringify(expression.slice(0, 80))} does not parse: ${parsed.message} at character ${parsed.position + 1}.`,
+      );
+      return null;
+    }
+  }
+  if (!toolOk || args === null || expression === null) return null;
+  return { tool: (tool as string).trim(), arguments: args.value, expression, keyPath: args.keyPath };
+}
+
+/** `arguments`: a mapping whose text leaves are templates; a copy, and the first key use. */
+function readArguments(
+  r: Reader,
+  g: Obj,
+  gp: string,
+  use: Use,
+): { value: Record<string, unknown>; keyPath: string | null } | null {
+  if (!has(g, 'arguments') || g.arguments === null) return { value: {}, keyPath: null };
+  const ap = joinKey(gp, 'arguments');
+  const m = r.obj(g.arguments, ap, '"arguments"');
+  if (!m) return null;
+  const state = { ok: true, keyPath: null as string | null };
+  const value = copyChecked(r, m, ap, use, state, 0) as Record<string, unknown>;
+  return state.ok ? { value, keyPath: state.keyPath } : null;
+}
+
+function copyChecked(
+  r: Reader,
+  v: unknown,
+  path: string,
+  use: Use,
+  state: { ok: boolean; keyPath: string | null },
+  depth: number,
+): unknown {
+  if (typeof v === 'string') {
+    const keyAt = checkText(r, v, path, use);
+    if (keyAt === false) state.ok = false;
+    else if (keyAt !== null) state.keyPath ??= keyAt;
+    return v;
+  }
+  if (depth > 32 || v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((x, i) => copyChecked(r, x, joinIndex(path, i), use, state, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (reservedName(k) || k === '') {
+      r.err(APL.DOC_FIELD, joinKey(path, k), `"${k}" cannot be an argument name. Rename it.`);
+      state.ok = false;
+      continue;
+    }
+    out[k] = copyChecked(r, x, joinKey(path, k), use, state, depth + 1);
+  }
+  return out;
+}
