@@ -32,6 +32,10 @@ test('a finance lead sees a new refund arrive live, approves it, and the process
   await expect(args).toContainText('89');
   await expect(page.getByTestId('digest')).toHaveText(/^[0-9a-f]{64}$/);
   await expect(page.getByText('finance-leads').first()).toBeVisible();
+  // seed 001 §四.3: what the call does, its risk and whether it can be undone, from the definition
+  await expect(page.getByTestId('impact')).toContainText('Refund 89 EUR');
+  await expect(page.getByTestId('impact')).toContainText('risk: high');
+  await expect(page.getByTestId('impact')).toContainText('cannot be undone');
   // why the agent asks: the customer's message and what it looked up before, from the journal
   await expect(page.getByTestId('input-message')).toHaveText('My parcel 5531 never arrived');
   await expect(page.getByTestId('basis')).toContainText('crm/get_customer');

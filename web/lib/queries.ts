@@ -35,7 +35,7 @@ export const ApprovalQuery = graphql(`
     approval(id: $id) {
       id state server tool toolRef nodeId model attempt sequence arguments redactedPaths digest
       candidateGroups escalated slaDueAt createdAt decidedBy decidedAt comment editable level levels
-      processInstanceId taskId version onApproval
+      processInstanceId taskId version onApproval impact reversible risk expiresAt validUntil
       basis { inputs modelText redactedPaths priorCalls { sequence toolRef arguments response error state } }
       earlierProposals { approvalId attempt sequence digest state createdAt changes { path before after } }
       decisions { id decision outcome decidedBy at comment digest level }

@@ -7,7 +7,7 @@ import {
   processInstances,
   type ApprovalRow,
 } from '../../db/schema.js';
-import { redactArguments, type ToolBinding } from '../definitions/index.js';
+import { bindingPolicy, redactArguments, renderTemplate, type ToolBinding } from '../definitions/index.js';
 import { type Actor, type EngineContext, diffJson, type Change, isUuid } from '../common/index.js';
 import { onApprovalSentence } from './basis.js';
 import { maySeeApproval } from './visibility.js';
@@ -48,6 +48,14 @@ export interface ApprovalView {
   comment: string | null;
   /** what happens when it is approved, in one sentence */
   onApproval: string;
+  /** the binding's `impact` rendered from the arguments as the approver sees them (null: none declared) */
+  impact: string | null;
+  reversible: boolean;
+  risk: 'low' | 'medium' | 'high';
+  /** a pending approval with no decision by then expires (null: no timeout) */
+  expiresAt: Date | null;
+  /** an approved call must start by then (null: not approved, or a binding without a window) */
+  validUntil: Date | null;
   createdAt: Date;
 }
 
@@ -135,6 +143,7 @@ function toView(ctx: EngineContext, a: ApprovalRow, { binding, processKey }: App
     decidedAt: a.decidedAt,
     comment: a.comment,
     onApproval: onApprovalSentence(binding, a),
+    ...readable(binding, a, view),
     createdAt: a.createdAt,
   };
 }
@@ -207,4 +216,26 @@ export async function earlierProposals(ctx: EngineContext, a: ApprovalView): Pro
       changes: diffJson(args, a.arguments),
     };
   });
+}
+
+/**
+ * What seed 001 §四.3 asks an approver to see besides the call: its impact in words, whether it can be
+ * undone, its risk, and its time bounds — from the frozen binding (older bindings: their defaults).
+ */
+function readable(binding: ToolBinding | undefined, a: ApprovalRow, shownArgs: unknown) {
+  const p = bindingPolicy(binding ?? {});
+  const args = (shownArgs ?? {}) as Record<string, unknown>;
+  const impact = p.impact === null ? null : renderTemplate(p.impact, args);
+  const hours = p.approvalTimeoutHours;
+  const minutes = p.approvalValidMinutes;
+  return {
+    impact: impact === null ? null : typeof impact === 'string' ? impact : JSON.stringify(impact),
+    reversible: p.reversible,
+    risk: p.risk,
+    expiresAt: hours === null ? null : new Date(a.createdAt.getTime() + hours * 3_600_000),
+    validUntil:
+      a.state === 'APPROVED' && a.decidedAt && minutes !== null
+        ? new Date(a.decidedAt.getTime() + minutes * 60_000)
+        : null,
+  };
 }

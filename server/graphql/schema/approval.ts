@@ -65,6 +65,8 @@ const EarlierProposalRef = builder.objectRef<EarlierProposal>('EarlierProposal')
   }),
 });
 
+const Risk = builder.enumType('Risk', { values: ['LOW', 'MEDIUM', 'HIGH'] as const });
+
 const BasisCallRef = builder.objectRef<BasisCall>('BasisCall').implement({
   description: 'A tool call the agent made before proposing this one, in the same attempt.',
   fields: (t) => ({
@@ -129,6 +131,25 @@ export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
       resolve: (a, _x, ctx) => approvalBasis(ctx.engine, a),
     }),
     onApproval: t.exposeString('onApproval', { description: 'What happens when it is approved.' }),
+    impact: t.exposeString('impact', {
+      nullable: true,
+      description:
+        "The tool's impact sentence rendered from the arguments (as the evidence policy shows them).",
+    }),
+    reversible: t.exposeBoolean('reversible'),
+    risk: t.field({ type: Risk, resolve: (a) => a.risk.toUpperCase() as 'LOW' }),
+    expiresAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'A pending approval with no decision by then expires (approval_timeout_hours).',
+      resolve: (a) => a.expiresAt,
+    }),
+    validUntil: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'An approved call must start by then (approval_valid_minutes).',
+      resolve: (a) => a.validUntil,
+    }),
     candidateGroups: t.exposeStringList('candidateGroups'),
     level: t.int({ resolve: (a) => levelNumber(a.currentLevel) }),
     levels: t.int({ resolve: (a) => a.levels.length }),

@@ -27,17 +27,35 @@ nodes:
     inputs:
       customerId: \${customerId}
       message: \${message}
-    tools: [pay/lookup, pay/refund, pay/charge, pay/wire]
+    tools: [pay/lookup, pay/refund, pay/charge, pay/wire, bank/transfer]
     result_variable: outcome
     next: done
   - { id: done, type: end }
 `;
+const BANK = `
+kind: ToolServer
+name: bank
+transport: streamable-http
+url: http://127.0.0.1:4198/mcp
+tools:
+  transfer:
+    policy: approval_required
+    idempotency: key
+    approvers: [finance]
+    impact: "Send \${amount} EUR to account \${iban}"
+    reversible: false
+    risk: high
+    approval_valid_minutes: 30
+    approval_timeout_hours: 2
+    redact: [iban]
+`;
+const READABLE = `query($id: ID!) { approval(id: $id) { state createdAt decidedAt impact reversible risk expiresAt validUntil } }`;
 const BASIS = `query($id: ID!) { approval(id: $id) { version proposalVersion onApproval
   basis { inputs modelText redactedPaths priorCalls { sequence toolRef arguments response error state } } } }`;
 
 beforeAll(async () => {
   engine = await startTestEngine();
-  await engine.ok(engine.adminToken, Q.deploy, { s: [PAY_SERVER, PROCESS].join('---') });
+  await engine.ok(engine.adminToken, Q.deploy, { s: [PAY_SERVER, BANK, PROCESS].join('---') });
   w = new WorkerSim(engine, await engine.principal('WORKER', 'basis-worker', { topics: ['basis'] }), 'w-b');
   fin = await engine.principal('HUMAN', 'fran', { groups: ['finance'] });
 });
@@ -117,5 +135,33 @@ describe('Approval.basis and onApproval', () => {
     expect(a.basis.modelText).toBeNull();
     expect(a.basis.priorCalls).toEqual([]);
     expect(a.onApproval).toContain('without an idempotency key');
+  });
+
+  it('impact, risk, reversibility and the time bounds, from the frozen binding; redaction holds in impact', async () => {
+    await engine.ok(engine.adminToken, Q.start, {
+      key: 'basis',
+      v: { customerId: 'C-9', message: 'pay me' },
+    });
+    let task = await w.fetchOne({ topic: 'basis' });
+    const p = await tool(w, task, 1, 'bank/transfer', 'PROPOSED', { amount: 40, iban: 'DE89 3704' });
+    const pending = (await engine.ok(fin, READABLE, { id: p.step.approvalId })).approval;
+    expect(pending).toMatchObject({
+      state: 'PENDING',
+      impact: 'Send 40 EUR to account [redacted]',
+      reversible: false,
+      risk: 'HIGH',
+      validUntil: null,
+    });
+    expect(Date.parse(pending.expiresAt) - Date.parse(pending.createdAt)).toBe(2 * 3_600_000);
+    await decide(engine, fin, { approvalId: p.step.approvalId!, decision: 'APPROVE', digest: p.step.digest });
+    const approved = (await engine.ok(fin, READABLE, { id: p.step.approvalId })).approval;
+    expect(Date.parse(approved.validUntil) - Date.parse(approved.decidedAt)).toBe(30 * 60_000);
+    // a tool that declares nothing: the defaults
+    task = await w.fetchOne({ topic: 'basis' });
+    await tool(w, task, 1, 'bank/transfer', 'STARTED', { amount: 40, iban: 'DE89 3704' });
+    await tool(w, task, 1, 'bank/transfer', 'COMPLETED', { amount: 40, iban: 'DE89 3704' }, { ok: true });
+    const wire = await tool(w, task, 2, 'pay/wire', 'PROPOSED', { amount: 10 });
+    const plain = (await engine.ok(fin, READABLE, { id: wire.step.approvalId })).approval;
+    expect(plain).toMatchObject({ impact: null, reversible: true, risk: 'MEDIUM', expiresAt: null });
   });
 });

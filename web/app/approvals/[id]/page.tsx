@@ -52,6 +52,20 @@ export default function ApprovalPage() {
         </h1>
         <StateBadge state={a.state} /> {a.escalated ? <EscalatedBadge /> : null}
       </div>
+      <section className="card" data-testid="impact">
+        <h2>What this call does</h2>
+        <p className="impact">{a.impact ?? `Calls ${a.toolRef} with the arguments below.`}</p>
+        <p>
+          <span className={`badge risk-${a.risk.toLowerCase()}`}>risk: {a.risk.toLowerCase()}</span>{' '}
+          <span className={`badge ${a.reversible ? 'reversible' : 'irreversible'}`}>
+            {a.reversible ? 'can be undone' : 'cannot be undone'}
+          </span>
+        </p>
+        <p className="muted small">
+          {a.expiresAt && a.state === 'PENDING' ? `Decide by ${when(a.expiresAt)} (${timeLeft(a.expiresAt)}); after that it expires as rejected. ` : ''}
+          {a.validUntil ? `Approved: the call must start by ${when(a.validUntil)}, else a new approval is asked.` : ''}
+        </p>
+      </section>
       <div className="grid2">
         <section className="card">
           <h2>Where it comes from</h2>
