@@ -122,13 +122,24 @@ export class ToolSteps {
           throw new LetGo('parked', `step ${step.sequence} waits for approval`);
         case 'APPROVED': {
           // Exactly the approved request (the person may have edited its arguments).
-          const r = await at.journalStep({
-            sequence: step.sequence,
-            kind: 'TOOL_CALL',
-            toolRef: binding.ref,
-            state: 'STARTED',
-            request: step.request,
-          });
+          const r = await at
+            .journalStep({
+              sequence: step.sequence,
+              kind: 'TOOL_CALL',
+              toolRef: binding.ref,
+              state: 'STARTED',
+              request: step.request,
+            })
+            .catch((e: unknown) => {
+              // The approval no longer stands (expired, or a decider's authority lapsed): the engine
+              // asked people again and took the task back. Let it go; it returns when they decide.
+              if (
+                e instanceof GraphQLRequestError &&
+                (e.code === 'APPROVAL_EXPIRED' || e.code === 'APPROVAL_REQUIRED')
+              )
+                throw new LetGo('parked', `step ${step.sequence}: ${e.message}`);
+              throw e;
+            });
           step = r.step;
           taskState = r.taskState;
           fresh = true;

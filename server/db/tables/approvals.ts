@@ -22,7 +22,9 @@ export const approvals = pgTable(
     nodeId: text('node_id').notNull(),
     toolRef: text('tool_ref').notNull(),
     model: text('model'),
-    state: text('state').$type<'PENDING' | 'APPROVED' | 'REJECTED' | 'RETIRED' | 'REVOKED'>().notNull(),
+    state: text('state')
+      .$type<'PENDING' | 'APPROVED' | 'REJECTED' | 'RETIRED' | 'REVOKED' | 'EXPIRED' | 'VOIDED'>()
+      .notNull(),
     /** digest of the proposal as it stands (changes when an approver edits the arguments) */
     digest: text('digest').notNull(),
     /** the arguments (full, encrypted); the approver's view is redacted at read time */
@@ -39,6 +41,8 @@ export const approvals = pgTable(
     /** bumped when an approver edits the arguments (approve with changes); decisions keep each version */
     proposalVersion: integer('proposal_version').notNull().default(1),
     slaDueAt: ts('sla_due_at'),
+    /** a PENDING approval with no decision by then expires (approval_timeout_hours; null: never) */
+    expiresAt: ts('expires_at'),
     escalated: boolean('escalated').notNull().default(false),
     escalatedAt: ts('escalated_at'),
     /** the principal who made the final decision (their name, as the API shows it, is decidedByName) */
@@ -46,10 +50,16 @@ export const approvals = pgTable(
     decidedByName: text('decided_by_name'),
     decidedAt: ts('decided_at'),
     comment: text('comment'),
+    /** why a VOIDED approval was voided */
+    voidReason: text('void_reason').$type<'AUTHORITY' | 'PRECONDITION'>(),
     createdAt: createdAt(),
   },
   (t) => [
-    uniqueIndex('approvals_step_uq').on(t.taskId, t.attempt, t.sequence),
+    // a step has at most one live approval; expired and voided ones stay as earlier versions
+    uniqueIndex('approvals_step_uq')
+      .on(t.taskId, t.attempt, t.sequence)
+      .where(sql`state NOT IN ('EXPIRED', 'VOIDED')`),
+    index('approvals_expiry_idx').on(t.expiresAt).where(sql`state = 'PENDING'`),
     index('approvals_project_state_idx').on(t.projectId, t.state, t.createdAt),
     index('approvals_sla_idx').on(t.slaDueAt).where(sql`state = 'PENDING' AND escalated = false`),
   ],

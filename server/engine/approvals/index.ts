@@ -7,3 +7,4 @@ export * from './sla.js';
 export * from './views.js';
 export * from './visibility.js';
 export * from './revoke.js';
+export * from './standing.js';

@@ -4,7 +4,7 @@
  */
 import { and, desc, eq, lt, sql } from 'drizzle-orm';
 import { approvals, externalTasks, steps, type StepRow } from '../../db/schema.js';
-import { matchesRule, type ToolBinding, type AgentWork } from '../definitions/index.js';
+import { type AgentWork, bindingPolicy, matchesRule, type ToolBinding } from '../definitions/index.js';
 import type { EngineContext, Executor } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
 import type { HistoryEntry } from '../history/index.js';
@@ -63,6 +63,7 @@ export interface Proposal {
 export async function openApproval(ex: Executor, ctx: EngineContext, p: Proposal): Promise<void> {
   const { task, step, binding, levels } = p;
   const sla = binding.approvalSlaHours;
+  const timeout = bindingPolicy(binding).approvalTimeoutHours;
   // The approver is shown the model that asked for the call: a fallback model when the node fell back.
   const [proposer] = await ex
     .select({ model: steps.model })
@@ -94,6 +95,7 @@ export async function openApproval(ex: Executor, ctx: EngineContext, p: Proposal
     candidateGroups: levels[0],
     levels,
     slaDueAt: sla != null ? sql`now() + make_interval(secs => ${sla * 3600})` : null,
+    expiresAt: timeout != null ? sql`now() + make_interval(secs => ${timeout * 3600})` : null,
   });
   // No worker holds a slot while a person thinks. worker_id and leased_by stay as a record of who
   // proposed, so that worker (and only it) can re-send the proposal.

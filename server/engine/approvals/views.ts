@@ -56,6 +56,7 @@ export interface ApprovalView {
   expiresAt: Date | null;
   /** an approved call must start by then (null: not approved, or a binding without a window) */
   validUntil: Date | null;
+  voidReason: ApprovalRow['voidReason'];
   createdAt: Date;
 }
 
@@ -143,6 +144,7 @@ function toView(ctx: EngineContext, a: ApprovalRow, { binding, processKey }: App
     decidedAt: a.decidedAt,
     comment: a.comment,
     onApproval: onApprovalSentence(binding, a),
+    voidReason: a.voidReason,
     ...readable(binding, a, view),
     createdAt: a.createdAt,
   };
@@ -226,13 +228,12 @@ function readable(binding: ToolBinding | undefined, a: ApprovalRow, shownArgs: u
   const p = bindingPolicy(binding ?? {});
   const args = (shownArgs ?? {}) as Record<string, unknown>;
   const impact = p.impact === null ? null : renderTemplate(p.impact, args);
-  const hours = p.approvalTimeoutHours;
   const minutes = p.approvalValidMinutes;
   return {
     impact: impact === null ? null : typeof impact === 'string' ? impact : JSON.stringify(impact),
     reversible: p.reversible,
     risk: p.risk,
-    expiresAt: hours === null ? null : new Date(a.createdAt.getTime() + hours * 3_600_000),
+    expiresAt: a.expiresAt,
     validUntil:
       a.state === 'APPROVED' && a.decidedAt && minutes !== null
         ? new Date(a.decidedAt.getTime() + minutes * 60_000)

@@ -16,7 +16,7 @@ export type EngineEvent =
       type: 'approval';
       approvalId: string;
       projectId: string;
-      change: 'opened' | 'decided' | 'escalated' | 'retired' | 'revoked';
+      change: 'opened' | 'decided' | 'escalated' | 'retired' | 'revoked' | 'expired' | 'voided';
     }
   | { type: 'incident'; incidentId: string; projectId: string | null }
   | { type: 'job'; kind: string }

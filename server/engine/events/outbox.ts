@@ -19,6 +19,8 @@ export const WEBHOOK_EVENTS = [
   'approval.escalated',
   'approval.retired',
   'approval.revoked',
+  'approval.expired',
+  'approval.voided',
   'incident.opened',
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];

@@ -12,6 +12,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
 import * as schema from '../../db/schema.js';
 import { EngineError, invalid, notFound } from '../../errors.js';
+import { approvalStanding } from '../approvals/index.js';
 import {
   type Actor,
   type EngineContext,
@@ -23,7 +24,8 @@ import {
 import { type JournalStepInput, precheck } from './input.js';
 import { priceUsage } from './limits.js';
 import { findReusable } from './reuse.js';
-import { applyStep, type JournalResult, RefusalAfterCommit, type RuleReads } from './rules.js';
+import { RefusalAfterCommit } from './reopen.js';
+import { applyStep, type JournalResult, type RuleReads } from './rules.js';
 import { beginAndLoad, write } from './sql.js';
 import { JournalState } from './state.js';
 
@@ -127,6 +129,7 @@ function readsOf(client: pg.PoolClient, state: JournalState, db: () => Executor)
       return findReusable(db(), task, sequence, digest);
     },
     price: (model, usage) => priceUsage(db(), model, usage),
+    approval: (approvalId) => approvalStanding(db(), approvalId),
   };
 }
 

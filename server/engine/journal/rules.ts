@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { StepRow } from '../../db/schema.js';
 import { toolCallDigest } from '../../shared/canonical.js';
 import { EngineError, invalid } from '../../errors.js';
-import { approvalOpened, levelsFor, openApproval } from '../approvals/index.js';
+import { approvalOpened, lapseOf, levelsFor, openApproval, type Standing } from '../approvals/index.js';
 import { type Actor, type EngineContext, idempotencyKeyFor, type Tx } from '../common/index.js';
 import type { AgentWork, ToolBinding } from '../definitions/index.js';
 import { startDelegation } from '../instances/index.js';
@@ -22,6 +22,7 @@ import { assertLease, type LockedTaskRow } from '../lease/index.js';
 import { argumentsOf, digestOf, type JournalStepInput, type StepState } from './input.js';
 import { assertWithinLimits, hasLimits, type priceUsage, priceUsageCached, type Usage } from './limits.js';
 import type { Reusable } from './reuse.js';
+import { reopen } from './reopen.js';
 import { type JournalState, stepHistory } from './state.js';
 import { type StepView, toStepView } from './views.js';
 
@@ -36,20 +37,10 @@ export interface JournalResult {
 export interface RuleReads {
   /** an earlier attempt's same call (SPEC §4 "Later attempts"); sees this call's earlier steps */
   reusable(task: LockedTaskRow, sequence: number, digest: string): Promise<Reusable | null>;
+  /** an approval and the standing of the people who decided it (at the start of an approved call) */
+  approval(approvalId: string): Promise<Standing | null>;
   /** the engine's price of a model call, when the process's price cache has none */
   price(model: string, usage: Usage): ReturnType<typeof priceUsage>;
-}
-
-/**
- * A refusal that changes state (SPEC §11: a lapsed approval window or authority reopens the approval)
- * commits that change before it answers: the rule puts the change into the state, then throws this.
- * The call writes and commits what it changed so far, then answers with `refusal`; steps after it in a
- * batch are not applied.
- */
-export class RefusalAfterCommit extends Error {
-  constructor(readonly refusal: EngineError) {
-    super(refusal.message);
-  }
 }
 
 /** Position of each state in a step's life; a re-sent earlier state is a replay, not a change. */
@@ -166,7 +157,7 @@ async function transition(
       `Step ${e.sequence} was rejected by a person; it never runs. Feed the rejection to the model.`,
     );
   }
-  if (e.state === 'APPROVED' && input.state === 'STARTED') return startApproved(j, ctx, e, input);
+  if (e.state === 'APPROVED' && input.state === 'STARTED') return startApproved(j, ctx, reads, e, input);
   if (e.state === 'STARTED' && (input.state === 'COMPLETED' || input.state === 'FAILED')) {
     const priced =
       e.kind === 'MODEL_CALL' && input.usage
@@ -201,14 +192,19 @@ async function transition(
 }
 
 /** An approved call starts: a keyed write gets its key; a delegation starts its child. */
-function startApproved(
+async function startApproved(
   j: JournalState,
   ctx: EngineContext,
+  reads: RuleReads,
   e: StepRow,
   input: JournalStepInput,
-): JournalResult {
+): Promise<JournalResult> {
   const task = j.task;
   const binding = (task.agentWork as AgentWork).toolBindings.find((b) => b.ref === e.toolRef);
+  // SPEC §11 order at STARTED: the window, then the deciders' authority (then the precondition)
+  const standing = e.approvalId ? await reads.approval(e.approvalId) : null;
+  const lapse = standing ? lapseOf(standing, binding, new Date()) : null;
+  if (standing && lapse) reopen(j, e, input, binding, standing, lapse);
   const key =
     binding?.idempotency === 'key'
       ? (e.idempotencyKey ?? idempotencyKeyFor(task.id, task.attempt, e.sequence))

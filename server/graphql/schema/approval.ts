@@ -19,7 +19,7 @@ import { selectEvents } from '../pubsub.js';
 import { StepState } from './step.js';
 
 export const ApprovalState = builder.enumType('ApprovalState', {
-  values: ['PENDING', 'APPROVED', 'REJECTED', 'RETIRED', 'REVOKED'] as const,
+  values: ['PENDING', 'APPROVED', 'REJECTED', 'RETIRED', 'REVOKED', 'EXPIRED', 'VOIDED'] as const,
 });
 const Decision = builder.enumType('Decision', { values: ['APPROVE', 'REJECT'] as const });
 
@@ -66,6 +66,7 @@ const EarlierProposalRef = builder.objectRef<EarlierProposal>('EarlierProposal')
 });
 
 const Risk = builder.enumType('Risk', { values: ['LOW', 'MEDIUM', 'HIGH'] as const });
+const VoidReason = builder.enumType('VoidReason', { values: ['AUTHORITY', 'PRECONDITION'] as const });
 
 const BasisCallRef = builder.objectRef<BasisCall>('BasisCall').implement({
   description: 'A tool call the agent made before proposing this one, in the same attempt.',
@@ -137,6 +138,12 @@ export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
         "The tool's impact sentence rendered from the arguments (as the evidence policy shows them).",
     }),
     reversible: t.exposeBoolean('reversible'),
+    voidReason: t.field({
+      type: VoidReason,
+      nullable: true,
+      description: 'Why a VOIDED approval was voided.',
+      resolve: (a) => a.voidReason,
+    }),
     risk: t.field({ type: Risk, resolve: (a) => a.risk.toUpperCase() as 'LOW' }),
     expiresAt: t.field({
       type: 'DateTime',

@@ -1,0 +1,160 @@
+/**
+ * Whether an approval still stands when its call starts (SPEC §11 "Bounded", seed 001 §五): it is not a
+ * permanent permission. In this order: the validity window after approval (`approval_valid_minutes`),
+ * then the authority of every person who decided it (still enabled, still in the level's group). A lapse
+ * expires or voids the approval and opens a new version of the same call (same digest) at once — the
+ * model is not asked again; people decide again.
+ */
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import {
+  approvalDecisions,
+  approvals,
+  externalTasks,
+  principals,
+  type ApprovalRow,
+} from '../../db/schema.js';
+import type { HistoryEntry } from '../../db/rows.js';
+import type { Executor } from '../common/index.js';
+import { bindingPolicy, type ToolBinding } from '../definitions/index.js';
+import { notify, notifyTask } from '../events/index.js';
+import type { LockedTaskRow } from '../lease/index.js';
+
+/** An approval and the people whose accepted decisions it rests on, as they stand now. */
+export interface Standing {
+  approval: ApprovalRow;
+  deciders: { level: number; name: string; enabled: boolean; groups: string[] }[];
+}
+
+export async function approvalStanding(ex: Executor, approvalId: string): Promise<Standing | null> {
+  const [approval] = await ex.select().from(approvals).where(eq(approvals.id, approvalId));
+  if (!approval) return null;
+  const rows = await ex
+    .select({
+      level: approvalDecisions.level,
+      name: approvalDecisions.principalName,
+      principalId: approvalDecisions.principalId,
+    })
+    .from(approvalDecisions)
+    .where(and(eq(approvalDecisions.approvalId, approvalId), eq(approvalDecisions.outcome, 'ACCEPTED')));
+  const people =
+    rows.length === 0
+      ? []
+      : await ex
+          .select({ id: principals.id, groups: principals.groups, disabledAt: principals.disabledAt })
+          .from(principals)
+          .where(
+            inArray(
+              principals.id,
+              rows.map((r) => r.principalId),
+            ),
+          );
+  const byId = new Map(people.map((p) => [p.id, p]));
+  return {
+    approval,
+    deciders: rows.map((r) => {
+      const p = byId.get(r.principalId);
+      return { level: r.level, name: r.name, enabled: !!p && p.disabledAt === null, groups: p?.groups ?? [] };
+    }),
+  };
+}
+
+/** Why an approval no longer stands, and what the starting call is told. */
+export interface Lapse {
+  state: 'EXPIRED' | 'VOIDED';
+  voidReason: 'AUTHORITY' | null;
+  code: 'APPROVAL_EXPIRED' | 'APPROVAL_REQUIRED';
+  message: string;
+  details: Record<string, unknown>;
+}
+
+/** The first lapse of an approved call's approval at `now`, or null when it stands. */
+export function lapseOf(s: Standing, binding: ToolBinding | undefined, now: Date): Lapse | null {
+  const a = s.approval;
+  const minutes = bindingPolicy(binding ?? {}).approvalValidMinutes;
+  if (minutes !== null && a.decidedAt && a.decidedAt.getTime() + minutes * 60_000 < now.getTime()) {
+    const until = new Date(a.decidedAt.getTime() + minutes * 60_000).toISOString();
+    return {
+      state: 'EXPIRED',
+      voidReason: null,
+      code: 'APPROVAL_EXPIRED',
+      message: `The approval of step ${a.sequence} was valid until ${until} (${minutes} minutes after approval). A new approval of the same call was asked; let the task go — it comes back when a person decides.`,
+      details: { validUntil: until },
+    };
+  }
+  const lost = s.deciders.filter(
+    (d) => !d.enabled || !d.groups.some((g) => (a.levels[d.level] ?? []).includes(g)),
+  );
+  if (lost.length === 0) return null;
+  const why = lost.map((d) =>
+    d.enabled
+      ? `${d.name} is no longer in ${(a.levels[d.level] ?? []).join(' or ')}`
+      : `${d.name} was disabled`,
+  );
+  return {
+    state: 'VOIDED',
+    voidReason: 'AUTHORITY',
+    code: 'APPROVAL_REQUIRED',
+    message: `The approval of step ${a.sequence} no longer stands: ${why.join('; ')}. A new approval of the same call was asked; let the task go.`,
+    details: { reason: 'AUTHORITY_LAPSED', lapsed: lost.map((d) => d.name) },
+  };
+}
+
+/** The history row of the lapse: APPROVAL_EXPIRED or APPROVAL_VOIDED. */
+export function lapseHistory(task: LockedTaskRow, a: ApprovalRow, lapse: Lapse): HistoryEntry {
+  return {
+    projectId: task.projectId,
+    processInstanceId: task.processInstanceId,
+    taskId: task.id,
+    attempt: a.attempt,
+    sequence: a.sequence,
+    approvalId: a.id,
+    eventType: `APPROVAL_${lapse.state}`,
+    actor: 'engine',
+    data: { digest: a.digest, voidReason: lapse.voidReason ?? undefined, ...lapse.details },
+  };
+}
+
+/**
+ * Writes the lapse (after the journal wrote the step back to PROPOSED under `newId`): the old approval
+ * EXPIRED or VOIDED, a new PENDING version of the same call for the first level, the task parked.
+ */
+export async function reopenApproval(
+  ex: Executor,
+  p: { task: LockedTaskRow; old: ApprovalRow; newId: string; lapse: Lapse; binding: ToolBinding | undefined },
+): Promise<void> {
+  const { task, old, newId, lapse } = p;
+  await ex
+    .update(approvals)
+    .set({ state: lapse.state, voidReason: lapse.voidReason })
+    .where(eq(approvals.id, old.id));
+  const sla = p.binding?.approvalSlaHours ?? null;
+  const timeout = bindingPolicy(p.binding ?? {}).approvalTimeoutHours;
+  await ex.insert(approvals).values({
+    id: newId,
+    projectId: old.projectId,
+    processInstanceId: old.processInstanceId,
+    taskId: task.id,
+    attempt: task.attempt,
+    sequence: old.sequence,
+    nodeId: old.nodeId,
+    toolRef: old.toolRef,
+    model: old.model,
+    state: 'PENDING',
+    digest: old.digest,
+    argumentsEnc: old.argumentsEnc,
+    keyId: old.keyId,
+    candidateGroups: old.levels[0],
+    levels: old.levels,
+    proposalVersion: old.proposalVersion + 1,
+    slaDueAt: sla != null ? sql`now() + make_interval(secs => ${sla * 3600})` : null,
+    expiresAt: timeout != null ? sql`now() + make_interval(secs => ${timeout * 3600})` : null,
+  });
+  await ex
+    .update(externalTasks)
+    .set({ state: 'AWAITING_APPROVAL', leaseExpiresAt: null, updatedAt: sql`now()` })
+    .where(eq(externalTasks.id, task.id));
+  const change = lapse.state === 'EXPIRED' ? 'expired' : 'voided';
+  await notify(ex, { type: 'approval', approvalId: old.id, projectId: old.projectId, change });
+  await notify(ex, { type: 'approval', approvalId: newId, projectId: old.projectId, change: 'opened' });
+  await notifyTask(ex, task, 'AWAITING_APPROVAL');
+}

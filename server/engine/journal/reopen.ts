@@ -1,0 +1,57 @@
+/**
+ * Refusals that change state before they answer (SPEC §11): an approved call whose approval no longer
+ * stands when it starts goes back to PROPOSED under a new version of its approval. Part of the rules of
+ * a step (rules.ts), kept apart because these answer with an error after committing.
+ */
+import { randomUUID } from 'node:crypto';
+import type { StepRow } from '../../db/schema.js';
+import { EngineError } from '../../errors.js';
+import {
+  approvalOpened,
+  type Lapse,
+  lapseHistory,
+  reopenApproval,
+  type Standing,
+} from '../approvals/index.js';
+import type { ToolBinding } from '../definitions/index.js';
+import type { JournalStepInput } from './input.js';
+import { type JournalState, stepHistory } from './state.js';
+
+/**
+ * A refusal that changes state (SPEC §11: a lapsed approval window or authority reopens the approval)
+ * commits that change before it answers: the rule puts the change into the state, then throws this.
+ * The call writes and commits what it changed so far, then answers with `refusal`; steps after it in a
+ * batch are not applied.
+ */
+export class RefusalAfterCommit extends Error {
+  constructor(readonly refusal: EngineError) {
+    super(refusal.message);
+  }
+}
+
+/**
+ * The approval of a call about to start no longer stands (expired, or its deciders' authority lapsed):
+ * the step goes back to PROPOSED under a new version of the approval, the task parks, and the refusal is
+ * answered after that change commits (SPEC §11) — the model is not asked again.
+ */
+export function reopen(
+  j: JournalState,
+  e: StepRow,
+  input: JournalStepInput,
+  binding: ToolBinding | undefined,
+  standing: Standing,
+  lapse: Lapse,
+): never {
+  const task = j.task;
+  const old = standing.approval;
+  const newId = randomUUID();
+  const step: StepRow = { ...e, state: 'PROPOSED', approvalId: newId, updatedAt: new Date() };
+  j.put(step, [
+    lapseHistory(task, old, lapse),
+    approvalOpened(task, step, binding!, old.levels, newId),
+    stepHistory(task, input.workerId, step, { approvalId: newId, version: old.proposalVersion + 1 }),
+  ]);
+  j.park('AWAITING_APPROVAL');
+  j.after((db) => reopenApproval(db, { task, old, newId, lapse, binding }));
+  throw new RefusalAfterCommit(new EngineError(lapse.code, lapse.message, lapse.details));
+}
