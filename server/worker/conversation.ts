@@ -142,6 +142,8 @@ export function assistantMessage(raw: {
 }
 
 export const REJECTED_PREFIX = 'Rejected: a person did not approve this call. Reason: ';
+/** How the engine words a pending approval that timed out (approvals/expiry.ts). */
+const TIMED_OUT_PREFIX = 'Rejected: no decision before ';
 
 /** A tool result as text: strings as they are, anything else as JSON. */
 export function resultText(response: unknown): string {
@@ -165,7 +167,10 @@ export function toolStepContent(step: Step): string | null {
     case 'FAILED':
       return `Error: ${step.error ?? resultText(step.response)}`;
     case 'REJECTED':
-      return `${REJECTED_PREFIX}${step.comment ?? '(no comment)'}`;
+      // the engine's own rejection of an approval nobody decided in time is read as written (SPEC §11)
+      return step.comment?.startsWith(TIMED_OUT_PREFIX)
+        ? step.comment
+        : `${REJECTED_PREFIX}${step.comment ?? '(no comment)'}`;
     case 'OUTCOME_UNKNOWN': {
       // A person stated whether the call happened (and what it returned): that is the call's result,
       // told in words so the model cannot mistake the statement for the tool's own answer.

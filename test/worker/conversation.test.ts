@@ -65,6 +65,9 @@ describe('the conversation', () => {
     expect(toolStepContent(step({ state: 'REJECTED', comment: 'No.' }))).toBe(
       'Rejected: a person did not approve this call. Reason: No.',
     );
+    // nobody decided in time: the engine's own words, read as written (SPEC §11)
+    const timedOut = 'Rejected: no decision before 2026-12-01T10:00:00.000Z.';
+    expect(toolStepContent(step({ state: 'REJECTED', comment: timedOut }))).toBe(timedOut);
     expect(
       toolStepContent(
         step({ response: { ok: true }, approvalId: 'a1', comment: 'Approved with changes: amount 50' }),

@@ -8,3 +8,4 @@ export * from './views.js';
 export * from './visibility.js';
 export * from './revoke.js';
 export * from './standing.js';
+export * from './expiry.js';

@@ -8,6 +8,7 @@ import { approvals } from '../../db/schema.js';
 import { type EngineContext, query } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
+import { sweepExpired } from './expiry.js';
 
 const SLA_LOCK = 0x4abada + 1;
 
@@ -54,6 +55,7 @@ export function startSweeps(ctx: EngineContext): () => void {
     if (running) return;
     running = true;
     sweepSla(ctx)
+      .then(() => sweepExpired(ctx))
       .catch(() => {})
       .finally(() => {
         running = false;

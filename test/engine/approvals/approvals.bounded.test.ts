@@ -7,6 +7,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
+import { sweepExpired } from '../../../server/engine/approvals/index.js';
 import { Q } from '../../helpers/fixtures.js';
 import { WorkerSim } from '../../helpers/worker-sim.js';
 import { decide, historyOf, PAY_SERVER, payProcess, taskOf, tool, toolRaw } from './setup.js';
@@ -16,7 +17,7 @@ let w: WorkerSim;
 let fin: string;
 let finn: string;
 const ARGS = { amount: 40, iban: 'DE89 3704' };
-const KEYS = ['bd-window', 'bd-group', 'bd-disabled'];
+const KEYS = ['bd-window', 'bd-group', 'bd-disabled', 'bd-timeout'];
 
 const BANK = `
 kind: ToolServer
@@ -29,6 +30,7 @@ tools:
     idempotency: key
     approvers: [finance]
     approval_valid_minutes: 30
+    approval_timeout_hours: 1
 `;
 const process = (key: string) => payProcess(key).replace('pay/wire]', 'pay/wire, bank/transfer]');
 const APPROVAL = `query($id: ID!) { approval(id: $id) { id state version digest voidReason candidateGroups
@@ -133,5 +135,27 @@ describe('the approval is checked again when the approved call starts', () => {
     expect(codeOf(r)).toBe('APPROVAL_REQUIRED');
     expect(r.errors![0].message).toContain('was disabled');
     await expectReopenedThenRun('bd-disabled', { approvalId, digest }, 'VOIDED');
+  });
+});
+
+describe('the pending timeout (approval_timeout_hours)', () => {
+  it('a pending approval nobody decided in time: EXPIRED as a rejection the model reads; a late decision is refused', async () => {
+    await engine.ok(engine.adminToken, Q.start, { key: 'bd-timeout', v: { customerId: 'C-42' } });
+    const task = await w.fetchOne({ topic: 'bd-timeout' });
+    const p = await tool(w, task, 1, 'bank/transfer', 'PROPOSED', ARGS);
+    const id = p.step.approvalId!;
+    expect(await sweepExpired(engine.context)).toBe(0); // an hour to go
+    await engine.context.db.execute(
+      sql`UPDATE approvals SET expires_at = now() - interval '1 second' WHERE id = ${id}`,
+    );
+    expect(await sweepExpired(engine.context)).toBe(1);
+    expect(await sweepExpired(engine.context)).toBe(0); // once
+    expect((await engine.ok(finn, APPROVAL, { id })).approval.state).toBe('EXPIRED');
+    const t = await taskOf(engine, task.id);
+    expect(t.state).toBe('OPEN');
+    expect(t.steps[0].state).toBe('REJECTED');
+    expect(t.steps[0].comment).toMatch(/^Rejected: no decision before \d{4}-\d\d-\d\dT.*Z\.$/);
+    const late = await decide(engine, finn, { approvalId: id, decision: 'APPROVE', digest: p.step.digest });
+    expect(codeOf(late)).toBe('ALREADY_DECIDED');
   });
 });

@@ -1,0 +1,68 @@
+/**
+ * The pending timeout (SPEC §11, `approval_timeout_hours`): a PENDING approval with no decision by its
+ * `expires_at` becomes EXPIRED and counts as a rejection — the step REJECTED with "Rejected: no decision
+ * before <time>.", which the model reads, and the task handed out again on the same attempt. Each
+ * approval is settled in its own transaction under the decision's lock order (task, then approval), so a
+ * decision racing the sweep either lands first or finds the approval EXPIRED (ALREADY_DECIDED).
+ */
+import { and, eq, lte, sql } from 'drizzle-orm';
+import { approvals, externalTasks, steps } from '../../db/schema.js';
+import type { EngineContext } from '../common/index.js';
+import { notify, notifyTask } from '../events/index.js';
+import { appendHistory } from '../history/index.js';
+
+/** Expires the PENDING approvals past their timeout; returns how many. */
+export async function sweepExpired(ctx: EngineContext, batch = 50): Promise<number> {
+  const due = await ctx.db
+    .select({ id: approvals.id, taskId: approvals.taskId })
+    .from(approvals)
+    .where(and(eq(approvals.state, 'PENDING'), lte(approvals.expiresAt, sql`now()`)))
+    .limit(batch);
+  let expired = 0;
+  for (const d of due) if (await expireOne(ctx, d.id, d.taskId)) expired++;
+  return expired;
+}
+
+async function expireOne(ctx: EngineContext, approvalId: string, taskId: string): Promise<boolean> {
+  return ctx.db.transaction(async (tx) => {
+    const [task] = await tx.select().from(externalTasks).where(eq(externalTasks.id, taskId)).for('update');
+    const [a] = await tx.select().from(approvals).where(eq(approvals.id, approvalId)).for('update');
+    // decided, retired or revoked meanwhile: nothing to do
+    if (!task || !a || a.state !== 'PENDING' || !a.expiresAt || a.expiresAt.getTime() > Date.now())
+      return false;
+    const comment = `Rejected: no decision before ${a.expiresAt.toISOString()}.`;
+    await tx.update(approvals).set({ state: 'EXPIRED', comment }).where(eq(approvals.id, a.id));
+    await tx
+      .update(steps)
+      .set({ state: 'REJECTED', comment, updatedAt: sql`now()` })
+      .where(and(eq(steps.taskId, a.taskId), eq(steps.attempt, a.attempt), eq(steps.sequence, a.sequence)));
+    const parked = task.state === 'AWAITING_APPROVAL';
+    if (parked) {
+      await tx
+        .update(externalTasks)
+        .set({ state: 'OPEN', workerId: null, availableAt: sql`now()`, updatedAt: sql`now()` })
+        .where(eq(externalTasks.id, task.id));
+    }
+    const base = {
+      projectId: a.projectId,
+      processInstanceId: a.processInstanceId,
+      taskId: a.taskId,
+      attempt: a.attempt,
+      sequence: a.sequence,
+      approvalId: a.id,
+      actor: 'engine',
+    };
+    await appendHistory(
+      tx,
+      {
+        ...base,
+        eventType: 'APPROVAL_EXPIRED',
+        data: { digest: a.digest, expiresAt: a.expiresAt.toISOString() },
+      },
+      { ...base, eventType: 'STEP_REJECTED', data: { digest: a.digest, expired: true } },
+    );
+    await notify(tx, { type: 'approval', approvalId: a.id, projectId: a.projectId, change: 'expired' });
+    if (parked) await notifyTask(tx, task, 'OPEN');
+    return true;
+  });
+}
