@@ -50,6 +50,10 @@ export const approvals = pgTable(
     decidedByName: text('decided_by_name'),
     decidedAt: ts('decided_at'),
     comment: text('comment'),
+    /** the approval rule whose levels apply: its `when`, or null for the tool's approvers */
+    rule: text('rule'),
+    /** the version of the definition the instance runs (null on approvals opened before it was kept) */
+    definitionVersion: integer('definition_version'),
     /** why a VOIDED approval was voided */
     voidReason: text('void_reason').$type<'AUTHORITY' | 'PRECONDITION'>(),
     createdAt: createdAt(),
@@ -83,6 +87,10 @@ export const approvalDecisions = pgTable(
     editedDigest: text('edited_digest'),
     editedArgumentsEnc: text('edited_arguments_enc'),
     comment: text('comment'),
+    /** the policy the decision was made under: definition version, rule, the person's groups then */
+    definitionVersion: integer('definition_version'),
+    rule: text('rule'),
+    groups: text('groups').array(),
     /** ACCEPTED, or the refusal code (ALREADY_DECIDED, STALE_DIGEST, …) */
     outcome: text('outcome').notNull(),
     createdAt: createdAt(),

@@ -79,6 +79,9 @@ async function recordDecision(
     editedDigest: edit?.digest ?? null,
     editedArgumentsEnc: edit ? ctx.sealer.sealJson(edit.args) : null,
     outcome,
+    definitionVersion: a.definitionVersion,
+    rule: a.rule,
+    groups: actor.groups,
   });
   if (outcome === 'ACCEPTED') return;
   await appendHistory(tx, {

@@ -3,7 +3,7 @@
  * call, for the groups of the strictest matching rule (or the approvers). Deciding lives in decide.ts.
  */
 import { and, desc, eq, lt, sql } from 'drizzle-orm';
-import { approvals, externalTasks, steps, type StepRow } from '../../db/schema.js';
+import { approvals, externalTasks, processInstances, steps, type StepRow } from '../../db/schema.js';
 import { type AgentWork, bindingPolicy, matchesRule, type ToolBinding } from '../definitions/index.js';
 import type { EngineContext, Executor } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
@@ -16,12 +16,20 @@ import type { LockedTaskRow } from '../lease/index.js';
  * → cfo instead of finance).
  */
 export function levelsFor(binding: ToolBinding, args: Record<string, unknown>): string[][] {
-  let levels: string[][] | null = null;
+  return approvalRuleFor(binding, args).levels;
+}
+
+/** levelsFor with the rule it came from: the rule's `when`, or null for the approvers. */
+export function approvalRuleFor(
+  binding: ToolBinding,
+  args: Record<string, unknown>,
+): { levels: string[][]; rule: string | null } {
+  let chosen: { levels: string[][]; when: string } | null = null;
   for (const rule of binding.approvalRules ?? []) {
-    if (rule.levels.length === 0 || (levels && rule.levels.length <= levels.length)) continue;
-    if (matchesRule(rule.when, args)) levels = rule.levels;
+    if (rule.levels.length === 0 || (chosen && rule.levels.length <= chosen.levels.length)) continue;
+    if (matchesRule(rule.when, args)) chosen = rule;
   }
-  return levels ?? [binding.approvers];
+  return chosen ? { levels: chosen.levels, rule: chosen.when } : { levels: [binding.approvers], rule: null };
 }
 
 /** The APPROVAL_OPENED history row; the journal puts it just before the step's STEP_PROPOSED. */
@@ -78,8 +86,14 @@ export async function openApproval(ex: Executor, ctx: EngineContext, p: Proposal
     )
     .orderBy(desc(steps.sequence))
     .limit(1);
+  const [instance] = await ex
+    .select({ version: processInstances.version })
+    .from(processInstances)
+    .where(eq(processInstances.id, task.processInstanceId));
   await ex.insert(approvals).values({
     id: p.approvalId,
+    rule: approvalRuleFor(binding, p.args).rule,
+    definitionVersion: instance?.version ?? null,
     projectId: task.projectId,
     processInstanceId: task.processInstanceId,
     taskId: task.id,

@@ -146,6 +146,8 @@ export async function reopenApproval(
     candidateGroups: old.levels[0],
     levels: old.levels,
     proposalVersion: old.proposalVersion + 1,
+    rule: old.rule,
+    definitionVersion: old.definitionVersion,
     slaDueAt: sla != null ? sql`now() + make_interval(secs => ${sla * 3600})` : null,
     expiresAt: timeout != null ? sql`now() + make_interval(secs => ${timeout * 3600})` : null,
   });

@@ -79,6 +79,10 @@ export interface DecisionView {
   comment: string | null;
   outcome: string;
   createdAt: Date;
+  /** the policy it was made under: definition version, the rule whose levels applied, the person's groups */
+  definitionVersion: number | null;
+  rule: string | null;
+  groups: string[] | null;
 }
 
 export interface EarlierProposal {
@@ -185,6 +189,9 @@ export async function decisionsOf(ctx: EngineContext, approvalId: string): Promi
       comment: approvalDecisions.comment,
       outcome: approvalDecisions.outcome,
       createdAt: approvalDecisions.createdAt,
+      definitionVersion: approvalDecisions.definitionVersion,
+      rule: approvalDecisions.rule,
+      groups: approvalDecisions.groups,
     })
     .from(approvalDecisions)
     .where(eq(approvalDecisions.approvalId, approvalId))

@@ -36,6 +36,18 @@ const ApprovalDecision = builder.objectRef<DecisionView>('ApprovalDecision').imp
     comment: t.exposeString('comment', { nullable: true }),
     outcome: t.exposeString('outcome'),
     at: t.field({ type: 'DateTime', resolve: (d) => d.createdAt }),
+    definitionVersion: t.exposeInt('definitionVersion', {
+      nullable: true,
+      description: 'The version of the definition the decision was made under.',
+    }),
+    rule: t.exposeString('rule', {
+      nullable: true,
+      description: "The approval rule whose levels applied (its `when`); null: the tool's approvers.",
+    }),
+    groups: t.exposeStringList('groups', {
+      nullable: true,
+      description: "The person's groups when they decided.",
+    }),
   }),
 });
 

@@ -77,6 +77,28 @@ describe('two-level approval rule', () => {
       [2, 'lee', false, 'STALE_DIGEST'],
       [2, 'lee', true, 'ACCEPTED'],
     ]);
+    // each decision records the policy it was made under: definition version, rule, the person's groups
+    const policy = await engine.ok(
+      fin,
+      `query($id: ID!) { approval(id: $id) { decisions { decidedBy definitionVersion rule groups outcome } } }`,
+      { id: p.approvalId },
+    );
+    expect(policy.approval.decisions.filter((d: any) => d.outcome === 'ACCEPTED')).toEqual([
+      {
+        decidedBy: 'fran',
+        definitionVersion: 1,
+        rule: 'amount > 1000',
+        groups: ['finance'],
+        outcome: 'ACCEPTED',
+      },
+      {
+        decidedBy: 'lee',
+        definitionVersion: 1,
+        rule: 'amount > 1000',
+        groups: ['finance-leads'],
+        outcome: 'ACCEPTED',
+      },
+    ]);
     const h = await historyOf(engine, p.instanceId);
     expect(h.map((e) => e.eventType).slice(3)).toEqual([
       'APPROVAL_OPENED',
