@@ -20,6 +20,10 @@ test('a finance lead sees a new refund arrive live, approves it, and the process
   await expect(row.locator('.badge.new')).toBeVisible();
   await expect(page.getByTestId('live-notice')).toContainText('New approval: crm / refund');
   await expect(row).toContainText(/h \d+ min left/);
+  // the row says what the call does and how risky it is (seed 001 §四.3)
+  await expect(row.getByTestId('row-impact')).toHaveText('Refund 89 EUR to order 5531');
+  await expect(row).toContainText('risk: high');
+  await expect(row).toContainText('cannot be undone');
   // no reload happened: the document is the one loaded before the refund was proposed
   expect(await page.evaluate(() => performance.timeOrigin)).toBe(loadedAt);
   await shot(page, 'inbox');

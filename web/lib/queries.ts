@@ -6,7 +6,7 @@ export const MeQuery = graphql(`query Me { me { id name kind groups projectId } 
 export const ApprovalRow = graphql(`
   fragment ApprovalRow on Approval {
     id state server tool toolRef nodeId attempt sequence candidateGroups escalated slaDueAt
-    createdAt decidedBy decidedAt processInstanceId arguments
+    createdAt decidedBy decidedAt processInstanceId arguments impact risk reversible expiresAt
   }
 `);
 

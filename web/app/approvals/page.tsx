@@ -107,7 +107,11 @@ export default function ApprovalsPage() {
                       {a.server} / {a.tool}
                     </Link>
                     {fresh.includes(a.id) ? <span className="badge new">new</span> : null}
-                    <div className="muted small">{argumentSummary(a.arguments)}</div>
+                    <div className="small" data-testid="row-impact">
+                      {a.impact ?? argumentSummary(a.arguments)}
+                    </div>
+                    <span className={`badge risk-${a.risk.toLowerCase()}`}>risk: {a.risk.toLowerCase()}</span>
+                    {a.reversible ? null : <span className="badge irreversible">cannot be undone</span>}
                   </td>
                   <td>
                     {a.nodeId} <span className="muted small">attempt {a.attempt}, step {a.sequence}</span>
@@ -118,6 +122,9 @@ export default function ApprovalsPage() {
                   </td>
                   <td className={a.state === 'PENDING' && a.slaDueAt && new Date(a.slaDueAt).getTime() < now ? 'overdue' : ''}>
                     {a.state === 'PENDING' ? timeLeft(a.slaDueAt, now) : `decided by ${a.decidedBy ?? '—'}`}
+                    {a.state === 'PENDING' && a.expiresAt ? (
+                      <div className="muted small">expires: {timeLeft(a.expiresAt, now)}</div>
+                    ) : null}
                   </td>
                   <td>{when(a.createdAt)}</td>
                 </tr>
