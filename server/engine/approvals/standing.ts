@@ -120,7 +120,15 @@ export function lapseHistory(task: LockedTaskRow, a: ApprovalRow, lapse: Lapse):
  */
 export async function reopenApproval(
   ex: Executor,
-  p: { task: LockedTaskRow; old: ApprovalRow; newId: string; lapse: Lapse; binding: ToolBinding | undefined },
+  p: {
+    task: LockedTaskRow;
+    old: ApprovalRow;
+    newId: string;
+    lapse: Lapse;
+    binding: ToolBinding | undefined;
+    /** the step's sequence in the current attempt (an approval reused from an earlier attempt had its own) */
+    sequence: number;
+  },
 ): Promise<void> {
   const { task, old, newId, lapse } = p;
   await ex
@@ -135,7 +143,7 @@ export async function reopenApproval(
     processInstanceId: old.processInstanceId,
     taskId: task.id,
     attempt: task.attempt,
-    sequence: old.sequence,
+    sequence: p.sequence,
     nodeId: old.nodeId,
     toolRef: old.toolRef,
     model: old.model,

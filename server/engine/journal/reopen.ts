@@ -52,6 +52,6 @@ export function reopen(
     stepHistory(task, input.workerId, step, { approvalId: newId, version: old.proposalVersion + 1 }),
   ]);
   j.park('AWAITING_APPROVAL');
-  j.after((db) => reopenApproval(db, { task, old, newId, lapse, binding }));
+  j.after((db) => reopenApproval(db, { task, old, newId, lapse, binding, sequence: e.sequence }));
   throw new RefusalAfterCommit(new EngineError(lapse.code, lapse.message, lapse.details));
 }
