@@ -5,11 +5,10 @@
  * approval is settled in its own transaction under the decision's lock order (task, then approval), so a
  * decision racing the sweep either lands first or finds the approval EXPIRED (ALREADY_DECIDED).
  */
+import { withdrawApproval } from './withdraw.js';
 import { and, eq, lte, sql } from 'drizzle-orm';
-import { approvals, externalTasks, steps } from '../../db/schema.js';
+import { approvals, externalTasks } from '../../db/schema.js';
 import type { EngineContext } from '../common/index.js';
-import { notify, notifyTask } from '../events/index.js';
-import { appendHistory } from '../history/index.js';
 
 /** Expires the PENDING approvals past their timeout; returns how many. */
 export async function sweepExpired(ctx: EngineContext, batch = 50): Promise<number> {
@@ -31,38 +30,13 @@ async function expireOne(ctx: EngineContext, approvalId: string, taskId: string)
     if (!task || !a || a.state !== 'PENDING' || !a.expiresAt || a.expiresAt.getTime() > Date.now())
       return false;
     const comment = `Rejected: no decision before ${a.expiresAt.toISOString()}.`;
-    await tx.update(approvals).set({ state: 'EXPIRED', comment }).where(eq(approvals.id, a.id));
-    await tx
-      .update(steps)
-      .set({ state: 'REJECTED', comment, updatedAt: sql`now()` })
-      .where(and(eq(steps.taskId, a.taskId), eq(steps.attempt, a.attempt), eq(steps.sequence, a.sequence)));
-    const parked = task.state === 'AWAITING_APPROVAL';
-    if (parked) {
-      await tx
-        .update(externalTasks)
-        .set({ state: 'OPEN', workerId: null, availableAt: sql`now()`, updatedAt: sql`now()` })
-        .where(eq(externalTasks.id, task.id));
-    }
-    const base = {
-      projectId: a.projectId,
-      processInstanceId: a.processInstanceId,
-      taskId: a.taskId,
-      attempt: a.attempt,
-      sequence: a.sequence,
-      approvalId: a.id,
+    await withdrawApproval(tx, task, a, {
+      state: 'EXPIRED',
+      comment,
+      reason: comment,
       actor: 'engine',
-    };
-    await appendHistory(
-      tx,
-      {
-        ...base,
-        eventType: 'APPROVAL_EXPIRED',
-        data: { digest: a.digest, expiresAt: a.expiresAt.toISOString() },
-      },
-      { ...base, eventType: 'STEP_REJECTED', data: { digest: a.digest, expired: true } },
-    );
-    await notify(tx, { type: 'approval', approvalId: a.id, projectId: a.projectId, change: 'expired' });
-    if (parked) await notifyTask(tx, task, 'OPEN');
+      data: { digest: a.digest, expiresAt: a.expiresAt.toISOString() },
+    });
     return true;
   });
 }

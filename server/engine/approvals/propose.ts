@@ -70,8 +70,6 @@ export interface Proposal {
  */
 export async function openApproval(ex: Executor, ctx: EngineContext, p: Proposal): Promise<void> {
   const { task, step, binding, levels } = p;
-  const sla = binding.approvalSlaHours;
-  const timeout = bindingPolicy(binding).approvalTimeoutHours;
   // The approver is shown the model that asked for the call: a fallback model when the node fell back.
   const [proposer] = await ex
     .select({ model: steps.model })
@@ -108,20 +106,30 @@ export async function openApproval(ex: Executor, ctx: EngineContext, p: Proposal
     keyId: ctx.sealer.currentKeyId,
     candidateGroups: levels[0],
     levels,
+    ...timeBounds(binding),
+  });
+  await parkForApproval(ex, task, p.approvalId);
+}
+
+/** When a new approval's SLA falls due and when, undecided, it expires — from its binding. */
+export function timeBounds(binding: ToolBinding | undefined) {
+  const sla = binding?.approvalSlaHours ?? null;
+  const timeout = bindingPolicy(binding ?? {}).approvalTimeoutHours;
+  return {
     slaDueAt: sla != null ? sql`now() + make_interval(secs => ${sla * 3600})` : null,
     expiresAt: timeout != null ? sql`now() + make_interval(secs => ${timeout * 3600})` : null,
-  });
-  // No worker holds a slot while a person thinks. worker_id and leased_by stay as a record of who
-  // proposed, so that worker (and only it) can re-send the proposal.
+  };
+}
+
+/**
+ * The task waits for people: no worker holds a slot while a person thinks. worker_id and leased_by stay
+ * as a record of who proposed, so that worker (and only it) can re-send the proposal.
+ */
+export async function parkForApproval(ex: Executor, task: LockedTaskRow, approvalId: string) {
   await ex
     .update(externalTasks)
     .set({ state: 'AWAITING_APPROVAL', leaseExpiresAt: null, updatedAt: sql`now()` })
     .where(eq(externalTasks.id, task.id));
-  await notify(ex, {
-    type: 'approval',
-    approvalId: p.approvalId,
-    projectId: task.projectId,
-    change: 'opened',
-  });
+  await notify(ex, { type: 'approval', approvalId, projectId: task.projectId, change: 'opened' });
   await notifyTask(ex, task, 'AWAITING_APPROVAL');
 }

@@ -7,12 +7,12 @@
  * yet started) loses its lease: its `STARTED` is refused `LEASE_NOT_HELD` and it lets the task go.
  * Locks the external task, then the approval, never the instance (the decision's lock order).
  */
-import { and, eq, sql } from 'drizzle-orm';
-import { approvalDecisions, approvals, externalTasks, steps } from '../../db/schema.js';
+import { withdrawApproval } from './withdraw.js';
+import { and, eq } from 'drizzle-orm';
+import { approvalDecisions, approvals, steps } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
-import { notify, notifyTask } from '../events/index.js';
-import { actorLabel, appendHistory } from '../history/index.js';
+import { actorLabel } from '../history/index.js';
 import { isRetired, type LockedTaskRow, lockTask } from '../lease/index.js';
 import { getApprovalRow } from './decide.js';
 import { type ApprovalView, toApprovalView } from './views.js';
@@ -97,52 +97,13 @@ async function hasDecided(tx: Tx, actor: Actor, a: ApprovalRow): Promise<boolean
   return decided !== undefined;
 }
 
-async function revoke(
-  tx: Tx,
-  actor: Actor,
-  task: LockedTaskRow,
-  a: ApprovalRow,
-  comment: string,
-): Promise<ApprovalRow> {
-  const [row] = await tx
-    .update(approvals)
-    .set({ state: 'REVOKED', comment })
-    .where(eq(approvals.id, a.id))
-    .returning();
-  const reason = `${a.state === 'APPROVED' ? 'Approval revoked' : 'Withdrawn'} by ${actor.name}: ${comment}`;
-  await tx
-    .update(steps)
-    .set({ state: 'REJECTED', comment: reason, updatedAt: sql`now()` })
-    .where(and(eq(steps.taskId, a.taskId), eq(steps.attempt, a.attempt), eq(steps.sequence, a.sequence)));
-  // Parked or taken but not started: either way the task goes back to be handed out on this attempt.
-  const handedBack = task.state === 'AWAITING_APPROVAL' || task.state === 'LEASED';
-  if (handedBack) {
-    await tx
-      .update(externalTasks)
-      .set({
-        state: 'OPEN',
-        workerId: null,
-        leaseExpiresAt: null,
-        availableAt: sql`now()`,
-        updatedAt: sql`now()`,
-      })
-      .where(eq(externalTasks.id, task.id));
-  }
-  const base = {
-    projectId: a.projectId,
-    processInstanceId: a.processInstanceId,
-    taskId: a.taskId,
-    attempt: a.attempt,
-    sequence: a.sequence,
-    approvalId: a.id,
+function revoke(tx: Tx, actor: Actor, task: LockedTaskRow, a: ApprovalRow, comment: string) {
+  // parked or taken but not started: either way the task goes back to be handed out on this attempt
+  return withdrawApproval(tx, task, a, {
+    state: 'REVOKED',
+    comment,
+    reason: `${a.state === 'APPROVED' ? 'Approval revoked' : 'Withdrawn'} by ${actor.name}: ${comment}`,
     actor: actorLabel(actor),
-  };
-  await appendHistory(
-    tx,
-    { ...base, eventType: 'APPROVAL_REVOKED', data: { was: a.state, digest: a.digest } },
-    { ...base, eventType: 'STEP_REJECTED', data: { digest: a.digest, revoked: true } },
-  );
-  await notify(tx, { type: 'approval', approvalId: a.id, projectId: a.projectId, change: 'revoked' });
-  if (handedBack) await notifyTask(tx, task, 'OPEN');
-  return row;
+    data: { was: a.state, digest: a.digest },
+  });
 }

@@ -5,18 +5,13 @@
  * expires or voids the approval and opens a new version of the same call (same digest) at once — the
  * model is not asked again; people decide again.
  */
-import { and, eq, inArray, sql } from 'drizzle-orm';
-import {
-  approvalDecisions,
-  approvals,
-  externalTasks,
-  principals,
-  type ApprovalRow,
-} from '../../db/schema.js';
+import { and, eq, inArray } from 'drizzle-orm';
+import { approvalDecisions, approvals, principals, type ApprovalRow } from '../../db/schema.js';
 import type { HistoryEntry } from '../../db/rows.js';
 import type { Executor } from '../common/index.js';
 import { bindingPolicy, type ToolBinding } from '../definitions/index.js';
-import { notify, notifyTask } from '../events/index.js';
+import { notify } from '../events/index.js';
+import { parkForApproval, timeBounds } from './propose.js';
 import type { LockedTaskRow } from '../lease/index.js';
 
 /** An approval and the people whose accepted decisions it rests on, as they stand now. */
@@ -135,8 +130,6 @@ export async function reopenApproval(
     .update(approvals)
     .set({ state: lapse.state, voidReason: lapse.voidReason })
     .where(eq(approvals.id, old.id));
-  const sla = p.binding?.approvalSlaHours ?? null;
-  const timeout = bindingPolicy(p.binding ?? {}).approvalTimeoutHours;
   await ex.insert(approvals).values({
     id: newId,
     projectId: old.projectId,
@@ -156,15 +149,13 @@ export async function reopenApproval(
     proposalVersion: old.proposalVersion + 1,
     rule: old.rule,
     definitionVersion: old.definitionVersion,
-    slaDueAt: sla != null ? sql`now() + make_interval(secs => ${sla * 3600})` : null,
-    expiresAt: timeout != null ? sql`now() + make_interval(secs => ${timeout * 3600})` : null,
+    ...timeBounds(p.binding),
   });
-  await ex
-    .update(externalTasks)
-    .set({ state: 'AWAITING_APPROVAL', leaseExpiresAt: null, updatedAt: sql`now()` })
-    .where(eq(externalTasks.id, task.id));
-  const change = lapse.state === 'EXPIRED' ? 'expired' : 'voided';
-  await notify(ex, { type: 'approval', approvalId: old.id, projectId: old.projectId, change });
-  await notify(ex, { type: 'approval', approvalId: newId, projectId: old.projectId, change: 'opened' });
-  await notifyTask(ex, task, 'AWAITING_APPROVAL');
+  await notify(ex, {
+    type: 'approval',
+    approvalId: old.id,
+    projectId: old.projectId,
+    change: lapse.state === 'EXPIRED' ? 'expired' : 'voided',
+  });
+  await parkForApproval(ex, task, newId);
 }

@@ -1,0 +1,73 @@
+/**
+ * An approval that ends without its call running — revoked by a person, or expired with no decision —
+ * settles the same way: the approval takes its end state, the step becomes REJECTED with the reason the
+ * model will read, the task is handed out again on the same attempt (a parked task, or one a worker
+ * took but had not started), the two history rows, and the events.
+ */
+import { and, eq, sql } from 'drizzle-orm';
+import { approvals, externalTasks, steps, type ApprovalRow } from '../../db/schema.js';
+import type { Executor } from '../common/index.js';
+import { notify, notifyTask } from '../events/index.js';
+import { appendHistory } from '../history/index.js';
+import type { LockedTaskRow } from '../lease/index.js';
+
+export interface Withdrawal {
+  state: 'REVOKED' | 'EXPIRED';
+  /** kept on the approval */
+  comment: string;
+  /** what the model reads as the rejection */
+  reason: string;
+  /** the history actor: a principal label, or `engine` */
+  actor: string;
+  /** data of the APPROVAL_<state> history row */
+  data: Record<string, unknown>;
+}
+
+export async function withdrawApproval(
+  ex: Executor,
+  task: LockedTaskRow | typeof externalTasks.$inferSelect,
+  a: ApprovalRow,
+  w: Withdrawal,
+): Promise<ApprovalRow> {
+  const [row] = await ex
+    .update(approvals)
+    .set({ state: w.state, comment: w.comment })
+    .where(eq(approvals.id, a.id))
+    .returning();
+  await ex
+    .update(steps)
+    .set({ state: 'REJECTED', comment: w.reason, updatedAt: sql`now()` })
+    .where(and(eq(steps.taskId, a.taskId), eq(steps.attempt, a.attempt), eq(steps.sequence, a.sequence)));
+  const handedBack = task.state === 'AWAITING_APPROVAL' || task.state === 'LEASED';
+  if (handedBack) {
+    await ex
+      .update(externalTasks)
+      .set({
+        state: 'OPEN',
+        workerId: null,
+        leaseExpiresAt: null,
+        availableAt: sql`now()`,
+        updatedAt: sql`now()`,
+      })
+      .where(eq(externalTasks.id, task.id));
+  }
+  const base = {
+    projectId: a.projectId,
+    processInstanceId: a.processInstanceId,
+    taskId: a.taskId,
+    attempt: a.attempt,
+    sequence: a.sequence,
+    approvalId: a.id,
+    actor: w.actor,
+  };
+  const kind = w.state === 'REVOKED' ? { revoked: true } : { expired: true };
+  await appendHistory(
+    ex,
+    { ...base, eventType: `APPROVAL_${w.state}`, data: w.data },
+    { ...base, eventType: 'STEP_REJECTED', data: { digest: a.digest, ...kind } },
+  );
+  const change = w.state === 'REVOKED' ? 'revoked' : 'expired';
+  await notify(ex, { type: 'approval', approvalId: a.id, projectId: a.projectId, change });
+  if (handedBack) await notifyTask(ex, task, 'OPEN');
+  return row;
+}
