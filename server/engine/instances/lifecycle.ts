@@ -8,7 +8,7 @@ import { externalTasks, processInstances, userTasks, type ProcessInstanceRow } f
 import { EngineError, invalid } from '../../errors.js';
 import { settleUnknownOutcomes } from '../lease/index.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
-import { notify } from '../events/index.js';
+import { notifyTask } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import { enqueueChildDone, getInstance } from './start.js';
 import { retireApprovalsOfTasks } from '../approvals/index.js';
@@ -60,14 +60,7 @@ async function retireWork(
       taskId: t.id,
       attempt: t.attempt,
     });
-    await notify(tx, {
-      type: 'task',
-      taskId: t.id,
-      processInstanceId: inst.id,
-      projectId: inst.projectId,
-      state: 'CANCELLED',
-      topic: t.topicName,
-    });
+    await notifyTask(tx, { ...t, processInstanceId: inst.id, projectId: inst.projectId }, 'CANCELLED');
   }
 }
 
@@ -169,18 +162,7 @@ export async function suspendProcess(ctx: EngineContext, actor: Actor, id: strin
         );
       }
       await retireWork(tx, inst, label, 'SUSPENDED');
-      const [row] = await tx
-        .update(processInstances)
-        .set({ state: 'SUSPENDED', updatedAt: sql`now()` })
-        .where(eq(processInstances.id, id))
-        .returning();
-      await appendHistory(tx, {
-        projectId: row.projectId,
-        processInstanceId: id,
-        eventType: 'INSTANCE_SUSPENDED',
-        actor: label,
-      });
-      return row;
+      return setInstanceState(tx, id, 'SUSPENDED', label);
     })
     .then(instanceView);
 }
@@ -235,27 +217,25 @@ export async function resumeProcess(ctx: EngineContext, actor: Actor, id: string
           taskId: t.id,
           attempt: t.attempt + 1,
         });
-        await notify(tx, {
-          type: 'task',
-          taskId: t.id,
-          processInstanceId: id,
-          projectId: inst.projectId,
-          state: 'OPEN',
-          topic: t.topicName,
-        });
+        await notifyTask(tx, t, 'OPEN');
       }
-      const [row] = await tx
-        .update(processInstances)
-        .set({ state: 'ACTIVE', updatedAt: sql`now()` })
-        .where(eq(processInstances.id, id))
-        .returning();
-      await appendHistory(tx, {
-        projectId: row.projectId,
-        processInstanceId: id,
-        eventType: 'INSTANCE_RESUMED',
-        actor: label,
-      });
-      return row;
+      return setInstanceState(tx, id, 'ACTIVE', label);
     })
     .then(instanceView);
+}
+
+/** An instance suspended or resumed: its new state and the history row that says who did it. */
+async function setInstanceState(tx: Tx, id: string, state: 'SUSPENDED' | 'ACTIVE', actor: string) {
+  const [row] = await tx
+    .update(processInstances)
+    .set({ state, updatedAt: sql`now()` })
+    .where(eq(processInstances.id, id))
+    .returning();
+  await appendHistory(tx, {
+    projectId: row.projectId,
+    processInstanceId: id,
+    eventType: state === 'SUSPENDED' ? 'INSTANCE_SUSPENDED' : 'INSTANCE_RESUMED',
+    actor,
+  });
+  return row;
 }
