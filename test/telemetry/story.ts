@@ -42,7 +42,11 @@ const one = (spans: SeenSpan[], what: string, pred: (s: SeenSpan) => boolean): S
 
 /** Asserts the story's trace and returns its trace id. */
 export function expectStoryTrace(spans: SeenSpan[], instanceId: string): string {
-  const attempt = one(spans, 'the attempt', (s) => s.name === 'invoke_agent triage');
+  const attempt = one(
+    spans,
+    'the attempt',
+    (s) => s.name === 'invoke_agent triage' && s.attributes['abada.process_instance.id'] === instanceId,
+  );
   const trace = spans.filter((s) => s.traceId === attempt.traceId);
   const root = one(trace, 'the instance root', (s) => s.name === 'start_process support-triage');
   expect(root.parentSpanId).toBeNull();

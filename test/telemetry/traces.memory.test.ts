@@ -7,11 +7,12 @@
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { SpanKind } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { supportTriageScript } from '../../server/demo/scripts.js';
+import { refundScript, supportTriageScript } from '../../server/demo/scripts.js';
 import { createLogger } from '../../server/log.js';
 import { startTracing, type TracingHandle } from '../../server/telemetry/index.js';
 import { workerConfig } from '../../server/worker/config.js';
 import { startWorker, type WorkerHandle } from '../../server/worker/loop.js';
+import { Q } from '../helpers/fixtures.js';
 import { type Harness, instance, startHarness, startProcess, waitFor } from '../worker/helpers.js';
 import { ALICE, expectNoContent, expectStoryTrace, type SeenSpan } from './story.js';
 
@@ -84,5 +85,52 @@ describe('seed 002 traced (in-memory exporter)', () => {
     const completed = logLines.find((l) => l.event === 'task.completed');
     expect(completed).toMatchObject({ trace_id: traceId, span_id: expect.stringMatching(/^[0-9a-f]{16}$/) });
     expect(logLines.find((l) => l.event === 'worker.registered')).not.toHaveProperty('trace_id');
+  }, 40_000);
+
+  it("an approval's wait is a span of the instance's trace, with who decided what", async () => {
+    h.model.setScript(refundScript);
+    const lead = await h.engine.principal('HUMAN', 'fiona', { groups: ['finance-leads'] });
+    const id = await startProcess(h, 'refund', {
+      customerId: 'C-42',
+      message: 'My parcel 5531 never arrived',
+    });
+    const approval = await waitFor('the refund to await approval', async () => {
+      const d = await h.engine.ok(lead, Q.approvals, { state: 'PENDING' });
+      return d.approvals.edges[0]?.node ?? null;
+    });
+    const r = await h.engine.gql(lead, Q.decide, {
+      input: { approvalId: approval.id, decision: 'APPROVE', digest: approval.digest },
+    });
+    expect(r.errors).toBeUndefined();
+    await waitFor('the instance to complete', async () => (await instance(h, id)).state === 'COMPLETED');
+    await waitFor('the second lease to end', () =>
+      exporter
+        .getFinishedSpans()
+        .some(
+          (s) =>
+            s.attributes['abada.outcome'] === 'completed' && s.attributes['abada.process_instance.id'] === id,
+        ),
+    );
+    const spans = exporter.getFinishedSpans().map(seen);
+    const root = spans.find((s) => s.name === 'start_process refund')!;
+    expect(root.attributes['abada.process_instance.id']).toBe(id);
+    const trace = spans.filter((s) => s.traceId === root.traceId);
+    const wait = trace.find((s) => s.name === 'approval_wait crm/refund');
+    expect(wait).toMatchObject({
+      parentSpanId: root.spanId,
+      attributes: {
+        'abada.approval.id': approval.id,
+        'abada.approval.decided_by': 'fiona',
+        'abada.approval.decision': 'APPROVE',
+        'abada.approval.state': 'APPROVED',
+        'abada.approval.level': 1,
+        'abada.tool.ref': 'crm/refund',
+      },
+    });
+    // Both leases (the one that proposed and parked, the one that refunded) joined the same trace.
+    const leases = trace.filter((s) => s.name === 'invoke_agent triage');
+    expect(leases.map((s) => s.attributes['abada.outcome'])).toEqual(['parked', 'completed']);
+    expect(trace.filter((s) => s.name === 'tools/call refund')).toHaveLength(1);
+    expectNoContent(spans);
   }, 40_000);
 });
