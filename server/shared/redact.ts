@@ -1,6 +1,7 @@
 /**
  * Redaction of tool-call arguments for the approver's view: `card.number`, `items[].iban`, `items[0].iban`.
- * The digest of the call always covers the real arguments; only the view is redacted.
+ * The digest of the call always covers the real arguments; only the view is redacted. Shared: the worker
+ * redacts the content it puts in spans (ABADA_OTEL_CAPTURE_CONTENT) with the same paths.
  */
 
 export const REDACTED = '[redacted]';

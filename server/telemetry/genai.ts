@@ -7,7 +7,7 @@
 import { SpanKind } from '@opentelemetry/api';
 import { ABADA, GEN_AI, providerName } from './attributes.js';
 import { captured } from './content.js';
-import { contextOf, inSpan, traceHeaders } from './context.js';
+import { contextOf, inSpan, markFailed, traceHeaders } from './context.js';
 import { tracing } from './state.js';
 
 export interface AttemptOf {
@@ -46,6 +46,8 @@ export function traceAttempt<T extends string>(
     async (span) => {
       const outcome = await fn();
       span.setAttribute(ABADA.outcome, outcome);
+      // the attempt reported failTask: an error of the span, whose errorType the journal keeps
+      if (outcome === 'failed') markFailed(span, null, 'ATTEMPT_FAILED');
       return outcome;
     },
   );
