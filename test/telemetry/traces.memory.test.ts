@@ -75,6 +75,15 @@ describe('seed 002 traced (in-memory exporter)', () => {
     const spans = exporter.getFinishedSpans().map(seen);
     const traceId = expectStoryTrace(spans, id);
     expectNoContent(spans);
+    // An operator finds the trace from the instance.
+    const found = await h.engine.ok(
+      h.engine.adminToken,
+      'query($id: ID!) { processInstance(id: $id) { traceId } }',
+      {
+        id,
+      },
+    );
+    expect(found.processInstance.traceId).toBe(traceId);
 
     // The model endpoint received the traceparent of each model call's span.
     const models = spans.filter((s) => s.name.startsWith('chat ')).map((s) => s.spanId);
