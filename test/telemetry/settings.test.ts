@@ -2,7 +2,9 @@
  * When tracing is on, and that off costs nothing: without an OTEL_* setting no SDK module is loaded,
  * nothing is registered, and the helpers the hot paths call are bare calls.
  */
+import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { context } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import {
@@ -80,4 +82,26 @@ describe('tracing settings', () => {
       ),
     ).toBe(context.active());
   });
+
+  it('a worker started with a setting it cannot honour stops at once with one line saying why', async () => {
+    const root = path.resolve(import.meta.dirname, '../..');
+    const run = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = execFile(
+        process.execPath,
+        ['--import', 'tsx', 'server/worker/main.ts'],
+        {
+          cwd: root,
+          env: {
+            PATH: process.env.PATH ?? '',
+            ABADA_URL: 'http://127.0.0.1:9',
+            ABADA_TOKEN: 'unused',
+            OTEL_TRACES_EXPORTER: 'zipkin',
+          },
+        },
+        (_e, _out, stderr) => resolve({ code: child.exitCode, stderr }),
+      );
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('OTEL_TRACES_EXPORTER=zipkin is not supported');
+  }, 30_000);
 });
