@@ -16,7 +16,6 @@ const COMMANDS = new Set([
   'completeTask',
   'failTask',
   'extendLock',
-  'toolCredential',
   'decideApproval',
   'revokeApproval',
   'startProcess',

@@ -96,7 +96,7 @@ describe('tracing settings', () => {
             ABADA_URL: 'http://127.0.0.1:9',
             ABADA_TOKEN: 'unused',
             OTEL_TRACES_EXPORTER: 'zipkin',
-          },
+          } as unknown as NodeJS.ProcessEnv,
         },
         (_e, _out, stderr) => resolve({ code: child.exitCode, stderr }),
       );
