@@ -16,11 +16,13 @@ export async function traceDecision(
   level: number,
 ): Promise<void> {
   if (!tracingOn()) return;
+  // The decision has committed: a failed read loses the span's parent, never the decider's answer.
   const [inst] = await ctx.db
     .select({ traceparent: processInstances.traceparent })
     .from(processInstances)
     .where(eq(processInstances.id, a.processInstanceId))
-    .limit(1);
+    .limit(1)
+    .catch(() => []);
   traceApprovalWait(inst?.traceparent ?? null, {
     approvalId: a.id,
     taskId: a.taskId,
