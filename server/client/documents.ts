@@ -16,7 +16,7 @@ export const StepFields = graphql(`
 export const ToolBindingFields = graphql(`
   fragment ToolBindingFields on ToolBinding {
     ref server tool policy idempotency transport url command args credential credentialEnv
-    inputSchemaSha256 editable
+    inputSchemaSha256 editable redact
     precondition { tool arguments expression }
     lookup { tool arguments expression }
   }
@@ -44,6 +44,7 @@ export const FetchAndLock = graphql(
       id topicName projectId processInstanceId nodeId attempt lockExpiresAt variables
       agentWork { ...AgentWorkFields }
       steps { ...StepFields }
+      traceparent
     }
   }
 `,

@@ -17,6 +17,7 @@ import {
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
+import { mcpMeta, withTraceHeaders } from '../telemetry/index.js';
 import type { ToolSchema } from './conversation.js';
 import type { ToolBinding } from './graphql.js';
 
@@ -51,6 +52,7 @@ export function isAllowed(allowed: string[] | null, b: Pick<ToolBinding, 'server
 
 /** fetch that copies `_meta.idempotencyKey` of a `tools/call` into the Idempotency-Key header. */
 const keyedFetch = (url: string | URL, init?: RequestInit): Promise<Response> => {
+  init = withTraceHeaders(init);
   if (typeof init?.body === 'string' && init.body.includes('idempotencyKey')) {
     try {
       const msg = JSON.parse(init.body) as {
@@ -206,7 +208,7 @@ export class ToolSessions {
     let result: Awaited<ReturnType<Client['callTool']>>;
     try {
       result = await session.client.callTool(
-        { name: b.tool, arguments: args, ...(key ? { _meta: { idempotencyKey: key } } : {}) },
+        { name: b.tool, arguments: args, ...mcpMeta(key ? { idempotencyKey: key } : {}) },
         undefined,
         { timeout: this.opts.timeoutMs },
       );
