@@ -186,7 +186,7 @@ async function failForGood(
     {
       projectId: task.projectId,
       type: 'TASK_FAILED',
-      message: `Task ${task.nodeId} failed on its last attempt (${task.attempt} of ${task.maxAttempts}): ${f.errorType}. Fix the cause, then retry the task.`,
+      message: `Task ${task.nodeId} failed on its last attempt (${task.attempt} of ${task.maxAttempts}): ${f.errorType}${f.errorMessage ? ` (${f.errorMessage.slice(0, 300)})` : ''}. Fix the cause, then retry the task.`,
       processInstanceId: task.processInstanceId,
       taskId: task.id,
       attempt: task.attempt,
