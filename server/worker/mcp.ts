@@ -171,13 +171,7 @@ export class ToolSessions {
     const servers = [...new Set(mcp.map((b) => b.server))];
     for (const server of servers) {
       const bound = mcp.filter((b) => b.server === server);
-      const session = await this.session(bound[0]);
-      let listed: Awaited<ReturnType<typeof listAll>>;
-      try {
-        listed = await listAll(session.client, this.opts.timeoutMs);
-      } catch (e) {
-        throw new ToolSetupError('TOOL_SERVER_UNREACHABLE', `${server}: tools/list failed: ${errorText(e)}`);
-      }
+      const listed = await this.tools(bound[0]);
       for (const b of bound) {
         const tool = listed.find((t) => t.name === b.tool);
         if (!tool) {
@@ -198,6 +192,16 @@ export class ToolSessions {
       }
     }
     return schemas;
+  }
+
+  /** Every tool the binding's server lists (its session opened on demand). Throws ToolSetupError. */
+  async tools(b: ToolBinding): Promise<Awaited<ReturnType<typeof listAll>>> {
+    const session = await this.session(b);
+    try {
+      return await listAll(session.client, this.opts.timeoutMs);
+    } catch (e) {
+      throw new ToolSetupError('TOOL_SERVER_UNREACHABLE', `${b.server}: tools/list failed: ${errorText(e)}`);
+    }
   }
 
   /**
