@@ -25,6 +25,8 @@ const binding = (url: string, tool: string): ToolBinding => ({
   credentialEnv: null,
   inputSchemaSha256: null,
   editable: false,
+  precondition: null,
+  lookup: null,
 });
 
 async function main(url: string): Promise<number> {
