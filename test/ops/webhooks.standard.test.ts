@@ -159,6 +159,15 @@ describe('Standard Webhooks', () => {
     });
     expect(codeOf(bad)).toBe('VALIDATION_FAILED');
     expect(bad.errors?.[0].message).toContain('standard base64');
+    const unpadded = await engine.gql(engine.adminToken, CREATE, {
+      input: {
+        url: legacy.url(),
+        events: ['approval.opened'],
+        secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaS',
+      },
+    });
+    expect(codeOf(unpadded)).toBe('VALIDATION_FAILED');
+    expect(unpadded.errors?.[0].message).toContain('padded');
 
     // Two subscriptions as an earlier release stored them.
     const urlSafe = `whsec_${randomBytes(32).toString('base64url')}`;
