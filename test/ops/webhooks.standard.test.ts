@@ -163,7 +163,7 @@ describe('Standard Webhooks', () => {
       input: {
         url: legacy.url(),
         events: ['approval.opened'],
-        secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaS',
+        secret: `whsec_${Buffer.alloc(32, 7).toString('base64').replace(/=+$/, '')}`,
       },
     });
     expect(codeOf(unpadded)).toBe('VALIDATION_FAILED');
