@@ -14,8 +14,10 @@ import {
   maySeeApproval,
   revokeApproval,
 } from '../../engine/approvals/index.js';
-import { builder, connection } from '../builder.js';
+import { cursorOf } from '../../engine/events/index.js';
+import { builder, connection, type GraphQLContext } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
+import { type Positioned, streamFrom } from '../stream.js';
 import { StepState } from './step.js';
 
 export const ApprovalState = builder.enumType('ApprovalState', {
@@ -180,6 +182,14 @@ export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
     processInstanceId: t.exposeID('processInstanceId'),
     taskId: t.exposeID('taskId'),
     createdAt: t.field({ type: 'DateTime', resolve: (a) => a.createdAt }),
+    eventCursor: t.string({
+      description:
+        'The position of the latest event about this approval (on a subscription: of the event delivered); resume a subscription with after: it.',
+      resolve: async (a, _x, ctx) =>
+        cursorOf(
+          (a as Positioned<ApprovalView>).eventPosition ?? (await ctx.loaders.eventPosition.load(a.id)),
+        ),
+    }),
     decisions: t.field({ type: [ApprovalDecision], resolve: (a, _x, ctx) => decisionsOf(ctx.engine, a.id) }),
     earlierProposals: t.field({
       type: [EarlierProposalRef],
@@ -260,26 +270,45 @@ builder.mutationField('revokeApproval', (t) =>
   }),
 );
 
-function approvalStream(change: (c: string) => boolean) {
-  return (_r: unknown, _a: unknown, ctx: import('../builder.js').GraphQLContext) =>
-    selectEvents(ctx.hub.pubsub.subscribe('approval'), async (e) => {
-      if (!change(e.change) || (ctx.actor!.projectId !== null && ctx.actor!.projectId !== e.projectId))
-        return null;
+function approvalStream(opened: boolean) {
+  return async (_r: unknown, args: { after?: string | null }, ctx: GraphQLContext) => {
+    const actor = ctx.actor!;
+    const events = await streamFrom(
+      ctx.hub,
+      ctx.engine,
+      { type: 'approval', opened, projectId: actor.projectId },
+      args.after,
+    );
+    return selectEvents(events, async (e) => {
+      if (e.type !== 'approval') return null;
+      // the approval as it stands now, loaded once per delivered event for every subscriber of it
       const row = await ctx.hub.share(
         `approval:${e.approvalId}`,
-        () => loadApprovalFor(ctx.engine, { ...ctx.actor!, kind: 'ADMIN', projectId: null }, e.approvalId),
+        async (): Promise<Positioned<ApprovalView> | null> => {
+          const a = await loadApprovalFor(
+            ctx.engine,
+            { ...actor, kind: 'ADMIN', projectId: null },
+            e.approvalId,
+          );
+          return a && { ...a, eventPosition: e.position };
+        },
         e,
       );
-      return row && maySeeApproval(ctx.actor!, row) ? row : null;
+      return row && maySeeApproval(actor, row) ? row : null;
     });
+  };
 }
+
+const AFTER_DESCRIPTION =
+  'Replay first, in order and once, the events after this eventCursor (kept ABADA_EVENT_RETENTION_HOURS), then go live.';
 
 builder.subscriptionField('approvalOpened', (t) =>
   t.field({
     type: Approval,
     authScopes: { authenticated: true },
     description: 'Approvals opened that you may see (your groups, your project).',
-    subscribe: approvalStream((c) => c === 'opened'),
+    args: { after: t.arg.string({ description: AFTER_DESCRIPTION }) },
+    subscribe: approvalStream(true),
     resolve: (a) => a,
   }),
 );
@@ -289,7 +318,8 @@ builder.subscriptionField('approvalChanged', (t) =>
     type: Approval,
     authScopes: { authenticated: true },
     description: 'Approvals decided, escalated, retired or revoked that you may see.',
-    subscribe: approvalStream((c) => c !== 'opened'),
+    args: { after: t.arg.string({ description: AFTER_DESCRIPTION }) },
+    subscribe: approvalStream(false),
     resolve: (a) => a,
   }),
 );
