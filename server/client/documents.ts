@@ -112,3 +112,31 @@ export const StartProcess = graphql(`
     startProcess(key: $key, variables: $variables, businessKey: $businessKey) { id state currentNodeId }
   }
 `);
+
+/** What an approval event carries for an integrator; `eventCursor` resumes the stream (`after:`). */
+export const ApprovalEventFields = graphql(`
+  fragment ApprovalEventFields on Approval {
+    id state toolRef arguments digest candidateGroups level levels escalated slaDueAt decidedBy
+    decidedAt comment processInstanceId taskId eventCursor
+  }
+`);
+
+export const ApprovalOpened = graphql(
+  `
+  subscription ApprovalOpened($after: String) { approvalOpened(after: $after) { ...ApprovalEventFields } }
+`,
+  [ApprovalEventFields],
+);
+
+export const ApprovalChanged = graphql(
+  `
+  subscription ApprovalChanged($after: String) { approvalChanged(after: $after) { ...ApprovalEventFields } }
+`,
+  [ApprovalEventFields],
+);
+
+export const IncidentOpened = graphql(`
+  subscription IncidentOpened($after: String) {
+    incidentOpened(after: $after) { id type state message processInstanceId taskId createdAt eventCursor }
+  }
+`);
