@@ -37,11 +37,6 @@ export class Notifier extends EventEmitter {
     await this.connect();
   }
 
-  /** The last stream position this process emitted. */
-  get position(): number | null {
-    return this.last;
-  }
-
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.url, application_name: LISTENER_APPLICATION_NAME });
     client.on('notification', (msg) => {
