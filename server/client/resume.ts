@@ -43,84 +43,87 @@ export interface ResumableSubscription {
 
 /** Subscribes, and resumes with `after:` the last cursor after every lost connection. */
 export function subscribeResumable<T>(opts: ResumableOptions<T>): ResumableSubscription {
-  let cursor = opts.after ?? null;
-  let resumes = 0;
-  let failures = 0;
-  let client: Client | null = null;
-  let stopped = false;
-  let connected = false;
-  let timer: NodeJS.Timeout | null = null;
-  const query = queryText(opts.query);
+  return new Resumable(opts);
+}
 
-  const lost = (reason: unknown) => {
-    if (stopped) return;
-    opts.onDisconnect?.(reason);
-    void client?.dispose();
-    client = null;
-    timer = setTimeout(
-      () => {
-        timer = null;
-        resumes++;
-        start();
-      },
-      backoffMs(failures++, 100, 5000),
-    );
-  };
-  const refused = (errors: readonly unknown[]) => {
-    stopped = true;
-    void client?.dispose();
-    opts.onRefused?.(errors);
-  };
-  const start = () => {
-    if (stopped) return;
-    connected = false;
-    const c = wsClient(opts.url, opts.token, {
+class Resumable<T> implements ResumableSubscription {
+  cursor: string | null;
+  resumes = 0;
+  private failures = 0;
+  private client: Client | null = null;
+  private connected = false;
+  private stopped = false;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly query: string;
+
+  constructor(private readonly opts: ResumableOptions<T>) {
+    this.cursor = opts.after ?? null;
+    this.query = queryText(opts.query);
+    this.start();
+  }
+
+  private start() {
+    if (this.stopped) return;
+    this.connected = false;
+    const c = wsClient(this.opts.url, this.opts.token, {
       retryAttempts: 0,
       lazy: true,
       on: {
         connected: () => {
-          if (client === c) connected = true;
+          if (this.client === c) this.connected = true;
         },
       },
     });
-    client = c;
+    this.client = c;
     c.subscribe<T>(
-      { query, variables: { ...opts.variables, after: cursor } },
+      { query: this.query, variables: { ...this.opts.variables, after: this.cursor } },
       {
         next: (r) => {
-          if (r.errors?.length) return refused(r.errors);
+          if (r.errors?.length) return this.refused(r.errors);
           if (r.data == null) return;
-          failures = 0;
-          cursor = opts.cursorOf(r.data) ?? cursor;
-          opts.onEvent(r.data);
+          this.failures = 0;
+          this.cursor = this.opts.cursorOf(r.data) ?? this.cursor;
+          this.opts.onEvent(r.data);
         },
         // GraphQL errors (an array) and a refused token (close 4401/4403) are the engine's answer;
         // anything else is the connection.
         error: (e) => {
           const code = (e as { code?: number }).code;
-          if (Array.isArray(e) || code === 4401 || code === 4403) refused(Array.isArray(e) ? e : [e]);
-          else if (client === c) lost(e);
+          if (Array.isArray(e) || code === 4401 || code === 4403) this.refused(Array.isArray(e) ? e : [e]);
+          else if (this.client === c) this.lost(e);
         },
-        complete: () => client === c && lost(new Error('the engine ended the subscription')),
+        complete: () => this.client === c && this.lost(new Error('the engine ended the subscription')),
       },
     );
-  };
-  start();
-  return {
-    get cursor() {
-      return cursor;
-    },
-    get resumes() {
-      return resumes;
-    },
-    interrupt() {
-      // only an established connection: ws throws on a socket closed while it is still connecting
-      if (connected) client?.terminate();
-    },
-    async dispose() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await client?.dispose();
-    },
-  };
+  }
+
+  private lost(reason: unknown) {
+    if (this.stopped) return;
+    this.opts.onDisconnect?.(reason);
+    void this.client?.dispose();
+    this.client = null;
+    const wait = backoffMs(this.failures++, 100, 5000);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.resumes++;
+      this.start();
+    }, wait);
+  }
+
+  private refused(errors: readonly unknown[]) {
+    this.stopped = true;
+    void this.client?.dispose();
+    this.opts.onRefused?.(errors);
+  }
+
+  interrupt() {
+    // only an established connection: ws throws on a socket closed while it is still connecting
+    if (this.connected) this.client?.terminate();
+  }
+
+  async dispose() {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.client?.dispose();
+  }
 }

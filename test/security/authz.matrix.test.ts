@@ -48,16 +48,10 @@ const MATRIX: Record<string, Record<string, Row>> = {
     },
     approvals: { op: () => ({ query: '{ approvals { totalCount } }' }), expect: 'DDAAAA' },
     approval: {
-      op: (i) => ({
-        query: 'query($id: ID!) { approval(id: $id) { id eventCursor } }',
-        variables: { id: i.approvalId },
-      }),
+      op: (i) => ({ query: 'query($id: ID!) { approval(id: $id) { id } }', variables: { id: i.approvalId } }),
       expect: 'DNANAN',
     },
-    incidents: {
-      op: () => ({ query: '{ incidents { totalCount edges { node { eventCursor } } } }' }),
-      expect: 'DAAAAA',
-    },
+    incidents: { op: () => ({ query: '{ incidents { totalCount } }' }), expect: 'DAAAAA' },
     eventCursor: { op: () => ({ query: '{ eventCursor }' }), expect: 'DAAAAA' },
     principals: { op: () => ({ query: '{ principals { totalCount } }' }), expect: 'DDDDAA' },
     workers: { op: () => ({ query: '{ workers { workerId } }' }), expect: 'DAAAAA' },
@@ -364,29 +358,6 @@ async function subscribeOutcome(token: string | null, query: string): Promise<st
   });
 }
 
-/** Whether a replaying subscription is refused (D), or delivers something (R) or nothing (0) in the window. */
-async function replayOutcome(token: string | null, query: string): Promise<string> {
-  return new Promise((resolve) => {
-    const client = wsClient(engine.url, token, { retryAttempts: 0, lazy: true });
-    let settled = false;
-    const done = (v: string) => {
-      if (settled) return;
-      settled = true;
-      void client.dispose();
-      resolve(v);
-    };
-    client.subscribe(
-      { query },
-      {
-        next: (r) => done(r.errors?.length ? JSON.stringify(r.errors) : 'R'),
-        error: () => done('D'),
-        complete: () => done('0'),
-      },
-    );
-    setTimeout(() => done('0'), REFUSAL_WITHIN_MS);
-  });
-}
-
 describe('authorization matrix', () => {
   it('has a row for every field of the schema', () => {
     for (const type of ['Query', 'Mutation', 'Subscription'] as const) {
@@ -413,23 +384,6 @@ describe('authorization matrix', () => {
         expect(got.join('')).toBe(row.expect);
       });
     }
-  }
-
-  /**
-   * Replay (`after:` the start of the stream) shows each caller what live would: R = replays the
-   * fixture's approval or incident, 0 = replays nothing, D = refused.
-   */
-  const REPLAY: Record<string, string> = {
-    'approvalOpened(after: "v1.0") { id eventCursor }': 'D0R0R0',
-    'incidentOpened(after: "v1.0") { id eventCursor }': 'D0RRR0',
-  };
-  for (const [selection, expected] of Object.entries(REPLAY)) {
-    it(`Subscription.${selection}: ${expected}`, async () => {
-      const got: string[] = [];
-      for (const who of WHO)
-        got.push(await replayOutcome(tokens[who] ?? null, `subscription { ${selection} }`));
-      expect(got.join('')).toBe(expected);
-    });
   }
 
   for (const [field, row] of Object.entries(MATRIX.Subscription)) {

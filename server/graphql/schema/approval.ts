@@ -182,14 +182,6 @@ export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
     processInstanceId: t.exposeID('processInstanceId'),
     taskId: t.exposeID('taskId'),
     createdAt: t.field({ type: 'DateTime', resolve: (a) => a.createdAt }),
-    eventCursor: t.string({
-      description:
-        'The position of the latest event about this approval (on a subscription: of the event delivered); resume a subscription with after: it.',
-      resolve: async (a, _x, ctx) =>
-        cursorOf(
-          (a as Positioned<ApprovalView>).eventPosition ?? (await ctx.loaders.eventPosition.load(a.id)),
-        ),
-    }),
     decisions: t.field({ type: [ApprovalDecision], resolve: (a, _x, ctx) => decisionsOf(ctx.engine, a.id) }),
     earlierProposals: t.field({
       type: [EarlierProposalRef],
@@ -197,6 +189,15 @@ export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
     }),
   }),
 });
+
+builder.objectField(Approval, 'eventCursor', (t) =>
+  t.string({
+    description:
+      'The position of the latest event about this approval (on a subscription: of the event delivered); resume a subscription with after: it.',
+    resolve: async (a, _x, ctx) =>
+      cursorOf((a as Positioned<ApprovalView>).eventPosition ?? (await ctx.loaders.eventPosition.load(a.id))),
+  }),
+);
 
 const ApprovalConnection = connection<ApprovalView>('Approval', Approval);
 
