@@ -182,8 +182,9 @@ describe('resumable subscriptions', () => {
     expect(changed(y).map((e) => e.id)).toEqual([early.approvalId]);
   });
 
-  it('a rolled-back transaction takes no position', async () => {
+  it('a rolled-back transaction takes no position; one transaction’s events keep their order', async () => {
     const a = await propose(41);
+    const b = await propose(42);
     const before = positionOf(await headCursor());
     await engine.context.db
       .transaction(async (tx) => {
@@ -191,8 +192,20 @@ describe('resumable subscriptions', () => {
         throw new Error('roll back');
       })
       .catch(() => {});
-    await engine.context.db.transaction((tx) => escalate(tx, a.approvalId));
-    expect(positionOf(await headCursor())).toBe(before + 1);
+    await engine.context.db.transaction(async (tx) => {
+      await escalate(tx, a.approvalId);
+      await escalate(tx, b.approvalId);
+      await escalate(tx, a.approvalId);
+    });
+    expect(positionOf(await headCursor())).toBe(before + 3);
+    const replay = sub(fin, CHANGED, `v1.${before}`);
+    await waitFor('three events', () => replay.events.length >= 3, 10_000);
+    await settle(QUIET_MS);
+    expect(changed(replay).map((e) => [e.id, positionOf(e.eventCursor)])).toEqual([
+      [a.approvalId, before + 1],
+      [b.approvalId, before + 2],
+      [a.approvalId, before + 3],
+    ]);
   });
 
   it('an unknown, malformed or pruned cursor is VALIDATION_FAILED with what to do', async () => {

@@ -1,8 +1,8 @@
 /**
  * The event stream (SPEC §13): every approval and incident event, in commit order. A row is inserted by
  * the engine's `notify()` in the transaction of the change with no position; a deferred trigger
- * (migration 0011) gives it the next position from `stream_head` as the transaction commits, stamps
- * `committed_at` and sends the NOTIFY that carries the position. The head row stays locked from that
+ * (migration 0011) gives the transaction's rows the next positions from `stream_head` as it commits,
+ * stamps `committed_at` and sends the NOTIFYs that carry the positions. The head row stays locked from that
  * moment until COMMIT ends, so a transaction that commits later never gets a smaller position and the
  * positions have no holes. Rows older than ABADA_EVENT_RETENTION_HOURS are pruned by position prefix.
  */
@@ -47,6 +47,8 @@ export const streamEvents = pgTable(
   },
   (t) => [
     uniqueIndex('stream_events_position_idx').on(t.position),
+    // a replay page of one type walks this in position order and stops after a page of matches
+    index('stream_events_type_idx').on(t.type, t.position),
     index('stream_events_object_idx').on(t.objectId, t.position),
     index('stream_events_committed_idx').on(t.committedAt),
   ],
