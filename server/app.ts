@@ -72,9 +72,10 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
   });
   const stopSweeps = opts.sweeps === false ? () => {} : startSweeps(context);
   const stopJobs = startJobRunner(context);
-  const stopPruning = startStreamPruning(context, (err) =>
-    logger.error({ err }, 'event stream pruning failed'),
-  );
+  const stopPruning =
+    opts.sweeps === false
+      ? () => {}
+      : startStreamPruning(context, (err) => logger.error({ err }, 'event stream pruning failed'));
   const stopWebhooks = startWebhookDispatcher(context, (err) =>
     logger.error({ err }, 'webhook dispatch failed'),
   );

@@ -79,8 +79,14 @@ export class Notifier extends EventEmitter {
   private async onStream(client: pg.Client, e: StreamEvent): Promise<void> {
     if (this.last !== null && e.position <= this.last) return; // already emitted by a catch-up
     if (this.last !== null && e.position > this.last + 1) {
-      await this.catchUp(client).catch(() => this.scheduleReconnect());
-      if (e.position <= (this.last ?? 0)) return;
+      // a hole: read it from the table; if that fails, the reconnection's catch-up emits it and e
+      try {
+        await this.catchUp(client);
+      } catch {
+        this.scheduleReconnect();
+        return;
+      }
+      if (e.position <= this.last) return;
     }
     this.last = e.position;
     this.emit('event', e);

@@ -296,7 +296,8 @@ function approvalStream(opened: boolean) {
       args.after,
     );
     return selectEvents(events, async (e) => {
-      if (e.type !== 'approval') return null;
+      // workers never see approvals (maySeeApproval): a worker's replay loads nothing
+      if (e.type !== 'approval' || actor.kind === 'WORKER') return null;
       // the approval as it stands now, loaded once per delivered event for every subscriber of it
       const row = await ctx.hub.share(
         `approval:${e.approvalId}`,
