@@ -5,3 +5,18 @@ export {
   BOOTSTRAP_ADMIN_ID,
   type PrincipalView,
 } from './views.js';
+export {
+  groupsFromClaim,
+  principalName,
+  providerActor,
+  type ProviderIdentity,
+} from './external.js';
+export {
+  endSession,
+  openSession,
+  type ProviderTokens,
+  refreshSession,
+  type SessionLookup,
+  sessionBySecret,
+  type SessionView,
+} from './sessions.js';
