@@ -48,8 +48,11 @@ export interface Config {
   /** OpenID Connect sign-in (SPEC §12); null when ABADA_OIDC_ISSUER is unset */
   oidc: OidcConfig | null;
   sessions: { idleMinutes: number; maxHours: number };
-  /** whether the dashboard offers pasting a bearer token (ABADA_DASHBOARD_TOKEN_SIGNIN; default: without OIDC) */
-  dashboardTokenSignIn: boolean;
+  /**
+   * whether the dashboard offers pasting a bearer token (ABADA_DASHBOARD_TOKEN_SIGNIN); null = unset:
+   * offered only without OpenID Connect (see `tokenSignInOffered`)
+   */
+  dashboardTokenSignIn: boolean | null;
 }
 
 export interface OidcConfig {
@@ -190,6 +193,9 @@ function loadOidc(env: Env): OidcConfig | null {
   };
 }
 
+/** Whether the dashboard offers pasting a token: as set, else only when people sign in otherwise. */
+export const tokenSignInOffered = (config: Config) => config.dashboardTokenSignIn ?? config.oidc === null;
+
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = env.DATABASE_URL?.trim() || null;
   const dataDir = path.resolve(env.ABADA_DATA_DIR?.trim() || defaultDataDir(databaseUrl === null));
@@ -224,6 +230,7 @@ export function loadConfig(env: Env = process.env): Config {
       idleMinutes: positive(env, 'ABADA_SESSION_IDLE_MINUTES', 60),
       maxHours: positive(env, 'ABADA_SESSION_MAX_HOURS', 12),
     },
-    dashboardTokenSignIn: bool(env, 'ABADA_DASHBOARD_TOKEN_SIGNIN', oidc === null),
+    dashboardTokenSignIn:
+      env.ABADA_DASHBOARD_TOKEN_SIGNIN?.trim() ? bool(env, 'ABADA_DASHBOARD_TOKEN_SIGNIN', false) : null,
   };
 }

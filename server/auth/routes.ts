@@ -5,6 +5,7 @@
  * and which ways of signing in it offers.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { tokenSignInOffered } from '../config.js';
 import type { EngineContext } from '../engine/common/index.js';
 import { endSession, openSession } from '../engine/principals/index.js';
 import { EngineError } from '../errors.js';
@@ -151,7 +152,7 @@ export function authRoutes(o: AuthRoutesOptions) {
       csrfToken: who.session?.csrfToken ?? null,
       refusal: who.refusal,
       oidc: o.oidc !== null,
-      tokenSignIn: o.engine.config.dashboardTokenSignIn,
+      tokenSignIn: tokenSignInOffered(o.engine.config),
     });
   }
 
