@@ -5,10 +5,7 @@
  * provider no longer knows loses the session; a principal disabled in Abada is refused at once on HTTP
  * and its open graphql-ws connection (authenticated by the cookie) is closed.
  */
-import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
-import type { CookieJar } from '../../server/demo/oidc-signin.js';
 import { Q } from '../helpers/fixtures.js';
 import { type OidcStack, startOidcStack } from '../helpers/oidc.js';
 import { setupSeeds, WorkerSim } from '../helpers/worker-sim.js';
@@ -33,21 +30,6 @@ async function pendingRefund() {
   await w.model(task, 1, 'COMPLETED');
   await w.tool(task, 2, 'crm/refund', 'PROPOSED', { orderId: '5531', amount: 89, currency: 'EUR' });
   return (await s.engine.ok(s.engine.adminToken, Q.approvals, { state: 'PENDING' })).approvals.edges[0].node;
-}
-
-/** graphql-ws from the dashboard's origin with the session cookie, as the browser opens it. */
-function cookieSocket(jar: CookieJar, origin: string) {
-  const headers = { cookie: jar.header(new URL(s.engine.url)), origin };
-  class CookieWebSocket extends WebSocket {
-    constructor(url: string, protocols?: string | string[]) {
-      super(url, protocols, { headers });
-    }
-  }
-  return createClient({
-    url: `${s.engine.url.replace('http', 'ws')}/graphql`,
-    webSocketImpl: CookieWebSocket,
-    retryAttempts: 0,
-  });
 }
 
 describe('a session follows the provider', () => {
@@ -100,7 +82,7 @@ describe('a principal disabled in Abada', () => {
   it('loses its session at once, on HTTP and on an open graphql-ws connection', async () => {
     const jar = await s.signIn('sam');
     const id = (await s.gql(jar, ME)).data.me.id;
-    const ws = cookieSocket(jar, s.engine.url);
+    const ws = s.wsClient(jar);
     let closed: { code: number; reason: string } | null = null;
     ws.on('closed', (e) => {
       closed = { code: (e as CloseEvent).code, reason: (e as CloseEvent).reason };
@@ -123,7 +105,7 @@ describe('a principal disabled in Abada', () => {
 
   it('accepts the cookie on graphql-ws only from the dashboard’s origin', async () => {
     const jar = await s.signIn('fiona');
-    const ws = cookieSocket(jar, 'https://evil.example');
+    const ws = s.wsClient(jar, 'https://evil.example');
     const outcome = await new Promise<string>((resolve) => {
       ws.on('connected', () => resolve('connected'));
       ws.on('closed', (e) => resolve(`closed ${(e as CloseEvent).code}`));

@@ -4,6 +4,8 @@
  * /auth/callback like a browser; `gql` calls /graphql with the session cookie (and the CSRF token).
  */
 import { randomBytes } from 'node:crypto';
+import { type Client, createClient } from 'graphql-ws';
+import WebSocket from 'ws';
 import { type CookieJar, request, signInThroughProvider } from '../../server/demo/oidc-signin.js';
 import { type DemoProvider, demoAccounts, startDemoProvider } from '../../server/demo/oidc-provider.js';
 import { startTestEngine, type GqlResult, type TestEngine } from './engine.js';
@@ -23,6 +25,8 @@ export interface OidcStack {
     variables?: object,
     csrf?: string | null,
   ): Promise<GqlResult<T>>;
+  /** graphql-ws with the session cookie, opened from `origin` (default: the dashboard's) as a browser does */
+  wsClient(jar: CookieJar, origin?: string, opts?: { lazy?: boolean }): Client;
   close(): Promise<void>;
 }
 
@@ -69,6 +73,16 @@ export async function startOidcStack(
     signIn: (user) => signInThroughProvider(engine.url, user, PASSWORD),
     session,
     gql,
+    wsClient(jar, origin = engine.url, o = {}) {
+      const headers = { cookie: jar.header(new URL(engine.url)), origin };
+      class CookieWebSocket extends WebSocket {
+        constructor(url: string, protocols?: string | string[]) {
+          super(url, protocols, { headers });
+        }
+      }
+      const url = `${engine.url.replace('http', 'ws')}/graphql`;
+      return createClient({ url, webSocketImpl: CookieWebSocket, retryAttempts: 0, ...o });
+    },
     async close() {
       await engine.close();
       await provider.close();
