@@ -14,6 +14,7 @@ import {
   refreshSession,
   type SessionView,
   sessionBySecret,
+  sessionsDueForRefresh,
 } from '../engine/principals/index.js';
 import { AccessTokenVerifier, looksLikeJwt } from './access-tokens.js';
 import { type CookieNames, readCookie } from './cookies.js';
@@ -107,6 +108,12 @@ export class Identifier {
       };
     }
     return { actor, refusal: null, session: found.session };
+  }
+
+  /** Refreshes the sessions due (the background sweep); one at a time, so the provider sees no burst. */
+  async refreshDue(): Promise<void> {
+    if (!this.oidc) return;
+    for (const session of await sessionsDueForRefresh(this.engine)) await this.refresh(session);
   }
 
   /** Asks the provider for the person's groups again; null ends the session. */

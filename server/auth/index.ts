@@ -16,6 +16,8 @@ export { cookieNames } from './cookies.js';
 export interface Auth {
   identifier: Identifier;
   routes: ReturnType<typeof authRoutes>;
+  /** stops the background refresh of sessions' groups */
+  stop(): void;
 }
 
 /** `origin` is read per request: with PORT=0 the port is known only once the server listens. */
@@ -23,5 +25,27 @@ export function createAuth(engine: EngineContext, origin: () => string, log: (e:
   const oidc = engine.config.oidc ? new OidcClient(engine.config.oidc) : null;
   const names = () => cookieNames(origin());
   const identifier = new Identifier(engine, oidc, names, origin);
-  return { identifier, routes: authRoutes({ engine, oidc, identifier, names, origin, log }) };
+  // half the refresh interval (at most a minute): no live session's groups are older than the interval
+  const everyMs = Math.max(500, Math.min(60_000, ((engine.config.oidc?.refreshMinutes ?? 10) * 60_000) / 2));
+  let running = false;
+  const timer = oidc
+    ? setInterval(() => {
+        if (running) return;
+        running = true;
+        identifier
+          .refreshDue()
+          .catch(log)
+          .finally(() => {
+            running = false;
+          });
+      }, everyMs)
+    : null;
+  timer?.unref();
+  return {
+    identifier,
+    routes: authRoutes({ engine, oidc, identifier, names, origin, log }),
+    stop: () => {
+      if (timer) clearInterval(timer);
+    },
+  };
 }

@@ -63,111 +63,110 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   return new URLSearchParams(body);
 }
 
-export function authRoutes(o: AuthRoutesOptions) {
-  const redirectUri = () => `${o.origin()}/auth/callback`;
-  const disabled = (res: ServerResponse) =>
-    page(
+const disabled = (res: ServerResponse) =>
+  page(
+    res,
+    404,
+    'Single sign-on is not configured',
+    '<p>Set ABADA_OIDC_ISSUER, ABADA_OIDC_CLIENT_ID and ABADA_OIDC_CLIENT_SECRET.</p>',
+  );
+
+async function login(o: AuthRoutesOptions, res: ServerResponse, url: URL) {
+  if (!o.oidc) return disabled(res);
+  const prompt = url.searchParams.get('prompt');
+  const { url: to, pending } = await o.oidc.start(
+    `${o.origin()}/auth/callback`,
+    safeReturnTo(url.searchParams.get('returnTo')),
+    {
+      login_hint: url.searchParams.get('login_hint') ?? undefined,
+      prompt: prompt && PROMPTS.has(prompt) ? prompt : undefined,
+    },
+  );
+  const sealed = o.engine.sealer.sealJson(pending);
+  redirect(res, to.href, [setCookie(o.names(), o.names().pending, sealed, PENDING_TTL_MS / 1000)]);
+}
+
+/** The provider sent the browser back: check everything, open the session, go where the person was. */
+async function callback(o: AuthRoutesOptions, req: IncomingMessage, res: ServerResponse, url: URL) {
+  if (!o.oidc) return disabled(res);
+  const names = o.names();
+  const clear = setCookie(names, names.pending, '', 0);
+  const again = '<p><a href="/auth/login">Sign in again</a></p>';
+  let pending: PendingSignIn | null = null;
+  try {
+    pending = o.engine.sealer.openJson<PendingSignIn>(cookieOf(req, names.pending));
+  } catch {
+    pending = null;
+  }
+  if (!pending || Date.now() - pending.startedAt > PENDING_TTL_MS) {
+    return page(
       res,
-      404,
-      'Single sign-on is not configured',
-      '<p>Set ABADA_OIDC_ISSUER, ABADA_OIDC_CLIENT_ID and ABADA_OIDC_CLIENT_SECRET.</p>',
+      400,
+      'Sign-in expired',
+      `<p>This sign-in was not started here or took too long.</p>${again}`,
+      [clear],
     );
-
-  async function login(res: ServerResponse, url: URL) {
-    if (!o.oidc) return disabled(res);
-    const prompt = url.searchParams.get('prompt');
-    const { url: to, pending } = await o.oidc.start(
-      redirectUri(),
-      safeReturnTo(url.searchParams.get('returnTo')),
-      {
-        login_hint: url.searchParams.get('login_hint') ?? undefined,
-        prompt: prompt && PROMPTS.has(prompt) ? prompt : undefined,
-      },
-    );
-    const sealed = o.engine.sealer.sealJson(pending);
-    redirect(res, to.href, [setCookie(o.names(), o.names().pending, sealed, PENDING_TTL_MS / 1000)]);
   }
-
-  /** The provider sent the browser back: check everything, open the session, go where the person was. */
-  async function callback(req: IncomingMessage, res: ServerResponse, url: URL) {
-    if (!o.oidc) return disabled(res);
-    const names = o.names();
-    const clear = setCookie(names, names.pending, '', 0);
-    const again = '<p><a href="/auth/login">Sign in again</a></p>';
-    let pending: PendingSignIn | null = null;
-    try {
-      pending = o.engine.sealer.openJson<PendingSignIn>(cookieOf(req, names.pending));
-    } catch {
-      pending = null;
-    }
-    if (!pending || Date.now() - pending.startedAt > PENDING_TTL_MS) {
-      return page(
-        res,
-        400,
-        'Sign-in expired',
-        `<p>This sign-in was not started here or took too long.</p>${again}`,
-        [clear],
-      );
-    }
-    try {
-      const current = new URL(`${url.pathname}${url.search}`, o.origin());
-      const { identity, tokens } = await o.oidc.finish(current, pending);
-      const { secret } = await openSession(o.engine, identity, tokens);
-      const maxAge = o.engine.config.sessions.maxHours * 3600;
-      redirect(res, pending.returnTo, [clear, setCookie(names, names.session, secret, maxAge)]);
-    } catch (e) {
-      const why =
-        e instanceof EngineError ? e.message : `The OpenID Provider's answer was refused (${reason(e)}).`;
-      page(res, e instanceof EngineError ? 403 : 400, 'Sign-in failed', `<p>${why}</p>${again}`, [clear]);
-    }
+  try {
+    const current = new URL(`${url.pathname}${url.search}`, o.origin());
+    const { identity, tokens } = await o.oidc.finish(current, pending);
+    const { secret } = await openSession(o.engine, identity, tokens);
+    const maxAge = o.engine.config.sessions.maxHours * 3600;
+    redirect(res, pending.returnTo, [clear, setCookie(names, names.session, secret, maxAge)]);
+  } catch (e) {
+    const why =
+      e instanceof EngineError ? e.message : `The OpenID Provider's answer was refused (${reason(e)}).`;
+    page(res, e instanceof EngineError ? 403 : 400, 'Sign-in failed', `<p>${why}</p>${again}`, [clear]);
   }
+}
 
-  /** POST with the CSRF token (header or form field): ends the session, then the provider's. */
-  async function logout(req: IncomingMessage, res: ServerResponse) {
-    const names = o.names();
-    const wantsJson = (req.headers.accept ?? '').includes('application/json');
-    const csrf = (req.headers['x-abada-csrf'] as string | undefined) ?? (await readForm(req)).get('csrf');
-    const found = await o.identifier.cookie(req.headers.cookie ?? null);
-    let to = '/';
-    if (found.session) {
-      if (!csrf || !sameSecret(csrf, found.session.csrfToken)) {
-        return json(res, 403, {
-          error: 'Sign-out needs the CSRF token (x-abada-csrf); reload the dashboard.',
-        });
-      }
-      await endSession(o.engine.db, found.session.id, 'SIGNED_OUT');
-      const back = `${o.origin()}/`;
-      to = (await o.oidc?.endSessionUrl(found.session.providerTokens.idToken, back).catch(() => null)) ?? '/';
+/** POST with the CSRF token (header or form field): ends the session, then the provider's. */
+async function logout(o: AuthRoutesOptions, req: IncomingMessage, res: ServerResponse) {
+  const names = o.names();
+  const wantsJson = (req.headers.accept ?? '').includes('application/json');
+  const csrf = (req.headers['x-abada-csrf'] as string | undefined) ?? (await readForm(req)).get('csrf');
+  const found = await o.identifier.cookie(req.headers.cookie ?? null);
+  let to = '/';
+  if (found.session) {
+    if (!csrf || !sameSecret(csrf, found.session.csrfToken)) {
+      return json(res, 403, {
+        error: 'Sign-out needs the CSRF token (x-abada-csrf); reload the dashboard.',
+      });
     }
-    const clear = setCookie(names, names.session, '', 0);
-    if (wantsJson) return json(res, 200, { redirect: to }, [clear]);
-    redirect(res, to, [clear]);
+    await endSession(o.engine.db, found.session.id, 'SIGNED_OUT');
+    const back = `${o.origin()}/`;
+    to = (await o.oidc?.endSessionUrl(found.session.providerTokens.idToken, back).catch(() => null)) ?? '/';
   }
+  const clear = setCookie(names, names.session, '', 0);
+  if (wantsJson) return json(res, 200, { redirect: to }, [clear]);
+  redirect(res, to, [clear]);
+}
 
-  async function session(req: IncomingMessage, res: ServerResponse) {
-    const who = await o.identifier.cookie(req.headers.cookie ?? null);
-    json(res, 200, {
-      signedIn: who.actor !== null,
-      name: who.actor?.name ?? null,
-      csrfToken: who.session?.csrfToken ?? null,
-      refusal: who.refusal,
-      oidc: o.oidc !== null,
-      tokenSignIn: tokenSignInOffered(o.engine.config),
-    });
-  }
+async function session(o: AuthRoutesOptions, req: IncomingMessage, res: ServerResponse) {
+  const who = await o.identifier.cookie(req.headers.cookie ?? null);
+  json(res, 200, {
+    signedIn: who.actor !== null,
+    name: who.actor?.name ?? null,
+    csrfToken: who.session?.csrfToken ?? null,
+    refusal: who.refusal,
+    oidc: o.oidc !== null,
+    tokenSignIn: tokenSignInOffered(o.engine.config),
+  });
+}
 
-  /** Handles /auth/*; false for any other path. */
+/** The handler of /auth/*: true when it answered, false for any other path. */
+export function authRoutes(o: AuthRoutesOptions) {
   return (req: IncomingMessage, res: ServerResponse): boolean => {
     const url = new URL(req.url ?? '/', 'http://x');
     const route =
       url.pathname === '/auth/login' && req.method === 'GET'
-        ? login(res, url)
+        ? login(o, res, url)
         : url.pathname === '/auth/callback' && req.method === 'GET'
-          ? callback(req, res, url)
+          ? callback(o, req, res, url)
           : url.pathname === '/auth/logout' && req.method === 'POST'
-            ? logout(req, res)
+            ? logout(o, req, res)
             : url.pathname === '/auth/session' && req.method === 'GET'
-              ? session(req, res)
+              ? session(o, req, res)
               : null;
     if (!route) return false;
     route.catch((e) => {

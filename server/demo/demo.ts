@@ -186,15 +186,14 @@ async function startDemoWorker(engineUrl: string, token: string, modelUrl: strin
   return startWorker(config);
 }
 
+/** The ports of the demo's servers last time (kept so frozen bindings of waiting work stay valid). */
+function readPorts(file: string): { crmPort?: number; modelPort?: number; oidcPort?: number } {
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+}
+
 export async function startDemo(opts: DemoOptions): Promise<Demo> {
   const stateFile = path.join(opts.config.dataDir, 'demo.json');
-  const saved = existsSync(stateFile)
-    ? (JSON.parse(readFileSync(stateFile, 'utf8')) as {
-        crmPort?: number;
-        modelPort?: number;
-        oidcPort?: number;
-      })
-    : {};
+  const saved = readPorts(stateFile);
   const crmToken = `crm_${randomBytes(18).toString('base64url')}`;
   const crm = await stablePort(saved.crmPort, (port) => startCrmServer({ port, token: crmToken }));
   const model = await stablePort(saved.modelPort, (port) => startModelServer({ port, script: demoScript }));

@@ -148,9 +148,54 @@ function buildProvider(
         }),
       };
     },
-    ttl: { AccessToken: 600, IdToken: 600, RefreshToken: 86_400, Session: 86_400, Grant: 86_400 },
+    ttl: {
+      AccessToken: 600,
+      IdToken: 600,
+      RefreshToken: 86_400,
+      Session: 86_400,
+      Grant: 86_400,
+      Interaction: 600,
+    },
+    // its own in-memory store (the demo's provider forgets everything on restart, as it may)
+    adapter: MemoryAdapter,
   });
   return provider;
+}
+
+type Stored = { payload: Record<string, unknown>; expiresAt: number };
+const stores = new Map<string, Map<string, Stored>>();
+
+/** oidc-provider's storage interface over Maps, one per model (what its default adapter does, minus the warning). */
+class MemoryAdapter {
+  private readonly rows: Map<string, Stored>;
+  constructor(model: string) {
+    this.rows = stores.get(model) ?? new Map();
+    stores.set(model, this.rows);
+  }
+  async upsert(id: string, payload: Record<string, unknown>, expiresIn: number) {
+    this.rows.set(id, { payload, expiresAt: Date.now() + (expiresIn || 86_400) * 1000 });
+  }
+  async find(id: string) {
+    const row = this.rows.get(id);
+    if (!row || row.expiresAt < Date.now()) return undefined;
+    return row.payload;
+  }
+  async findByUserCode(code: string) {
+    return [...this.rows.values()].find((r) => r.payload.userCode === code)?.payload;
+  }
+  async findByUid(uid: string) {
+    return [...this.rows.values()].find((r) => r.payload.uid === uid)?.payload;
+  }
+  async consume(id: string) {
+    const row = this.rows.get(id);
+    if (row) row.payload.consumed = Math.floor(Date.now() / 1000);
+  }
+  async destroy(id: string) {
+    this.rows.delete(id);
+  }
+  async revokeByGrantId(grantId: string) {
+    for (const [id, r] of this.rows) if (r.payload.grantId === grantId) this.rows.delete(id);
+  }
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: oidc-provider's koa context

@@ -93,6 +93,7 @@ export function createEngineServer(opts: ServerOptions) {
   return {
     server,
     async close() {
+      auth.stop();
       await ws.dispose();
       wss.close();
       server.closeAllConnections?.();

@@ -71,10 +71,33 @@ describe('a session follows the provider', () => {
       expect(after.refusal).toContain('no longer confirms');
       const r = await noRefresh.gql(jar, ME, {}, null);
       expect(r.errors?.[0].extensions?.code).toBe('UNAUTHENTICATED');
-      expect(r.errors?.[0].message).toContain('session ended');
+      expect(r.errors?.[0].message).toContain('no longer confirms');
     } finally {
       await noRefresh.close();
     }
+  });
+});
+
+describe('the background refresh', () => {
+  it('closes an idle person’s graphql-ws connection (4409) when the provider removed a group; the next request sees the new groups', async () => {
+    const jar = await s.signIn('sam');
+    s.provider.accounts.get('sam')!.groups = ['support'];
+    const ws = s.wsClient(jar);
+    let closed: number | null = null;
+    ws.on('closed', (e) => {
+      closed = (e as CloseEvent).code;
+    });
+    const acked = new Promise<void>((resolve) => ws.on('connected', () => resolve()));
+    ws.subscribe(
+      { query: 'subscription { approvalOpened { id } }' },
+      { next: () => {}, error: () => {}, complete: () => {} },
+    );
+    await acked;
+    s.provider.accounts.get('sam')!.groups = [];
+    // no request from sam: only the sweep can notice
+    await expect.poll(() => closed, { timeout: 3 * REFRESH_MS + 2000 }).toBe(4409);
+    expect((await s.gql(jar, ME)).data.me.groups).toEqual([]);
+    await ws.dispose();
   });
 });
 

@@ -1,9 +1,8 @@
 /**
- * The authorization matrix: every Query, Mutation and Subscription field of the schema, called by an anonymous
- * caller, a worker, a human in the candidate groups, a human outside them, an admin, another project's admin, and
- * last a cookie session from the OpenID Provider (in the candidate groups: it fares as humanIn). Rows below.
- *   A = allowed (no UNAUTHENTICATED / FORBIDDEN), D = refused (UNAUTHENTICATED or FORBIDDEN),
- *   N = invisible (null or NOT_FOUND: other projects' ids never reveal existence).
+ * The authorization matrix: every Query, Mutation and Subscription field, called by anon, a worker, a human in the
+ * candidate groups, one outside them, an admin, another project's admin, and a cookie session from the OpenID
+ * Provider in the candidate groups (it fares as humanIn). A = allowed (no UNAUTHENTICATED / FORBIDDEN), D =
+ * refused (UNAUTHENTICATED or FORBIDDEN), N = invisible (null or NOT_FOUND: other projects' ids reveal nothing).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wsClient } from '../../server/client/index.js';

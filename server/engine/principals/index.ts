@@ -18,5 +18,6 @@ export {
   refreshSession,
   type SessionLookup,
   sessionBySecret,
+  sessionsDueForRefresh,
   type SessionView,
 } from './sessions.js';

@@ -31,6 +31,15 @@ export interface SessionView {
   providerTokens: ProviderTokens;
 }
 
+/** Why a cookie no longer works, by the session's end reason. */
+const ENDED: Record<string, string> = {
+  SIGNED_OUT: 'Your session ended; sign in again.',
+  IDLE: 'Your session ended after a period without activity; sign in again.',
+  EXPIRED: 'Your session reached its maximum lifetime; sign in again.',
+  DISABLED: 'Your principal was disabled; its sessions ended. Ask an admin.',
+  REFRESH_FAILED: 'The OpenID Provider no longer confirms your sign-in; your session ended. Sign in again.',
+};
+
 /** Writing last_seen_at at most once a minute keeps the idle clock without a write per request. */
 const TOUCH_EVERY_MS = 60_000;
 
@@ -105,13 +114,10 @@ export async function sessionBySecret(ctx: EngineContext, secret: string): Promi
   const idleMs = ctx.config.sessions.idleMinutes * 60_000;
   const ended = (reason: SessionEndReason, why: string) =>
     endSession(ctx.db, s.id, reason).then(() => ({ actor: null, session: null, refusal: why }) as const);
-  if (s.endedAt) return { actor: null, session: null, refusal: 'Your session ended; sign in again.' };
-  if (p.disabledAt)
-    return ended('DISABLED', `The principal "${p.name}" was disabled; its sessions ended. Ask an admin.`);
-  if (s.expiresAt.getTime() <= now)
-    return ended('EXPIRED', 'Your session reached its maximum lifetime; sign in again.');
-  if (s.lastSeenAt.getTime() + idleMs <= now)
-    return ended('IDLE', 'Your session ended after a period without activity; sign in again.');
+  if (s.endedAt) return { actor: null, session: null, refusal: ENDED[s.endReason ?? ''] ?? ENDED.SIGNED_OUT };
+  if (p.disabledAt) return ended('DISABLED', ENDED.DISABLED);
+  if (s.expiresAt.getTime() <= now) return ended('EXPIRED', ENDED.EXPIRED);
+  if (s.lastSeenAt.getTime() + idleMs <= now) return ended('IDLE', ENDED.IDLE);
   if (now - s.lastSeenAt.getTime() > TOUCH_EVERY_MS) {
     await ctx.db.update(sessions).set({ lastSeenAt: sql`now()` }).where(eq(sessions.id, s.id));
   }
@@ -173,4 +179,37 @@ export async function refreshSession(
       .where(eq(sessions.id, session.id));
     return actorOf(p);
   });
+}
+
+/**
+ * Live sessions whose groups are due for the provider's confirmation, for the background refresh: a
+ * person with the dashboard open but idle (its graphql-ws subscriptions still filtered by the groups)
+ * loses a group removed at the provider within the interval too, not only at their next request.
+ */
+export async function sessionsDueForRefresh(ctx: EngineContext, limit = 50): Promise<SessionView[]> {
+  const refreshS = (ctx.config.oidc?.refreshMinutes ?? 10) * 60;
+  const idleS = ctx.config.sessions.idleMinutes * 60;
+  const rows = await ctx.db
+    .select({ s: sessions, subject: principals.oidcSubject })
+    .from(sessions)
+    .innerJoin(principals, eq(principals.id, sessions.principalId))
+    .where(
+      and(
+        isNull(sessions.endedAt),
+        isNull(principals.disabledAt),
+        sql`${sessions.refreshedAt} <= now() - make_interval(secs => ${refreshS})`,
+        sql`${sessions.lastSeenAt} > now() - make_interval(secs => ${idleS})`,
+        sql`${sessions.expiresAt} > now()`,
+      ),
+    )
+    .orderBy(sessions.refreshedAt)
+    .limit(limit);
+  return rows.map(({ s, subject }) => ({
+    id: s.id,
+    csrfToken: s.csrfToken,
+    principalId: s.principalId,
+    subject: subject ?? '',
+    refreshDue: true,
+    providerTokens: ctx.sealer.openJson(s.providerTokens) as ProviderTokens,
+  }));
 }
