@@ -230,7 +230,8 @@ export function loadConfig(env: Env = process.env): Config {
       idleMinutes: positive(env, 'ABADA_SESSION_IDLE_MINUTES', 60),
       maxHours: positive(env, 'ABADA_SESSION_MAX_HOURS', 12),
     },
-    dashboardTokenSignIn:
-      env.ABADA_DASHBOARD_TOKEN_SIGNIN?.trim() ? bool(env, 'ABADA_DASHBOARD_TOKEN_SIGNIN', false) : null,
+    dashboardTokenSignIn: env.ABADA_DASHBOARD_TOKEN_SIGNIN?.trim()
+      ? bool(env, 'ABADA_DASHBOARD_TOKEN_SIGNIN', false)
+      : null,
   };
 }
