@@ -40,7 +40,12 @@ export class OidcClient {
           this.settings.clientId,
           this.settings.clientSecret,
           undefined,
-          { execute: insecure ? [client.allowInsecureRequests] : [], timeout: 10 },
+          {
+            // the ID token's signature is checked against the provider's JWKS too, not only its claims:
+            // a token endpoint answer altered on the way (or by a proxy) is refused
+            execute: [client.enableNonRepudiationChecks, ...(insecure ? [client.allowInsecureRequests] : [])],
+            timeout: 10,
+          },
         )
         .catch((e) => {
           this.discovered = null;

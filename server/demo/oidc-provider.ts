@@ -52,6 +52,8 @@ export function demoAccounts(password: string): Map<string, DemoAccount> {
 export async function startDemoProvider(opts: {
   port?: number;
   accounts: Map<string, DemoAccount>;
+  /** the issuer when browsers and clients reach it through something else (tests: a tampering proxy) */
+  issuer?: string;
 }): Promise<DemoProvider> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const signingKey = {
@@ -81,7 +83,7 @@ export async function startDemoProvider(opts: {
     server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  const issuer = `http://127.0.0.1:${port}`;
+  const issuer = opts.issuer ?? `http://127.0.0.1:${port}`;
   return {
     issuer,
     port,
