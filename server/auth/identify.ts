@@ -113,7 +113,8 @@ export class Identifier {
   /** Refreshes the sessions due (the background sweep); one at a time, so the provider sees no burst. */
   async refreshDue(): Promise<void> {
     if (!this.oidc) return;
-    for (const session of await sessionsDueForRefresh(this.engine)) await this.refresh(session);
+    const issuer = await this.oidc.issuer();
+    for (const session of await sessionsDueForRefresh(this.engine, issuer)) await this.refresh(session);
   }
 
   /** Asks the provider for the person's groups again; null ends the session. */

@@ -186,7 +186,11 @@ export async function refreshSession(
  * person with the dashboard open but idle (its graphql-ws subscriptions still filtered by the groups)
  * loses a group removed at the provider within the interval too, not only at their next request.
  */
-export async function sessionsDueForRefresh(ctx: EngineContext, limit = 50): Promise<SessionView[]> {
+export async function sessionsDueForRefresh(
+  ctx: EngineContext,
+  issuer: string,
+  limit = 50,
+): Promise<SessionView[]> {
   const refreshS = (ctx.config.oidc?.refreshMinutes ?? 10) * 60;
   const idleS = ctx.config.sessions.idleMinutes * 60;
   const rows = await ctx.db
@@ -197,6 +201,7 @@ export async function sessionsDueForRefresh(ctx: EngineContext, limit = 50): Pro
       and(
         isNull(sessions.endedAt),
         isNull(principals.disabledAt),
+        eq(principals.oidcIssuer, issuer),
         sql`${sessions.refreshedAt} <= now() - make_interval(secs => ${refreshS})`,
         sql`${sessions.lastSeenAt} > now() - make_interval(secs => ${idleS})`,
         sql`${sessions.expiresAt} > now()`,
