@@ -15,7 +15,7 @@
 
 /** Everything that sits above server/db. */
 const ABOVE_DB = [
-  '^server/(engine|graphql|worker|cli|demo|client|metrics)/',
+  '^server/(engine|graphql|worker|cli|demo|client|metrics|auth)/',
   '^server/(main|app|web|cli)\\.ts$',
   '^(web|bench|soak|scripts|test)/',
 ];
@@ -38,6 +38,22 @@ module.exports = {
         'server/graphql through the engine.',
       from: { path: '^server/graphql/' },
       to: { path: '^server/db/' },
+    },
+    {
+      name: 'auth-not-to-db',
+      comment:
+        'Sign-in (OpenID Connect, cookies, access tokens) stores sessions and principals through engine ' +
+        'commands; only server/db and server/engine touch the database.',
+      severity: 'error',
+      from: { path: '^server/auth/' },
+      to: { path: '^server/db/' },
+    },
+    {
+      name: 'engine-not-to-auth',
+      comment: 'The engine knows principals and sessions, not how HTTP signs people in.',
+      severity: 'error',
+      from: { path: '^server/(engine|db)/' },
+      to: { path: '^server/auth/' },
     },
     {
       name: 'worker-not-to-engine-or-db',

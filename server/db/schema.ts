@@ -12,6 +12,7 @@ export * from './tables/incidents.js';
 export * from './tables/instances.js';
 export * from './tables/prices.js';
 export * from './tables/principals.js';
+export * from './tables/sessions.js';
 export * from './tables/projects.js';
 export * from './tables/steps.js';
 export * from './tables/stream.js';

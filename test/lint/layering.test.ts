@@ -35,7 +35,9 @@ describe('layering rules (dependency-cruiser)', () => {
     const found = violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`).sort();
     expect(found).toEqual(
       [
+        'auth-not-to-db: server/auth/session.ts → server/db/schema.ts',
         'db-imports-nothing-above: server/db/schema.ts → server/engine/journal/index.ts',
+        'engine-not-to-auth: server/engine/approvals/signin.ts → server/auth/cookies.ts',
         'engine-folders-through-index: server/engine/approvals/decide.ts → server/engine/journal/store.ts',
         'engine-through-index-from-outside: server/graphql/schema.ts → server/engine/approvals/decide.ts',
         'graphql-not-to-db: server/graphql/schema.ts → server/db/schema.ts',
