@@ -28,6 +28,8 @@ interface Ids {
   disableId: string;
 }
 
+const EVIDENCE =
+  'query($id: ID!) { approval(id: $id) { id facts toolDescription impact onApproval basis { modelText } } }';
 // expect: one letter per caller, in the order of WHO.
 const MATRIX: Record<string, Record<string, Row>> = {
   Query: {
@@ -47,15 +49,8 @@ const MATRIX: Record<string, Record<string, Row>> = {
       expect: 'DAAAAN',
     },
     approvals: { op: () => ({ query: '{ approvals { totalCount } }' }), expect: 'DDAAAA' },
-    approval: {
-      // the evidence (SPEC §11) is the approval's: whoever may not see the approval sees none of it
-      op: (i) => ({
-        query:
-          'query($id: ID!) { approval(id: $id) { id facts toolDescription impact risk onApproval basis { modelText } } }',
-        variables: { id: i.approvalId },
-      }),
-      expect: 'DNANAN',
-    },
+    // the evidence (SPEC §11) is the approval's: whoever may not see the approval sees none of it
+    approval: { op: (i) => ({ query: EVIDENCE, variables: { id: i.approvalId } }), expect: 'DNANAN' },
     incidents: { op: () => ({ query: '{ incidents { totalCount } }' }), expect: 'DAAAAA' },
     eventCursor: { op: () => ({ query: '{ eventCursor }' }), expect: 'DAAAAA' },
     principals: { op: () => ({ query: '{ principals { totalCount } }' }), expect: 'DDDDAA' },
