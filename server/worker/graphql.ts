@@ -25,6 +25,7 @@ import {
 export {
   backoffMs,
   GraphQLRequestError,
+  isRetryable,
   type RequestOptions,
   sleep,
   UnreachableError,

@@ -103,6 +103,7 @@ export class ModelTurns {
   ): Promise<AssistantMessage | null> {
     const { at, chain } = this;
     const t0 = Date.now();
+    await at.beforeSending();
     try {
       const answer = await this.models.chat(model, messages, tools, at.lease.signal);
       at.end({

@@ -195,7 +195,7 @@ export class ToolSteps {
     await at.flush(); // nothing goes out while an earlier step's end is only in memory
     const t0 = Date.now();
     for (let i = 0; ; i++) {
-      at.checkLease();
+      await at.beforeSending();
       try {
         const result = await this.sessions.call(binding, args, key);
         at.log.info(
