@@ -103,9 +103,10 @@ export class ModelTurns {
   ): Promise<AssistantMessage | null> {
     const { at, chain } = this;
     const t0 = Date.now();
-    await at.beforeSending();
     try {
-      const answer = await this.models.chat(model, messages, tools, at.lease.signal);
+      const answer = await this.models.chat(model, messages, tools, at.lease.signal, () =>
+        at.beforeSending(),
+      );
       at.end({
         sequence: at.seq,
         kind: 'MODEL_CALL',
