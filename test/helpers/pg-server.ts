@@ -69,7 +69,18 @@ export async function startOwnPostgres(opts: { binDir?: string } = {}): Promise<
   const spawnOnce = () => {
     const p = spawn(
       path.join(binDir, 'postgres'),
-      ['-D', data, '-p', String(port), '-k', data, '-c', 'listen_addresses=127.0.0.1'],
+      [
+        '-D',
+        data,
+        '-p',
+        String(port),
+        '-k',
+        data,
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'max_connections=300',
+      ],
       { ...(ids ?? {}), stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let err = '';
