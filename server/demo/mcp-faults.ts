@@ -68,21 +68,6 @@ export async function startMcpFaultProxy(target: string, host = '127.0.0.1'): Pr
     return { tool, rule: rule ?? null };
   };
 
-  const forward = (req: IncomingMessage, body: string) =>
-    new Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }>((resolve, reject) => {
-      const headers = { ...req.headers, host: to.host, 'content-length': String(Buffer.byteLength(body)) };
-      const out = httpRequest(to, { method: req.method, headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }),
-        );
-        res.on('error', reject);
-      });
-      out.on('error', reject);
-      out.end(body);
-    });
-
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const body = await readBody(req);
     const call = take(body);
@@ -93,7 +78,7 @@ export async function startMcpFaultProxy(target: string, host = '127.0.0.1'): Pr
       return;
     }
     if (rule?.fault === 'status') return sendError(res, rule.status ?? 503);
-    const answer = await forward(req, body);
+    const answer = await forward(to, req, body);
     if (rule?.fault === 'status-after') return sendError(res, rule.status ?? 503);
     if (rule?.fault === 'slow') await new Promise((r) => setTimeout(r, rule.ms ?? 1000));
     const headers = { ...answer.headers };
@@ -131,6 +116,27 @@ export async function startMcpFaultProxy(target: string, host = '127.0.0.1'): Pr
       await closeServer(server);
     },
   };
+}
+
+/** Sends the request on to the MCP server and reads its whole answer. */
+function forward(
+  to: URL,
+  req: IncomingMessage,
+  body: string,
+): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const headers = { ...req.headers, host: to.host, 'content-length': String(Buffer.byteLength(body)) };
+    const out = httpRequest(to, { method: req.method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
+      res.on('error', reject);
+    });
+    out.on('error', reject);
+    out.end(body);
+  });
 }
 
 function sendError(res: ServerResponse, status: number) {
