@@ -4,6 +4,7 @@
  *   web/            the dashboard; talks to the engine over GraphQL only
  *   server/graphql  resolvers → engine commands; never the database
  *   server/worker   talks to the engine over GraphQL only
+ *   server/telemetry  tracing every layer uses; imports only server/shared
  *   server/engine   the domain, in folders whose index.ts is their public face
  *   server/db       schema, pool, migrations, notifier: the bottom layer
  *
@@ -46,6 +47,15 @@ module.exports = {
         'sides share lives in server/shared.',
       from: { path: '^server/worker/' },
       to: { path: '^server/(engine|db)/' },
+    },
+    {
+      name: 'telemetry-is-a-leaf',
+      severity: 'error',
+      comment:
+        'server/telemetry (OpenTelemetry spans, trace context, the log mixin) is used by every layer — engine, ' +
+        'GraphQL, worker, demo servers, logs — so it imports none of them: only @opentelemetry/* and server/shared.',
+      from: { path: '^server/telemetry/' },
+      to: { path: '^server/', pathNot: ['^server/telemetry/', '^server/shared/'] },
     },
     {
       name: 'web-not-to-server',

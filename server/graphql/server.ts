@@ -20,6 +20,7 @@ import { observePlugin } from './observe.js';
 import type { EventHub } from './pubsub.js';
 import { schema } from './schema/index.js';
 import { Sessions } from './sessions.js';
+import { tracePlugin } from './trace.js';
 
 export type WebHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void | Promise<void>;
 
@@ -126,7 +127,7 @@ function createYogaFor(
     graphiql: { title: 'Abada GraphQL' },
     batching: false,
     logging: false,
-    plugins: [limitsPlugin, observePlugin(metrics, logger)],
+    plugins: [limitsPlugin, observePlugin(metrics, logger), tracePlugin()],
     maskedErrors: { maskError: (e) => maskError(e, log) },
     context: async (initial) => {
       const init = initial as { request?: Request; connectionParams?: Record<string, unknown> };

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pino, { type Logger } from 'pino';
+import { traceLogFields } from '../telemetry/index.js';
 import type { WorkerConfig } from './config.js';
 import {
   backoffMs,
@@ -41,7 +42,7 @@ const FATAL_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN']);
 export function createLogger(config: Pick<WorkerConfig, 'logLevel' | 'workerId'>): Logger {
   // Synchronous writes: a line is out before the process exits (SIGTERM → exit 0).
   return pino(
-    { level: config.logLevel, base: { workerId: config.workerId } },
+    { level: config.logLevel, base: { workerId: config.workerId }, mixin: traceLogFields },
     pino.destination({ dest: 1, sync: true }),
   );
 }

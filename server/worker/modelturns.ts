@@ -5,6 +5,7 @@
  */
 import { AttemptFailure, type Attempt } from './attempt.js';
 import { type FunctionTool, type Message, messagesHash } from './conversation.js';
+import { traceModelCall } from '../telemetry/index.js';
 import { GraphQLRequestError } from './graphql.js';
 import { type ModelClient, ModelRequestError, ModelUnavailableError } from './model.js';
 
@@ -55,12 +56,12 @@ export class ModelTurns {
     if (existing.state === 'COMPLETED') {
       this.countTokens(existing.usage);
       this.lastModel = model;
-      at.seq++;
+      at.next();
       return { message: existing.response as AssistantMessage };
     }
     if (existing.state === 'FAILED') {
       this.modelIndex = Math.max(this.modelIndex, chain.indexOf(model) + 1);
-      at.seq++;
+      at.next();
       return 'next';
     }
     // a STARTED step found in the journal is completed with the request it was started with
@@ -104,8 +105,9 @@ export class ModelTurns {
     const { at, chain } = this;
     const t0 = Date.now();
     try {
-      const answer = await this.models.chat(model, messages, tools, at.lease.signal, () =>
-        at.beforeSending(),
+      const provider = this.models.providerOf(model);
+      const answer = await traceModelCall({ model, provider, sequence: at.seq, messages }, () =>
+        this.models.chat(model, messages, tools, at.lease.signal, () => at.beforeSending()),
       );
       at.end({
         sequence: at.seq,
@@ -129,7 +131,7 @@ export class ModelTurns {
       );
       this.countTokens(answer.usage);
       this.lastModel = model;
-      at.seq++;
+      at.next();
       return answer.message;
     } catch (e) {
       at.checkLease();
@@ -143,7 +145,7 @@ export class ModelTurns {
         error: e.message.slice(0, 2000),
       });
       at.log.warn({ event: 'model.failed', sequence: at.seq, model, err: e.name }, e.message);
-      at.seq++;
+      at.next();
       if (e instanceof ModelRequestError) throw new AttemptFailure('MODEL_ERROR', e.message);
       this.modelIndex = Math.max(this.modelIndex, chain.indexOf(model) + 1);
       if (this.modelIndex >= chain.length)

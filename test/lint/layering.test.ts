@@ -40,6 +40,7 @@ describe('layering rules (dependency-cruiser)', () => {
         'engine-through-index-from-outside: server/graphql/schema.ts → server/engine/approvals/decide.ts',
         'graphql-not-to-db: server/graphql/schema.ts → server/db/schema.ts',
         'no-circular: server/engine/journal/rules.ts → server/engine/journal/store.ts',
+        'telemetry-is-a-leaf: server/telemetry/spans.ts → server/engine/journal/index.ts',
         'web-not-to-server: web/page.ts → server/graphql/schema.ts',
         'worker-not-to-engine-or-db: server/worker/loop.ts → server/engine/journal/index.ts',
       ].sort(),

@@ -48,7 +48,12 @@ const MATRIX: Record<string, Record<string, Row>> = {
     },
     approvals: { op: () => ({ query: '{ approvals { totalCount } }' }), expect: 'DDAAAA' },
     approval: {
-      op: (i) => ({ query: 'query($id: ID!) { approval(id: $id) { id } }', variables: { id: i.approvalId } }),
+      // the evidence (SPEC §11) is the approval's: whoever may not see the approval sees none of it
+      op: (i) => ({
+        query:
+          'query($id: ID!) { approval(id: $id) { id facts toolDescription impact risk onApproval basis { modelText } } }',
+        variables: { id: i.approvalId },
+      }),
       expect: 'DNANAN',
     },
     incidents: { op: () => ({ query: '{ incidents { totalCount } }' }), expect: 'DAAAAA' },

@@ -7,69 +7,35 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundScript } from '../../server/demo/scripts.js';
-import { Q } from '../helpers/fixtures.js';
-import {
-  type Harness,
-  instance,
-  spawnWorker,
-  startHarness,
-  startProcess,
-  waitFor,
-  type WorkerProcess,
-} from './helpers.js';
+import { type Harness, spawnWorker, startHarness, startProcess, type WorkerProcess } from './helpers.js';
+import { APPROVAL, seed001 } from './seed001.js';
 
 let h: Harness;
 let lead: string;
 let lena: string;
 const procs: WorkerProcess[] = [];
-const APPROVAL = `query($id: ID!) { approval(id: $id) { id state version digest voidReason } }`;
+let s: ReturnType<typeof seed001>;
 
 beforeAll(async () => {
   h = await startHarness({ script: refundScript });
   lead = await h.engine.principal('HUMAN', 'fiona', { groups: ['finance-leads'] });
   lena = await h.engine.principal('HUMAN', 'lena', { groups: ['finance-leads'] });
+  s = seed001(h, procs);
 });
 afterAll(async () => {
   for (const p of procs) p.kill('SIGKILL');
   await h?.close();
 });
 
-/** The pending approval of an instance's refund (the worker proposed it and let the task go). */
-const pendingOf = (instanceId: string, notId?: string) =>
-  waitFor('a pending approval of the instance', async () => {
-    const d = await h.engine.ok(h.engine.adminToken, Q.approvals, { state: 'PENDING' });
-    const i = await instance(h, instanceId);
-    const edge = d.approvals.edges.find(
-      (e: { node: { id: string; taskId: string } }) =>
-        e.node.id !== notId && i.tasks.some((t) => t.id === e.node.taskId),
-    );
-    return edge?.node ?? null;
-  });
-
-/** A worker proposes the refund and is stopped; returns the pending approval. */
-async function proposedThenStopped(id: string) {
-  const a = spawnWorker(h, `w-${id.slice(0, 6)}-a`);
-  procs.push(a);
-  const approval = await pendingOf(id);
-  a.kill('SIGTERM');
-  expect((await a.exited).code).toBe(0);
-  return approval;
-}
-
-const decide = async (token: string, approvalId: string, digest: string) => {
-  const r = await h.engine.gql(token, Q.decide, { input: { approvalId, decision: 'APPROVE', digest } });
-  expect(r.errors).toBeUndefined();
-};
-
-const completed = (id: string) =>
-  waitFor('the instance to complete', async () => {
-    const i = await instance(h, id);
-    return i.state === 'COMPLETED' ? i : null;
-  });
+const pendingOf = (id: string, notId?: string) => s.pendingOf(id, notId);
+const proposedThenStopped = (id: string) => s.proposedThenStopped(id);
+const decide = (token: string, approvalId: string, digest: string) => s.decide(token, approvalId, digest);
+const completed = (id: string) => s.settled(id);
 
 describe('seed 001 with real worker processes', () => {
   it('the approver left finance-leads before the call ran: VOIDED, a new version, one refund after re-approval', async () => {
     h.model.reset();
+    h.crm.reset();
     const refundsBefore = h.crm.countSideEffects('refund');
     const id = await startProcess(h, 'refund', {
       customerId: 'C-42',
@@ -106,6 +72,7 @@ describe('seed 001 with real worker processes', () => {
 
   it('the window passed before a worker came back: EXPIRED, a new version, no model call spent', async () => {
     h.model.reset();
+    h.crm.reset();
     const refundsBefore = h.crm.countSideEffects('refund');
     const id = await startProcess(h, 'refund', { customerId: 'C-42', message: 'Still no parcel' });
     const first = await proposedThenStopped(id);
@@ -130,6 +97,7 @@ describe('seed 001 with real worker processes', () => {
 
   it('revoked before the call ran: no refund, and the model reads the reason', async () => {
     h.model.reset();
+    h.crm.reset();
     const refundsBefore = h.crm.countSideEffects('refund');
     const id = await startProcess(h, 'refund', { customerId: 'C-42', message: 'Refund please' });
     const approval = await proposedThenStopped(id);
