@@ -32,6 +32,8 @@ export interface Config {
   workerOfflineAfterMs: number;
   heartbeatDebounceMs: number;
   slaSweepIntervalMs: number;
+  /** how long approval and incident events stay replayable (`after:` cursors older than this are refused) */
+  eventRetentionHours: number;
   maxDelegationDepth: number;
   logLevel: string;
   /** bearer token /metrics requires; null = open (bind to a private interface) */
@@ -127,6 +129,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerOfflineAfterMs: int(env, 'ABADA_WORKER_OFFLINE_AFTER_MS', 60_000, 1000),
     heartbeatDebounceMs: int(env, 'ABADA_HEARTBEAT_DEBOUNCE_MS', 5_000, 0),
     slaSweepIntervalMs: int(env, 'ABADA_SLA_SWEEP_INTERVAL_MS', 30_000, 100),
+    eventRetentionHours: int(env, 'ABADA_EVENT_RETENTION_HOURS', 168, 1),
     maxDelegationDepth: int(env, 'ABADA_MAX_DELEGATION_DEPTH', 3, 0),
     logLevel: env.LOG_LEVEL?.trim() || 'info',
     metricsToken: env.ABADA_METRICS_TOKEN?.trim() || null,

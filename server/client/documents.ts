@@ -122,12 +122,13 @@ export const ApprovalFields = graphql(`
   fragment ApprovalFields on Approval {
     id state toolRef nodeId model attempt sequence arguments digest candidateGroups level levels
     escalated slaDueAt expiresAt decidedBy decidedAt comment processInstanceId taskId createdAt
+    eventCursor
   }
 `);
 
 export const IncidentFields = graphql(`
   fragment IncidentFields on Incident {
-    id type state message processInstanceId taskId attempt workerId createdAt
+    id type state message processInstanceId taskId attempt workerId createdAt eventCursor
   }
 `);
 
@@ -153,21 +154,21 @@ export const DecideApproval = graphql(
 
 export const ApprovalOpened = graphql(
   `
-  subscription ApprovalOpened { approvalOpened { ...ApprovalFields } }
+  subscription ApprovalOpened($after: String) { approvalOpened(after: $after) { ...ApprovalFields } }
 `,
   [ApprovalFields],
 );
 
 export const ApprovalChanged = graphql(
   `
-  subscription ApprovalChanged { approvalChanged { ...ApprovalFields } }
+  subscription ApprovalChanged($after: String) { approvalChanged(after: $after) { ...ApprovalFields } }
 `,
   [ApprovalFields],
 );
 
 export const IncidentOpened = graphql(
   `
-  subscription IncidentOpened { incidentOpened { ...IncidentFields } }
+  subscription IncidentOpened($after: String) { incidentOpened(after: $after) { ...IncidentFields } }
 `,
   [IncidentFields],
 );

@@ -19,6 +19,7 @@ export * from './errors.js';
 export { graphql, type ResultOf, type TadaDocumentNode, type VariablesOf } from './graphql.js';
 export { backoffMs, sleep } from './retry.js';
 export { subscribe, wsClient } from './ws.js';
+export { type ResumableOptions, type ResumableSubscription, subscribeResumable } from './resume.js';
 
 export interface ClientOptions {
   /** The engine's base URL; `/graphql` is added unless it is already there. */

@@ -14,6 +14,7 @@ export * from './tables/prices.js';
 export * from './tables/principals.js';
 export * from './tables/projects.js';
 export * from './tables/steps.js';
+export * from './tables/stream.js';
 export * from './tables/tasks.js';
 export * from './tables/webhooks.js';
 export * from './tables/workers.js';

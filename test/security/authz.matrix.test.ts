@@ -57,6 +57,7 @@ const MATRIX: Record<string, Record<string, Row>> = {
       expect: 'DNANAN',
     },
     incidents: { op: () => ({ query: '{ incidents { totalCount } }' }), expect: 'DAAAAA' },
+    eventCursor: { op: () => ({ query: '{ eventCursor }' }), expect: 'DAAAAA' },
     principals: { op: () => ({ query: '{ principals { totalCount } }' }), expect: 'DDDDAA' },
     workers: { op: () => ({ query: '{ workers { workerId } }' }), expect: 'DAAAAA' },
     toolCredential: {
