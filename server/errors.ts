@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'PRECONDITION_FAILED'
   | 'SEPARATION_OF_DUTIES'
   | 'PAYLOAD_TOO_LARGE'
+  | 'UNAVAILABLE'
   | 'INTERNAL';
 
 /**
@@ -49,3 +50,54 @@ export const notFound = (what: string, id: string) =>
  */
 export const invalid = (message: string, path: string, fieldMessage = message) =>
   new EngineError('VALIDATION_FAILED', message, { errors: [{ path, message: fieldMessage }] });
+
+/*
+ * What "the database is gone" looks like from `pg`: a connection refused or reset, a server shutting
+ * down or starting up (SQLSTATE class 08, 57P01–57P03), a connection that ends mid-query, or no free
+ * connection within the pool's connect timeout. drizzle wraps these (`cause`), so the chain is walked.
+ */
+const UNAVAILABLE_SQLSTATES = new Set([
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+]);
+const UNAVAILABLE_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|the database system is (starting up|shutting down|in recovery mode)/i;
+
+/** Whether an error means the database could not be reached (as opposed to a refusal or a bug). */
+export function isUnavailable(e: unknown): boolean {
+  let cur: unknown = e;
+  for (let depth = 0; cur && depth < 6; depth++) {
+    const { code, message } = cur as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && (UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_ERRNOS.has(code)))
+      return true;
+    if (typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message)) return true;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** UNAVAILABLE (SPEC §9): the database is down or restarting; the same request may be sent again. */
+export const unavailable = (cause?: unknown) =>
+  new EngineError(
+    'UNAVAILABLE',
+    'The database is unavailable right now (restarting or unreachable). Retry the same request unchanged ' +
+      'after a short wait: it is safe, because a request the engine did commit is answered from what it ' +
+      'stored (journal steps, task reports, a fetchAndLock with its requestId).',
+    {},
+    { cause },
+  );

@@ -59,6 +59,14 @@ export interface BotContext {
   log: (line: string) => void;
 }
 
+/**
+ * The database is down (a PostgreSQL restart): the engine answered UNAVAILABLE. Not a refusal: the pass
+ * stops here and the next one looks again (a decision that did commit is no longer pending then).
+ */
+function unlessUnavailable(r: Parameters<typeof codeOf>[0], what: string) {
+  if (codeOf(r) === 'UNAVAILABLE') throw new Error(`${what}: UNAVAILABLE (database restarting)`);
+}
+
 /** Runs `fn` against engine i, falling back to the other on a network error (an engine may be down). */
 async function onAny<T>(ctx: BotContext, i: number, fn: (url: string) => Promise<T>): Promise<T> {
   try {
@@ -82,6 +90,7 @@ export async function approvalPass(ctx: BotContext, round: number): Promise<void
         id: node.processInstanceId,
         r: 'soak: customer withdrew the request',
       });
+      unlessUnavailable(c, 'cancelProcess');
       if (!c.errors) ctx.stats.cancelledWaiting++;
       else if (codeOf(c) !== 'VALIDATION_FAILED') ctx.stats.errors++;
       continue;
@@ -95,6 +104,7 @@ export async function approvalPass(ctx: BotContext, round: number): Promise<void
       digest: node.digest,
     };
     const d = await gql(url, ctx.humanToken, DECIDE, { input });
+    unlessUnavailable(d, 'decideApproval');
     if (d.errors) {
       if (!['ALREADY_DECIDED', 'WORK_RETIRED'].includes(codeOf(d) ?? '')) {
         ctx.stats.errors++;
@@ -109,6 +119,8 @@ export async function approvalPass(ctx: BotContext, round: number): Promise<void
       ctx.stats.secondDecisions++;
       const second = { ...input, decision: reject ? 'APPROVE' : 'REJECT', comment: 'second opinion' };
       const s = await onAny(ctx, round + 1, (x) => gql(x, ctx.humanToken, DECIDE, { input: second }));
+      if (codeOf(s) === 'UNAVAILABLE') ctx.stats.secondDecisions--;
+      unlessUnavailable(s, 'second decision');
       if (codeOf(s) === 'ALREADY_DECIDED' || codeOf(s) === 'WORK_RETIRED') ctx.stats.secondDecisionRefused++;
       else ctx.stats.secondDecisionWrong++;
     }
@@ -135,6 +147,7 @@ export async function incidentPass(ctx: BotContext, round: number): Promise<void
   }[]) {
     if (node.type === 'TOOL_OUTCOME_UNKNOWN' && node.taskId) {
       const t = await gql(url, ctx.adminToken, TASK, { id: node.taskId });
+      unlessUnavailable(t, 'externalTask');
       const step = (t.data?.externalTask?.steps as StepView[] | undefined)?.find(
         (s) => s.attempt === node.attempt && s.sequence === node.sequence,
       );
@@ -154,6 +167,7 @@ export async function incidentPass(ctx: BotContext, round: number): Promise<void
         ? { id: node.id, happened: true, result: seen.result, comment: `CRM call #${seen.seq} found` }
         : { id: node.id, happened: false, comment: 'no such call in the CRM' };
       const d = await gql(url, ctx.adminToken, RESOLVE, { input });
+      unlessUnavailable(d, 'resolveIncident');
       if (d.errors) {
         ctx.stats.errors++;
         ctx.log(`resolveIncident ${node.id}: ${JSON.stringify(d.errors)}`);
@@ -164,6 +178,8 @@ export async function incidentPass(ctx: BotContext, round: number): Promise<void
       if (n >= ctx.maxRetriesPerTask) continue;
       retries.set(node.taskId, n + 1);
       const d = await gql(url, ctx.adminToken, RETRY, { id: node.taskId });
+      if (codeOf(d) === 'UNAVAILABLE') retries.set(node.taskId, n);
+      unlessUnavailable(d, 'retryTask');
       if (d.errors) {
         ctx.stats.errors++;
         ctx.log(`retryTask ${node.taskId}: ${JSON.stringify(d.errors)}`);

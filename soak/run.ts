@@ -12,8 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import { freePort, startEmbeddedPostgres } from '../server/db/client.js';
+import { freePort } from '../server/db/client.js';
 import { runMigrations } from '../server/db/migrate.js';
 import { startCrmServer } from '../server/demo/crm-server.js';
 import { startModelServer } from '../server/demo/model-server.js';
@@ -21,6 +20,8 @@ import { approvalPass, type BotContext, incidentPass, loop, newBotStats } from '
 import { printTable, runChecks } from './check.js';
 import { CRM_SECRET, DEFINITIONS, storyFor } from './defs.js';
 import { EngineSlot, Fleet, gql, type WorkerEnv } from './procs.js';
+import { startOwnPostgres } from '../test/helpers/pg-server.js';
+import { query, resilientPool, setUpFaults } from './faults.js';
 import { startSubscribers } from './subscribers.js';
 
 function arg(name: string): string | undefined {
@@ -62,8 +63,9 @@ async function main(): Promise<number> {
   log(
     `instances ${INSTANCES}, cap ${MINUTES} min, ${WORKERS} workers × ${CONCURRENCY}, lease ${LOCK_MS} ms, logs ${logDir}`,
   );
-  const pgServer = await startEmbeddedPostgres(path.join(dir, 'pg'));
-  cleanups.push(() => pgServer.stop());
+  // a server of the soak's own, which the faults stop and kill -9 (soak/faults.ts)
+  const pgServer = await startOwnPostgres();
+  cleanups.push(() => pgServer.close());
   await runMigrations(pgServer.url);
   const [crm, model] = await Promise.all([
     startCrmServer({ token: CRM_SECRET }),
@@ -85,9 +87,11 @@ async function main(): Promise<number> {
   cleanups.unshift(() => Promise.allSettled(engines.map((e) => e.stop())));
   await Promise.all(engines.map((e) => e.start()));
   const [A, B] = engines.map((e) => e.url);
+  const fx = await setUpFaults(pgServer, crm.url, A, log);
+  cleanups.unshift(() => fx.faults.close());
 
   await ok(A, ADMIN, `mutation($s: String!) { deploy(source: $s) { definitions { key version } } }`, {
-    s: DEFINITIONS(crm.url),
+    s: DEFINITIONS(fx.mcpUrl),
   });
   await ok(A, ADMIN, `mutation { setCredential(name: "crm-token", secret: "${CRM_SECRET}") }`);
   const principal = async (kind: string, name: string, extra: Record<string, unknown>) =>
@@ -100,7 +104,7 @@ async function main(): Promise<number> {
   const humanToken = await principal('HUMAN', 'fiona-finance-lead', { groups: ['finance-leads', 'finance'] });
 
   const envs: WorkerEnv[] = Array.from({ length: WORKERS }, (_, i) => ({
-    engineUrl: i % 2 === 0 ? A : B,
+    engineUrl: i === 0 ? fx.partitionedUrl : i % 2 === 0 ? A : B,
     token: workerToken,
     modelUrl: model.url,
     concurrency: CONCURRENCY,
@@ -137,8 +141,7 @@ async function main(): Promise<number> {
 
   // The load: instances started through both engines, spread over START_SPAN_MS.
   let startFailures = 0;
-  const starter = new pg.Client({ connectionString: pgServer.url });
-  await starter.connect();
+  const starter = resilientPool(pgServer.url);
   const starting = (async () => {
     for (let n = 0; n < INSTANCES && Date.now() < deadline; n++) {
       const story = storyFor(n);
@@ -166,7 +169,7 @@ async function main(): Promise<number> {
           startFailures++;
           if (i > 20) throw e;
           await sleep(300);
-          const had = await starter.query('SELECT 1 FROM process_instances WHERE business_key = $1', [tag]);
+          const had = await query(starter, 'SELECT 1 FROM process_instances WHERE business_key = $1', [tag]);
           if (had.rowCount) break;
         }
       }
@@ -185,6 +188,13 @@ async function main(): Promise<number> {
         { at: 0.3, signal: 'SIGTERM' as const },
         { at: 0.65, signal: 'SIGKILL' as const },
       ];
+  const aroundFaults = fx.faults.run({
+    t0,
+    span: START_SPAN_MS,
+    until: faultsUntil,
+    smoke: SMOKE,
+    lockMs: LOCK_MS,
+  });
   const engineFaults = (async () => {
     for (const r of restarts) {
       await sleep(Math.max(0, t0 + START_SPAN_MS * r.at - Date.now()));
@@ -203,8 +213,7 @@ async function main(): Promise<number> {
   })();
   const tools = ['send_email', 'create_ticket', 'refund', 'send_email'];
   const targetedKills = (async () => {
-    const db = new pg.Client({ connectionString: pgServer.url });
-    await db.connect();
+    const db = resilientPool(pgServer.url);
     for (let k = 0; Date.now() < faultsUntil; k++) {
       await sleep(rnd(3000, 6000));
       const tool = tools[k % tools.length];
@@ -220,11 +229,13 @@ async function main(): Promise<number> {
       if (!call) continue;
       // Who holds the write? Keyed: the step with that key; keyless: the instance tagged in the subject.
       const held = call.key
-        ? await db.query(
+        ? await query(
+            db,
             `SELECT t.worker_id FROM steps s JOIN external_tasks t ON t.id = s.task_id WHERE s.idempotency_key = $1 AND t.state = 'LEASED'`,
             [call.key],
           )
-        : await db.query(
+        : await query(
+            db,
             `SELECT t.worker_id FROM external_tasks t JOIN process_instances i ON i.id = t.process_instance_id WHERE t.state = 'LEASED' AND $1 LIKE '%(' || i.business_key || ')%'`,
             [String(call.args.subject ?? '')],
           );
@@ -240,14 +251,14 @@ async function main(): Promise<number> {
   })();
 
   await starting;
-  await Promise.all([engineFaults, randomKills, targetedKills]);
+  await Promise.all([engineFaults, randomKills, targetedKills, aroundFaults]);
   log(`faults over; draining (started ${INSTANCES}, start retries ${startFailures})`);
 
   // Drain: wait until every instance has ended (or the hard cap).
-  const probe = new pg.Client({ connectionString: pgServer.url });
-  await probe.connect();
+  const probe = resilientPool(pgServer.url);
   for (;;) {
-    const r = await probe.query(
+    const r = await query<{ n: number }>(
+      probe,
       `SELECT count(*)::int AS n FROM process_instances WHERE state IN ('ACTIVE', 'SUSPENDED')`,
     );
     if (r.rows[0].n === 0) break;
@@ -282,7 +293,7 @@ async function main(): Promise<number> {
     violations: stats.secondDecisionWrong + stats.errors,
   });
   rows.push(subscriberRow);
-  rows[1].figure += `, of which ${targeted} mid-write ${JSON.stringify(targetedByTool)}`;
+  rows[1].figure += `, of which ${targeted} mid-write ${JSON.stringify(targetedByTool)}; ${fx.faults.figure()}`;
   const seconds = Math.round((Date.now() - t0) / 1000);
   const violations = rows.reduce((a, r) => a + r.violations, 0);
   const table = printTable(rows);
@@ -299,6 +310,7 @@ async function main(): Promise<number> {
       kills: fleet.kills,
       targetedKills: targeted,
       engineRestarts: engines[1].restarts,
+      ...fx.faults.counts,
     },
   };
   process.stdout.write(`SOAK_JSON ${JSON.stringify(json)}\n`);
@@ -306,8 +318,8 @@ async function main(): Promise<number> {
   process.stdout.write(violations === 0 ? 'soak: no violation\n' : `soak: ${violations} violations\n`);
 
   await Promise.allSettled(engines.map((e) => e.stop()));
-  await Promise.allSettled([crm.close(), model.close()]);
-  await pgServer.stop();
+  await Promise.allSettled([crm.close(), model.close(), fx.faults.close()]);
+  await pgServer.close();
   if (violations === 0 && !process.env.SOAK_KEEP) rmSync(dir, { recursive: true, force: true });
   return violations === 0 ? 0 : 1;
 }

@@ -8,6 +8,7 @@
  * events are violations.
  */
 import pg from 'pg';
+import { resilientPool } from './faults.js';
 import {
   ApprovalChanged,
   ApprovalOpened,
@@ -89,13 +90,16 @@ export async function startSubscribers(c: SubscriberFaults) {
     }
   })();
   const kills = (async () => {
-    const db = new pg.Client({ connectionString: c.databaseUrl });
-    await db.connect();
+    // a pool that rides out the PostgreSQL restarts of soak/faults.ts (a plain client died with them)
+    const db = resilientPool(c.databaseUrl);
     while (Date.now() < c.until) {
       await sleep(rnd(5000, 12_000));
-      const r = await db.query(
-        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'abada-listener'`,
-      );
+      const r = await db
+        .query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'abada-listener'`,
+        )
+        .catch(() => null);
+      if (!r) continue; // the database is restarting
       listenerKills += r.rowCount ?? 0;
       c.log(`terminated ${r.rowCount} LISTEN connections`);
     }

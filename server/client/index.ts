@@ -39,7 +39,7 @@ export interface RequestOptions {
   /** Client-side bound on one HTTP request. */
   timeoutMs?: number;
   /**
-   * Retry on UnreachableError with backoff until this time (epoch ms). Only for calls that may be
+   * Retry on UnreachableError or an UNAVAILABLE answer with backoff until this time (epoch ms). Only for calls that may be
    * repeated unchanged: the engine may have committed a request whose answer was lost.
    */
   retryUntil?: number;
@@ -146,12 +146,18 @@ export class GraphQLClient {
   ) {
     for (let i = 0; ; i++) {
       try {
-        return await this.once(doc, variables, opts);
+        const answer = await this.once(doc, variables, opts);
+        if (answer.body.errors?.[0]?.extensions?.code === 'UNAVAILABLE' && opts.retryUntil !== undefined)
+          throw new GraphQLRequestError(answer.body.errors, answer.status);
+        return answer;
       } catch (e) {
         const until = opts.retryUntil;
-        const again =
-          e instanceof UnreachableError && until !== undefined && Date.now() < until && !opts.signal?.aborted;
-        if (!again) throw e;
+        const again = isRetryable(e) && until !== undefined && Date.now() < until && !opts.signal?.aborted;
+        if (!again) {
+          // the last UNAVAILABLE answer is what the caller gets, as without retries
+          if (e instanceof GraphQLRequestError) return { body: { errors: [...e.errors] }, status: e.status };
+          throw e;
+        }
         await sleep(Math.min(backoffMs(i, 200, 5000), Math.max(until - Date.now(), 0)), opts.signal);
       }
     }
@@ -178,6 +184,14 @@ export class GraphQLClient {
       );
     return { body, status: answer.status };
   }
+}
+
+/**
+ * No answer, or the engine's UNAVAILABLE (its database is down or restarting): the same request may be
+ * sent again unchanged, where the caller says it may (`retryUntil`).
+ */
+export function isRetryable(e: unknown): boolean {
+  return e instanceof UnreachableError || (e instanceof GraphQLRequestError && e.code === 'UNAVAILABLE');
 }
 
 /** A client for one engine and one principal. */

@@ -27,6 +27,9 @@ export function connect(url: string, opts: { max?: number } = {}): Database {
     connectionString: url,
     max: opts.max ?? 20,
     idleTimeoutMillis: 30_000,
+    // Without it a request waits forever for a connection to a database that is gone (blackholed,
+    // restarting): it fails after this instead, as UNAVAILABLE, and the caller re-sends it.
+    connectionTimeoutMillis: 10_000,
     // Generic plans for the engine's few named prepared statements (the journal's load and write, the
     // claim): they look rows up by key and were re-planned on every call under the default, planning
     // costing more than running. Unnamed statements (drizzle's) are planned per call regardless.
@@ -34,6 +37,11 @@ export function connect(url: string, opts: { max?: number } = {}): Database {
   });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
+  // Nor a dropped connection that is checked out (a transaction open when PostgreSQL restarts or is
+  // killed): pg emits 'error' on the client as well as failing its query, and with no listener that was
+  // an uncaught exception — the engine process died with its database. The query's own error reaches
+  // the caller (UNAVAILABLE); release() then discards the broken client.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = drizzle(pool, { schema });
   return {
     url,

@@ -148,6 +148,7 @@ async function handleChat(rt: Runtime, req: IncomingMessage, res: ServerResponse
     return;
   }
   if ('status' in answer) {
+    for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
     sendJson(res, answer.status, answer.body);
     return;
   }

@@ -30,7 +30,7 @@ export type ScriptAnswer =
   | { toolCalls: Array<{ name: string; arguments: Record<string, unknown> | string }>; content?: string }
   | { content: string }
   | { unavailable: true; message?: string }
-  | { status: number; body: unknown };
+  | { status: number; body: unknown; headers?: Record<string, string> };
 export type Script = (req: ScriptRequest) => ScriptAnswer;
 
 /** The text of a message's content (string or array of text parts). */

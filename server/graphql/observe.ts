@@ -1,6 +1,7 @@
 /** Times and logs the tracked engine commands of each GraphQL mutation (the latency histograms of /metrics). */
 import { getOperationAST, Kind, type OperationDefinitionNode, valueFromASTUntyped } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { isUnavailable } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { EngineMetrics } from '../metrics/index.js';
 
@@ -105,6 +106,7 @@ export function observePlugin(metrics: EngineMetrics, log: Logger): Plugin {
 
 function codeOf(err: { extensions?: Record<string, unknown>; originalError?: unknown }): string {
   const original = err.originalError as { code?: unknown; extensions?: { code?: unknown } } | undefined;
+  if (isUnavailable(original)) return 'UNAVAILABLE';
   const code = err.extensions?.code ?? original?.extensions?.code ?? original?.code;
   return typeof code === 'string' && code !== 'INTERNAL_SERVER_ERROR' ? code : 'INTERNAL';
 }

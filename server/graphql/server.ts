@@ -8,9 +8,9 @@ import { GraphQLError } from 'graphql';
 import { useServer as attachGraphqlWs } from 'graphql-ws/use/ws';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
-import { type EngineContext, ping } from '../engine/common/index.js';
+import { type EngineContext, ping, readiness } from '../engine/common/index.js';
 import { type Auth, createAuth } from '../auth/index.js';
-import { EngineError } from '../errors.js';
+import { EngineError, isUnavailable, unavailable } from '../errors.js';
 import { log as defaultLogger, type Logger } from '../log.js';
 import type { GraphQLContext } from './builder.js';
 import { queryLimitsRule } from './limits.js';
@@ -46,6 +46,10 @@ function maskError(error: unknown, log: (e: unknown) => void): Error {
     });
   }
   if (gql && !gql.originalError) return gql; // parse, validation and variable errors
+  if (isUnavailable(original)) {
+    const u = unavailable(original);
+    return new GraphQLError(u.message, { nodes: gql?.nodes, path: gql?.path, extensions: { code: u.code } });
+  }
   // variable coercion wraps the caller's mistake (unknown or mistyped input field) in a second GraphQLError
   if (gql && original instanceof GraphQLError && !original.originalError && !gql.path) return gql;
   log(original);
@@ -73,11 +77,13 @@ export function createEngineServer(opts: ServerOptions) {
   const metrics = new EngineMetrics();
   const auth = createAuth(engine, () => engine.config.publicUrl ?? listeningOrigin(server), log);
   const yoga = createYogaFor(engine, opts.hub, metrics, logger, log, auth);
+  let draining = false;
   const server = http.createServer((req, res) => {
     const url = req.url ?? '/';
     const is = (path: string) => url === path || url.startsWith(`${path}?`);
     if (url.startsWith('/auth/') && auth.routes(req, res)) return;
     if (is('/healthz')) serveHealth(engine, res);
+    else if (is('/readyz')) serveReady(engine, draining, res);
     else if (is('/metrics')) serveMetrics(metrics, engine, req, res, logger);
     else if (is('/graphql')) {
       if (!refuseLargeBody(engine, req, res)) yoga(req, res);
@@ -95,6 +101,7 @@ export function createEngineServer(opts: ServerOptions) {
     server,
     async close() {
       auth.stop();
+      draining = true;
       await ws.dispose();
       wss.close();
       server.closeAllConnections?.();
@@ -182,6 +189,14 @@ function serveHealth(engine: EngineContext, res: http.ServerResponse) {
       res.writeHead(503, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ status: 'unavailable', reason: 'database unreachable' }));
     });
+}
+
+/** /readyz, for load balancers: 200 only while the database answers, events flow and we are not closing. */
+function serveReady(engine: EngineContext, draining: boolean, res: http.ServerResponse) {
+  readiness(engine, draining).then((r) => {
+    res.writeHead(r.ready ? 200 : 503, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ status: r.ready ? 'ready' : 'not ready', ...r }));
+  });
 }
 
 /** A POST over the body limit (or without a Content-Length) is answered 413 here; true when refused. */

@@ -8,6 +8,7 @@ import {
   DROP_CODES,
   type EngineClient,
   GraphQLRequestError,
+  isRetryable,
   type JournalResult,
   type LockedTask,
   type RequestOptions,
@@ -129,6 +130,16 @@ export class Attempt {
     if (this.lease.signal.aborted) throw new LetGo('let-go', this.lease.reason ?? 'aborted');
   }
 
+  /**
+   * Before anything external (a tool call, a model call): the lease must surely hold now, by the local
+   * deadline (lease.ts); past it, one extendLock decides, and without it nothing is sent.
+   */
+  async beforeSending(): Promise<void> {
+    this.checkLease();
+    await this.lease.assure();
+    this.checkLease();
+  }
+
   /** Holds a step's end back: the next journalStep sends it along, or flush() alone. */
   end(input: StepWrite): void {
     if (this.pending) throw new Error(`step ${this.pending.sequence}'s end is still pending`);
@@ -205,5 +216,5 @@ export class Attempt {
  * a refusal of the step sent with it (which the callers turn into a message for the model).
  */
 function endRefused(e: unknown): unknown {
-  return e instanceof GraphQLRequestError && !DROP_CODES.has(e.code) ? refusal(e) : e;
+  return e instanceof GraphQLRequestError && !DROP_CODES.has(e.code) && !isRetryable(e) ? refusal(e) : e;
 }

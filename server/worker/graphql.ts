@@ -26,6 +26,7 @@ import {
 export {
   backoffMs,
   GraphQLRequestError,
+  isRetryable,
   type RequestOptions,
   sleep,
   UnreachableError,

@@ -4,10 +4,19 @@
  * unreachable — never crash on it. `stop()` stops fetching, lets running tasks finish within the grace
  * period, then abandons the rest: their leases lapse and the journal lets another worker resume them.
  */
+import { randomUUID } from 'node:crypto';
 import pino, { type Logger } from 'pino';
 import { traceLogFields } from '../telemetry/index.js';
 import type { WorkerConfig } from './config.js';
-import { backoffMs, EngineClient, GraphQLRequestError, type LockedTask, sleep } from './graphql.js';
+import {
+  backoffMs,
+  EngineClient,
+  GraphQLRequestError,
+  isRetryable,
+  type LockedTask,
+  sleep,
+} from './graphql.js';
+import { monotonicMs } from './lease.js';
 import { ModelClient } from './model.js';
 import { runTask, type TaskOutcome } from './task.js';
 
@@ -52,9 +61,10 @@ interface Loop {
   running: Set<Promise<void>>;
 }
 
-function launch(l: Loop, task: LockedTask) {
+function launch(l: Loop, task: LockedTask, leasedAfter: number) {
   const { log } = l;
   const p = runTask(task, {
+    leasedAfter,
     client: l.client,
     config: l.config,
     models: l.models,
@@ -102,6 +112,9 @@ async function register(l: Loop) {
 async function fetchLoop(l: Loop) {
   const { config, log, stopping, running } = l;
   let failures = 0;
+  // One id per fetch, kept until an answer comes: a fetch re-sent after no answer (the engine's
+  // database restarted, the connection dropped) gets the claim it may already have made.
+  let request: { id: string; sentAt: number; maxTasks: number } | null = null;
   while (!stopping.signal.aborted) {
     const free = config.concurrency - running.size;
     if (free <= 0) {
@@ -112,11 +125,13 @@ async function fetchLoop(l: Loop) {
       continue;
     }
     let tasks: LockedTask[];
+    request ??= { id: randomUUID(), sentAt: monotonicMs(), maxTasks: free };
     try {
       tasks = await l.client.fetchAndLock(
         {
           workerId: config.workerId,
-          maxTasks: free,
+          requestId: request.id,
+          maxTasks: request.maxTasks,
           topics: config.topics.map((topicName) => ({ topicName, lockDurationMs: config.lockMs })),
           asyncResponseTimeoutMs: config.pollMs,
         },
@@ -124,6 +139,7 @@ async function fetchLoop(l: Loop) {
       );
       failures = 0;
     } catch (e) {
+      if (e instanceof GraphQLRequestError && !isRetryable(e)) request = null; // refused: nothing claimed
       if (stopping.signal.aborted) break;
       if (e instanceof GraphQLRequestError && FATAL_CODES.has(e.code)) throw e;
       const wait = backoffMs(failures++);
@@ -131,13 +147,16 @@ async function fetchLoop(l: Loop) {
       await sleep(wait, stopping.signal);
       continue;
     }
+    // The leases were taken after the first send of this request: the local deadline counts from it.
+    const sentAt = request.sentAt;
+    request = null;
     for (const t of tasks) {
       if (stopping.signal.aborted) {
         // Fetched as we were stopping: leave it; the lease lapses and another worker resumes it.
         log.info({ event: 'task.abandoned', taskId: t.id }, 'stopping; not starting the task');
         continue;
       }
-      launch(l, t);
+      launch(l, t, sentAt);
     }
   }
 }

@@ -7,6 +7,7 @@
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import { traceHeaders } from '../telemetry/index.js';
 import type { WorkerConfig } from './config.js';
+import { backoffMs, sleep } from './graphql.js';
 import { assistantMessage, type FunctionTool, type Message } from './conversation.js';
 
 export interface ModelRoute {
@@ -44,6 +45,27 @@ export interface ModelAnswer {
 /** The model could not answer now (5xx, 429, 404, connection error, timeout): try the next model. */
 export class ModelUnavailableError extends Error {
   override name = 'ModelUnavailableError';
+  /** For a 429 or 5xx: the wait before asking again (0 = no Retry-After); null = do not ask again. */
+  constructor(
+    message: string,
+    readonly retryAfterMs: number | null = null,
+  ) {
+    super(message);
+  }
+}
+
+/** Tries of one model call answered 429 or 5xx before the next fallback model. */
+export const MODEL_TRIES = 3;
+/** A Retry-After longer than this is not waited for: the next fallback model is tried at once. */
+export const MAX_RETRY_AFTER_MS = 20_000;
+
+/** `Retry-After` in milliseconds: delta-seconds or an HTTP date; 0 when absent or unreadable. */
+export function retryAfterMs(headers: Headers | undefined, now = Date.now()): number {
+  const value = headers?.get('retry-after')?.trim();
+  if (!value) return 0;
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? 0 : Math.max(at - now, 0);
 }
 
 /** The model refused the request for a reason another model would share (400, 401, 403…). */
@@ -81,7 +103,33 @@ export class ModelClient {
     return c;
   }
 
+  /**
+   * One model call. A 429 or 5xx is asked again, up to MODEL_TRIES times, after the wait its
+   * `Retry-After` names (seconds or an HTTP date; without one, a backoff from 1 s): the provider said when
+   * to come back, and a fallback model costs more than a second's wait. A wait over
+   * MAX_RETRY_AFTER_MS is not waited: the model counts as unavailable and the next fallback is tried.
+   * `beforeEach` runs before every send (the lease's local deadline).
+   */
   async chat(
+    model: string,
+    messages: Message[],
+    tools: FunctionTool[],
+    signal?: AbortSignal,
+    beforeEach?: () => Promise<void>,
+  ): Promise<ModelAnswer> {
+    for (let i = 0; ; i++) {
+      await beforeEach?.();
+      try {
+        return await this.once(model, messages, tools, signal);
+      } catch (e) {
+        const wait = e instanceof ModelUnavailableError ? e.retryAfterMs : null;
+        if (wait === null || wait > MAX_RETRY_AFTER_MS || i + 1 >= MODEL_TRIES || signal?.aborted) throw e;
+        await sleep(wait > 0 ? wait : backoffMs(i, 1000, 8000), signal);
+      }
+    }
+  }
+
+  private async once(
     model: string,
     messages: Message[],
     tools: FunctionTool[],
@@ -104,8 +152,9 @@ export class ModelClient {
       if (e instanceof APIConnectionError) throw new ModelUnavailableError(`${model}: ${e.message}`);
       if (e instanceof APIError) {
         const s = e.status ?? 0;
-        if (s >= 500 || s === 429 || s === 404 || s === 408)
-          throw new ModelUnavailableError(`${model}: HTTP ${s} ${e.message}`);
+        if (s >= 500 || s === 429)
+          throw new ModelUnavailableError(`${model}: HTTP ${s} ${e.message}`, retryAfterMs(e.headers));
+        if (s === 404 || s === 408) throw new ModelUnavailableError(`${model}: HTTP ${s} ${e.message}`);
         throw new ModelRequestError(`${model}: HTTP ${s} ${e.message}`);
       }
       throw e;

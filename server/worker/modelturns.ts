@@ -107,7 +107,7 @@ export class ModelTurns {
     try {
       const provider = this.models.providerOf(model);
       const answer = await traceModelCall({ model, provider, sequence: at.seq, messages }, () =>
-        this.models.chat(model, messages, tools, at.lease.signal),
+        this.models.chat(model, messages, tools, at.lease.signal, () => at.beforeSending()),
       );
       at.end({
         sequence: at.seq,

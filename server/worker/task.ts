@@ -25,7 +25,7 @@ import {
   DROP_CODES,
   type EngineClient,
   GraphQLRequestError,
-  UnreachableError,
+  isRetryable,
   type LockedTask,
 } from './graphql.js';
 import { LeaseKeeper } from './lease.js';
@@ -46,6 +46,8 @@ export interface TaskDeps {
   log: Logger;
   /** Aborted when the worker stops for good (after the grace period). */
   signal?: AbortSignal;
+  /** monotonicMs when the fetch that leased the task was first sent (the lease's local deadline) */
+  leasedAfter?: number;
 }
 
 export async function runTask(task: LockedTask, deps: TaskDeps): Promise<TaskOutcome> {
@@ -62,6 +64,7 @@ export async function runTask(task: LockedTask, deps: TaskDeps): Promise<TaskOut
     deps.config.lockMs,
     log,
     deps.signal,
+    deps.leasedAfter,
   );
   const run = new TaskRun(task, deps, log, lease);
   // the attempt's span: the lease's extensions, model and tool calls and journal requests are its children
@@ -166,10 +169,10 @@ class TaskRun {
       this.log.info({ event: 'task.dropped', code: e.code }, 'the engine took the task back; dropping it');
       return 'dropped';
     }
-    if (e instanceof UnreachableError) {
+    if (isRetryable(e)) {
       this.log.warn(
-        { event: 'task.let-go', err: e.message },
-        'the engine is unreachable; the lease will lapse',
+        { event: 'task.let-go', err: (e as Error).message },
+        'the engine is unreachable or its database is down; the lease will lapse',
       );
       return 'let-go';
     }

@@ -11,7 +11,14 @@ import {
   toolFunctions,
   toolStepContent,
 } from './conversation.js';
-import { GraphQLRequestError, type JournalResult, type Step, type ToolBinding } from './graphql.js';
+import {
+  backoffMs,
+  GraphQLRequestError,
+  type JournalResult,
+  sleep,
+  type Step,
+  type ToolBinding,
+} from './graphql.js';
 import { GuardReads } from './guards.js';
 import { ToolOutcomeUnknownError, type ToolSessions } from './mcp.js';
 
@@ -253,7 +260,13 @@ export class ToolSteps {
     return { ...step, state: end.state, response: end.response ?? null, error: end.error || null };
   }
 
-  /** Calls the tool; keyed writes are retried with the same key, an unknown outcome fails the attempt. */
+  /**
+   * Calls the tool. A call without a definite answer (a timeout, an HTTP 5xx, a connection dropped
+   * mid-answer) is tried again with bounded backoff when that is safe — a read, or a keyed write under
+   * the same key — up to TOOL_TRIES times and never past the lease's local deadline; a keyless write is
+   * never re-sent (its outcome is unknown). Each try waits at most the tool timeout, so a stuck server
+   * holds this task only, never the worker's other tasks.
+   */
   private async invoke(
     binding: ToolBinding,
     args: Record<string, unknown>,
@@ -263,7 +276,7 @@ export class ToolSteps {
     await at.flush(); // nothing goes out while an earlier step's end is only in memory
     const t0 = Date.now();
     for (let i = 0; ; i++) {
-      at.checkLease();
+      await at.beforeSending();
       try {
         const result = await this.sessions.call(binding, args, key);
         at.log.info(
@@ -272,6 +285,7 @@ export class ToolSteps {
             sequence: at.seq,
             toolRef: binding.ref,
             ok: result.ok,
+            tries: i + 1,
             ms: Date.now() - t0,
           },
           'tool call',
@@ -280,19 +294,25 @@ export class ToolSteps {
       } catch (e) {
         at.checkLease();
         if (!(e instanceof ToolOutcomeUnknownError)) throw e;
-        at.log.warn({ event: 'tool.unknown', sequence: at.seq, toolRef: binding.ref }, e.message);
-        if (binding.policy === 'READ') return { ok: false as const, error: e.message };
-        if (binding.lookup) throw new LostAnswer(e.message);
-        if (!key || i >= 2) {
-          // Keyless: the engine marks the step OUTCOME_UNKNOWN for a person. Keyed: the next attempt
-          // re-sends it under the same key.
-          throw new AttemptFailure(key ? 'TOOL_UNAVAILABLE' : 'TOOL_OUTCOME_UNKNOWN', e.message);
+        at.log.warn({ event: 'tool.unknown', sequence: at.seq, toolRef: binding.ref, try: i + 1 }, e.message);
+        const read = binding.policy === 'READ';
+        // A write whose binding declares a lookup: the lookup settles it before anything is sent again.
+        if (!read && binding.lookup) throw new LostAnswer(e.message);
+        // Keyless: the engine marks the step OUTCOME_UNKNOWN for a person.
+        if (!read && !key) throw new AttemptFailure('TOOL_OUTCOME_UNKNOWN', e.message);
+        if (i + 1 >= TOOL_TRIES) {
+          if (read) return { ok: false as const, error: e.message };
+          // Keyed: the next attempt re-sends it under the same key.
+          throw new AttemptFailure('TOOL_UNAVAILABLE', e.message);
         }
-        await new Promise((r) => setTimeout(r, 500 * 2 ** i));
+        await sleep(backoffMs(i, 500, 4000), at.lease.signal);
       }
     }
   }
 }
+
+/** Tries of one call whose outcome stayed unknown (reads and keyed writes only). */
+export const TOOL_TRIES = 3;
 
 /**
  * The engine refuses step payloads over its limit (256 KiB by default, PAYLOAD_TOO_LARGE). A tool's

@@ -48,6 +48,10 @@ describe('npm run soak (smoke)', () => {
     expect(f.failed).toBe(0);
     expect(f.kills).toBeGreaterThan(0);
     expect(f.engineRestarts).toBe(1);
+    // and the faults around the engine (soak/faults.ts)
+    expect(f.pgKills).toBe(1);
+    expect(f.mcpFaults).toBeGreaterThan(0);
+    expect(f.partitions).toBeGreaterThan(0);
     // Zero-violation figures.
     expect(f.duplicates).toBe(0);
     expect(f.lost).toBe(0);

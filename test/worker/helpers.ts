@@ -24,9 +24,11 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(opts: { script?: Script; extraSource?: string } = {}): Promise<Harness> {
+export async function startHarness(
+  opts: { script?: Script; extraSource?: string; databaseUrl?: string; env?: Record<string, string> } = {},
+): Promise<Harness> {
   const [engine, crm, model] = await Promise.all([
-    startTestEngine(),
+    startTestEngine({ databaseUrl: opts.databaseUrl, env: opts.env }),
     startCrmServer({ token: CRM_SECRET }),
     startModelServer({ script: opts.script }),
   ]);

@@ -138,7 +138,10 @@ describe('model fallback', () => {
       'gpt-4.1-mini',
     ]);
     expect(task.steps[0].error).toContain('unavailable');
+    // a 503 is asked again with backoff (MODEL_TRIES in all) before the fallback: still one FAILED step
     expect(h.model.calls.map((c) => c.model)).toEqual([
+      'gemini-3.6-flash',
+      'gemini-3.6-flash',
       'gemini-3.6-flash',
       'gpt-4.1-mini',
       'gpt-4.1-mini',

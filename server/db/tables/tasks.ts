@@ -31,6 +31,8 @@ export const externalTasks = pgTable(
     workerId: text('worker_id'),
     leasedBy: uuid('leased_by'),
     leaseExpiresAt: ts('lease_expires_at'),
+    /** the fetchAndLock request that took the current lease: a re-sent fetch gets the same claim back */
+    leaseRequestId: text('lease_request_id'),
     /** when the current lease began (a precondition read must be journaled under it, SPEC §11) */
     leasedAt: ts('leased_at'),
     availableAt: ts('available_at').notNull().defaultNow(),

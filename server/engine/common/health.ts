@@ -1,8 +1,40 @@
-/** What /healthz asks the engine: can it reach its database? */
+/** What /healthz and /readyz ask the engine: can it reach its database, and is it listening for events? */
 import { sql } from 'drizzle-orm';
-import type { Executor } from './context.js';
+import type { EngineContext, Executor } from './context.js';
 
-/** Resolves when the database answers a trivial statement; rejects when it cannot be reached. */
-export async function ping(ex: Executor): Promise<void> {
-  await ex.execute(sql`SELECT 1`);
+/**
+ * Resolves when the database answers a trivial statement; rejects when it cannot be reached, or does not
+ * answer within `timeoutMs` (a blackholed database must not hang the health check).
+ */
+export async function ping(ex: Executor, timeoutMs = 2000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([ex.execute(sql`SELECT 1`), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export interface Readiness {
+  ready: boolean;
+  database: boolean;
+  /** the LISTEN connection that feeds subscriptions and long polls */
+  listening: boolean;
+  draining: boolean;
+}
+
+/**
+ * Whether a load balancer should send this process requests: the database answers, the LISTEN connection
+ * is up (events and long polls depend on it), and the process is not shutting down.
+ */
+export async function readiness(ctx: EngineContext, draining: boolean): Promise<Readiness> {
+  const database = await ping(ctx.db).then(
+    () => true,
+    () => false,
+  );
+  const listening = (ctx.notifier as { listening?: boolean } | null)?.listening !== false;
+  return { ready: database && listening && !draining, database, listening, draining };
 }

@@ -33,6 +33,11 @@ export class Notifier extends EventEmitter {
     this.setMaxListeners(0);
   }
 
+  /** Whether the LISTEN connection is up (/readyz). */
+  get listening(): boolean {
+    return this.client !== null;
+  }
+
   async start(): Promise<void> {
     await this.connect();
   }

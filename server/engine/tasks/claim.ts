@@ -32,6 +32,8 @@ export interface FetchInput {
   topics: TopicRequest[];
   asyncResponseTimeoutMs?: number | null;
   projectId?: string | null;
+  /** the worker's id for this request: the same request re-sent (no answer came) gets the same claim back */
+  requestId?: string | null;
 }
 
 export interface LeasedTaskView {
@@ -65,6 +67,8 @@ function validateFetch(input: FetchInput) {
       errors.push({ path: `topics[${i}].lockDurationMs`, message: 'from 100 ms to 1 hour' });
     }
   });
+  if (input.requestId != null && (input.requestId.length < 1 || input.requestId.length > 200))
+    errors.push({ path: 'requestId', message: '1 to 200 characters' });
   const wait = input.asyncResponseTimeoutMs ?? 0;
   if (!Number.isInteger(wait) || wait < 0 || wait > MAX_LONG_POLL_MS)
     errors.push({ path: 'asyncResponseTimeoutMs', message: `from 0 to ${MAX_LONG_POLL_MS}` });
@@ -103,6 +107,10 @@ export async function fetchAndLock(
     );
   }
   await heartbeat(ctx, actor, input.workerId);
+  if (input.requestId) {
+    const again = await claimedBefore(ctx, actor, input.workerId, input.requestId);
+    if (again.length > 0) return again;
+  }
   const deadline = Date.now() + (input.asyncResponseTimeoutMs ?? 0);
   for (;;) {
     const t0 = new Date();
@@ -154,6 +162,38 @@ async function claim(
 }
 
 /*
+ * A fetchAndLock re-sent with the same requestId (SPEC §3, issue 14). When the database restarts or the
+ * connection drops after the claim committed but before its answer reached the worker, the worker sends
+ * the same request again, unchanged. Without this, the second fetch would claim other tasks and the
+ * first claim's leases would lapse unworked — each lapse counting toward ABADA_MAX_LEASE_EXPIRIES, so a
+ * few restarts could fail an attempt that never ran. With it, the tasks that request leased (still
+ * leased by the same worker id and principal, lease live) come back as they were: same lease, no new
+ * history, nothing counted.
+ */
+/** The live leases a worker took with this request id; empty when the request never claimed anything. */
+async function claimedBefore(
+  ctx: EngineContext,
+  actor: Actor,
+  workerId: string,
+  requestId: string,
+): Promise<LeasedTaskView[]> {
+  return ctx.db.transaction(async (tx) => {
+    // Among LEASED rows (a partial index) of one worker: a handful of rows at most.
+    const rows = await query<ClaimedRow>(
+      tx,
+      sql`SELECT ${TASK_COLUMNS}, false AS was_expired, i.variables AS instance_variables,
+            (SELECT jsonb_agg(to_jsonb(s) ORDER BY s.sequence) FROM steps s
+              WHERE s.task_id = t.id AND s.attempt = t.attempt) AS current_steps
+          FROM external_tasks t JOIN process_instances i ON i.id = t.process_instance_id
+          WHERE t.state = 'LEASED' AND t.lease_request_id = ${requestId} AND t.worker_id = ${workerId}
+            AND t.leased_by = ${actor.principalId} AND t.lease_expires_at > now()
+          ORDER BY t.lease_expires_at`,
+    );
+    return leasedViews(tx, ctx, rows);
+  });
+}
+
+/*
  * The claim statement. Two candidate sets, each read through its own partial index and locked with
  * FOR UPDATE SKIP LOCKED so concurrent fetchers never wait on each other nor take the same row:
  *  - expired leases (state LEASED, lease_expires_at passed): re-acquired on the SAME attempt, the journal
@@ -200,6 +240,7 @@ function claimStatement(actor: Actor, input: FetchInput, projectId: string | nul
       ), leased AS (
         UPDATE external_tasks t
         SET state = 'LEASED', worker_id = ${input.workerId}, leased_by = ${actor.principalId},
+            lease_request_id = ${input.requestId ?? null}::text,
             lease_expires_at = now() + make_interval(secs => (
               SELECT d FROM unnest(${sql.param(topics)}::text[], ${sql.param(durations)}::int[]) AS u(tn, d) WHERE u.tn = t.topic_name LIMIT 1
             ) / 1000.0),

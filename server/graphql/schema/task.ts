@@ -95,6 +95,11 @@ const FetchAndLockInput = builder.inputType('FetchAndLockInput', {
     topics: t.field({ type: [TopicRequest], required: true }),
     asyncResponseTimeoutMs: t.int(),
     projectId: t.id(),
+    requestId: t.string({
+      description:
+        'A fresh id per request, sent again unchanged when no answer came (UNAVAILABLE, a dropped ' +
+        'connection): the tasks that request already leased come back instead of new ones.',
+    }),
   }),
 });
 

@@ -1,0 +1,145 @@
+/**
+ * A fault-injecting HTTP proxy in front of an MCP server (streamable HTTP), for tests and the soak: the
+ * worker talks to the proxy's `/mcp` as it would to the server, and the proxy, on demand and per tool,
+ * makes the answer of a `tools/call` go wrong the ways real tool servers and their load balancers do:
+ *
+ *   status   answers an HTTP error (503 by default) WITHOUT forwarding: the tool never ran
+ *   status-after  forwards (the tool runs, its side effect is done), then answers the HTTP error instead
+ *   hang     never answers (the request stays open until the client gives up or the proxy closes)
+ *   drop     forwards, sends the status line, headers and half the body, then closes the connection
+ *   slow     forwards, then holds the whole answer `ms` before sending it
+ *
+ * Anything else (initialize, tools/list, a tool without a rule) passes through unchanged. Rules count
+ * down (`times`, default 1; `Infinity` for every call) and can be cleared.
+ */
+import {
+  createServer,
+  type IncomingMessage,
+  request as httpRequest,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { closeServer, listen, readBody } from './http-util.js';
+
+export type McpFault = 'status' | 'status-after' | 'hang' | 'drop' | 'slow';
+
+export interface FaultRule {
+  fault: McpFault;
+  /** how many calls of the tool it applies to (default 1) */
+  times?: number;
+  /** HTTP status of `status` / `status-after` (default 503) */
+  status?: number;
+  /** `slow`: how long the answer is held */
+  ms?: number;
+}
+
+export interface McpFaultProxy {
+  /** the proxy's MCP endpoint, e.g. `http://127.0.0.1:5123/mcp` */
+  url: string;
+  /** Applies `rule` to the next calls of `tool`. */
+  inject(tool: string, rule: FaultRule): void;
+  clear(tool?: string): void;
+  /** calls seen per tool, and how many of them met a fault */
+  readonly seen: { tool: string; fault: McpFault | null; at: number }[];
+  /** requests held open by `hang` right now */
+  holding(): number;
+  close(): Promise<void>;
+}
+
+/** Starts a proxy that forwards to `target` (an MCP URL such as the demo CRM's `/mcp`). */
+export async function startMcpFaultProxy(target: string, host = '127.0.0.1'): Promise<McpFaultProxy> {
+  const to = new URL(target);
+  const rules = new Map<string, FaultRule & { left: number }>();
+  const seen: McpFaultProxy['seen'] = [];
+  const held = new Set<ServerResponse>();
+
+  const take = (body: string): { tool: string; rule: FaultRule | null } | null => {
+    let tool: string | null = null;
+    try {
+      const msg = JSON.parse(body) as { method?: string; params?: { name?: unknown } };
+      if (msg?.method === 'tools/call' && typeof msg.params?.name === 'string') tool = msg.params.name;
+    } catch {
+      return null;
+    }
+    if (tool === null) return null;
+    const rule = rules.get(tool);
+    if (rule && --rule.left <= 0) rules.delete(tool);
+    seen.push({ tool, fault: rule?.fault ?? null, at: Date.now() });
+    return { tool, rule: rule ?? null };
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const body = await readBody(req);
+    const call = take(body);
+    const rule = call?.rule ?? null;
+    if (rule?.fault === 'hang') {
+      held.add(res);
+      res.on('close', () => held.delete(res));
+      return;
+    }
+    if (rule?.fault === 'status') return sendError(res, rule.status ?? 503);
+    const answer = await forward(to, req, body);
+    if (rule?.fault === 'status-after') return sendError(res, rule.status ?? 503);
+    if (rule?.fault === 'slow') await new Promise((r) => setTimeout(r, rule.ms ?? 1000));
+    const headers = { ...answer.headers };
+    delete headers['transfer-encoding'];
+    headers['content-length'] = String(answer.body.length);
+    res.writeHead(answer.status, headers);
+    if (rule?.fault === 'drop') {
+      res.write(answer.body.subarray(0, Math.floor(answer.body.length / 2)));
+      setTimeout(() => res.socket?.destroy(), 20);
+      return;
+    }
+    res.end(answer.body);
+  };
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) sendError(res, 502);
+      else res.socket?.destroy();
+    });
+  });
+  const port = await listen(server, 0, host);
+  return {
+    url: `http://${host}:${port}${to.pathname}`,
+    inject(tool, rule) {
+      rules.set(tool, { ...rule, left: rule.times ?? 1 });
+    },
+    clear(tool) {
+      if (tool) rules.delete(tool);
+      else rules.clear();
+    },
+    seen,
+    holding: () => held.size,
+    async close() {
+      for (const res of held) res.socket?.destroy();
+      await closeServer(server);
+    },
+  };
+}
+
+/** Sends the request on to the MCP server and reads its whole answer. */
+function forward(
+  to: URL,
+  req: IncomingMessage,
+  body: string,
+): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const headers = { ...req.headers, host: to.host, 'content-length': String(Buffer.byteLength(body)) };
+    const out = httpRequest(to, { method: req.method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
+      res.on('error', reject);
+    });
+    out.on('error', reject);
+    out.end(body);
+  });
+}
+
+function sendError(res: ServerResponse, status: number) {
+  res.writeHead(status, { 'content-type': 'text/plain' });
+  res.end(`upstream unavailable (HTTP ${status}, injected)`);
+}
