@@ -62,6 +62,8 @@ const MATRIX: Record<string, Record<string, Row>> = {
       expect: 'DADDDD',
     },
     webhookSubscriptions: { op: () => ({ query: '{ webhookSubscriptions { id } }' }), expect: 'DDDDAA' },
+    // people and admins see their own project's numbers; a worker's are not its business
+    dailyStats: { op: () => ({ query: '{ dailyStats { from approvals { opened } } }' }), expect: 'DDAAAA' },
     webhookDeliveries: { op: () => ({ query: '{ webhookDeliveries { id } }' }), expect: 'DDDDAA' },
     verifyAudit: {
       op: (i) => ({
