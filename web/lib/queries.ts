@@ -122,7 +122,7 @@ export const WorkersQuery = graphql(`
 
 export const DefinitionsQuery = graphql(`
   query Definitions {
-    definitions { id key version deployedAt sourceSha256 bindings { nodeId bindings {
+    definitions { id key version deployedAt sourceSha256 spec bindings { nodeId bindings {
       ref policy idempotency approvers approvalSlaHours transport url credential inputSchemaSha256 redact editable
     } } }
     toolServers { id name version transport url credential updatedAt }
@@ -188,3 +188,7 @@ export const NeedsMeQuery = graphql(`
 `);
 
 export const MyPendingCount = graphql(`query MyPendingCount { approvals(state: PENDING, mine: true, first: 1) { totalCount } }`);
+
+export const DefinitionSpecQuery = graphql(`
+  query DefinitionSpec($key: String!) { definitions(key: $key) { id version spec } }
+`);

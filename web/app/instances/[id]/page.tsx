@@ -10,15 +10,19 @@ import { useEffect } from 'react';
 import { useQuery, useSubscription } from 'urql';
 import { StateBadge } from '../../../components/Badges';
 import { Journal } from '../../../components/Journal';
+import { isSpec } from '../../../components/flow/graph';
+import { ProcessPicture } from '../../../components/flow/ProcessPicture';
 import { Conversation } from '../../../components/trace/Conversation';
 import { Waterfall } from '../../../components/trace/Waterfall';
 import { sentence } from '../../../lib/errors';
 import { json, when } from '../../../lib/format';
-import { InstanceQuery, TaskChanged } from '../../../lib/queries';
+import { DefinitionSpecQuery, InstanceQuery, TaskChanged } from '../../../lib/queries';
 
 export default function InstancePage() {
   const { id } = useParams<{ id: string }>();
   const [{ data, error }, refetch] = useQuery({ query: InstanceQuery, variables: { id } });
+  const key = data?.processInstance?.key;
+  const [defs] = useQuery({ query: DefinitionSpecQuery, variables: { key: key ?? '' }, pause: !key });
   const [live] = useSubscription({ query: TaskChanged, variables: { id } });
   useEffect(() => {
     if (live.data) refetch({ requestPolicy: 'network-only' });
@@ -34,6 +38,7 @@ export default function InstancePage() {
   const i = data.processInstance;
   if (!i) return <p className="error-box">This instance does not exist, or you cannot see it.</p>;
   const audit = data.verifyAudit;
+  const spec = defs.data?.definitions.find((d) => d.version === i.version)?.spec;
 
   return (
     <article className="detail">
@@ -61,6 +66,12 @@ export default function InstancePage() {
         {i.currentNodeId ? ` · at ${i.currentNodeId}` : ''}
         {i.businessKey ? ` · ${i.businessKey}` : ''}
       </p>
+      {spec && isSpec(spec) ? (
+        <ProcessPicture
+          spec={spec}
+          instance={{ taskNodes: i.tasks.map((t) => t.nodeId), current: i.currentNodeId ?? null, ended: i.state === 'COMPLETED' }}
+        />
+      ) : null}
       <Conversation tasks={i.tasks} inputs={i.variables} />
       <Waterfall tasks={i.tasks} history={i.history} startedAt={i.createdAt} endedAt={i.endedAt ?? null} />
       <details className="card fold">
