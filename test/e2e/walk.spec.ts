@@ -68,7 +68,7 @@ test('inbox → approval → trace → picture', async ({ page }) => {
   await shots(page, 'walk-instance');
 
   await page.goto(`${URL_()}/definitions`);
-  await page.getByLabel('Process').selectOption('refund');
+  await page.getByRole('combobox', { name: /^Process/ }).selectOption('refund');
   const def = page.getByTestId('process-picture');
   await expect(def.locator('[data-node="triage"]')).toBeVisible();
   await expect(def.locator('[data-node="done"]')).toBeVisible();

@@ -13,6 +13,8 @@ type Stats = ResultOf<typeof DailyStatsQuery>['dailyStats'];
 const PALETTE = ['var(--chart-1)', 'var(--chart-2)', 'var(--chart-3)', 'var(--chart-4)', 'var(--chart-5)'];
 const axis = { stroke: 'var(--muted)', fontSize: 12 };
 const short = (day: string) => day.slice(5);
+/** Dollar ticks that stay readable for fractions of a cent. */
+const usd = (v: number) => (v === 0 ? '$0' : v >= 0.01 ? `$${v.toFixed(2)}` : `$${v.toPrecision(2)}`);
 
 /** "1 h 30 min", "45 s"; a median of no decision is a dash. */
 export function duration(seconds: number | null | undefined): string {
@@ -83,7 +85,7 @@ export function ApprovalsChart({ stats }: { stats: Stats }) {
       <ResponsiveContainer width="100%" height={120}>
         <LineChart accessibilityLayer={false} data={data} margin={{ top: 8, right: 8, bottom: 0, left: -16 }}>
           <XAxis dataKey="day" tickFormatter={short} tick={axis} stroke="var(--muted)" />
-          <YAxis tick={axis} stroke="var(--muted)" unit=" min" width={72} />
+          <YAxis tick={axis} stroke="var(--muted)" tickFormatter={(v: number) => duration(v * 60)} width={72} />
           <Tooltip contentStyle={{ background: 'var(--card)', color: 'var(--text)' }} />
           <Line dataKey="medianMin" name="median minutes to decision" stroke={PALETTE[2]} connectNulls isAnimationActive={false} />
         </LineChart>
@@ -140,7 +142,7 @@ export function CostChart({ stats }: { stats: Stats }) {
         <BarChart accessibilityLayer={false} data={data} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
           <CartesianGrid stroke="var(--line)" vertical={false} />
           <XAxis dataKey="day" tickFormatter={short} tick={axis} stroke="var(--muted)" />
-          <YAxis tick={axis} stroke="var(--muted)" tickFormatter={(v: number) => `$${v.toFixed(3)}`} width={64} />
+          <YAxis tick={axis} stroke="var(--muted)" tickFormatter={usd} width={72} />
           <Tooltip contentStyle={{ background: 'var(--card)', color: 'var(--text)' }} />
           <Legend />
           {models.map((m, i) => (

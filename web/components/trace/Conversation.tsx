@@ -28,7 +28,7 @@ export function Conversation({ tasks, inputs }: { tasks: readonly TraceTask[]; i
     <section className="card" aria-labelledby="conv-title" data-testid="conversation">
       <h2 id="conv-title">Conversation</h2>
       <div className="msg input">
-        <p className="who-said">Inputs</p>
+        <p className="who-said">Instance variables (the agent's inputs are drawn from them)</p>
         <pre className="code">{json(inputs)}</pre>
       </div>
       {agentTasks.length === 0 ? <p className="muted">No agent step journaled yet.</p> : null}
