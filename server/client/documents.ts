@@ -9,7 +9,7 @@ import { graphql } from './graphql.js';
 export const StepFields = graphql(`
   fragment StepFields on Step {
     attempt sequence kind state toolRef model request response error digest idempotencyKey
-    comment reused usage approvalId
+    comment reused usage approvalId purpose reconciled
   }
 `);
 
@@ -17,6 +17,8 @@ export const ToolBindingFields = graphql(`
   fragment ToolBindingFields on ToolBinding {
     ref server tool policy idempotency transport url command args credential credentialEnv
     inputSchemaSha256 editable
+    precondition { tool arguments expression }
+    lookup { tool arguments expression }
   }
 `);
 

@@ -29,6 +29,8 @@ const STEP_FIELDS = [
   ['usage', 'jsonb', 'usage'],
   ['cost_usd', 'double precision', 'costUsd'],
   ['approval_id', 'uuid', 'approvalId'],
+  ['purpose', 'text', 'purpose'],
+  ['reconciled', 'boolean', 'reconciled'],
 ] as const satisfies readonly (readonly [string, PgType, keyof StepRow])[];
 
 /** What a later journal call may change on a step (its identity and request never change). */
@@ -40,6 +42,7 @@ const STEP_CHANGING = [
   'usage',
   'cost_usd',
   'approval_id',
+  'reconciled',
 ];
 
 const stepColumns = STEP_FIELDS.map((f) => f[0]).join(', ');

@@ -72,6 +72,8 @@ export class ToolSteps {
         reused: false,
         usage: null,
         approvalId: null,
+        purpose: 'CALL',
+        reconciled: false,
       };
       return this.advance(binding, this.hold(read, result), null, true);
     }

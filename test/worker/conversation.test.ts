@@ -23,6 +23,8 @@ const step = (over: Partial<Step>): Step => ({
   model: null,
   request: { callId: 'c1', arguments: {} },
   response: null,
+  purpose: 'CALL',
+  reconciled: false,
   error: null,
   digest: 'd',
   idempotencyKey: null,

@@ -54,6 +54,10 @@ export const approvals = pgTable(
     rule: text('rule'),
     /** the version of the definition the instance runs (null on approvals opened before it was kept) */
     definitionVersion: integer('definition_version'),
+    /** the precondition read's answer when the call was proposed (sealed like the arguments) */
+    factsEnc: text('facts_enc'),
+    /** the tool server's own description of the tool, as the worker sent it with the proposal */
+    toolDescription: text('tool_description'),
     /** why a VOIDED approval was voided */
     voidReason: text('void_reason').$type<'AUTHORITY' | 'PRECONDITION'>(),
     createdAt: createdAt(),

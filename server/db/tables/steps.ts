@@ -42,6 +42,13 @@ export const steps = pgTable(
     usage: jsonb('usage').$type<StepUsage>(),
     costUsd: doublePrecision('cost_usd'),
     approvalId: uuid('approval_id'),
+    /**
+     * CALL: a call the model asked for; PRECONDITION / LOOKUP: the engine's reads of a guarded call
+     * (SPEC §11), journaled by the worker, left out of the conversation
+     */
+    purpose: text('purpose').$type<'CALL' | 'PRECONDITION' | 'LOOKUP'>().notNull().default('CALL'),
+    /** a write whose unknown outcome a lookup settled: its response is the lookup's answer */
+    reconciled: boolean('reconciled').notNull().default(false),
     createdAt: createdAt(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },

@@ -31,6 +31,8 @@ export const externalTasks = pgTable(
     workerId: text('worker_id'),
     leasedBy: uuid('leased_by'),
     leaseExpiresAt: ts('lease_expires_at'),
+    /** when the current lease began (a precondition read must be journaled under it, SPEC §11) */
+    leasedAt: ts('leased_at'),
     availableAt: ts('available_at').notNull().defaultNow(),
     /** lease expiries on the current attempt (poison-work protection) */
     leaseExpiries: integer('lease_expiries').notNull().default(0),

@@ -8,7 +8,7 @@
 import { and, asc, eq, lt } from 'drizzle-orm';
 import { externalTasks, steps } from '../../db/schema.js';
 import { type EngineContext, idempotencyKeyFor } from '../common/index.js';
-import { redactArguments, type ToolBinding } from '../definitions/index.js';
+import { bindingPolicy, redactArguments, type ToolBinding } from '../definitions/index.js';
 
 export interface BasisCall {
   sequence: number;
@@ -47,8 +47,11 @@ export async function approvalBasis(
   const bindings = task?.agentWork?.toolBindings ?? [];
   const lastModel = before.filter((s) => s.kind === 'MODEL_CALL').at(-1);
   const redactedPaths: string[] = [];
+  const at = (i: number, part: string, p: string) =>
+    `priorCalls[${i}].${part}${p.startsWith('[') ? '' : '.'}${p}`;
   const priorCalls = before
-    .filter((s) => s.kind === 'TOOL_CALL')
+    // the guard reads are the engine's, not the agent's (the precondition's answer is `facts`)
+    .filter((s) => s.kind === 'TOOL_CALL' && s.purpose === 'CALL')
     .map((s, i): BasisCall => {
       const request = ctx.sealer.openJson<{ arguments?: unknown }>(s.requestEnc);
       const binding = bindings.find((b) => b.ref === s.toolRef);
@@ -56,14 +59,17 @@ export async function approvalBasis(
         request?.arguments ?? {},
         binding?.redact ?? [],
       );
-      redactedPaths.push(
-        ...withheld.map((p) => `priorCalls[${i}].arguments${p.startsWith('[') ? '' : '.'}${p}`),
+      redactedPaths.push(...withheld.map((p) => at(i, 'arguments', p)));
+      const answer = redactArguments(
+        s.responseEnc ? ctx.sealer.openJson(s.responseEnc) : null,
+        bindingPolicy(binding ?? {}).redactResult,
       );
+      redactedPaths.push(...answer.redactedPaths.map((p) => at(i, 'response', p)));
       return {
         sequence: s.sequence,
         toolRef: s.toolRef ?? '',
         arguments: view,
-        response: s.responseEnc ? ctx.sealer.openJson(s.responseEnc) : null,
+        response: answer.view,
         error: s.errorEnc ? ctx.sealer.openJson<string>(s.errorEnc) : null,
         state: s.state,
       };
@@ -100,9 +106,16 @@ export function onApprovalSentence(
   if (binding?.transport === 'delegate') {
     return `The engine starts the process ${binding.tool} with these arguments as a child of this instance, once; the agent waits for its result.`;
   }
+  const p = bindingPolicy(binding ?? {});
+  const first = p.precondition
+    ? `Right before, the worker reads ${p.precondition.tool} and the call runs only if ${p.precondition.expect}; then it`
+    : 'The worker';
+  const unknown = p.lookup ? `it first asks ${p.lookup.tool} whether the call took effect` : null;
   if (binding?.idempotency === 'key') {
     const key = idempotencyKeyFor(a.taskId, a.attempt, a.sequence);
-    return `The worker calls ${a.toolRef} with these arguments once, with idempotency key ${key}; if it is interrupted it sends the same call again with the same key.`;
+    return `${first} calls ${a.toolRef} with these arguments once, with idempotency key ${key}; if it is interrupted ${unknown ? `${unknown}, else sends` : 'it sends'} the same call again with the same key.`;
   }
-  return `The worker calls ${a.toolRef} with these arguments once, without an idempotency key: if it is interrupted it is not sent again, and a person is asked what happened.`;
+  return unknown
+    ? `${first} calls ${a.toolRef} with these arguments once, without an idempotency key: if it is interrupted ${unknown}; only if that finds nothing is it sent once more.`
+    : `${first} calls ${a.toolRef} with these arguments once, without an idempotency key: if it is interrupted it is not sent again, and a person is asked what happened.`;
 }

@@ -62,6 +62,10 @@ export interface Proposal {
   levels: string[][];
   /** chosen by the journal, so that the step row names its approval when it is written */
   approvalId: string;
+  /** the precondition read's answer at proposal time, sealed (SPEC §11 facts) */
+  factsEnc?: string | null;
+  /** the tool server's own description of the tool, as the worker sent it */
+  toolDescription?: string | null;
 }
 
 /**
@@ -103,6 +107,8 @@ export async function openApproval(ex: Executor, ctx: EngineContext, p: Proposal
     state: 'PENDING',
     digest: step.digest,
     argumentsEnc: ctx.sealer.sealJson(p.args),
+    factsEnc: p.factsEnc ?? null,
+    toolDescription: p.toolDescription ?? null,
     keyId: ctx.sealer.currentKeyId,
     candidateGroups: levels[0],
     levels,

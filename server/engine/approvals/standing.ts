@@ -56,8 +56,8 @@ export async function approvalStanding(ex: Executor, approvalId: string): Promis
 /** Why an approval no longer stands, and what the starting call is told. */
 export interface Lapse {
   state: 'EXPIRED' | 'VOIDED';
-  voidReason: 'AUTHORITY' | null;
-  code: 'APPROVAL_EXPIRED' | 'APPROVAL_REQUIRED';
+  voidReason: 'AUTHORITY' | 'PRECONDITION' | null;
+  code: 'APPROVAL_EXPIRED' | 'APPROVAL_REQUIRED' | 'PRECONDITION_FAILED';
   message: string;
   details: Record<string, unknown>;
 }
@@ -143,6 +143,8 @@ export async function reopenApproval(
     state: 'PENDING',
     digest: old.digest,
     argumentsEnc: old.argumentsEnc,
+    factsEnc: old.factsEnc,
+    toolDescription: old.toolDescription,
     keyId: old.keyId,
     candidateGroups: old.levels[0],
     levels: old.levels,
@@ -158,4 +160,15 @@ export async function reopenApproval(
     change: lapse.state === 'EXPIRED' ? 'expired' : 'voided',
   });
   await parkForApproval(ex, task, newId);
+}
+
+/** An approval whose call will not run as approved: VOIDED with its reason (and the event). */
+export async function voidApproval(
+  ex: Executor,
+  a: ApprovalRow,
+  voidReason: 'AUTHORITY' | 'PRECONDITION',
+  comment: string,
+): Promise<void> {
+  await ex.update(approvals).set({ state: 'VOIDED', voidReason, comment }).where(eq(approvals.id, a.id));
+  await notify(ex, { type: 'approval', approvalId: a.id, projectId: a.projectId, change: 'voided' });
 }

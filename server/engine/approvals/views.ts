@@ -57,6 +57,10 @@ export interface ApprovalView {
   /** an approved call must start by then (null: not approved, or a binding without a window) */
   validUntil: Date | null;
   voidReason: ApprovalRow['voidReason'];
+  /** the tool server's own description of the tool (the worker sent it with the proposal) */
+  toolDescription: string | null;
+  /** the precondition's answer when the call was proposed, as its tool's result redaction keeps it */
+  facts: unknown;
   createdAt: Date;
 }
 
@@ -95,7 +99,12 @@ export interface EarlierProposal {
   changes: Change[];
 }
 
-type ApprovalContext = { binding: ToolBinding | undefined; processKey: string };
+type ApprovalContext = {
+  binding: ToolBinding | undefined;
+  /** the node's binding of the call's precondition tool (its result redaction applies to facts) */
+  factsBinding: ToolBinding | undefined;
+  processKey: string;
+};
 
 /** The frozen binding and process key of each approval's task, in one query for a page of approvals. */
 async function contextsOf(
@@ -111,14 +120,22 @@ async function contextsOf(
   const byTask = new Map(found.map((t) => [t.id, t]));
   return rows.map((a) => {
     const t = byTask.get(a.taskId);
+    const bindings = t?.agentWork?.toolBindings ?? [];
+    const binding = bindings.find((b) => b.ref === a.toolRef);
+    const pre = bindingPolicy(binding ?? {}).precondition;
     return {
-      binding: t?.agentWork?.toolBindings.find((b) => b.ref === a.toolRef),
+      binding,
+      factsBinding: pre ? bindings.find((b) => b.ref === pre.tool) : undefined,
       processKey: t?.processKey ?? '',
     };
   });
 }
 
-function toView(ctx: EngineContext, a: ApprovalRow, { binding, processKey }: ApprovalContext): ApprovalView {
+function toView(
+  ctx: EngineContext,
+  a: ApprovalRow,
+  { binding, factsBinding, processKey }: ApprovalContext,
+): ApprovalView {
   const args = ctx.sealer.openJson<Record<string, unknown>>(a.argumentsEnc) ?? {};
   const { view, redactedPaths } = redactArguments(args, binding?.redact ?? []);
   return {
@@ -149,6 +166,10 @@ function toView(ctx: EngineContext, a: ApprovalRow, { binding, processKey }: App
     comment: a.comment,
     onApproval: onApprovalSentence(binding, a),
     voidReason: a.voidReason,
+    toolDescription: a.toolDescription,
+    facts: a.factsEnc
+      ? redactArguments(ctx.sealer.openJson(a.factsEnc), bindingPolicy(factsBinding ?? {}).redactResult).view
+      : null,
     ...readable(binding, a, view),
     createdAt: a.createdAt,
   };

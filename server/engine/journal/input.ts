@@ -11,6 +11,7 @@ import type { Usage } from './limits.js';
 
 export type StepKind = StepRow['kind'];
 export type StepState = StepRow['state'];
+export type StepPurpose = StepRow['purpose'];
 
 /** One step as a worker journals it (SPEC §4). */
 export interface JournalStepInput {
@@ -26,6 +27,10 @@ export interface JournalStepInput {
   response?: unknown;
   usage?: Usage | null;
   error?: string | null;
+  /** CALL (default), or the engine's PRECONDITION / LOOKUP read of a guarded call (SPEC §11) */
+  purpose?: StepPurpose | null;
+  /** with a proposal: the tool server's own description of the tool */
+  toolDescription?: string | null;
 }
 
 /** Checks that need no database: who may journal, payload size, sequence shape. */

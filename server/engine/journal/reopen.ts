@@ -12,7 +12,9 @@ import {
   lapseHistory,
   reopenApproval,
   type Standing,
+  voidApproval,
 } from '../approvals/index.js';
+import { FACTS_CHANGED_PREFIX } from './guards.js';
 import type { ToolBinding } from '../definitions/index.js';
 import type { JournalStepInput } from './input.js';
 import { type JournalState, stepHistory } from './state.js';
@@ -54,4 +56,43 @@ export function reopen(
   j.park('AWAITING_APPROVAL');
   j.after((db) => reopenApproval(db, { task, old, newId, lapse, binding, sequence: e.sequence }));
   throw new RefusalAfterCommit(new EngineError(lapse.code, lapse.message, lapse.details));
+}
+
+/**
+ * The precondition no longer holds when the approved call starts (SPEC §11): the approval is VOIDED
+ * (voidReason PRECONDITION), the step REJECTED with the engine's message — the model reads which fact
+ * changed and re-plans under the same lease — and the refusal is answered after that change commits.
+ */
+export function voidForFacts(
+  j: JournalState,
+  e: StepRow,
+  input: JournalStepInput,
+  standing: Standing | null,
+  explanation: string,
+): never {
+  const task = j.task;
+  const reason = `${FACTS_CHANGED_PREFIX}${explanation}.`;
+  const step: StepRow = { ...e, state: 'REJECTED', comment: reason, updatedAt: new Date() };
+  const a = standing?.approval;
+  j.put(step, [
+    ...(a
+      ? [
+          lapseHistory(task, a, {
+            state: 'VOIDED',
+            voidReason: 'PRECONDITION',
+            code: 'PRECONDITION_FAILED',
+            message: reason,
+            details: { failed: explanation },
+          }),
+        ]
+      : []),
+    stepHistory(task, input.workerId, step, { voidReason: 'PRECONDITION' }),
+  ]);
+  if (a) j.after((db) => voidApproval(db, a, 'PRECONDITION', reason));
+  throw new RefusalAfterCommit(
+    new EngineError('PRECONDITION_FAILED', `Step ${e.sequence} was not executed: ${reason}`, {
+      sequence: e.sequence,
+      failed: explanation,
+    }),
+  );
 }

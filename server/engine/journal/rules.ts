@@ -22,7 +22,8 @@ import { assertLease, type LockedTaskRow } from '../lease/index.js';
 import { argumentsOf, digestOf, type JournalStepInput, type StepState } from './input.js';
 import { assertWithinLimits, hasLimits, type priceUsage, priceUsageCached, type Usage } from './limits.js';
 import type { Reusable } from './reuse.js';
-import { reopen } from './reopen.js';
+import { assertNextSequence, checkPrecondition, factsFor, reconciliation } from './guards.js';
+import { reopen, voidForFacts } from './reopen.js';
 import { type JournalState, stepHistory } from './state.js';
 import { type StepView, toStepView } from './views.js';
 
@@ -53,7 +54,6 @@ const LIFE: Record<StepState, number> = {
   FAILED: 3,
   OUTCOME_UNKNOWN: 3,
 };
-const ENDED: ReadonlySet<StepState> = new Set(['COMPLETED', 'FAILED', 'REJECTED', 'OUTCOME_UNKNOWN']);
 
 /** Applies one step to the call's state, or refuses it (an EngineError; the call's transaction rolls back). */
 export async function applyStep(
@@ -69,7 +69,7 @@ export async function applyStep(
   assertLease(task, actor, input.workerId, input.attempt);
   const work = task.agentWork as AgentWork | null;
   if (existing) return transition(j, ctx, reads, existing, input, digestOf(input, work).digest);
-  assertNextSequence(j.last, input);
+  assertNextSequence(j, ctx, input);
   const { digest, binding } = digestOf(input, work);
   return create(j, ctx, reads, input, digest, binding, work);
 }
@@ -96,29 +96,6 @@ function isResendAfterPark(task: LockedTaskRow, e: StepRow, actor: Actor, input:
       ? toolCallDigest(e.toolRef ?? '', argumentsOf(input.request))
       : digestOf(input, null).digest;
   return digest === e.digest;
-}
-
-/**
- * SPEC §4 order: the sequence is checked before the binding (and the limits). A new step follows an
- * ended one. (SPEC §11 adds the one exception: a PRECONDITION or LOOKUP read journaled as step N+1 while
- * the call at N is APPROVED or STARTED — it belongs here, as a condition on `input`.)
- */
-function assertNextSequence(last: JournalState['last'], input: JournalStepInput) {
-  const next = (last?.sequence ?? 0) + 1;
-  if (input.sequence !== next) {
-    throw new EngineError(
-      'SEQUENCE_OUT_OF_ORDER',
-      `The next step of attempt ${input.attempt} is ${next}, not ${input.sequence}.`,
-      { expectedSequence: next },
-    );
-  }
-  if (last && !ENDED.has(last.state)) {
-    throw new EngineError(
-      'SEQUENCE_OUT_OF_ORDER',
-      `Step ${last.sequence} is still ${last.state}; finish it before journaling step ${input.sequence}.`,
-      { expectedSequence: last.sequence },
-    );
-  }
 }
 
 function answer(ctx: EngineContext, row: StepRow, taskState: LockedTaskRow['state']): JournalResult {
@@ -159,6 +136,8 @@ async function transition(
   }
   if (e.state === 'APPROVED' && input.state === 'STARTED') return startApproved(j, ctx, reads, e, input);
   if (e.state === 'STARTED' && (input.state === 'COMPLETED' || input.state === 'FAILED')) {
+    const settled = input.state === 'COMPLETED' ? reconciliation(j, ctx, e, bindingOf(task, e)) : null;
+    if (settled) return settle(j, ctx, e, input, settled.responseEnc);
     const priced =
       e.kind === 'MODEL_CALL' && input.usage
         ? (priceUsageCached(e.model!, input.usage) ?? (await reads.price(e.model!, input.usage)))
@@ -200,11 +179,13 @@ async function startApproved(
   input: JournalStepInput,
 ): Promise<JournalResult> {
   const task = j.task;
-  const binding = (task.agentWork as AgentWork).toolBindings.find((b) => b.ref === e.toolRef);
-  // SPEC §11 order at STARTED: the window, then the deciders' authority (then the precondition)
+  const binding = bindingOf(task, e);
+  // SPEC §11 order at STARTED: the window, then the deciders' authority, then the precondition
   const standing = e.approvalId ? await reads.approval(e.approvalId) : null;
   const lapse = standing ? lapseOf(standing, binding, new Date()) : null;
   if (standing && lapse) reopen(j, e, input, binding, standing, lapse);
+  const facts = checkPrecondition(j, ctx, e, binding, standing);
+  if (!facts.ok) voidForFacts(j, e, input, standing, facts.explanation);
   const key =
     binding?.idempotency === 'key'
       ? (e.idempotencyKey ?? idempotencyKeyFor(task.id, task.attempt, e.sequence))
@@ -214,6 +195,25 @@ async function startApproved(
   ]);
   if (binding?.transport === 'delegate') return delegate(j, ctx, row, binding);
   return answer(ctx, row, task.state);
+}
+
+function bindingOf(task: LockedTaskRow, e: StepRow): ToolBinding | undefined {
+  return (task.agentWork as AgentWork | null)?.toolBindings.find((b) => b.ref === e.toolRef);
+}
+
+/** A started write its lookup found (SPEC §11 Reconciled): COMPLETED with the lookup's answer. */
+function settle(
+  j: JournalState,
+  ctx: EngineContext,
+  e: StepRow,
+  input: JournalStepInput,
+  responseEnc: string | null,
+): JournalResult {
+  const row = j.put(
+    { ...e, state: 'COMPLETED', responseEnc, errorEnc: null, reconciled: true, updatedAt: new Date() },
+    [stepHistory(j.task, input.workerId, { ...e, state: 'COMPLETED' }, { reconciled: true })],
+  );
+  return answer(ctx, row, j.task.state);
 }
 
 function delegate(j: JournalState, ctx: EngineContext, row: StepRow, binding: ToolBinding): JournalResult {
@@ -255,6 +255,8 @@ async function create(
     usage: null,
     costUsd: null,
     approvalId: null,
+    purpose: input.purpose ?? 'CALL',
+    reconciled: false,
     createdAt: now,
     updatedAt: now,
   };
@@ -274,6 +276,8 @@ async function create(
     return answer(ctx, put(base), task.state);
   }
   const b = binding!;
+  if (base.purpose !== 'CALL' && b.policy !== 'read')
+    throw invalid(`A ${base.purpose} step reads a read tool; ${b.ref} is a ${b.policy} tool.`, 'purpose');
   if (b.policy === 'read') {
     if (input.state !== 'COMPLETED' && input.state !== 'FAILED' && input.state !== 'STARTED') {
       throw invalid('A read is journaled COMPLETED (or FAILED) after it ran.', 'state');
@@ -357,6 +361,12 @@ function propose(
     stepHistory(task, input.workerId, step, { approvalId }),
   ]);
   j.park('AWAITING_APPROVAL');
-  j.after((db) => openApproval(db, ctx, { task, step, binding, args, work, levels, approvalId }));
+  const evidence = {
+    factsEnc: factsFor(j, ctx, binding, step.sequence, args),
+    toolDescription: input.toolDescription?.slice(0, 4000) ?? null,
+  };
+  j.after((db) =>
+    openApproval(db, ctx, { task, step, binding, args, work, levels, approvalId, ...evidence }),
+  );
   return answer(ctx, step, 'AWAITING_APPROVAL');
 }

@@ -24,8 +24,14 @@ const HAS_LIMITS = `coalesce(jsonb_strip_nulls(t.agent_work->'limits') ?| array[
 const LOAD = `SELECT ${LOCKED_COLUMNS},
     (SELECT jsonb_agg(to_jsonb(s)) FROM steps s WHERE s.task_id = t.id AND s.attempt = $2
        AND s.sequence = ANY($3)) AS "existingSteps",
-    (SELECT jsonb_build_object('sequence', s.sequence, 'state', s.state) FROM steps s
-      WHERE s.task_id = t.id AND s.attempt = $2 ORDER BY s.sequence DESC LIMIT 1) AS "lastStep",
+    (SELECT CASE WHEN s.purpose = 'CALL'
+        THEN jsonb_build_object('sequence', s.sequence, 'state', s.state, 'purpose', s.purpose)
+        -- the last step is a guard read (SPEC §11): it, and the call it guards (rare, off the hot path)
+        ELSE jsonb_build_object('sequence', s.sequence, 'state', s.state, 'purpose', s.purpose,
+          'row', to_jsonb(s), 'call', (SELECT to_jsonb(c) FROM steps c WHERE c.task_id = t.id
+            AND c.attempt = $2 AND c.purpose = 'CALL' AND c.sequence < s.sequence
+            ORDER BY c.sequence DESC LIMIT 1)) END
+      FROM steps s WHERE s.task_id = t.id AND s.attempt = $2 ORDER BY s.sequence DESC LIMIT 1) AS "lastStep",
     CASE WHEN $4 AND ${HAS_LIMITS} THEN (SELECT jsonb_build_object(
         'turns', count(*) FILTER (WHERE s.attempt = t.attempt AND s.state = 'COMPLETED'),
         'tokens', coalesce(sum((s.usage->>'totalTokens')::bigint) FILTER (WHERE s.attempt = t.attempt), 0),

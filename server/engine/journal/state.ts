@@ -9,7 +9,14 @@ import { type HistoryEntry, historyRecords, stepFromRecord, stepRecord } from '.
 import type { StepRow } from '../../db/schema.js';
 import type { Executor } from '../common/index.js';
 import { type LockedTaskRow, withTaskDates } from '../lease/index.js';
-import type { StepState } from './input.js';
+import type { StepPurpose, StepState } from './input.js';
+
+/** The attempt's last step: its place, state and purpose. */
+export interface LastStep {
+  sequence: number;
+  state: StepState;
+  purpose: StepPurpose;
+}
 
 /** The usage of the task's model calls so far (for limits); null when the node has no limits. */
 export interface ModelUsage {
@@ -24,13 +31,17 @@ export type Effect = (db: Executor) => Promise<void>;
 export class JournalState {
   private readonly rows = new Map<number, StepRow>();
   private readonly dirty = new Set<number>();
+  /** steps this call inserted (not yet in the database when the rules look at them) */
+  private readonly inserted = new Set<number>();
   private history: HistoryEntry[] = [];
   readonly effects: Effect[] = [];
 
   private constructor(
     readonly task: LockedTaskRow,
     existing: StepRow[],
-    private lastStep: { sequence: number; state: StepState } | undefined,
+    private lastStep: LastStep | undefined,
+    /** when the last step is a guard read: the call it guards (SPEC §11) */
+    private guardedSeq: number | undefined,
     private readonly usageSoFar: ModelUsage | null,
   ) {
     for (const r of existing) this.rows.set(r.sequence, r);
@@ -41,10 +52,20 @@ export class JournalState {
     withTaskDates(row);
     const { existingSteps, lastStep, modelUsage, ...task } = row;
     const u = modelUsage as Record<string, unknown> | null;
+    const last = lastStep as
+      | (LastStep & { row?: Record<string, unknown>; call?: Record<string, unknown> })
+      | null;
+    const loaded = ((existingSteps as Record<string, unknown>[] | null) ?? []).map(stepFromRecord);
+    // a guard read as the last step comes with the call it guards (sql.ts)
+    const guard = last?.row ? stepFromRecord(last.row) : undefined;
+    const call = last?.call ? stepFromRecord(last.call) : undefined;
+    for (const extra of [guard, call])
+      if (extra && !loaded.some((r) => r.sequence === extra.sequence)) loaded.push(extra);
     return new JournalState(
       task as unknown as LockedTaskRow,
-      ((existingSteps as Record<string, unknown>[] | null) ?? []).map(stepFromRecord),
-      (lastStep as { sequence: number; state: StepState } | null) ?? undefined,
+      loaded,
+      last ? { sequence: last.sequence, state: last.state, purpose: last.purpose ?? 'CALL' } : undefined,
+      call?.sequence,
       u ? { turns: Number(u.turns), tokens: Number(u.tokens), cost: Number(u.cost) } : null,
     );
   }
@@ -55,8 +76,23 @@ export class JournalState {
   }
 
   /** The attempt's last step as it stands now. */
-  get last(): { sequence: number; state: StepState } | undefined {
+  get last(): LastStep | undefined {
     return this.lastStep ? { ...this.lastStep } : undefined;
+  }
+
+  /**
+   * The attempt's last call the model asked for (purpose CALL), as it stands now: the last step, or the
+   * call the last step's guard read belongs to.
+   */
+  lastCall(): StepRow | undefined {
+    const last = this.lastStep;
+    if (!last) return undefined;
+    return this.rows.get(last.purpose === 'CALL' ? last.sequence : (this.guardedSeq ?? -1));
+  }
+
+  /** Whether this call inserted the step (it is not in the database yet). */
+  insertedHere(sequence: number): boolean {
+    return this.inserted.has(sequence);
   }
 
   /** The usage of model calls so far, this call's changes included (null: not loaded or no limits). */
@@ -70,11 +106,16 @@ export class JournalState {
    */
   put(row: StepRow, history: HistoryEntry[]): StepRow {
     const old = this.rows.get(row.sequence);
+    if (!old) this.inserted.add(row.sequence);
     this.rows.set(row.sequence, row);
     this.dirty.add(row.sequence);
     this.history.push(...history);
-    if (!this.lastStep || row.sequence >= this.lastStep.sequence)
-      this.lastStep = { sequence: row.sequence, state: row.state };
+    if (!this.lastStep || row.sequence >= this.lastStep.sequence) {
+      // a new guard read belongs to the call open before it (the rules checked that)
+      if (row.purpose !== 'CALL' && row.sequence > (this.lastStep?.sequence ?? 0))
+        this.guardedSeq = this.lastCall()?.sequence;
+      this.lastStep = { sequence: row.sequence, state: row.state, purpose: row.purpose };
+    }
     if (this.usageSoFar && row.kind === 'MODEL_CALL') {
       const done = (r: StepRow | undefined) => (r?.state === 'COMPLETED' ? 1 : 0);
       const tokens = (r: StepRow | undefined) =>

@@ -21,6 +21,8 @@ export interface StepView {
   usage: unknown;
   costUsd: number | null;
   approvalId: string | null;
+  purpose: StepRow['purpose'];
+  reconciled: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -59,6 +61,8 @@ export function toStepView(ctx: EngineContext, r: StepRow): StepView {
     usage: r.usage,
     costUsd: r.costUsd,
     approvalId: r.approvalId,
+    purpose: r.purpose,
+    reconciled: r.reconciled,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };

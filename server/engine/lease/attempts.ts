@@ -4,7 +4,7 @@
  * re-sent, so each becomes OUTCOME_UNKNOWN with a TOOL_OUTCOME_UNKNOWN incident and the task waits
  * (FAILED) for a person to say what happened.
  */
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { externalTasks, incidents, steps, type ExternalTaskRow } from '../../db/schema.js';
 import type { Tx } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
@@ -26,24 +26,61 @@ export function backoffMs(attempt: number): number {
 }
 
 /**
- * Marks keyless writes left STARTED on the task's current attempt OUTCOME_UNKNOWN and opens an incident
- * for each. Returns how many there were (the caller then parks the task instead of handing it out).
+ * Marks the writes left STARTED on the task's current attempt whose outcome is unknown OUTCOME_UNKNOWN
+ * and opens an incident for each: a keyless write (never re-sent blindly), and a keyed write whose lookup
+ * failed (SPEC §11: the lookup could not say, so a person does). A keyless write whose binding declares a
+ * lookup and that no lookup has read yet is left for the next lease to look up (`reacquire`). Returns how
+ * many there were (the caller then parks the task instead of handing it out).
  */
-export async function settleUnknownOutcomes(tx: Tx, task: ExternalTaskRow, actor: string): Promise<number> {
+export async function settleUnknownOutcomes(
+  tx: Tx,
+  task: ExternalTaskRow,
+  actor: string,
+  opts: { reacquire?: boolean } = {},
+): Promise<number> {
+  const attemptSteps = and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt));
+  const started = await tx
+    .select({ sequence: steps.sequence, toolRef: steps.toolRef, key: steps.idempotencyKey })
+    .from(steps)
+    .where(
+      and(
+        attemptSteps,
+        eq(steps.kind, 'TOOL_CALL'),
+        eq(steps.state, 'STARTED'),
+        sql`${steps.policy} IN ('write', 'approval_required')`,
+      ),
+    );
+  if (started.length === 0) return 0;
+  const lookups = await tx
+    .select({ sequence: steps.sequence, state: steps.state })
+    .from(steps)
+    .where(and(attemptSteps, eq(steps.purpose, 'LOOKUP')))
+    .orderBy(asc(steps.sequence));
+  const withLookup = new Set((task.agentWork?.toolBindings ?? []).filter((b) => b.lookup).map((b) => b.ref));
+  const unknown = started.filter((s) => {
+    const after = lookups.filter((l) => l.sequence > s.sequence);
+    if (s.key !== null) return after.at(-1)?.state === 'FAILED';
+    return !(opts.reacquire && withLookup.has(s.toolRef ?? '') && after.length === 0);
+  });
+  if (unknown.length === 0) return 0;
   const open = await tx
     .update(steps)
     .set({ state: 'OUTCOME_UNKNOWN', updatedAt: sql`now()` })
     .where(
       and(
-        eq(steps.taskId, task.id),
-        eq(steps.attempt, task.attempt),
-        eq(steps.kind, 'TOOL_CALL'),
-        eq(steps.state, 'STARTED'),
-        isNull(steps.idempotencyKey),
-        sql`${steps.policy} IN ('write', 'approval_required')`,
+        attemptSteps,
+        inArray(
+          steps.sequence,
+          unknown.map((s) => s.sequence),
+        ),
       ),
     )
-    .returning({ sequence: steps.sequence, toolRef: steps.toolRef, digest: steps.digest });
+    .returning({
+      sequence: steps.sequence,
+      toolRef: steps.toolRef,
+      digest: steps.digest,
+      key: steps.idempotencyKey,
+    });
   for (const s of open) {
     await appendHistory(tx, {
       projectId: task.projectId,
@@ -60,7 +97,7 @@ export async function settleUnknownOutcomes(tx: Tx, task: ExternalTaskRow, actor
       {
         projectId: task.projectId,
         type: 'TOOL_OUTCOME_UNKNOWN',
-        message: `The call ${s.toolRef} (step ${s.sequence}, attempt ${task.attempt}) was sent without an idempotency key and its outcome is unknown. It will not be re-sent: check ${(s.toolRef ?? '').split('/')[0]} and state whether it happened.`,
+        message: `The call ${s.toolRef} (step ${s.sequence}, attempt ${task.attempt}) ${s.key ? 'was sent and its lookup failed' : 'was sent without an idempotency key'}, so its outcome is unknown. It will not be re-sent: check ${(s.toolRef ?? '').split('/')[0]} and state whether it happened.`,
         processInstanceId: task.processInstanceId,
         taskId: task.id,
         attempt: task.attempt,

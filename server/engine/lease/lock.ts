@@ -13,7 +13,7 @@ export type LockedTaskRow = ExternalTaskRow & { leaseLive: boolean; instanceStat
 export const TASK_COLUMNS = sql`t.id, t.project_id AS "projectId", t.process_instance_id AS "processInstanceId",
   t.node_id AS "nodeId", t.node_type AS "nodeType", t.topic_name AS "topicName", t.state, t.priority, t.attempt,
   t.max_attempts AS "maxAttempts", t.worker_id AS "workerId", t.leased_by AS "leasedBy",
-  t.lease_expires_at AS "leaseExpiresAt", t.available_at AS "availableAt", t.lease_expiries AS "leaseExpiries",
+  t.lease_expires_at AS "leaseExpiresAt", t.leased_at AS "leasedAt", t.available_at AS "availableAt", t.lease_expiries AS "leaseExpiries",
   t.agent_work AS "agentWork", t.metadata, t.error_type AS "errorType", t.error_message AS "errorMessage",
   t.created_at AS "createdAt", t.updated_at AS "updatedAt", t.ended_at AS "endedAt"`;
 
@@ -22,7 +22,7 @@ export const LOCKED_TASK_COLUMNS = sql`${TASK_COLUMNS},
   (t.lease_expires_at IS NOT NULL AND t.lease_expires_at > now()) AS "leaseLive",
   (SELECT i.state FROM process_instances i WHERE i.id = t.process_instance_id) AS "instanceState"`;
 
-const DATE_KEYS = ['leaseExpiresAt', 'availableAt', 'createdAt', 'updatedAt', 'endedAt'] as const;
+const DATE_KEYS = ['leaseExpiresAt', 'leasedAt', 'availableAt', 'createdAt', 'updatedAt', 'endedAt'] as const;
 
 /** Raw rows carry timestamps as strings; the drizzle row shape carries Dates. */
 export function withTaskDates<T extends Record<string, unknown>>(row: T): T {

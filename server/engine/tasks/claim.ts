@@ -198,7 +198,7 @@ function claimStatement(actor: Actor, input: FetchInput, projectId: string | nul
               SELECT d FROM unnest(${sql.param(topics)}::text[], ${sql.param(durations)}::int[]) AS u(tn, d) WHERE u.tn = t.topic_name LIMIT 1
             ) / 1000.0),
             lease_expiries = t.lease_expiries + CASE WHEN p.was_expired THEN 1 ELSE 0 END,
-            updated_at = now()
+            leased_at = now(), updated_at = now()
         FROM picked p, process_instances i
         WHERE t.id = p.id AND i.id = t.process_instance_id
         RETURNING ${TASK_COLUMNS},
@@ -260,7 +260,7 @@ async function reacquireIsBlocked(tx: Tx, ctx: EngineContext, r: ExternalTaskRow
     });
     return true;
   }
-  return (await settleUnknownOutcomes(tx, r, 'engine')) > 0;
+  return (await settleUnknownOutcomes(tx, r, 'engine', { reacquire: true })) > 0;
 }
 
 /** Waits for a task-ready event on one of the topics, the next due time, the deadline or an abort. */

@@ -150,6 +150,17 @@ export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
         "The tool's impact sentence rendered from the arguments (as the evidence policy shows them).",
     }),
     reversible: t.exposeBoolean('reversible'),
+    facts: t.field({
+      type: 'JSON',
+      nullable: true,
+      description:
+        "The precondition read's answer when the call was proposed (its tool's result redaction applied); null without a precondition.",
+      resolve: (a) => a.facts,
+    }),
+    toolDescription: t.exposeString('toolDescription', {
+      nullable: true,
+      description: "The tool server's own description of the tool, as the worker sent it with the proposal.",
+    }),
     voidReason: t.field({
       type: VoidReason,
       nullable: true,

@@ -1,4 +1,5 @@
 import {
+  bindingPolicy,
   type ToolBinding as Binding,
   type DefinitionView,
   deploy,
@@ -19,6 +20,24 @@ export const ToolPolicy = builder.enumType('ToolPolicy', {
 export const Idempotency = builder.enumType('Idempotency', {
   values: { KEY: { value: 'key' }, NONE: { value: 'none' } },
 });
+
+const ToolGuard = builder
+  .objectRef<{ tool: string; arguments: unknown; expression: string }>('ToolGuard')
+  .implement({
+    description:
+      "A guard of a call (SPEC §11): a read tool, its arguments as a template over the call's arguments, and an expression over the read's answer.",
+    fields: (t) => ({
+      tool: t.exposeString('tool', { description: 'The read tool, server/tool.' }),
+      arguments: t.field({
+        type: 'JSON',
+        description: '${x}, ${arguments.x} and (in a lookup) ${idempotencyKey} are filled in per call.',
+        resolve: (g) => g.arguments ?? {},
+      }),
+      expression: t.exposeString('expression', {
+        description: "expect (precondition) or found (lookup): bare names are the read's answer.",
+      }),
+    }),
+  });
 
 export const ToolBinding = builder.objectRef<Binding>('ToolBinding').implement({
   fields: (t) => ({
@@ -44,6 +63,24 @@ export const ToolBinding = builder.objectRef<Binding>('ToolBinding').implement({
     editable: t.exposeBoolean('editable'),
     redact: t.exposeStringList('redact'),
     approvalRules: t.field({ type: 'JSON', resolve: (b) => b.approvalRules }),
+    precondition: t.field({
+      type: ToolGuard,
+      nullable: true,
+      description: 'Read before the approved call starts; its answer must satisfy the expression.',
+      resolve: (b) => {
+        const p = bindingPolicy(b).precondition;
+        return p ? { tool: p.tool, arguments: p.arguments, expression: p.expect } : null;
+      },
+    }),
+    lookup: t.field({
+      type: ToolGuard,
+      nullable: true,
+      description: 'Settles a write whose outcome is unknown before anything is re-sent.',
+      resolve: (b) => {
+        const l = bindingPolicy(b).lookup;
+        return l ? { tool: l.tool, arguments: l.arguments, expression: l.found } : null;
+      },
+    }),
   }),
 });
 

@@ -5,6 +5,11 @@ export const StepKind = builder.enumType('StepKind', { values: ['MODEL_CALL', 'T
 export const StepState = builder.enumType('StepState', {
   values: ['PROPOSED', 'APPROVED', 'REJECTED', 'STARTED', 'COMPLETED', 'FAILED', 'OUTCOME_UNKNOWN'] as const,
 });
+export const StepPurpose = builder.enumType('StepPurpose', {
+  description:
+    "CALL: a call the model asked for. PRECONDITION / LOOKUP: the engine's reads of a guarded call (SPEC §11), left out of the conversation.",
+  values: ['CALL', 'PRECONDITION', 'LOOKUP'] as const,
+});
 export const TaskState = builder.enumType('TaskState', {
   values: [
     'OPEN',
@@ -37,6 +42,10 @@ export const Step = builder.objectRef<StepView>('Step').implement({
     usage: t.field({ type: 'JSON', nullable: true, resolve: (s) => s.usage }),
     costUsd: t.exposeFloat('costUsd', { nullable: true }),
     approvalId: t.exposeID('approvalId', { nullable: true }),
+    purpose: t.field({ type: StepPurpose, resolve: (s) => s.purpose }),
+    reconciled: t.exposeBoolean('reconciled', {
+      description: "A write whose unknown outcome its lookup settled: the response is the lookup's answer.",
+    }),
     createdAt: t.field({ type: 'DateTime', resolve: (s) => s.createdAt }),
     updatedAt: t.field({ type: 'DateTime', resolve: (s) => s.updatedAt }),
   }),
@@ -58,6 +67,14 @@ const stepFields = (t: InputFields) => ({
   response: t.field({ type: 'JSON' }),
   usage: t.field({ type: UsageInput }),
   error: t.string(),
+  purpose: t.field({
+    type: StepPurpose,
+    description: 'CALL by default; PRECONDITION or LOOKUP for the reads of a guarded call (SPEC §11).',
+  }),
+  toolDescription: t.string({
+    description:
+      "With a PROPOSED call: the tool server's own description of the tool, shown to approvers as the server's text.",
+  }),
 });
 
 const JournalStepInput = builder.inputType('JournalStepInput', {

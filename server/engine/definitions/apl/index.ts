@@ -7,7 +7,7 @@ export {
   MAX_EXPRESSION_LENGTH,
   matchesRule,
   parseExpression,
-} from './expression.js';
+} from '../../../shared/expression.js';
 export {
   type BindingPolicy,
   bindingPolicy,
@@ -17,7 +17,12 @@ export {
   nodeRedactInputs,
   withDefaults,
 } from './policy.js';
-export { checkTemplate, renderArguments, renderTemplate, type TemplateRef } from './template.js';
+export {
+  checkTemplate,
+  renderArguments,
+  renderTemplate,
+  type TemplateRef,
+} from '../../../shared/template.js';
 export { parseRedactPath, REDACTED, redactArguments } from './redact.js';
 export * from './types.js';
 export { validateSource } from './validate.js';

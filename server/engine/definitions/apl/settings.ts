@@ -6,11 +6,11 @@
  * once every server and binding is known (guards.ts).
  */
 import { APL, describe, joinIndex, joinKey } from './errors.js';
-import { parseExpression } from './expression.js';
+import { parseExpression } from '../../../shared/expression.js';
 import { has, type Obj, type Reader, reservedName } from './fields.js';
 import { RISKS } from './policy.js';
 import { parseRedactPath } from './redact.js';
-import { checkTemplate } from './template.js';
+import { checkTemplate } from '../../../shared/template.js';
 import type { Lookup, Precondition, Risk } from './types.js';
 
 export const SETTING_FIELDS = [

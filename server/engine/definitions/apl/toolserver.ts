@@ -1,6 +1,6 @@
 /** The `ToolServer` document: schema checks and normalisation to `ToolServerSpec`. */
 import { APL, describe, joinIndex, joinKey } from './errors.js';
-import { parseExpression } from './expression.js';
+import { parseExpression } from '../../../shared/expression.js';
 import { has, isObj, type Obj, type Reader, reservedName } from './fields.js';
 import { toolSettings } from './guards.js';
 import { readSettings, redactPaths, SETTING_FIELDS } from './settings.js';

@@ -1,0 +1,207 @@
+/**
+ * The guards of a call in the journal (SPEC §11 "How it sits in the journal"). A PRECONDITION or LOOKUP
+ * read is a read step journaled by the worker: at proposal time (the precondition, before the proposal:
+ * its answer becomes the approval's `facts`), as step N+1 while the call at N is APPROVED (the
+ * precondition, right before the call starts) or STARTED (the lookup of a write whose outcome is
+ * unknown). The engine checks each read against the template declared for that call, then decides from
+ * it: whether the approved call may start, and whether a started write is settled by its lookup. The
+ * rules of a step (rules.ts) call in here; the expressions are the worker's (server/shared/guard.ts).
+ */
+import type { StepRow } from '../../db/schema.js';
+import { EngineError, invalid } from '../../errors.js';
+import { toolCallDigest } from '../../shared/canonical.js';
+import { checkGuard, type Guard, guardArguments } from '../../shared/guard.js';
+import type { Standing } from '../approvals/index.js';
+import type { EngineContext } from '../common/index.js';
+import { type AgentWork, bindingPolicy, type ToolBinding } from '../definitions/index.js';
+import { argumentsOf, type JournalStepInput, type StepPurpose } from './input.js';
+import type { JournalState } from './state.js';
+
+const ENDED: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'REJECTED', 'OUTCOME_UNKNOWN']);
+
+/** The message the model reads when the precondition no longer holds (SPEC §11). */
+export const FACTS_CHANGED_PREFIX = 'Not executed: the facts changed since approval: ';
+
+function bindingOf(work: AgentWork | null, ref: string | null): ToolBinding | undefined {
+  return ref ? work?.toolBindings.find((b) => b.ref === ref) : undefined;
+}
+
+/** A binding's precondition or lookup in the shape both sides read (null when it declares none). */
+export function guardOf(binding: ToolBinding | undefined, purpose: StepPurpose): Guard | null {
+  const policy = bindingPolicy(binding ?? {});
+  if (purpose === 'PRECONDITION' && policy.precondition) {
+    const p = policy.precondition;
+    return { tool: p.tool, arguments: p.arguments, expression: p.expect };
+  }
+  if (purpose === 'LOOKUP' && policy.lookup) {
+    const l = policy.lookup;
+    return { tool: l.tool, arguments: l.arguments, expression: l.found };
+  }
+  return null;
+}
+
+function callArguments(ctx: EngineContext, call: StepRow): Record<string, unknown> {
+  return (argumentsOf(ctx.sealer.openJson(call.requestEnc)) ?? {}) as Record<string, unknown>;
+}
+
+/**
+ * SPEC §4 order: the sequence is checked before the binding. A new step follows an ended call — except a
+ * guard read of the open call: a PRECONDITION read while it is APPROVED, a LOOKUP read while it is
+ * STARTED, each of exactly the declared tool and arguments for that call (else DIVERGENT_STEP).
+ */
+export function assertNextSequence(j: JournalState, ctx: EngineContext, input: JournalStepInput): void {
+  const last = j.last;
+  const next = (last?.sequence ?? 0) + 1;
+  if (input.sequence !== next) {
+    throw new EngineError(
+      'SEQUENCE_OUT_OF_ORDER',
+      `The next step of attempt ${input.attempt} is ${next}, not ${input.sequence}.`,
+      { expectedSequence: next },
+    );
+  }
+  const purpose = input.purpose ?? 'CALL';
+  if (purpose !== 'CALL' && input.kind !== 'TOOL_CALL')
+    throw invalid(`A ${purpose} step is a read of a tool (kind TOOL_CALL).`, 'purpose');
+  const call = j.lastCall();
+  const open = call && !ENDED.has(call.state) ? call : undefined;
+  if (!open) {
+    if (last && !ENDED.has(last.state)) throw unfinished(last.sequence, last.state, input.sequence);
+    if (purpose === 'LOOKUP')
+      throw invalid('A LOOKUP read settles a write left STARTED; there is none open here.', 'purpose');
+    if (purpose === 'PRECONDITION') assertDeclared(j.task.agentWork as AgentWork | null, input);
+    return;
+  }
+  const wanted = open.state === 'APPROVED' ? 'PRECONDITION' : open.state === 'STARTED' ? 'LOOKUP' : null;
+  if (purpose !== wanted || (last && !ENDED.has(last.state)))
+    throw unfinished(open.sequence, open.state, input.sequence);
+  const binding = bindingOf(j.task.agentWork as AgentWork | null, open.toolRef);
+  const guard = guardOf(binding, purpose);
+  if (!guard) {
+    throw new EngineError(
+      'SEQUENCE_OUT_OF_ORDER',
+      `${open.toolRef} declares no ${purpose.toLowerCase()}; finish step ${open.sequence} before journaling step ${input.sequence}.`,
+      { expectedSequence: open.sequence },
+    );
+  }
+  assertGuardRead(ctx, input, open, guard, purpose);
+}
+
+function unfinished(sequence: number, state: string, asked: number): EngineError {
+  return new EngineError(
+    'SEQUENCE_OUT_OF_ORDER',
+    `Step ${sequence} is still ${state}; finish it before journaling step ${asked}.`,
+    { expectedSequence: sequence },
+  );
+}
+
+/** A proposal-time precondition read names the precondition tool of some binding of the node. */
+function assertDeclared(work: AgentWork | null, input: JournalStepInput): void {
+  const declared = (work?.toolBindings ?? []).some((b) => guardOf(b, 'PRECONDITION')?.tool === input.toolRef);
+  if (!declared)
+    throw invalid(`${input.toolRef} is not the precondition of any tool bound to this node.`, 'purpose');
+}
+
+function assertGuardRead(
+  ctx: EngineContext,
+  input: JournalStepInput,
+  call: StepRow,
+  guard: Guard,
+  purpose: StepPurpose,
+): void {
+  const args = guardArguments(guard, callArguments(ctx, call), call.idempotencyKey);
+  const asked = argumentsOf(input.request);
+  if (
+    input.toolRef !== guard.tool ||
+    typeof asked !== 'object' ||
+    asked === null ||
+    toolCallDigest(guard.tool, asked) !== toolCallDigest(guard.tool, args)
+  ) {
+    throw new EngineError(
+      'DIVERGENT_STEP',
+      `The ${purpose.toLowerCase()} of step ${call.sequence} is ${guard.tool} with ${JSON.stringify(args)}; journal exactly that read.`,
+      { sequence: call.sequence, tool: guard.tool },
+    );
+  }
+  if (input.state !== 'COMPLETED' && input.state !== 'FAILED')
+    throw invalid(`A ${purpose} read is journaled COMPLETED (or FAILED) after it ran.`, 'state');
+}
+
+/**
+ * The precondition's answer when the call was proposed: the read just before the proposal, when it is
+ * the declared read for these arguments (sealed, as the approval keeps it). Null otherwise.
+ */
+export function factsFor(
+  j: JournalState,
+  ctx: EngineContext,
+  binding: ToolBinding,
+  sequence: number,
+  args: Record<string, unknown>,
+): string | null {
+  const guard = guardOf(binding, 'PRECONDITION');
+  const read = j.step(sequence - 1);
+  if (!guard || !read || read.purpose !== 'PRECONDITION' || read.state !== 'COMPLETED') return null;
+  if (read.digest !== toolCallDigest(guard.tool, guardArguments(guard, args))) return null;
+  return read.responseEnc;
+}
+
+/** What the precondition check found at the start of an approved call. */
+export type PreconditionCheck = { ok: true } | { ok: false; explanation: string };
+
+/**
+ * SPEC §11, third check at STARTED: the call's last step is a precondition read journaled after the
+ * decision, under the current lease, that answered (else PRECONDITION_REQUIRED, which changes nothing);
+ * its answer satisfies `expect` (else the caller voids the approval: PRECONDITION_FAILED).
+ */
+export function checkPrecondition(
+  j: JournalState,
+  ctx: EngineContext,
+  call: StepRow,
+  binding: ToolBinding | undefined,
+  standing: Standing | null,
+): PreconditionCheck {
+  const guard = guardOf(binding, 'PRECONDITION');
+  if (!guard) return { ok: true };
+  const last = j.last;
+  const read = last && last.purpose === 'PRECONDITION' ? j.step(last.sequence) : undefined;
+  const decidedAt = standing?.approval.decidedAt ?? null;
+  const leasedAt = j.task.leasedAt;
+  const current =
+    read &&
+    read.sequence > call.sequence &&
+    read.state === 'COMPLETED' &&
+    (j.insertedHere(read.sequence) ||
+      ((!decidedAt || read.createdAt >= decidedAt) && (!leasedAt || read.createdAt >= leasedAt)));
+  if (!current) {
+    throw new EngineError(
+      'PRECONDITION_REQUIRED',
+      `Step ${call.sequence} may start only right after its precondition is read: journal ${guard.tool} with purpose PRECONDITION as step ${(last?.sequence ?? call.sequence) + 1} (after the decision, under this lease), then start step ${call.sequence}.`,
+      { sequence: call.sequence, tool: guard.tool },
+    );
+  }
+  const outcome = checkGuard(
+    guard.expression,
+    ctx.sealer.openJson(read.responseEnc),
+    callArguments(ctx, call),
+  );
+  return outcome.holds ? { ok: true } : { ok: false, explanation: outcome.explanation };
+}
+
+/**
+ * A started write's end after its lookup (SPEC §11 Reconciled): when the last step is a LOOKUP read of
+ * this call whose answer satisfies `found`, the write is settled by it — COMPLETED, reconciled, with the
+ * lookup's answer as its response. Null when no lookup found it (the write was sent again).
+ */
+export function reconciliation(
+  j: JournalState,
+  ctx: EngineContext,
+  call: StepRow,
+  binding: ToolBinding | undefined,
+): { responseEnc: string | null } | null {
+  const guard = guardOf(binding, 'LOOKUP');
+  const last = j.last;
+  if (!guard || !last || last.purpose !== 'LOOKUP' || last.sequence <= call.sequence) return null;
+  const read = j.step(last.sequence);
+  if (!read || read.state !== 'COMPLETED') return null;
+  const found = checkGuard(guard.expression, ctx.sealer.openJson(read.responseEnc), callArguments(ctx, call));
+  return found.holds ? { responseEnc: read.responseEnc } : null;
+}

@@ -1,0 +1,98 @@
+/**
+ * The guards of a call (SPEC §11), as the engine and the worker both read them: a `precondition` read
+ * before an approved write starts, and a `lookup` that settles a write whose outcome is unknown. Each
+ * names a read tool, its arguments as a template over the call's arguments (and, in a lookup, its
+ * idempotency key), and an expression over the read's answer (bare names) and the call's arguments
+ * (`arguments.*`). Pure: no database, no network — the engine checks what the worker journaled with the
+ * same functions the worker used to decide.
+ */
+import type { Expr } from './expression-ast.js';
+import { evaluate, parseExpression } from './expression.js';
+import { renderArguments } from './template.js';
+
+/** A guard as a binding freezes it (`expect` for a precondition, `found` for a lookup). */
+export interface Guard {
+  tool: string;
+  arguments: unknown;
+  expression: string;
+}
+
+/** The read's arguments for this call (the lookup's may name the idempotency key). */
+export function guardArguments(
+  guard: Pick<Guard, 'arguments'>,
+  callArgs: Record<string, unknown>,
+  key: string | null = null,
+): Record<string, unknown> {
+  const rendered = renderArguments(guard.arguments ?? {}, callArgs, key);
+  return rendered && typeof rendered === 'object' && !Array.isArray(rendered)
+    ? (rendered as Record<string, unknown>)
+    : {};
+}
+
+/**
+ * A read's answer as the expression sees it: its structured content (what the worker journals when the
+ * tool gives one), else its text parsed as JSON; anything else is an empty answer.
+ */
+export function answerOf(response: unknown): Record<string, unknown> {
+  let v = response;
+  if (typeof v === 'string') {
+    try {
+      v = JSON.parse(v);
+    } catch {
+      return {};
+    }
+  }
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+export interface GuardOutcome {
+  holds: boolean;
+  /** the expression and the values it read, e.g. `status == 'PAID' (status = "REFUNDED")` */
+  explanation: string;
+}
+
+/** Evaluates a guard's expression over a read's response and the call's arguments. */
+export function checkGuard(
+  expression: string,
+  response: unknown,
+  callArgs: Record<string, unknown>,
+): GuardOutcome {
+  const parsed = parseExpression(expression);
+  if (!parsed.ok) return { holds: false, explanation: `${expression} (does not parse: ${parsed.message})` };
+  const scope = { ...answerOf(response), arguments: callArgs };
+  const holds = evaluate(parsed.ast, scope) === true;
+  const values = [...new Set(pathsOf(parsed.ast))].map((p) => `${p} = ${show(valueAt(scope, p))}`);
+  return { holds, explanation: values.length ? `${expression} (${values.join(', ')})` : expression };
+}
+
+function pathsOf(e: Expr, out: string[] = []): string[] {
+  switch (e.kind) {
+    case 'path':
+      out.push(e.segments.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join(''));
+      break;
+    case 'list':
+      for (const x of e.items) pathsOf(x, out);
+      break;
+    case 'unary':
+      pathsOf(e.operand, out);
+      break;
+    case 'binary':
+      pathsOf(e.left, out);
+      pathsOf(e.right, out);
+      break;
+    case 'call':
+      pathsOf(e.arg, out);
+      break;
+  }
+  return out;
+}
+
+function valueAt(scope: unknown, path: string): unknown {
+  const parsed = parseExpression(path);
+  return parsed.ok ? evaluate(parsed.ast, scope) : null;
+}
+
+function show(v: unknown): string {
+  const text = JSON.stringify(v ?? null) ?? 'null';
+  return text.length > 80 ? `${text.slice(0, 77)}…` : text;
+}
