@@ -36,6 +36,7 @@ export const ApprovalQuery = graphql(`
       id state server tool toolRef nodeId model attempt sequence arguments redactedPaths digest
       candidateGroups escalated slaDueAt createdAt decidedBy decidedAt comment editable level levels
       processInstanceId processKey taskId version onApproval impact reversible risk expiresAt validUntil voidReason
+      toolDescription facts
       basis { inputs modelText redactedPaths priorCalls { sequence toolRef arguments response error state } }
       earlierProposals { approvalId attempt sequence digest state createdAt changes { path before after } }
       decisions { id decision outcome decidedBy at comment digest level }
@@ -78,7 +79,7 @@ export const InstanceQuery = graphql(`
         id state nodeId nodeType topicName attempt maxAttempts workerId lockExpiresAt errorType errorMessage
         steps {
           attempt sequence kind state toolRef model idempotencyKey reused usage costUsd comment error
-          digest approvalId request response createdAt updatedAt
+          digest approvalId request response createdAt updatedAt purpose reconciled
         }
       }
     }

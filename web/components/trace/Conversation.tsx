@@ -51,16 +51,29 @@ export function Conversation({ tasks, inputs }: { tasks: readonly TraceTask[]; i
               );
             }
             const req = s.request as { arguments?: unknown } | null;
+            const read = s.purpose === 'PRECONDITION' ? 'precondition read' : s.purpose === 'LOOKUP' ? 'lookup' : null;
             return (
-              <li key={key} className="msg tool" data-step={`TOOL_CALL:${s.toolRef ?? ''}:${s.state}`}>
+              <li
+                key={key}
+                className={`msg tool${read ? ' engine-read' : ''}`}
+                data-step={`TOOL_CALL:${s.toolRef ?? ''}:${s.state}`}
+                data-purpose={s.purpose ?? 'CALL'}
+              >
                 <details>
                   <summary>
                     <span className="who-said">
-                      Tool <code>{s.toolRef}</code>
+                      {read ? `Engine's ${read}` : 'Tool'} <code>{s.toolRef}</code>
                     </span>{' '}
                     <span className={`badge state-${s.state.toLowerCase()}`}>{s.state.toLowerCase()}</span>{' '}
+                    {s.reconciled ? <span className="badge reversible">settled by lookup</span> : null}{' '}
                     <span className="muted small">step {s.sequence} · request and response</span>
                   </summary>
+                  {s.toolDescription ? (
+                    <p className="small">
+                      <span className="muted">The tool server's description: </span>
+                      {s.toolDescription}
+                    </p>
+                  ) : null}
                   <div className="grid2 io">
                     <div>
                       <h3 className="h4">Request</h3>

@@ -15,6 +15,10 @@ export interface TraceStep {
   approvalId: string | null;
   createdAt: string;
   updatedAt: string;
+  /** CALL (the model's), PRECONDITION or LOOKUP (the engine's reads around an approved write) */
+  purpose?: string | null;
+  reconciled?: boolean;
+  toolDescription?: string | null;
 }
 export interface TraceTask {
   id: string;

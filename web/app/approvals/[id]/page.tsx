@@ -21,9 +21,6 @@ import { sentence } from '../../../lib/errors';
 import { json, timeLeft, when } from '../../../lib/format';
 import { ApprovalChanged, ApprovalQuery, MeQuery } from '../../../lib/queries';
 
-/** Fields the engine adds in the same release (SPEC §11); shown when the server sends them. */
-type Later = { toolDescription?: string | null; facts?: unknown };
-
 export default function ApprovalPage() {
   const { id } = useParams<{ id: string }>();
   const [{ data, error }, refetch] = useQuery({ query: ApprovalQuery, variables: { id } });
@@ -42,7 +39,6 @@ export default function ApprovalPage() {
   if (!data) return <p className="muted">Loading…</p>;
   const a = data.approval;
   if (!a) return <p className="error-box">This approval does not exist, or you cannot see it.</p>;
-  const later = a as typeof a & Later;
 
   const principal = me.data?.me;
   const inGroup = !!principal && a.candidateGroups.some((g) => principal.groups.includes(g));
@@ -70,10 +66,10 @@ export default function ApprovalPage() {
         <p>
           <code className="strong">{a.toolRef}</code> on tool server <strong>{a.server}</strong>
         </p>
-        {later.toolDescription ? (
+        {a.toolDescription ? (
           <figure className="server-text" data-testid="tool-description">
             <figcaption className="muted small">The tool server's own description (its words, not Abada's):</figcaption>
-            <blockquote>{later.toolDescription}</blockquote>
+            <blockquote>{a.toolDescription}</blockquote>
           </figure>
         ) : (
           <p className="muted small" data-testid="tool-description">The tool server sent no description of this tool.</p>
@@ -130,10 +126,10 @@ export default function ApprovalPage() {
 
       <section className="card" aria-labelledby="facts-title" data-testid="facts">
         <h2 id="facts-title">5 · Facts read before proposing</h2>
-        {later.facts != null ? (
+        {a.facts != null ? (
           <>
             <p className="muted small">The precondition's read at proposal time; it is read again right before the call.</p>
-            <pre className="code">{json(later.facts)}</pre>
+            <pre className="code">{json(a.facts)}</pre>
           </>
         ) : (
           <p className="muted">No precondition is declared for this tool.</p>
