@@ -9,17 +9,42 @@ import { expect, test } from '@playwright/test';
 import { shots, titleCount } from './a11y.js';
 import { REAL_WORKER, signIn, simResume, startRefund, URL_ } from './helpers.js';
 
+/** A stand-in for the browser's Notification that records what the page asks and shows. */
+function recordNotifications() {
+  const w = window as unknown as { __asked: number; __shown: string[]; Notification: unknown };
+  w.__asked = 0;
+  w.__shown = [];
+  w.Notification = class {
+    static permission = 'default';
+    static async requestPermission() {
+      w.__asked++;
+      (w.Notification as { permission: string }).permission = 'granted';
+      return 'granted';
+    }
+    constructor(title: string) {
+      w.__shown.push(title);
+    }
+  };
+}
+
 test('inbox → approval → trace → picture', async ({ page }) => {
+  await page.addInitScript(recordNotifications);
   await signIn(page, 'fiona');
   await expect(page.getByTestId('waiting-count')).toBeVisible();
   const before = await titleCount(page);
-  // asking for notifications happens on a click only: nothing was asked on load
-  await expect(page.getByTestId('notify-button')).toBeVisible();
+  // notifications are asked for on a click only: nothing was asked on load
+  expect(await page.evaluate(() => (window as unknown as { __asked: number }).__asked)).toBe(0);
+  await page.getByTestId('notify-button').click();
+  await expect(page.getByTestId('notify-state')).toHaveText('Browser notifications on');
+  expect(await page.evaluate(() => (window as unknown as { __asked: number }).__asked)).toBe(1);
 
   const instanceId = await startRefund();
   const row = page.locator(`tr[data-instance-id="${instanceId}"]`);
   await expect(row).toBeVisible({ timeout: 20_000 });
   await expect.poll(() => titleCount(page)).toBe(before + 1);
+  await expect
+    .poll(() => page.evaluate(() => (window as unknown as { __shown: string[] }).__shown))
+    .toEqual(['Approval: crm / refund']);
   await expect(row.getByTestId('row-impact')).toHaveText('Refund 89 EUR to order 5531');
   await expect(row).toContainText('risk: high');
   await expect(row).toContainText(/min left/);
@@ -39,6 +64,9 @@ test('inbox → approval → trace → picture', async ({ page }) => {
   await expect(page.getByTestId('impact').locator('mark.from-model[data-argument="amount"]')).toHaveText(
     /^89/,
   );
+  // the tool server's own words are labelled as such (or their absence said)
+  await expect(page.getByTestId('tool-description')).toContainText(/tool server/);
+  await expect(page.getByTestId('facts')).toBeVisible();
   await expect(page.getByTestId('you-are')).toContainText('fiona');
   await expect(page.getByTestId('you-are')).toContainText('you may decide');
   await expect(page.getByTestId('time-left')).toContainText(/left/);
