@@ -1,7 +1,8 @@
 /**
  * The impact sentence with every value that came from the model's arguments marked: the sentence is the
  * tool author's template, the marked words are what the model chose. The arguments' scalar values are
- * looked for in the sentence, longest first, as whole words.
+ * looked for in the sentence, longest first, as whole words. The sentence stays one sentence for a
+ * screen reader (the legend under it says what the marks mean; `<mark>` is announced as highlighted).
  */
 import type { ReactNode } from 'react';
 
@@ -31,7 +32,6 @@ export function ImpactSentence({ impact, args }: { impact: string; args: unknown
     parts.push(
       <mark key={at} className="from-model" title={`from the model's argument ${path}`} data-argument={path}>
         {m[0]}
-        <span className="sr-only"> (the model's value for {path})</span>
       </mark>,
     );
     last = at + m[0].length;
