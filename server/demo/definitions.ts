@@ -26,6 +26,14 @@ tools:
     impact: "Refund \${amount} \${currency} to order \${orderId}"
     reversible: false
     risk: high
+    precondition:
+      tool: crm/get_order
+      arguments: { orderId: "\${orderId}" }
+      expect: "status != 'refunded' && refundedAmount + arguments.amount <= amount"
+    lookup:
+      tool: crm/find_refund
+      arguments: { orderId: "\${orderId}", key: "\${idempotencyKey}" }
+      found: "len(refunds) > 0"
 `;
 
 /** seeds/002: the support-triage process. */
@@ -70,6 +78,8 @@ nodes:
       message: \${message}
     tools:
       - crm/get_customer
+      - crm/get_order
+      - crm/find_refund
       - crm/create_ticket
       - { ref: crm/refund, approvers: [finance-leads] }
     result_variable: outcome

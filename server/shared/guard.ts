@@ -10,6 +10,13 @@ import type { Expr } from './expression-ast.js';
 import { evaluate, parseExpression } from './expression.js';
 import { renderArguments } from './template.js';
 
+/** What the model reads when a precondition no longer holds at the start of the call (SPEC §11). */
+export const FACTS_CHANGED_PREFIX = 'Not executed: the facts changed since approval: ';
+
+export function factsChangedReason(explanation: string): string {
+  return `${FACTS_CHANGED_PREFIX}${explanation}.`;
+}
+
 /** A guard as a binding freezes it (`expect` for a precondition, `found` for a lookup). */
 export interface Guard {
   tool: string;

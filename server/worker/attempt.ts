@@ -57,6 +57,8 @@ export class Attempt {
    * journal entry first (a read, a re-sent call) and before anything that leaves the step sequence.
    */
   private pending: StepWrite | null = null;
+  /** the highest sequence of the attempt seen so far (journaled before this lease, or by it) */
+  private top = 0;
 
   constructor(
     readonly task: LockedTask,
@@ -66,7 +68,45 @@ export class Attempt {
     readonly lease: LeaseKeeper,
     readonly log: Logger,
   ) {
-    for (const s of task.steps) if (s.attempt === task.attempt) this.journal.set(s.sequence, s);
+    for (const s of task.steps) {
+      if (s.attempt !== task.attempt) continue;
+      this.journal.set(s.sequence, s);
+      this.top = Math.max(this.top, s.sequence);
+    }
+  }
+
+  /**
+   * Moves the cursor past the step at it, and past the guard reads after it (a precondition or lookup
+   * read is the engine's, not the conversation's: SPEC §11).
+   */
+  next(): void {
+    this.seq++;
+    this.skipGuards();
+  }
+
+  /** The sequence for a guard read of the call at the cursor: after everything the attempt holds. */
+  nextFree(): number {
+    return Math.max(this.top, this.seq) + 1;
+  }
+
+  private skipGuards(): void {
+    for (;;) {
+      const s = this.journal.get(this.seq);
+      if (s ? s.purpose === 'CALL' : !this.guardsHere.has(this.seq)) return;
+      this.seq++;
+    }
+  }
+
+  /** Guard reads journaled by this lease (not in the journal the lease began with), by sequence. */
+  private readonly guardsHere = new Map<number, string>();
+
+  /** Whether a lookup of the call at `call` was journaled before the one at `except`. */
+  lookedUpBefore(call: number, except: number): boolean {
+    const looked = (seq: number, purpose: string | null | undefined) =>
+      purpose === 'LOOKUP' && seq > call && seq !== except;
+    for (const [seq, s] of this.journal) if (looked(seq, s.purpose)) return true;
+    for (const [seq, purpose] of this.guardsHere) if (looked(seq, purpose)) return true;
+    return false;
   }
 
   /** How many steps this attempt had already journaled when the lease began. */
@@ -76,6 +116,7 @@ export class Attempt {
 
   /** The journaled step at the cursor, when a previous lease got that far. */
   existing(): Step | undefined {
+    this.skipGuards();
     return this.journal.get(this.seq);
   }
 
@@ -92,6 +133,12 @@ export class Attempt {
   end(input: StepWrite): void {
     if (this.pending) throw new Error(`step ${this.pending.sequence}'s end is still pending`);
     this.pending = input;
+    this.seen(input);
+  }
+
+  private seen(input: StepWrite): void {
+    this.top = Math.max(this.top, input.sequence);
+    if (input.purpose && input.purpose !== 'CALL') this.guardsHere.set(input.sequence, input.purpose);
   }
 
   /**
@@ -142,6 +189,7 @@ export class Attempt {
   }
 
   private logged(input: StepWrite, r: JournalResult): JournalResult {
+    this.seen(input);
     this.log.debug(
       { event: 'step', sequence: input.sequence, kind: input.kind, state: r.step.state, reused: r.reused },
       'journaled',

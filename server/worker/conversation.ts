@@ -6,6 +6,7 @@
  * tool call's outcome the tool message answering it.
  */
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
+import { FACTS_CHANGED_PREFIX } from '../shared/guard.js';
 import type { AgentWork, Step, ToolBinding } from './graphql.js';
 
 export const GUARD_TEXT = [
@@ -167,8 +168,8 @@ export function toolStepContent(step: Step): string | null {
     case 'FAILED':
       return `Error: ${step.error ?? resultText(step.response)}`;
     case 'REJECTED':
-      // the engine's own rejection of an approval nobody decided in time is read as written (SPEC §11)
-      return step.comment?.startsWith(TIMED_OUT_PREFIX)
+      // the engine's own rejections — nobody decided in time, the facts changed — are read as written
+      return step.comment?.startsWith(TIMED_OUT_PREFIX) || step.comment?.startsWith(FACTS_CHANGED_PREFIX)
         ? step.comment
         : `${REJECTED_PREFIX}${step.comment ?? '(no comment)'}`;
     case 'OUTCOME_UNKNOWN': {

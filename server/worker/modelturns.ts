@@ -55,12 +55,12 @@ export class ModelTurns {
     if (existing.state === 'COMPLETED') {
       this.countTokens(existing.usage);
       this.lastModel = model;
-      at.seq++;
+      at.next();
       return { message: existing.response as AssistantMessage };
     }
     if (existing.state === 'FAILED') {
       this.modelIndex = Math.max(this.modelIndex, chain.indexOf(model) + 1);
-      at.seq++;
+      at.next();
       return 'next';
     }
     // a STARTED step found in the journal is completed with the request it was started with
@@ -127,7 +127,7 @@ export class ModelTurns {
       );
       this.countTokens(answer.usage);
       this.lastModel = model;
-      at.seq++;
+      at.next();
       return answer.message;
     } catch (e) {
       at.checkLease();
@@ -141,7 +141,7 @@ export class ModelTurns {
         error: e.message.slice(0, 2000),
       });
       at.log.warn({ event: 'model.failed', sequence: at.seq, model, err: e.name }, e.message);
-      at.seq++;
+      at.next();
       if (e instanceof ModelRequestError) throw new AttemptFailure('MODEL_ERROR', e.message);
       this.modelIndex = Math.max(this.modelIndex, chain.indexOf(model) + 1);
       if (this.modelIndex >= chain.length)

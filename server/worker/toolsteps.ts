@@ -4,25 +4,49 @@
  * that far.
  */
 import { AttemptFailure, type Attempt, LetGo } from './attempt.js';
-import { type FunctionTool, type ToolCall, toolFunctions, toolStepContent } from './conversation.js';
+import {
+  type FunctionTool,
+  type ToolCall,
+  type ToolSchema,
+  toolFunctions,
+  toolStepContent,
+} from './conversation.js';
 import { GraphQLRequestError, type JournalResult, type Step, type ToolBinding } from './graphql.js';
+import { GuardReads } from './guards.js';
 import { ToolOutcomeUnknownError, type ToolSessions } from './mcp.js';
+
+/** A write's answer was lost and its binding declares a lookup: ask the lookup before sending again. */
+class LostAnswer extends Error {}
+
+/** How many times one lease sends a write again after its lookup found nothing. */
+const MAX_SENDS_AFTER_LOOKUP = 2;
 
 export class ToolSteps {
   private byName = new Map<string, ToolBinding>();
+  private bindings: ToolBinding[] = [];
+  private schemas = new Map<string, ToolSchema>();
+  private readonly guards: GuardReads;
   /** Tool refs whose step ended (the task's metadata). */
   readonly used = new Set<string>();
 
   constructor(
     private readonly at: Attempt,
     private readonly sessions: ToolSessions,
-  ) {}
+  ) {
+    this.guards = new GuardReads(
+      at,
+      () => this.bindings,
+      (b, args) => this.invoke(b, args, null),
+    );
+  }
 
   /** Checks the bound tools' contracts; returns the functions offered to the model. */
   async bind(bindings: ToolBinding[]): Promise<FunctionTool[]> {
     const schemas = await this.sessions.check(bindings);
     const { tools, byName } = toolFunctions(bindings, schemas);
     this.byName = byName;
+    this.bindings = bindings;
+    this.schemas = schemas;
     return tools;
   }
 
@@ -77,14 +101,18 @@ export class ToolSteps {
       };
       return this.advance(binding, this.hold(read, result), null, true);
     }
+    const proposal = binding.policy === 'APPROVAL_REQUIRED';
+    // the precondition at proposal time: its answer is what the approver sees as the facts
+    if (proposal) await this.guards.beforeProposal(binding, request.arguments);
     let r: JournalResult;
     try {
       r = await at.journalStep({
         sequence: at.seq,
         kind: 'TOOL_CALL',
         toolRef: binding.ref,
-        state: binding.policy === 'APPROVAL_REQUIRED' ? 'PROPOSED' : 'STARTED',
+        state: proposal ? 'PROPOSED' : 'STARTED',
         request,
+        ...(proposal ? { toolDescription: this.schemas.get(binding.ref)?.description ?? null } : {}),
       });
     } catch (e) {
       // The engine refused the call itself (a delegation's inputs, its depth): tell the model, no step.
@@ -105,6 +133,7 @@ export class ToolSteps {
     const { at } = this;
     let step = first;
     let taskState = answer?.taskState ?? 'LEASED';
+    let sentAgain = 0;
     for (;;) {
       const where = { sequence: step.sequence, toolRef: binding.ref };
       switch (step.state) {
@@ -116,34 +145,38 @@ export class ToolSteps {
           if (content === null) throw new LetGo('let-go', `step ${step.sequence} waits for a person`);
           this.used.add(binding.ref);
           at.log.info({ event: 'tool.done', ...where, state: step.state, reused: step.reused }, 'tool step');
-          at.seq++;
+          at.next();
           return content;
         }
         case 'PROPOSED':
           at.log.info({ event: 'tool.proposed', ...where }, 'waiting for approval');
           throw new LetGo('parked', `step ${step.sequence} waits for approval`);
         case 'APPROVED': {
-          // Exactly the approved request (the person may have edited its arguments).
-          const r = await at
-            .journalStep({
-              sequence: step.sequence,
-              kind: 'TOOL_CALL',
-              toolRef: binding.ref,
-              state: 'STARTED',
-              request: step.request,
-            })
-            .catch((e: unknown) => {
-              // The approval no longer stands (expired, or a decider's authority lapsed): the engine
-              // asked people again and took the task back. Let it go; it returns when they decide.
-              if (
-                e instanceof GraphQLRequestError &&
-                (e.code === 'APPROVAL_EXPIRED' || e.code === 'APPROVAL_REQUIRED')
-              )
-                throw new LetGo('parked', `step ${step.sequence}: ${e.message}`);
-              throw e;
-            });
-          step = r.step;
-          taskState = r.taskState;
+          // Exactly the approved request (the person may have edited its arguments), right after its
+          // precondition is read again when it declares one.
+          const approved = step;
+          step = await this.guards.startApproved(binding, approved, async () => {
+            const r = await at
+              .journalStep({
+                sequence: approved.sequence,
+                kind: 'TOOL_CALL',
+                toolRef: binding.ref,
+                state: 'STARTED',
+                request: approved.request,
+              })
+              .catch((e: unknown) => {
+                // The approval no longer stands (expired, or a decider's authority lapsed): the engine
+                // asked people again and took the task back. Let it go; it returns when they decide.
+                if (
+                  e instanceof GraphQLRequestError &&
+                  (e.code === 'APPROVAL_EXPIRED' || e.code === 'APPROVAL_REQUIRED')
+                )
+                  throw new LetGo('parked', `step ${approved.sequence}: ${e.message}`);
+                throw e;
+              });
+            taskState = r.taskState;
+            return r.step;
+          });
           fresh = true;
           continue;
         }
@@ -151,6 +184,15 @@ export class ToolSteps {
           if (binding.transport === 'delegate' || taskState === 'AWAITING_CHILD')
             throw new LetGo('parked', `step ${step.sequence} waits for its child process`);
           const key = step.idempotencyKey;
+          if (!fresh && binding.lookup && binding.policy !== 'READ') {
+            // Found in flight: settle it by its lookup before anything is sent again (SPEC §11).
+            const settled = await this.guards.reconcile(binding, step);
+            if (settled !== 'send-again') {
+              step = settled;
+              continue;
+            }
+            fresh = true;
+          }
           if (!key && !fresh && binding.policy !== 'READ') {
             // A keyless write found in flight is never re-sent: a person states what happened.
             throw new AttemptFailure(
@@ -163,7 +205,16 @@ export class ToolSteps {
           // A TOOL_CALL step's request is `{ callId, arguments }` (the worker wrote it; JSON in the schema).
           const request = step.request as { arguments?: Record<string, unknown> } | null;
           const args = request?.arguments ?? {};
-          const result = await this.invoke(binding, args, key);
+          let result: ToolResult;
+          try {
+            result = await this.invoke(binding, args, key);
+          } catch (e) {
+            if (!(e instanceof LostAnswer)) throw e;
+            if (++sentAgain > MAX_SENDS_AFTER_LOOKUP)
+              throw new AttemptFailure('TOOL_UNAVAILABLE', `${binding.ref} keeps losing its answers`);
+            fresh = false; // ask its lookup, as a later lease would
+            continue;
+          }
           step = this.hold(step, result);
           continue;
         }
@@ -216,6 +267,7 @@ export class ToolSteps {
         if (!(e instanceof ToolOutcomeUnknownError)) throw e;
         at.log.warn({ event: 'tool.unknown', sequence: at.seq, toolRef: binding.ref }, e.message);
         if (binding.policy === 'READ') return { ok: false as const, error: e.message };
+        if (binding.lookup) throw new LostAnswer(e.message);
         if (!key || i >= 2) {
           // Keyless: the engine marks the step OUTCOME_UNKNOWN for a person. Keyed: the next attempt
           // re-sends it under the same key.

@@ -16,6 +16,35 @@ let w2: WorkerSim;
 let lead: string;
 
 const ALICE = { orderId: '5531', amount: 89, currency: 'EUR' };
+/** The order as crm/get_order answers it before any refund. */
+const ORDER = { orderId: '5531', status: 'lost_parcel', amount: 89, currency: 'EUR', refundedAmount: 0 };
+
+/** The refund's precondition read (crm/get_order), journaled as the step after the approved call. */
+const precondition = (
+  w: WorkerSim,
+  task: { id: string; attempt: number },
+  sequence: number,
+  args: Record<string, unknown>,
+  response: unknown,
+) =>
+  w.engine.gql(
+    w.token,
+    `mutation($input: JournalStepInput!) { journalStep(input: $input) { step { sequence state purpose } } }`,
+    {
+      input: {
+        taskId: task.id,
+        workerId: w.workerId,
+        attempt: task.attempt,
+        sequence,
+        kind: 'TOOL_CALL',
+        state: 'COMPLETED',
+        toolRef: 'crm/get_order',
+        purpose: 'PRECONDITION',
+        request: { callId: `pre_${sequence}`, arguments: args },
+        response,
+      },
+    },
+  );
 
 beforeAll(async () => {
   engine = await startTestEngine();
@@ -110,14 +139,22 @@ describe('seed 000: a refund that needs approval', () => {
     // The person approved 89, not 890.
     const divergent = await toolRaw(w2, resumed, 4, 'crm/refund', 'STARTED', { ...ALICE, amount: 890 });
     expect(codeOf(divergent)).toBe('DIVERGENT_STEP');
+    // The refund declares a precondition (SPEC §11): it starts only right after the order is read again.
+    const unread = await toolRaw(w2, resumed, 4, 'crm/refund', 'STARTED', ALICE);
+    expect(codeOf(unread)).toBe('PRECONDITION_REQUIRED');
+    const otherOrder = await precondition(w2, resumed, 5, { orderId: '6002' }, ORDER);
+    expect(codeOf(otherOrder)).toBe('DIVERGENT_STEP');
+    const read = await precondition(w2, resumed, 5, { orderId: '5531' }, ORDER);
+    expect(read.errors).toBeUndefined();
     const started = await tool(w2, resumed, 4, 'crm/refund', 'STARTED', ALICE);
     expect(started.step.state).toBe('STARTED');
     expect(started.idempotencyKey).toMatch(/^abada-[0-9a-f]{40}$/);
     const done = await tool(w2, resumed, 4, 'crm/refund', 'COMPLETED', ALICE, { refunded: true });
     expect(done.step.state).toBe('COMPLETED');
     expect(done.idempotencyKey).toBe(started.idempotencyKey);
-    await w2.model(resumed, 5, 'STARTED');
-    await w2.model(resumed, 5, 'COMPLETED');
+    // the next step follows the read: 6
+    await w2.model(resumed, 6, 'STARTED');
+    await w2.model(resumed, 6, 'COMPLETED');
     expect((await w2.complete(resumed, { outcome: { refunded: 89 } })).state).toBe('COMPLETED');
 
     const d = await engine.ok(engine.adminToken, D.history, { id: instanceId });
@@ -137,6 +174,7 @@ describe('seed 000: a refund that needs approval', () => {
       'APPROVAL_APPROVED',
       'STEP_APPROVED',
       'TASK_LEASED',
+      'STEP_COMPLETED',
       'STEP_STARTED',
       'STEP_COMPLETED',
       'STEP_STARTED',
@@ -144,6 +182,8 @@ describe('seed 000: a refund that needs approval', () => {
       'TASK_COMPLETED',
       'INSTANCE_COMPLETED',
     ]);
+    const pre = history.find((h) => h.eventType === 'STEP_COMPLETED' && h.sequence === 5)!;
+    expect(pre.data).toMatchObject({ toolRef: 'crm/get_order' });
     const opened = history.find((h) => h.eventType === 'APPROVAL_OPENED')!;
     expect(opened).toMatchObject({ actor: 'engine', approvalId, sequence: 4 });
     expect(opened.data).toMatchObject({ toolRef: 'crm/refund', digest, candidateGroups: ['finance-leads'] });

@@ -70,6 +70,7 @@ const completed = (id: string) =>
 describe('seed 001 with real worker processes', () => {
   it('the approver left finance-leads before the call ran: VOIDED, a new version, one refund after re-approval', async () => {
     h.model.reset();
+    h.crm.reset();
     const refundsBefore = h.crm.countSideEffects('refund');
     const id = await startProcess(h, 'refund', {
       customerId: 'C-42',
@@ -87,7 +88,10 @@ describe('seed 001 with real worker processes', () => {
     );
     const b = spawnWorker(h, `w-${id.slice(0, 6)}-b`);
     procs.push(b);
-    const second = await pendingOf(id, first.id);
+    const second = await pendingOf(id, first.id).catch((e) => {
+      console.log(b.output.slice(-6000));
+      throw e;
+    });
     expect((await h.engine.ok(lena, APPROVAL, { id: first.id })).approval).toMatchObject({
       state: 'VOIDED',
       voidReason: 'AUTHORITY',
@@ -106,6 +110,7 @@ describe('seed 001 with real worker processes', () => {
 
   it('the window passed before a worker came back: EXPIRED, a new version, no model call spent', async () => {
     h.model.reset();
+    h.crm.reset();
     const refundsBefore = h.crm.countSideEffects('refund');
     const id = await startProcess(h, 'refund', { customerId: 'C-42', message: 'Still no parcel' });
     const first = await proposedThenStopped(id);
@@ -130,6 +135,7 @@ describe('seed 001 with real worker processes', () => {
 
   it('revoked before the call ran: no refund, and the model reads the reason', async () => {
     h.model.reset();
+    h.crm.reset();
     const refundsBefore = h.crm.countSideEffects('refund');
     const id = await startProcess(h, 'refund', { customerId: 'C-42', message: 'Refund please' });
     const approval = await proposedThenStopped(id);

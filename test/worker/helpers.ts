@@ -121,7 +121,7 @@ export function spawnWorker(h: Harness, workerId: string, env: Record<string, st
 
 export const INSTANCE = `query($id: ID!) { processInstance(id: $id) { id state currentNodeId variables
   tasks { id state nodeId attempt errorType errorMessage workerId metadata
-    steps { attempt sequence kind state toolRef model idempotencyKey reused comment response error } }
+    steps { attempt sequence kind state toolRef model idempotencyKey reused comment response error purpose reconciled } }
   history { eventType actor attempt sequence data } } }`;
 
 export async function instance(h: Harness, id: string) {
@@ -170,5 +170,9 @@ export async function startProcess(h: Harness, key: string, variables: Record<st
 
 /** `1:MODEL_CALL:COMPLETED`-style journal summary of a task. */
 export const journalOf = (t: {
-  steps: { attempt: number; sequence: number; kind: string; state: string }[];
-}) => t.steps.map((s) => `${s.attempt}.${s.sequence}:${s.kind}:${s.state}`);
+  steps: { attempt: number; sequence: number; kind: string; state: string; purpose?: string }[];
+}) =>
+  t.steps.map(
+    (s) =>
+      `${s.attempt}.${s.sequence}:${s.kind}:${s.state}${s.purpose && s.purpose !== 'CALL' ? `:${s.purpose}` : ''}`,
+  );

@@ -116,7 +116,7 @@ describe('seed 000 with real worker processes', () => {
       toolRef: 'crm/refund',
       arguments: { orderId: '5531', amount: 89, currency: 'EUR' },
       candidateGroups: ['finance-leads'],
-      sequence: 4,
+      sequence: 5,
     });
     let inst = await instance(h, id);
     expect(inst.tasks[0].state).toBe('AWAITING_APPROVAL');
@@ -136,16 +136,20 @@ describe('seed 000 with real worker processes', () => {
     expect(h.crm.countCalls('refund')).toBe(1);
     expect(h.model.callCount).toBe(3);
     const task = inst.tasks[0];
+    // the precondition is read when the refund is proposed (the approver's facts) and right before it runs
     expect(journalOf(task)).toEqual([
       '1.1:MODEL_CALL:COMPLETED',
       '1.2:TOOL_CALL:COMPLETED',
       '1.3:MODEL_CALL:COMPLETED',
-      '1.4:TOOL_CALL:COMPLETED',
-      '1.5:MODEL_CALL:COMPLETED',
+      '1.4:TOOL_CALL:COMPLETED:PRECONDITION',
+      '1.5:TOOL_CALL:COMPLETED',
+      '1.6:TOOL_CALL:COMPLETED:PRECONDITION',
+      '1.7:MODEL_CALL:COMPLETED',
     ]);
+    expect(h.crm.countCalls('get_order')).toBe(2);
     const refund = h.crm.calls.find((c) => c.tool === 'refund')!;
-    expect(refund.headerKey).toBe(task.steps[3].idempotencyKey);
-    const started = inst.history.find((e) => e.eventType === 'STEP_STARTED' && e.sequence === 4)!;
+    expect(refund.headerKey).toBe(task.steps[4].idempotencyKey);
+    const started = inst.history.find((e) => e.eventType === 'STEP_STARTED' && e.sequence === 5)!;
     expect(started.actor).toBe('worker:worker-b');
     expect(task.metadata.attempt).toBe(1);
   }, 40_000);
@@ -165,11 +169,12 @@ describe('seed 000 with real worker processes', () => {
       role: 'tool',
       content: `Rejected: a person did not approve this call. Reason: ${reason}`,
     });
-    expect(journalOf(inst.tasks[0])).toContain('1.4:TOOL_CALL:REJECTED');
+    expect(journalOf(inst.tasks[0])).toContain('1.5:TOOL_CALL:REJECTED');
   }, 30_000);
 
   it('runs an approval with changes exactly as edited and tells the model what changed', async () => {
     h.model.reset();
+    h.crm.reset();
     const id = await startProcess(h, 'refund-edit', { customerId: 'C-42' });
     const approval = await pendingApproval(id);
     await decide({

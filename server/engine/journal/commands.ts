@@ -85,7 +85,12 @@ async function run(
   let open = true;
   let broken: Error | undefined;
   try {
-    const sequences = inputs.map((i) => i.sequence);
+    // a guard read needs the call before it; a proposal, the precondition read before it (its facts)
+    const sequences = inputs.flatMap((i) =>
+      (i.purpose && i.purpose !== 'CALL') || i.state === 'PROPOSED'
+        ? [i.sequence - 1, i.sequence]
+        : [i.sequence],
+    );
     const withUsage = inputs.some((i) => i.kind === 'MODEL_CALL' && i.state === 'STARTED');
     const row = await beginAndLoad(client, taskId, attempt, sequences, withUsage);
     if (!row || !sameProject(actor, row.projectId as string)) throw notFound('external task', taskId);

@@ -19,9 +19,6 @@ import type { JournalState } from './state.js';
 
 const ENDED: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'REJECTED', 'OUTCOME_UNKNOWN']);
 
-/** The message the model reads when the precondition no longer holds (SPEC §11). */
-export const FACTS_CHANGED_PREFIX = 'Not executed: the facts changed since approval: ';
-
 function bindingOf(work: AgentWork | null, ref: string | null): ToolBinding | undefined {
   return ref ? work?.toolBindings.find((b) => b.ref === ref) : undefined;
 }
@@ -72,7 +69,7 @@ export function assertNextSequence(j: JournalState, ctx: EngineContext, input: J
     return;
   }
   const wanted = open.state === 'APPROVED' ? 'PRECONDITION' : open.state === 'STARTED' ? 'LOOKUP' : null;
-  if (purpose !== wanted || (last && !ENDED.has(last.state)))
+  if (purpose !== wanted || (last && last.sequence !== open.sequence && !ENDED.has(last.state)))
     throw unfinished(open.sequence, open.state, input.sequence);
   const binding = bindingOf(j.task.agentWork as AgentWork | null, open.toolRef);
   const guard = guardOf(binding, purpose);

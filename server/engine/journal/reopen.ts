@@ -14,7 +14,7 @@ import {
   type Standing,
   voidApproval,
 } from '../approvals/index.js';
-import { FACTS_CHANGED_PREFIX } from './guards.js';
+import { factsChangedReason } from '../../shared/guard.js';
 import type { ToolBinding } from '../definitions/index.js';
 import type { JournalStepInput } from './input.js';
 import { type JournalState, stepHistory } from './state.js';
@@ -71,7 +71,7 @@ export function voidForFacts(
   explanation: string,
 ): never {
   const task = j.task;
-  const reason = `${FACTS_CHANGED_PREFIX}${explanation}.`;
+  const reason = factsChangedReason(explanation);
   const step: StepRow = { ...e, state: 'REJECTED', comment: reason, updatedAt: new Date() };
   const a = standing?.approval;
   j.put(step, [

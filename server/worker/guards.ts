@@ -1,0 +1,154 @@
+/**
+ * The guard reads of a call (SPEC §11), as the Agent Worker makes them: the precondition read at proposal
+ * time (its answer becomes the approval's facts) and again right before the approved call starts, and the
+ * lookup that settles a write whose outcome is unknown before anything is sent again. Each read is a
+ * journaled TOOL_CALL with its purpose; the engine checks it against the same template and expression
+ * (server/shared/guard.ts), so the worker and the engine never disagree about what was read.
+ */
+import { checkGuard, factsChangedReason, guardArguments } from '../shared/guard.js';
+import { AttemptFailure, type Attempt } from './attempt.js';
+import { GraphQLRequestError, type Step, type StepWrite, type ToolBinding } from './graphql.js';
+import type { ToolCallResult } from './mcp.js';
+
+type Purpose = 'PRECONDITION' | 'LOOKUP';
+type Guard = NonNullable<ToolBinding['precondition']>;
+
+/** Calls a read tool (the tool steps' own call, so reads and writes share retries and logging). */
+export type ReadCall = (binding: ToolBinding, args: Record<string, unknown>) => Promise<ToolCallResult>;
+
+export class GuardReads {
+  constructor(
+    private readonly at: Attempt,
+    private readonly bindings: () => ToolBinding[],
+    private readonly read: ReadCall,
+  ) {}
+
+  /** Runs the guard read at `sequence` and holds its end back (it travels with the next step). */
+  private async run(
+    purpose: Purpose,
+    guard: Guard,
+    callArgs: Record<string, unknown>,
+    key: string | null,
+    sequence: number,
+  ): Promise<{ result: ToolCallResult; end: StepWrite }> {
+    const binding = this.bindings().find((b) => b.ref === guard.tool);
+    if (!binding) {
+      throw new AttemptFailure(
+        'TOOL_CONTRACT_MISMATCH',
+        `the ${purpose.toLowerCase()} tool ${guard.tool} is not bound to this node`,
+      );
+    }
+    const args = guardArguments(guard, callArgs, key);
+    const result = await this.read(binding, args);
+    const end: StepWrite = {
+      sequence,
+      kind: 'TOOL_CALL',
+      toolRef: guard.tool,
+      purpose,
+      request: { callId: `${purpose.toLowerCase()}-${sequence}`, arguments: args },
+      ...(result.ok
+        ? { state: 'COMPLETED' as const, response: result.response }
+        : { state: 'FAILED' as const, error: result.error.slice(0, 4000) }),
+    };
+    this.at.log.info(
+      { event: `guard.${purpose.toLowerCase()}`, sequence, toolRef: guard.tool, ok: result.ok },
+      'guard read',
+    );
+    return { result, end };
+  }
+
+  /**
+   * Before a proposal: reads the precondition at the cursor (its answer becomes the approval's facts)
+   * and moves the cursor past it. A failed read is journaled too (the approval then shows no facts).
+   */
+  async beforeProposal(binding: ToolBinding, callArgs: Record<string, unknown>): Promise<void> {
+    const guard = binding.precondition;
+    if (!guard) return;
+    const { end } = await this.run('PRECONDITION', guard, callArgs, null, this.at.seq);
+    this.at.end(end);
+    this.at.next();
+  }
+
+  /**
+   * Right before the approved call starts: reads the precondition and journals it together with the
+   * call's STARTED. Returns the engine's answer, or the step REJECTED by the engine when the facts
+   * changed (PRECONDITION_FAILED: the model reads which fact and re-plans).
+   */
+  async startApproved(binding: ToolBinding, step: Step, start: () => Promise<Step>): Promise<Step> {
+    const guard = binding.precondition;
+    if (!guard) return start();
+    const callArgs = argsOf(step);
+    const { result, end } = await this.run('PRECONDITION', guard, callArgs, null, this.at.nextFree());
+    if (!result.ok) {
+      await this.at.flush();
+      this.at.end(end);
+      await this.at.flush();
+      throw new AttemptFailure(
+        'TOOL_UNAVAILABLE',
+        `the precondition ${guard.tool} of step ${step.sequence} could not be read: ${result.error}`,
+      );
+    }
+    await this.at.flush();
+    this.at.end(end);
+    try {
+      return await start();
+    } catch (e) {
+      if (!(e instanceof GraphQLRequestError) || e.code !== 'PRECONDITION_FAILED') throw e;
+      const failed = String(e.details.failed ?? e.message);
+      return { ...step, state: 'REJECTED', comment: factsChangedReason(failed) };
+    }
+  }
+
+  /**
+   * A write whose outcome is unknown, with a lookup: asks the lookup first. Found → the engine settles
+   * the step (COMPLETED, reconciled, the lookup's answer). Not found → the caller sends the call again
+   * (a keyless write only once: an earlier lookup that found nothing means it was already sent again).
+   * The lookup failing → the outcome stays unknown (the attempt fails; the engine opens an incident).
+   */
+  async reconcile(binding: ToolBinding, step: Step): Promise<Step | 'send-again'> {
+    const guard = binding.lookup!;
+    const callArgs = argsOf(step);
+    await this.at.flush();
+    const { result, end } = await this.run(
+      'LOOKUP',
+      guard,
+      callArgs,
+      step.idempotencyKey,
+      this.at.nextFree(),
+    );
+    this.at.end(end);
+    if (!result.ok) {
+      await this.at.flush();
+      throw new AttemptFailure(
+        'TOOL_OUTCOME_UNKNOWN',
+        `${binding.ref} (step ${step.sequence}): its outcome is unknown and the lookup ${guard.tool} failed: ${result.error}`,
+      );
+    }
+    if (checkGuard(guard.expression, result.response, callArgs).holds) {
+      const r = await this.at.journalStep({
+        sequence: step.sequence,
+        kind: 'TOOL_CALL',
+        toolRef: binding.ref,
+        state: 'COMPLETED',
+        request: step.request,
+        response: result.response,
+      });
+      return r.step;
+    }
+    await this.at.flush();
+    if (!step.idempotencyKey && this.at.lookedUpBefore(step.sequence, end.sequence)) {
+      throw new AttemptFailure(
+        'TOOL_OUTCOME_UNKNOWN',
+        `${binding.ref} (step ${step.sequence}) was already sent again once after a lookup found nothing; its outcome is unknown`,
+      );
+    }
+    return 'send-again';
+  }
+}
+
+function argsOf(step: Step): Record<string, unknown> {
+  return ((step.request as { arguments?: Record<string, unknown> } | null)?.arguments ?? {}) as Record<
+    string,
+    unknown
+  >;
+}
