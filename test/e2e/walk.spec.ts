@@ -65,7 +65,12 @@ test('inbox → approval → trace → picture', async ({ page }) => {
     /^89/,
   );
   // the tool server's own words are labelled as such (or their absence said)
-  await expect(page.getByTestId('tool-description')).toContainText(/tool server/);
+  const description = page.getByTestId('tool-description');
+  await expect(description).toContainText(/tool server/);
+  if (REAL_WORKER())
+    await expect(description.locator('blockquote')).toHaveText(
+      'Refund an order. Honours an idempotency key.',
+    );
   await expect(page.getByTestId('facts')).toBeVisible();
   await expect(page.getByTestId('you-are')).toContainText('fiona');
   await expect(page.getByTestId('you-are')).toContainText('you may decide');
@@ -86,6 +91,7 @@ test('inbox → approval → trace → picture', async ({ page }) => {
   await call.locator('summary').click();
   await expect(call.getByTestId('step-request')).toContainText('"orderId": "5531"');
   await expect(call.getByTestId('step-response')).toContainText(/refund/i);
+  await expect(call.getByTestId('step-decisions')).toContainText('fiona — approved');
   const bar = page.locator('[data-testid="waterfall"] li[data-step="TOOL_CALL:crm/refund:COMPLETED"]');
   await expect(bar).toHaveAttribute('data-wait', 'person');
   await expect(bar.getByTestId('step-wait')).toContainText('waiting for a person');

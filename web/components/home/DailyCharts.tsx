@@ -82,6 +82,7 @@ export function ApprovalsChart({ stats }: { stats: Stats }) {
           <Bar dataKey="decided" name="decided" fill={PALETTE[1]} isAnimationActive={false} />
         </BarChart>
       </ResponsiveContainer>
+      <p className="small muted chart-caption">Median time from opened to decided, by the day of the decision</p>
       <ResponsiveContainer width="100%" height={120}>
         <LineChart accessibilityLayer={false} data={data} margin={{ top: 8, right: 8, bottom: 0, left: -16 }}>
           <XAxis dataKey="day" tickFormatter={short} tick={axis} stroke="var(--muted)" />

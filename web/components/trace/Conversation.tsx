@@ -5,7 +5,21 @@
  */
 import Link from 'next/link';
 import { json } from '../../lib/format';
-import type { TraceTask } from './types';
+import { when } from '../../lib/format';
+import { stepKey, type TraceEvent, type TraceTask } from './types';
+
+const PERSON = /^APPROVAL_(APPROVED|REJECTED|LEVEL_APPROVED|REVOKED|EXPIRED|VOIDED|RETIRED)$/;
+
+/** What people (and the clock) did to a proposed call, in history order: who, what, when, edited or not. */
+function decisionsAt(history: readonly TraceEvent[], key: string) {
+  return history
+    .filter((e) => e.taskId && stepKey(e.taskId, e.attempt, e.sequence) === key && PERSON.test(e.eventType))
+    .map((e) => {
+      const edited = (e.data as { edited?: boolean } | null)?.edited;
+      const what = e.eventType.replace('APPROVAL_', '').replace('_', ' ').toLowerCase();
+      return { seq: e.seq, text: `${e.actor} — ${what}${edited ? ' with changes' : ''}`, at: e.at, approvalId: e.approvalId };
+    });
+}
 
 interface Msg {
   content?: unknown;
@@ -22,7 +36,15 @@ function asked(response: unknown): string[] {
   return (m?.tool_calls ?? []).map((c) => c.function?.name ?? '?');
 }
 
-export function Conversation({ tasks, inputs }: { tasks: readonly TraceTask[]; inputs: unknown }) {
+export function Conversation({
+  tasks,
+  inputs,
+  history,
+}: {
+  tasks: readonly TraceTask[];
+  inputs: unknown;
+  history: readonly TraceEvent[];
+}) {
   const agentTasks = tasks.filter((t) => t.steps.length > 0);
   return (
     <section className="card" aria-labelledby="conv-title" data-testid="conversation">
@@ -88,9 +110,16 @@ export function Conversation({ tasks, inputs }: { tasks: readonly TraceTask[]; i
                   </div>
                 </details>
                 {s.approvalId ? (
-                  <p className="small">
-                    <Link href={`/approvals/${s.approvalId}`}>the approval of this call</Link>
-                  </p>
+                  <ul className="plain small decisions" data-testid="step-decisions">
+                    {decisionsAt(history, stepKey(t.id, s.attempt, s.sequence)).map((d) => (
+                      <li key={d.seq}>
+                        {d.text} <span className="muted">{when(d.at)}</span>
+                      </li>
+                    ))}
+                    <li>
+                      <Link href={`/approvals/${s.approvalId}`}>the approval of this call</Link>
+                    </li>
+                  </ul>
                 ) : null}
                 {s.comment ? (
                   <p className={`person ${s.state === 'REJECTED' ? 'rejected' : ''}`}>

@@ -35,6 +35,7 @@ export interface TraceEvent {
   sequence: number | null;
   approvalId: string | null;
   actor: string;
+  data?: unknown;
 }
 
 export const stepKey = (taskId: string, attempt: number | null, sequence: number | null) =>

@@ -72,7 +72,7 @@ export default function InstancePage() {
           instance={{ taskNodes: i.tasks.map((t) => t.nodeId), current: i.currentNodeId ?? null, ended: i.state === 'COMPLETED' }}
         />
       ) : null}
-      <Conversation tasks={i.tasks} inputs={i.variables} />
+      <Conversation tasks={i.tasks} inputs={i.variables} history={i.history} />
       <Waterfall tasks={i.tasks} history={i.history} startedAt={i.createdAt} endedAt={i.endedAt ?? null} />
       <details className="card fold">
         <summary>
