@@ -24,7 +24,12 @@ nodes:
     type: agent
     model: gemini-3.6-flash
     prompt: Help.
-    tools: [crm/get_customer, { ref: crm/refund, approvers: [finance] }, delegate:child-check]
+    tools:
+      - crm/get_customer
+      - crm/get_order
+      - crm/find_refund
+      - { ref: crm/refund, approvers: [finance] }
+      - delegate:child-check
     result_variable: outcome
     output_schema: { type: object }
     confidence_threshold: 0.8
@@ -75,6 +80,8 @@ describe('processGraph', () => {
     const triage = g.nodes.find((n) => n.id === 'triage')!;
     expect(triage.tools.map((t) => `${t.ref} ${t.policy.toLowerCase()}`)).toEqual([
       'crm/get_customer read',
+      'crm/get_order read',
+      'crm/find_refund read',
       'crm/refund approval_required',
     ]);
   });
