@@ -43,6 +43,7 @@ const STEP_CHANGING = [
   'cost_usd',
   'approval_id',
   'reconciled',
+  'comment',
 ];
 
 const stepColumns = STEP_FIELDS.map((f) => f[0]).join(', ');

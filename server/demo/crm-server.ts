@@ -5,7 +5,7 @@
  *   POST /mcp       MCP (Bearer token required when `token` is set; 401 otherwise)
  *   GET  /state     { sideEffects, calls, counts, tickets }          (no auth: a test double's back door)
  *   POST /control   { action: 'reset' | 'delay' | 'rename' | 'alterSchema' | 'fail' | 'addCustomer'
- *                   | 'refundByHand' | 'dropAnswer', ... }
+ *                   | 'refundByHand' | 'dropAnswer' | 'dropRequest', ... }
  *
  * CLI: `node --import tsx server/demo/crm-server.ts --port 4100 [--token secret]`
  */
@@ -14,6 +14,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
+import { type CrmControls, handleControl } from './crm-control.js';
 import { cliArg, closeServer, isMainModule, listen, readBody, sendJson } from './http-util.js';
 import {
   type CrmCall,
@@ -33,7 +34,7 @@ export interface CrmServerOptions {
   token?: string | null;
 }
 
-export interface CrmServer {
+export interface CrmServer extends CrmControls {
   /** The MCP endpoint, e.g. `http://127.0.0.1:4100/mcp`. */
   url: string;
   /** `http://127.0.0.1:4100` (for `/state` and `/control`). */
@@ -46,22 +47,8 @@ export interface CrmServer {
   countSideEffects(tool?: string): number;
   countCalls(tool?: string): number;
   counts(): { calls: Record<string, number>; sideEffects: Record<string, number> };
-  reset(): void;
-  /** Hold the answer of `tool` for `ms` (0 removes); `times` limits it to the next N calls. */
-  setDelay(tool: string, ms: number, times?: number): void;
-  /** The next `tools/list` shows `from` as `to`; calls to `from` then fail as unknown. */
-  renameTool(from: string, to: string): void;
-  /** Adds (or removes) an optional `note` field to a tool's input schema: its schema hash changes. */
-  alterSchema(tool: string, altered?: boolean): void;
-  /** The next `times` calls of `tool` answer a tool error without any side effect. */
-  failNext(tool: string, message?: string, times?: number): void;
-  addCustomer(customer: CrmCustomer): void;
   /** Refunds made (by the tool or by hand). */
   readonly refunds: CrmRefund[];
-  /** Someone refunds the order in the CRM directly, not through the agent. */
-  refundByHand(orderId: string): void;
-  /** The next `times` calls of `tool` run, then the connection drops before the answer. */
-  dropAnswer(tool: string, times?: number): void;
   close(): Promise<void>;
 }
 
@@ -161,6 +148,13 @@ function buildMcpServer(
         const record = call ?? state.recordCall(tool, args, headerKey, metaKey);
         record.tool = tool;
         record.args = args;
+        // A lost request: the connection drops before the call runs — no effect, no answer.
+        if (state.takeLostRequest(tool)) {
+          record.status = 'error';
+          record.error = 'request lost';
+          res.socket?.destroy();
+          return { isError: true, content: [{ type: 'text' as const, text: 'connection dropped' }] };
+        }
         const outcome = state.execute(tool, args, headerKey ?? metaKey);
         if (outcome.ok) {
           record.status = outcome.replayed ? 'replayed' : 'ok';
@@ -239,54 +233,6 @@ async function handleMcp(rt: Runtime, req: IncomingMessage, res: ServerResponse)
   await transport.handleRequest(req, res, body);
 }
 
-async function handleControl(api: CrmServer, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  let cmd: Record<string, unknown>;
-  try {
-    cmd = JSON.parse(await readBody(req)) as Record<string, unknown>;
-  } catch {
-    sendJson(res, 400, { error: 'body must be JSON' });
-    return;
-  }
-  switch (cmd.action) {
-    case 'reset':
-      api.reset();
-      break;
-    case 'delay':
-      api.setDelay(
-        String(cmd.tool),
-        Number(cmd.ms ?? 0),
-        cmd.times === undefined ? undefined : Number(cmd.times),
-      );
-      break;
-    case 'rename':
-      api.renameTool(String(cmd.from), String(cmd.to));
-      break;
-    case 'alterSchema':
-      api.alterSchema(String(cmd.tool), cmd.altered !== false);
-      break;
-    case 'fail':
-      api.failNext(
-        String(cmd.tool),
-        cmd.message === undefined ? undefined : String(cmd.message),
-        cmd.times === undefined ? undefined : Number(cmd.times),
-      );
-      break;
-    case 'refundByHand':
-      api.refundByHand(String(cmd.orderId));
-      break;
-    case 'dropAnswer':
-      api.dropAnswer(String(cmd.tool), cmd.times === undefined ? undefined : Number(cmd.times));
-      break;
-    case 'addCustomer':
-      api.addCustomer(cmd.customer as CrmCustomer);
-      break;
-    default:
-      sendJson(res, 400, { error: `unknown action ${String(cmd.action)}` });
-      return;
-  }
-  sendJson(res, 200, { ok: true });
-}
-
 function route(rt: Runtime, api: () => CrmServer, token: string | null) {
   return (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -360,6 +306,9 @@ function crmApi(
     refundByHand: (orderId) => void state.refundByHand(orderId),
     dropAnswer(tool, times = 1) {
       state.drops.set(tool, times);
+    },
+    dropRequest(tool, times = 1) {
+      state.lostRequests.set(tool, times);
     },
     async close() {
       for (const t of [...timers]) t.done();

@@ -137,6 +137,8 @@ export class CrmState {
   refunds: CrmRefund[] = [];
   /** Tools whose next answers are lost: applied, then the connection drops before the answer. */
   drops = new Map<string, number>();
+  /** Tools whose next requests are lost: the connection drops before the call runs (no effect). */
+  lostRequests = new Map<string, number>();
   private idempotency = new Map<string, { tool: string; argsJson: string; result: unknown }>();
   private nextTicket = FIRST_TICKET;
   private nextRefund = FIRST_REFUND;
@@ -158,6 +160,7 @@ export class CrmState {
     this.alteredSchemas.clear();
     this.refunds = [];
     this.drops.clear();
+    this.lostRequests.clear();
     this.idempotency.clear();
     this.nextTicket = FIRST_TICKET;
     this.nextRefund = FIRST_REFUND;
@@ -194,6 +197,15 @@ export class CrmState {
     if (n <= 0) return false;
     if (n === 1) this.drops.delete(tool);
     else this.drops.set(tool, n - 1);
+    return true;
+  }
+
+  /** Whether this request of `tool` is to be lost (the connection drops before the call runs). */
+  takeLostRequest(tool: string): boolean {
+    const n = this.lostRequests.get(tool) ?? 0;
+    if (n <= 0) return false;
+    if (n === 1) this.lostRequests.delete(tool);
+    else this.lostRequests.set(tool, n - 1);
     return true;
   }
 

@@ -155,6 +155,8 @@ export class Attempt {
       results = await this.client.journalSteps({ ...this.ids(), steps: [end, input] }, this.retry());
     } catch (e) {
       if (!(e instanceof GraphQLRequestError && e.details.index === 1)) throw endRefused(e);
+      // refused after the engine committed what came before it (SPEC §11): the end is journaled
+      if (e.details.committed === true) throw e;
       await this.sendEnd(end);
       return this.send(input);
     }

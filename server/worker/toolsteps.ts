@@ -152,73 +152,88 @@ export class ToolSteps {
           at.log.info({ event: 'tool.proposed', ...where }, 'waiting for approval');
           throw new LetGo('parked', `step ${step.sequence} waits for approval`);
         case 'APPROVED': {
-          // Exactly the approved request (the person may have edited its arguments), right after its
-          // precondition is read again when it declares one.
-          const approved = step;
-          step = await this.guards.startApproved(binding, approved, async () => {
-            const r = await at
-              .journalStep({
-                sequence: approved.sequence,
-                kind: 'TOOL_CALL',
-                toolRef: binding.ref,
-                state: 'STARTED',
-                request: approved.request,
-              })
-              .catch((e: unknown) => {
-                // The approval no longer stands (expired, or a decider's authority lapsed): the engine
-                // asked people again and took the task back. Let it go; it returns when they decide.
-                if (
-                  e instanceof GraphQLRequestError &&
-                  (e.code === 'APPROVAL_EXPIRED' || e.code === 'APPROVAL_REQUIRED')
-                )
-                  throw new LetGo('parked', `step ${approved.sequence}: ${e.message}`);
-                throw e;
-              });
-            taskState = r.taskState;
-            return r.step;
-          });
+          const r = await this.startApproved(binding, step);
+          step = r.step;
+          taskState = r.taskState ?? taskState;
           fresh = true;
           continue;
         }
         case 'STARTED': {
           if (binding.transport === 'delegate' || taskState === 'AWAITING_CHILD')
             throw new LetGo('parked', `step ${step.sequence} waits for its child process`);
-          const key = step.idempotencyKey;
-          if (!fresh && binding.lookup && binding.policy !== 'READ') {
-            // Found in flight: settle it by its lookup before anything is sent again (SPEC §11).
-            const settled = await this.guards.reconcile(binding, step);
-            if (settled !== 'send-again') {
-              step = settled;
-              continue;
-            }
-            fresh = true;
-          }
-          if (!key && !fresh && binding.policy !== 'READ') {
-            // A keyless write found in flight is never re-sent: a person states what happened.
-            throw new AttemptFailure(
-              'TOOL_OUTCOME_UNKNOWN',
-              `${binding.ref} (step ${step.sequence}) was in flight`,
-            );
-          }
-          if (key && !fresh)
-            at.log.info({ event: 'tool.resend', ...where }, 're-sending a started write with its key');
-          // A TOOL_CALL step's request is `{ callId, arguments }` (the worker wrote it; JSON in the schema).
-          const request = step.request as { arguments?: Record<string, unknown> } | null;
-          const args = request?.arguments ?? {};
-          let result: ToolResult;
-          try {
-            result = await this.invoke(binding, args, key);
-          } catch (e) {
-            if (!(e instanceof LostAnswer)) throw e;
+          const sent = await this.send(binding, step, fresh);
+          if (sent === 'lost') {
             if (++sentAgain > MAX_SENDS_AFTER_LOOKUP)
               throw new AttemptFailure('TOOL_UNAVAILABLE', `${binding.ref} keeps losing its answers`);
             fresh = false; // ask its lookup, as a later lease would
             continue;
           }
-          step = this.hold(step, result);
-          continue;
+          step = sent;
         }
       }
+    }
+  }
+
+  /**
+   * Starts an approved call: exactly the approved request (the person may have edited its arguments),
+   * right after its precondition is read again when it declares one.
+   */
+  private async startApproved(binding: ToolBinding, approved: Step) {
+    let taskState: JournalResult['taskState'] | null = null;
+    const step = await this.guards.startApproved(binding, approved, async () => {
+      const r = await this.at
+        .journalStep({
+          sequence: approved.sequence,
+          kind: 'TOOL_CALL',
+          toolRef: binding.ref,
+          state: 'STARTED',
+          request: approved.request,
+        })
+        .catch((e: unknown) => {
+          // The approval no longer stands (expired, or a decider's authority lapsed): the engine
+          // asked people again and took the task back. Let it go; it returns when they decide.
+          if (
+            e instanceof GraphQLRequestError &&
+            (e.code === 'APPROVAL_EXPIRED' || e.code === 'APPROVAL_REQUIRED')
+          )
+            throw new LetGo('parked', `step ${approved.sequence}: ${e.message}`);
+          throw e;
+        });
+      taskState = r.taskState;
+      return r.step;
+    });
+    return { step, taskState };
+  }
+
+  /**
+   * Sends a started call (again, when found in flight): a write with a lookup asks it first; a keyless
+   * write without one is never sent again. Returns the step as it ended, or 'lost' when its answer was.
+   */
+  private async send(binding: ToolBinding, step: Step, fresh: boolean): Promise<Step | 'lost'> {
+    const where = { sequence: step.sequence, toolRef: binding.ref };
+    if (!fresh && binding.lookup && binding.policy !== 'READ') {
+      // Found in flight: settle it by its lookup before anything is sent again (SPEC §11).
+      const settled = await this.guards.reconcile(binding, step);
+      if (settled !== 'send-again') return settled;
+      fresh = true;
+    }
+    const key = step.idempotencyKey;
+    if (!key && !fresh && binding.policy !== 'READ') {
+      // A keyless write found in flight is never re-sent: a person states what happened.
+      throw new AttemptFailure(
+        'TOOL_OUTCOME_UNKNOWN',
+        `${binding.ref} (step ${step.sequence}) was in flight`,
+      );
+    }
+    if (key && !fresh)
+      this.at.log.info({ event: 'tool.resend', ...where }, 're-sending a started write with its key');
+    // A TOOL_CALL step's request is `{ callId, arguments }` (the worker wrote it; JSON in the schema).
+    const args = (step.request as { arguments?: Record<string, unknown> } | null)?.arguments ?? {};
+    try {
+      return this.hold(step, await this.invoke(binding, args, key));
+    } catch (e) {
+      if (e instanceof LostAnswer) return 'lost';
+      throw e;
     }
   }
 

@@ -7,65 +7,30 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundScript } from '../../server/demo/scripts.js';
-import { Q } from '../helpers/fixtures.js';
-import {
-  type Harness,
-  instance,
-  spawnWorker,
-  startHarness,
-  startProcess,
-  waitFor,
-  type WorkerProcess,
-} from './helpers.js';
+import { type Harness, spawnWorker, startHarness, startProcess, type WorkerProcess } from './helpers.js';
+import { APPROVAL, seed001 } from './seed001.js';
 
 let h: Harness;
 let lead: string;
 let lena: string;
 const procs: WorkerProcess[] = [];
-const APPROVAL = `query($id: ID!) { approval(id: $id) { id state version digest voidReason } }`;
+let s: ReturnType<typeof seed001>;
 
 beforeAll(async () => {
   h = await startHarness({ script: refundScript });
   lead = await h.engine.principal('HUMAN', 'fiona', { groups: ['finance-leads'] });
   lena = await h.engine.principal('HUMAN', 'lena', { groups: ['finance-leads'] });
+  s = seed001(h, procs);
 });
 afterAll(async () => {
   for (const p of procs) p.kill('SIGKILL');
   await h?.close();
 });
 
-/** The pending approval of an instance's refund (the worker proposed it and let the task go). */
-const pendingOf = (instanceId: string, notId?: string) =>
-  waitFor('a pending approval of the instance', async () => {
-    const d = await h.engine.ok(h.engine.adminToken, Q.approvals, { state: 'PENDING' });
-    const i = await instance(h, instanceId);
-    const edge = d.approvals.edges.find(
-      (e: { node: { id: string; taskId: string } }) =>
-        e.node.id !== notId && i.tasks.some((t) => t.id === e.node.taskId),
-    );
-    return edge?.node ?? null;
-  });
-
-/** A worker proposes the refund and is stopped; returns the pending approval. */
-async function proposedThenStopped(id: string) {
-  const a = spawnWorker(h, `w-${id.slice(0, 6)}-a`);
-  procs.push(a);
-  const approval = await pendingOf(id);
-  a.kill('SIGTERM');
-  expect((await a.exited).code).toBe(0);
-  return approval;
-}
-
-const decide = async (token: string, approvalId: string, digest: string) => {
-  const r = await h.engine.gql(token, Q.decide, { input: { approvalId, decision: 'APPROVE', digest } });
-  expect(r.errors).toBeUndefined();
-};
-
-const completed = (id: string) =>
-  waitFor('the instance to complete', async () => {
-    const i = await instance(h, id);
-    return i.state === 'COMPLETED' ? i : null;
-  });
+const pendingOf = (id: string, notId?: string) => s.pendingOf(id, notId);
+const proposedThenStopped = (id: string) => s.proposedThenStopped(id);
+const decide = (token: string, approvalId: string, digest: string) => s.decide(token, approvalId, digest);
+const completed = (id: string) => s.settled(id);
 
 describe('seed 001 with real worker processes', () => {
   it('the approver left finance-leads before the call ran: VOIDED, a new version, one refund after re-approval', async () => {
@@ -88,10 +53,7 @@ describe('seed 001 with real worker processes', () => {
     );
     const b = spawnWorker(h, `w-${id.slice(0, 6)}-b`);
     procs.push(b);
-    const second = await pendingOf(id, first.id).catch((e) => {
-      console.log(b.output.slice(-6000));
-      throw e;
-    });
+    const second = await pendingOf(id, first.id);
     expect((await h.engine.ok(lena, APPROVAL, { id: first.id })).approval).toMatchObject({
       state: 'VOIDED',
       voidReason: 'AUTHORITY',

@@ -151,6 +151,8 @@ export async function instance(h: Harness, id: string) {
         comment: string | null;
         response: any;
         error: string | null;
+        purpose: 'CALL' | 'PRECONDITION' | 'LOOKUP';
+        reconciled: boolean;
       }[];
     }[];
     history: {

@@ -152,7 +152,11 @@ async function applyAll(
     try {
       out.push(await applyStep(state, ctx, actor, reads, input));
     } catch (e) {
-      const refused = e instanceof RefusalAfterCommit ? e.refusal : e;
+      // a refusal after commit says so: what the call changed before it (e.g. a batch's earlier steps) stands
+      const refused =
+        e instanceof RefusalAfterCommit
+          ? new EngineError(e.refusal.code, e.refusal.message, { ...e.refusal.details, committed: true })
+          : e;
       const answer = batch ? withIndex(refused, index) : refused;
       if (e instanceof RefusalAfterCommit) return { out, refusal: answer };
       throw answer;
@@ -165,7 +169,7 @@ function withIndex(e: unknown, index: number): unknown {
   if (!(e instanceof EngineError)) return e;
   return new EngineError(
     e.code,
-    `Step ${index} of the batch: ${e.message} Nothing of the batch was journaled.`,
+    `Step ${index} of the batch: ${e.message} ${e.details.committed ? 'The steps before it were journaled.' : 'Nothing of the batch was journaled.'}`,
     { ...e.details, index },
   );
 }

@@ -38,43 +38,13 @@ export async function settleUnknownOutcomes(
   actor: string,
   opts: { reacquire?: boolean } = {},
 ): Promise<number> {
-  const attemptSteps = and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt));
-  const started = await tx
-    .select({ sequence: steps.sequence, toolRef: steps.toolRef, key: steps.idempotencyKey })
-    .from(steps)
-    .where(
-      and(
-        attemptSteps,
-        eq(steps.kind, 'TOOL_CALL'),
-        eq(steps.state, 'STARTED'),
-        sql`${steps.policy} IN ('write', 'approval_required')`,
-      ),
-    );
-  if (started.length === 0) return 0;
-  const lookups = await tx
-    .select({ sequence: steps.sequence, state: steps.state })
-    .from(steps)
-    .where(and(attemptSteps, eq(steps.purpose, 'LOOKUP')))
-    .orderBy(asc(steps.sequence));
-  const withLookup = new Set((task.agentWork?.toolBindings ?? []).filter((b) => b.lookup).map((b) => b.ref));
-  const unknown = started.filter((s) => {
-    const after = lookups.filter((l) => l.sequence > s.sequence);
-    if (s.key !== null) return after.at(-1)?.state === 'FAILED';
-    return !(opts.reacquire && withLookup.has(s.toolRef ?? '') && after.length === 0);
-  });
+  const unknown = await unknownOutcomes(tx, task, opts);
   if (unknown.length === 0) return 0;
+  const attemptSteps = and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt));
   const open = await tx
     .update(steps)
     .set({ state: 'OUTCOME_UNKNOWN', updatedAt: sql`now()` })
-    .where(
-      and(
-        attemptSteps,
-        inArray(
-          steps.sequence,
-          unknown.map((s) => s.sequence),
-        ),
-      ),
-    )
+    .where(and(attemptSteps, inArray(steps.sequence, unknown)))
     .returning({
       sequence: steps.sequence,
       toolRef: steps.toolRef,
@@ -122,6 +92,40 @@ export async function settleUnknownOutcomes(
     await notifyTask(tx, task, 'FAILED');
   }
   return open.length;
+}
+
+/** The sequences of the attempt's started writes whose outcome nobody can know now (see above). */
+async function unknownOutcomes(
+  tx: Tx,
+  task: ExternalTaskRow,
+  opts: { reacquire?: boolean },
+): Promise<number[]> {
+  const attemptSteps = and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt));
+  const started = await tx
+    .select({ sequence: steps.sequence, toolRef: steps.toolRef, key: steps.idempotencyKey })
+    .from(steps)
+    .where(
+      and(
+        attemptSteps,
+        eq(steps.kind, 'TOOL_CALL'),
+        eq(steps.state, 'STARTED'),
+        sql`${steps.policy} IN ('write', 'approval_required')`,
+      ),
+    );
+  if (started.length === 0) return [];
+  const lookups = await tx
+    .select({ sequence: steps.sequence, state: steps.state })
+    .from(steps)
+    .where(and(attemptSteps, eq(steps.purpose, 'LOOKUP')))
+    .orderBy(asc(steps.sequence));
+  const withLookup = new Set((task.agentWork?.toolBindings ?? []).filter((b) => b.lookup).map((b) => b.ref));
+  return started
+    .filter((s) => {
+      const after = lookups.filter((l) => l.sequence > s.sequence);
+      if (s.key !== null) return after.at(-1)?.state === 'FAILED';
+      return !(opts.reacquire && withLookup.has(s.toolRef ?? '') && after.length === 0);
+    })
+    .map((s) => s.sequence);
 }
 
 /** Fails the current attempt: retry on attempt+1 after a backoff, or FAILED with a TASK_FAILED incident. */

@@ -138,48 +138,6 @@ export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
     version: t.exposeInt('proposalVersion', {
       description: '1 as proposed; +1 each time an approver approved with changes (see decisions).',
     }),
-    basis: t.field({
-      type: ApprovalBasisRef,
-      description: 'What the agent saw and said when it proposed the call.',
-      resolve: (a, _x, ctx) => approvalBasis(ctx.engine, a),
-    }),
-    onApproval: t.exposeString('onApproval', { description: 'What happens when it is approved.' }),
-    impact: t.exposeString('impact', {
-      nullable: true,
-      description:
-        "The tool's impact sentence rendered from the arguments (as the evidence policy shows them).",
-    }),
-    reversible: t.exposeBoolean('reversible'),
-    facts: t.field({
-      type: 'JSON',
-      nullable: true,
-      description:
-        "The precondition read's answer when the call was proposed (its tool's result redaction applied); null without a precondition.",
-      resolve: (a) => a.facts,
-    }),
-    toolDescription: t.exposeString('toolDescription', {
-      nullable: true,
-      description: "The tool server's own description of the tool, as the worker sent it with the proposal.",
-    }),
-    voidReason: t.field({
-      type: VoidReason,
-      nullable: true,
-      description: 'Why a VOIDED approval was voided.',
-      resolve: (a) => a.voidReason,
-    }),
-    risk: t.field({ type: Risk, resolve: (a) => a.risk.toUpperCase() as 'LOW' }),
-    expiresAt: t.field({
-      type: 'DateTime',
-      nullable: true,
-      description: 'A pending approval with no decision by then expires (approval_timeout_hours).',
-      resolve: (a) => a.expiresAt,
-    }),
-    validUntil: t.field({
-      type: 'DateTime',
-      nullable: true,
-      description: 'An approved call must start by then (approval_valid_minutes).',
-      resolve: (a) => a.validUntil,
-    }),
     candidateGroups: t.exposeStringList('candidateGroups'),
     level: t.int({ resolve: (a) => levelNumber(a.currentLevel) }),
     levels: t.int({ resolve: (a) => a.levels.length }),
@@ -198,6 +156,52 @@ export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
     }),
   }),
 });
+
+/** What seed 001 §四.3 asks an approver to see besides the call (SPEC §11 Readable). */
+builder.objectFields(Approval, (t) => ({
+  basis: t.field({
+    type: ApprovalBasisRef,
+    description: 'What the agent saw and said when it proposed the call.',
+    resolve: (a, _x, ctx) => approvalBasis(ctx.engine, a),
+  }),
+  onApproval: t.exposeString('onApproval', { description: 'What happens when it is approved.' }),
+  impact: t.exposeString('impact', {
+    nullable: true,
+    description:
+      "The tool's impact sentence rendered from the arguments (as the evidence policy shows them).",
+  }),
+  reversible: t.exposeBoolean('reversible'),
+  facts: t.field({
+    type: 'JSON',
+    nullable: true,
+    description:
+      "The precondition read's answer when the call was proposed (its tool's result redaction applied); null without a precondition.",
+    resolve: (a) => a.facts,
+  }),
+  toolDescription: t.exposeString('toolDescription', {
+    nullable: true,
+    description: "The tool server's own description of the tool, as the worker sent it with the proposal.",
+  }),
+  voidReason: t.field({
+    type: VoidReason,
+    nullable: true,
+    description: 'Why a VOIDED approval was voided.',
+    resolve: (a) => a.voidReason,
+  }),
+  risk: t.field({ type: Risk, resolve: (a) => a.risk.toUpperCase() as 'LOW' }),
+  expiresAt: t.field({
+    type: 'DateTime',
+    nullable: true,
+    description: 'A pending approval with no decision by then expires (approval_timeout_hours).',
+    resolve: (a) => a.expiresAt,
+  }),
+  validUntil: t.field({
+    type: 'DateTime',
+    nullable: true,
+    description: 'An approved call must start by then (approval_valid_minutes).',
+    resolve: (a) => a.validUntil,
+  }),
+}));
 
 const ApprovalConnection = connection<ApprovalView>('Approval', Approval);
 
