@@ -8,6 +8,9 @@ import { json } from '../../lib/format';
 import { when } from '../../lib/format';
 import { stepKey, type TraceEvent, type TraceTask } from './types';
 
+/** "human:fiona#<id>" → "fiona"; "engine" stays "engine". */
+export const actorName = (actor: string) => actor.replace(/^[a-z]+:/, '').replace(/#.*$/, '');
+
 const PERSON = /^APPROVAL_(APPROVED|REJECTED|LEVEL_APPROVED|REVOKED|EXPIRED|VOIDED|RETIRED)$/;
 
 /** What people (and the clock) did to a proposed call, in history order: who, what, when, edited or not. */
@@ -17,7 +20,7 @@ function decisionsAt(history: readonly TraceEvent[], key: string) {
     .map((e) => {
       const edited = (e.data as { edited?: boolean } | null)?.edited;
       const what = e.eventType.replace('APPROVAL_', '').replace('_', ' ').toLowerCase();
-      return { seq: e.seq, text: `${e.actor} — ${what}${edited ? ' with changes' : ''}`, at: e.at, approvalId: e.approvalId };
+      return { seq: e.seq, text: `${actorName(e.actor)} — ${what}${edited ? ' with changes' : ''}`, at: e.at, approvalId: e.approvalId };
     });
 }
 
