@@ -4,6 +4,7 @@
  *   web/            the dashboard; talks to the engine over GraphQL only
  *   server/graphql  resolvers → engine commands; never the database
  *   server/worker   talks to the engine over GraphQL only
+ *   server/telemetry  tracing every layer uses; imports only server/shared
  *   server/engine   the domain, in folders whose index.ts is their public face
  *   server/db       schema, pool, migrations, notifier: the bottom layer
  *
@@ -14,7 +15,7 @@
 
 /** Everything that sits above server/db. */
 const ABOVE_DB = [
-  '^server/(engine|graphql|worker|cli|demo|client|metrics)/',
+  '^server/(engine|graphql|worker|cli|demo|client|metrics|auth)/',
   '^server/(main|app|web|cli)\\.ts$',
   '^(web|bench|soak|scripts|test)/',
 ];
@@ -39,6 +40,22 @@ module.exports = {
       to: { path: '^server/db/' },
     },
     {
+      name: 'auth-not-to-db',
+      comment:
+        'Sign-in (OpenID Connect, cookies, access tokens) stores sessions and principals through engine ' +
+        'commands; only server/db and server/engine touch the database.',
+      severity: 'error',
+      from: { path: '^server/auth/' },
+      to: { path: '^server/db/' },
+    },
+    {
+      name: 'engine-not-to-auth',
+      comment: 'The engine knows principals and sessions, not how HTTP signs people in.',
+      severity: 'error',
+      from: { path: '^server/(engine|db)/' },
+      to: { path: '^server/auth/' },
+    },
+    {
       name: 'worker-not-to-engine-or-db',
       severity: 'error',
       comment:
@@ -46,6 +63,15 @@ module.exports = {
         'sides share lives in server/shared.',
       from: { path: '^server/worker/' },
       to: { path: '^server/(engine|db)/' },
+    },
+    {
+      name: 'telemetry-is-a-leaf',
+      severity: 'error',
+      comment:
+        'server/telemetry (OpenTelemetry spans, trace context, the log mixin) is used by every layer — engine, ' +
+        'GraphQL, worker, demo servers, logs — so it imports none of them: only @opentelemetry/* and server/shared.',
+      from: { path: '^server/telemetry/' },
+      to: { path: '^server/', pathNot: ['^server/telemetry/', '^server/shared/'] },
     },
     {
       name: 'web-not-to-server',

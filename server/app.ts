@@ -7,7 +7,7 @@ import type { Config } from './config.js';
 import { connect, type Database } from './db/client.js';
 import { type EmbeddedServer, startEmbeddedPostgres } from './db/embedded.js';
 import { runMigrations } from './db/migrate.js';
-import { Notifier } from './engine/events/index.js';
+import { Notifier, startStreamPruning } from './engine/events/index.js';
 import { type EngineContext, createCounters, Sealer } from './engine/common/index.js';
 import { startJobRunner } from './engine/instances/index.js';
 import { startSweeps } from './engine/approvals/index.js';
@@ -72,6 +72,10 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
   });
   const stopSweeps = opts.sweeps === false ? () => {} : startSweeps(context);
   const stopJobs = startJobRunner(context);
+  const stopPruning =
+    opts.sweeps === false
+      ? () => {}
+      : startStreamPruning(context, (err) => logger.error({ err }, 'event stream pruning failed'));
   const stopWebhooks = startWebhookDispatcher(context, (err) =>
     logger.error({ err }, 'webhook dispatch failed'),
   );
@@ -92,6 +96,7 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
       closed = true;
       stopSweeps();
       stopJobs();
+      stopPruning();
       stopWebhooks();
       await closeServer();
       await notifier.close();

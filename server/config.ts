@@ -32,6 +32,8 @@ export interface Config {
   workerOfflineAfterMs: number;
   heartbeatDebounceMs: number;
   slaSweepIntervalMs: number;
+  /** how long approval and incident events stay replayable (`after:` cursors older than this are refused) */
+  eventRetentionHours: number;
   maxDelegationDepth: number;
   logLevel: string;
   /** bearer token /metrics requires; null = open (bind to a private interface) */
@@ -43,6 +45,31 @@ export interface Config {
     backoffMs: number;
     pollMs: number;
   };
+  /** ABADA_PUBLIC_URL: where browsers reach this engine; null = http://127.0.0.1:<the port it listens on> */
+  publicUrl: string | null;
+  /** OpenID Connect sign-in (SPEC §12); null when ABADA_OIDC_ISSUER is unset */
+  oidc: OidcConfig | null;
+  sessions: { idleMinutes: number; maxHours: number };
+  /**
+   * whether the dashboard offers pasting a bearer token (ABADA_DASHBOARD_TOKEN_SIGNIN); null = unset:
+   * offered only without OpenID Connect (see `tokenSignInOffered`)
+   */
+  dashboardTokenSignIn: boolean | null;
+}
+
+export interface OidcConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  scopes: string;
+  groupsClaim: string;
+  adminGroup: string | null;
+  /** minutes between two confirmations of a session's groups by the provider (fractions allowed) */
+  refreshMinutes: number;
+  /** accept the provider's JWT access tokens for this audience as bearer tokens; null = do not */
+  audience: string | null;
+  /** signature algorithms accepted on those access tokens */
+  algorithms: string[];
 }
 
 type Env = Record<string, string | undefined>;
@@ -109,9 +136,72 @@ function loadEncryption(env: Env, embedded: boolean, dataDir: string): Encryptio
   return { currentKeyId, keys };
 }
 
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+function url(env: Env, name: string, what: string): URL | null {
+  const raw = env[name]?.trim();
+  if (!raw) return null;
+  try {
+    const u = new URL(raw);
+    if (u.protocol === 'https:' || (u.protocol === 'http:' && LOOPBACK.has(u.hostname))) return u;
+  } catch {
+    // reported below
+  }
+  throw new ConfigError(
+    `${name} must be an https URL (${what}); plain http is accepted only on loopback, got "${raw}".`,
+  );
+}
+
+function bool(env: Env, name: string, def: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return def;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}".`);
+}
+
+function positive(env: Env, name: string, def: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new ConfigError(`${name} must be a number > 0, got "${raw}".`);
+  return n;
+}
+
+/** ABADA_OIDC_*: all three of issuer, client id and secret, or none. */
+function loadOidc(env: Env): OidcConfig | null {
+  const issuer = url(env, 'ABADA_OIDC_ISSUER', 'the OpenID Provider’s issuer');
+  const clientId = env.ABADA_OIDC_CLIENT_ID?.trim();
+  const clientSecret = env.ABADA_OIDC_CLIENT_SECRET?.trim();
+  if (!issuer) {
+    if (clientId || clientSecret)
+      throw new ConfigError(
+        'ABADA_OIDC_CLIENT_ID/SECRET are set but ABADA_OIDC_ISSUER is not; set all three.',
+      );
+    return null;
+  }
+  if (!clientId || !clientSecret)
+    throw new ConfigError('ABADA_OIDC_ISSUER needs ABADA_OIDC_CLIENT_ID and ABADA_OIDC_CLIENT_SECRET too.');
+  return {
+    issuer: (env.ABADA_OIDC_ISSUER ?? issuer.href).trim(), // exactly as the provider spells it
+    clientId,
+    clientSecret,
+    scopes: env.ABADA_OIDC_SCOPES?.trim() || 'openid profile email',
+    groupsClaim: env.ABADA_OIDC_GROUPS_CLAIM?.trim() || 'groups',
+    adminGroup: env.ABADA_OIDC_ADMIN_GROUP?.trim() || null,
+    refreshMinutes: positive(env, 'ABADA_OIDC_REFRESH_MINUTES', 10),
+    audience: env.ABADA_OIDC_AUDIENCE?.trim() || null,
+    algorithms: list(env, 'ABADA_OIDC_ALGORITHMS') ?? ['RS256', 'PS256', 'ES256', 'EdDSA'],
+  };
+}
+
+/** Whether the dashboard offers pasting a token: as set, else only when people sign in otherwise. */
+export const tokenSignInOffered = (config: Config) => config.dashboardTokenSignIn ?? config.oidc === null;
+
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = env.DATABASE_URL?.trim() || null;
   const dataDir = path.resolve(env.ABADA_DATA_DIR?.trim() || defaultDataDir(databaseUrl === null));
+  const oidc = loadOidc(env);
   return {
     port: int(env, 'PORT', 3000),
     host: env.HOST?.trim() || '127.0.0.1',
@@ -127,6 +217,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerOfflineAfterMs: int(env, 'ABADA_WORKER_OFFLINE_AFTER_MS', 60_000, 1000),
     heartbeatDebounceMs: int(env, 'ABADA_HEARTBEAT_DEBOUNCE_MS', 5_000, 0),
     slaSweepIntervalMs: int(env, 'ABADA_SLA_SWEEP_INTERVAL_MS', 30_000, 100),
+    eventRetentionHours: int(env, 'ABADA_EVENT_RETENTION_HOURS', 168, 1),
     maxDelegationDepth: int(env, 'ABADA_MAX_DELEGATION_DEPTH', 3, 0),
     logLevel: env.LOG_LEVEL?.trim() || 'info',
     metricsToken: env.ABADA_METRICS_TOKEN?.trim() || null,
@@ -136,5 +227,14 @@ export function loadConfig(env: Env = process.env): Config {
       backoffMs: int(env, 'ABADA_WEBHOOK_BACKOFF_MS', 5_000, 1),
       pollMs: int(env, 'ABADA_WEBHOOK_POLL_MS', 2_000, 10),
     },
+    publicUrl: url(env, 'ABADA_PUBLIC_URL', 'where browsers reach Abada')?.origin ?? null,
+    oidc,
+    sessions: {
+      idleMinutes: positive(env, 'ABADA_SESSION_IDLE_MINUTES', 60),
+      maxHours: positive(env, 'ABADA_SESSION_MAX_HOURS', 12),
+    },
+    dashboardTokenSignIn: env.ABADA_DASHBOARD_TOKEN_SIGNIN?.trim()
+      ? bool(env, 'ABADA_DASHBOARD_TOKEN_SIGNIN', false)
+      : null,
   };
 }

@@ -4,6 +4,7 @@
  * are redacted wherever they appear in a logged object, so a careless `log.info({ input })` leaks nothing.
  */
 import pino, { type Logger } from 'pino';
+import { traceLogFields } from './telemetry/index.js';
 
 const SENSITIVE = [
   'authorization',
@@ -35,6 +36,8 @@ export function createLogger(opts: { level?: string; destination?: pino.Destinat
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
+      // trace_id / span_id on lines written inside a span (nothing while tracing is off)
+      mixin: traceLogFields,
     },
     opts.destination,
   );

@@ -11,6 +11,7 @@ import { type Engine, startEngine } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { EmbeddedPostgresError } from './db/embedded.js';
 import { demoBanner, startDemo } from './demo/demo.js';
+import { startTracing, TracingConfigError } from './telemetry/index.js';
 import { createWebHandler } from './web.js';
 
 function wantsDemo(config: Config, argv: string[]): boolean {
@@ -32,6 +33,7 @@ async function main() {
     throw e;
   }
   const dev = argv.includes('--dev');
+  const tracing = await startTracing({ serviceName: 'abada' });
   let close: () => Promise<void>;
   let engine: Engine;
   if (wantsDemo(config, argv)) {
@@ -54,6 +56,7 @@ async function main() {
     stopping = true;
     console.log(`[abada] ${signal}: stopping`);
     await close().catch((e) => console.error(e));
+    await tracing?.shutdown();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
@@ -62,7 +65,8 @@ async function main() {
 
 main().catch((e) => {
   // A failure the operator can act on is one line saying what to do; anything else is a bug, with its stack.
-  if (e instanceof EmbeddedPostgresError || e instanceof ConfigError) console.error(`[abada] ${e.message}`);
+  if (e instanceof EmbeddedPostgresError || e instanceof ConfigError || e instanceof TracingConfigError)
+    console.error(`[abada] ${e.message}`);
   else console.error('[abada] failed to start:', e);
   process.exit(1);
 });

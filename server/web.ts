@@ -23,6 +23,8 @@ export interface DemoUser {
   name: string;
   role: string;
   token: string;
+  /** with the demo OpenID Provider: where one click signs the person in (then `token` is empty) */
+  signIn?: string;
 }
 
 export interface WebOptions {

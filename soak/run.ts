@@ -21,6 +21,7 @@ import { approvalPass, type BotContext, incidentPass, loop, newBotStats } from '
 import { printTable, runChecks } from './check.js';
 import { CRM_SECRET, DEFINITIONS, storyFor } from './defs.js';
 import { EngineSlot, Fleet, gql, type WorkerEnv } from './procs.js';
+import { startSubscribers } from './subscribers.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -110,6 +111,14 @@ async function main(): Promise<number> {
   fleet.start();
   cleanups.unshift(() => fleet.stop(2000));
 
+  // Integrators: subscribers that disconnect and resume with after:, while listeners are cut.
+  const subscribers = await startSubscribers({
+    urls: [A, B],
+    adminToken: ADMIN,
+    databaseUrl: pgServer.url,
+    log,
+    until: t0 + START_SPAN_MS + 10_000,
+  });
   const stats = newBotStats();
   const botCtx: BotContext = {
     urls: [A, B],
@@ -252,6 +261,7 @@ async function main(): Promise<number> {
 
   for (const b of bots) await b.stop();
   await fleet.stop();
+  const subscriberRow = await subscribers.finish();
   const { rows, figures } = await runChecks({
     databaseUrl: pgServer.url,
     engineUrl: A,
@@ -271,6 +281,7 @@ async function main(): Promise<number> {
     figure: `approved ${stats.approved}, rejected ${stats.rejected}, cancelled while waiting ${stats.cancelledWaiting}, second decisions ${stats.secondDecisions} (refused ${stats.secondDecisionRefused}), unknown outcomes resolved ${stats.unknownResolvedHappened} happened / ${stats.unknownResolvedNotHappened} not, task retries ${stats.taskRetries}, bot errors ${stats.errors}`,
     violations: stats.secondDecisionWrong + stats.errors,
   });
+  rows.push(subscriberRow);
   rows[1].figure += `, of which ${targeted} mid-write ${JSON.stringify(targetedByTool)}`;
   const seconds = Math.round((Date.now() - t0) / 1000);
   const violations = rows.reduce((a, r) => a + r.violations, 0);

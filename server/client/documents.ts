@@ -16,7 +16,7 @@ export const StepFields = graphql(`
 export const ToolBindingFields = graphql(`
   fragment ToolBindingFields on ToolBinding {
     ref server tool policy idempotency transport url command args credential credentialEnv
-    inputSchemaSha256 editable
+    inputSchemaSha256 editable redact
     precondition { tool arguments expression }
     lookup { tool arguments expression }
   }
@@ -44,6 +44,7 @@ export const FetchAndLock = graphql(
       id topicName projectId processInstanceId nodeId attempt lockExpiresAt variables
       agentWork { ...AgentWorkFields }
       steps { ...StepFields }
+      traceparent
     }
   }
 `,
@@ -114,3 +115,60 @@ export const StartProcess = graphql(`
     startProcess(key: $key, variables: $variables, businessKey: $businessKey) { id state currentNodeId }
   }
 `);
+
+// ---- approvals and incidents, for integrators (docs/custom-worker.md) --------------------------------
+
+export const ApprovalFields = graphql(`
+  fragment ApprovalFields on Approval {
+    id state toolRef nodeId model attempt sequence arguments digest candidateGroups level levels
+    escalated slaDueAt expiresAt decidedBy decidedAt comment processInstanceId taskId createdAt
+    eventCursor
+  }
+`);
+
+export const IncidentFields = graphql(`
+  fragment IncidentFields on Incident {
+    id type state message processInstanceId taskId attempt workerId createdAt eventCursor
+  }
+`);
+
+export const PendingApprovals = graphql(
+  `
+  query PendingApprovals($mine: Boolean, $first: Int, $after: String) {
+    approvals(state: PENDING, mine: $mine, first: $first, after: $after) {
+      totalCount
+      edges { node { ...ApprovalFields } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+`,
+  [ApprovalFields],
+);
+
+export const DecideApproval = graphql(
+  `
+  mutation DecideApproval($input: DecideApprovalInput!) { decideApproval(input: $input) { ...ApprovalFields } }
+`,
+  [ApprovalFields],
+);
+
+export const ApprovalOpened = graphql(
+  `
+  subscription ApprovalOpened($after: String) { approvalOpened(after: $after) { ...ApprovalFields } }
+`,
+  [ApprovalFields],
+);
+
+export const ApprovalChanged = graphql(
+  `
+  subscription ApprovalChanged($after: String) { approvalChanged(after: $after) { ...ApprovalFields } }
+`,
+  [ApprovalFields],
+);
+
+export const IncidentOpened = graphql(
+  `
+  subscription IncidentOpened($after: String) { incidentOpened(after: $after) { ...IncidentFields } }
+`,
+  [IncidentFields],
+);

@@ -19,6 +19,7 @@ export * from './errors.js';
 export { graphql, type ResultOf, type TadaDocumentNode, type VariablesOf } from './graphql.js';
 export { backoffMs, sleep } from './retry.js';
 export { subscribe, wsClient } from './ws.js';
+export { type ResumableOptions, type ResumableSubscription, subscribeResumable } from './resume.js';
 
 export interface ClientOptions {
   /** The engine's base URL; `/graphql` is added unless it is already there. */
@@ -29,6 +30,8 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** A keep-alive agent of the caller's (default: one shared by the process). */
   agent?: http.Agent;
+  /** Headers computed for each request (the worker's `traceparent`). */
+  headers?: () => Record<string, string>;
 }
 
 export interface RequestOptions {
@@ -62,17 +65,22 @@ export class GraphQLClient {
   private readonly transport: HttpTransport;
   private readonly timeoutMs: number;
   private readonly token: string | null;
+  private readonly headers: ClientOptions['headers'];
 
   constructor(opts: ClientOptions, transport?: HttpTransport) {
     this.endpoint = graphqlEndpoint(opts.url);
     this.transport = transport ?? new HttpTransport(this.endpoint, opts.agent);
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.token = opts.token || null;
+    this.headers = opts.headers;
   }
 
   /** The same engine and connections, another principal. */
   as(token: string | null): GraphQLClient {
-    return new GraphQLClient({ url: this.endpoint, token, timeoutMs: this.timeoutMs }, this.transport);
+    return new GraphQLClient(
+      { url: this.endpoint, token, timeoutMs: this.timeoutMs, headers: this.headers },
+      this.transport,
+    );
   }
 
   /** The response body whatever it says: GraphQL errors are returned, not thrown. */
@@ -151,7 +159,7 @@ export class GraphQLClient {
 
   private async once(doc: AnyDocument | string, variables: Record<string, unknown>, opts: RequestOptions) {
     const answer = await this.transport.post(JSON.stringify({ query: queryText(doc), variables }), {
-      headers: this.authHeader(),
+      headers: { ...this.headers?.(), ...this.authHeader() },
       signal: opts.signal,
       timeoutMs: opts.timeoutMs ?? this.timeoutMs,
     });

@@ -14,6 +14,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
+import { startTracing, traceMcpRequest } from '../telemetry/index.js';
 import { type CrmControls, handleControl } from './crm-control.js';
 import { cliArg, closeServer, isMainModule, listen, readBody, sendJson } from './http-util.js';
 import {
@@ -230,7 +231,7 @@ async function handleMcp(rt: Runtime, req: IncomingMessage, res: ServerResponse)
     void server.close();
   });
   await server.connect(transport);
-  await transport.handleRequest(req, res, body);
+  await traceMcpRequest('demo-crm', req.headers, body, () => transport.handleRequest(req, res, body));
 }
 
 function route(rt: Runtime, api: () => CrmServer, token: string | null) {
@@ -329,6 +330,7 @@ export async function startCrmServer(opts: CrmServerOptions = {}): Promise<CrmSe
 }
 
 if (isMainModule(import.meta.url)) {
+  await startTracing({ serviceName: 'abada-demo-crm' });
   const crm = await startCrmServer({
     port: Number(cliArg('port') ?? process.env.PORT ?? 4100),
     host: cliArg('host'),

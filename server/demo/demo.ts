@@ -25,6 +25,7 @@ import {
 import type { Config } from '../config.js';
 import { createWebHandler, type DemoUser } from '../web.js';
 import { startCrmServer } from './crm-server.js';
+import { DEMO_PASSWORD, oneClick, startDemoIdentity } from './identity.js';
 import { ALICE, demoSource } from './definitions.js';
 import { startModelServer } from './model-server.js';
 import { demoScript } from './scripts.js';
@@ -79,6 +80,8 @@ export interface Demo {
   usersFile: string;
   crmUrl: string;
   modelUrl: string;
+  /** the demo OpenID Provider's issuer, when the demo runs one */
+  identityProvider: string | null;
   workerRunning: boolean;
   aliceInstanceId: string | null;
   close(): Promise<void>;
@@ -91,11 +94,16 @@ const ActiveInstances = graphql(`
   }
 `);
 
-/** Existing tokens that still authenticate are kept; anything missing or stale is created anew. */
+/**
+ * Existing tokens that still authenticate are kept; anything missing or stale is created anew. With the
+ * demo's OpenID Provider, a person's principal is the provider-managed one (signed in once here, through
+ * the provider), and their token is that principal's, rotated by the admin: one principal per person.
+ */
 async function ensurePrincipals(
   client: GraphQLClient,
   adminToken: string,
   file: string,
+  providerPrincipalId: ((name: string) => Promise<string>) | null,
 ): Promise<StoredPrincipal[]> {
   let stored: StoredPrincipal[] = [];
   if (existsSync(file)) {
@@ -107,16 +115,22 @@ async function ensurePrincipals(
   }
   const out: StoredPrincipal[] = [];
   for (const p of PEOPLE) {
+    const managedId = p.kind !== 'WORKER' && providerPrincipalId ? await providerPrincipalId(p.name) : null;
     const old = stored.find((s) => s.name === p.name)?.token;
     if (old) {
       const ok = await client
         .as(old)
         .request(Me, {})
         .catch(() => null);
-      if (ok?.me.name === p.name) {
+      if (ok?.me.name === p.name && (managedId === null || ok.me.id === managedId)) {
         out.push({ ...p, token: old });
         continue;
       }
+    }
+    if (managedId) {
+      const rotated = await setUp(() => client.as(adminToken).request(RotateToken, { id: managedId }));
+      out.push({ ...p, token: rotated.rotatePrincipalToken.token });
+      continue;
     }
     const created = await setUp(() =>
       client.as(adminToken).request(CreatePrincipal, {
@@ -129,6 +143,10 @@ async function ensurePrincipals(
   writeFileSync(file, JSON.stringify(out, null, 2), { mode: 0o600 });
   return out;
 }
+
+const RotateToken = graphql(`
+  mutation DemoRotateToken($id: ID!) { rotatePrincipalToken(id: $id) { token } }
+`);
 
 /** A set-up call; a refusal names itself as the demo's set-up (the engine answered, the demo is wrong). */
 async function setUp<T>(call: () => Promise<T>): Promise<T> {
@@ -168,29 +186,46 @@ async function startDemoWorker(engineUrl: string, token: string, modelUrl: strin
   return startWorker(config);
 }
 
+/** The ports of the demo's servers last time (kept so frozen bindings of waiting work stay valid). */
+function readPorts(file: string): { crmPort?: number; modelPort?: number; oidcPort?: number } {
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+}
+
 export async function startDemo(opts: DemoOptions): Promise<Demo> {
   const stateFile = path.join(opts.config.dataDir, 'demo.json');
-  const saved = existsSync(stateFile)
-    ? (JSON.parse(readFileSync(stateFile, 'utf8')) as { crmPort?: number; modelPort?: number })
-    : {};
+  const saved = readPorts(stateFile);
   const crmToken = `crm_${randomBytes(18).toString('base64url')}`;
   const crm = await stablePort(saved.crmPort, (port) => startCrmServer({ port, token: crmToken }));
   const model = await stablePort(saved.modelPort, (port) => startModelServer({ port, script: demoScript }));
   mkdirSync(opts.config.dataDir, { recursive: true });
-  writeFileSync(stateFile, JSON.stringify({ crmPort: crm.port, modelPort: model.port }));
 
   const adminToken = opts.config.adminToken ?? `demo-admin-${randomBytes(24).toString('base64url')}`;
-  const config: Config = { ...opts.config, adminToken };
+  // the demo's own OpenID Provider, unless the operator configured a real one
+  const idp = opts.config.oidc ? null : await startDemoIdentity(saved.oidcPort);
+  writeFileSync(
+    stateFile,
+    JSON.stringify({ crmPort: crm.port, modelPort: model.port, oidcPort: idp?.provider.port }),
+  );
+  const config: Config = { ...opts.config, adminToken, oidc: opts.config.oidc ?? idp?.oidc ?? null };
   let users: DemoUser[] = [];
-  const web = await createWebHandler({ dev: !!opts.dev, demoUsers: () => users });
+  const web = await createWebHandler({
+    dev: !!opts.dev,
+    demoUsers: () => (idp ? users.map(oneClick) : users),
+  });
   const engine = await startEngine({ config, web });
+  idp?.register(config.publicUrl ?? engine.url);
   const client = createClient({ url: engine.url });
   const admin = client.as(adminToken);
 
   await setUp(() => admin.request(Deploy, { source: demoSource(crm.url) }));
   await setUp(() => admin.request(SetCredential, { name: 'crm-token', secret: crmToken }));
   const usersFile = path.join(config.dataDir, 'demo-users.json');
-  const principals = await ensurePrincipals(client, adminToken, usersFile);
+  const principals = await ensurePrincipals(
+    client,
+    adminToken,
+    usersFile,
+    idp ? (name) => idp.principalId(engine.url, name) : null,
+  );
   users = principals
     .filter((p) => p.kind !== 'WORKER')
     .map((p) => ({ name: p.name, role: p.role, token: p.token ?? '' }));
@@ -223,11 +258,13 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     usersFile,
     crmUrl: crm.url,
     modelUrl: model.url,
+    identityProvider: idp?.provider.issuer ?? null,
     workerRunning: worker !== null,
     aliceInstanceId,
     async close() {
       await worker?.stop().catch(() => {});
       await engine.close();
+      await idp?.provider.close();
       await crm.close();
       await model.close();
     },
@@ -241,6 +278,11 @@ export function demoBanner(demo: Demo): string {
     `  Abada demo is ready: ${demo.engine.url}`,
     '',
     '  Open it and click "Sign in as fiona" (finance lead) to approve Alice’s €89 refund.',
+    ...(demo.identityProvider
+      ? [
+          `  People sign in through the demo OpenID Provider at ${demo.identityProvider} (password: ${DEMO_PASSWORD}).`,
+        ]
+      : []),
     `  Demo users (tokens are also in ${demo.usersFile}):`,
     ...demo.users.map((u) => `    ${u.name.padEnd(6)} ${u.role}`),
     '',

@@ -43,6 +43,8 @@ export interface ModelCall {
   tools: ChatTool[];
   answer: ScriptAnswer;
   stream: boolean;
+  /** the W3C traceparent the caller sent (a tracing worker sends its model call's span) */
+  traceparent: string | null;
   at: string;
 }
 
@@ -138,7 +140,8 @@ async function handleChat(rt: Runtime, req: IncomingMessage, res: ServerResponse
     sendJson(res, 500, errorBody(`Script failed: ${String(err)}`, 'server_error', 'script_error'));
     return;
   }
-  rt.calls.push({ ...request, answer, stream, at: new Date().toISOString() });
+  const traceparent = typeof req.headers.traceparent === 'string' ? req.headers.traceparent : null;
+  rt.calls.push({ ...request, answer, stream, traceparent, at: new Date().toISOString() });
   if ('unavailable' in answer) {
     const message = answer.message ?? `The model ${request.model} is currently unavailable`;
     sendJson(res, 503, errorBody(message, 'server_error', 'model_unavailable'));

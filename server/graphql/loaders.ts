@@ -8,6 +8,7 @@ import {
 } from '../engine/instances/index.js';
 import { type TaskView, tasksOfInstances } from '../engine/tasks/index.js';
 import type { EngineContext } from '../engine/common/index.js';
+import { latestPositions } from '../engine/events/index.js';
 import { loadSteps, type StepView } from '../engine/journal/index.js';
 
 export interface Loaders {
@@ -15,6 +16,8 @@ export interface Loaders {
   tasksByInstance: DataLoader<string, TaskView[]>;
   historyByInstance: DataLoader<string, HistoryEventView[]>;
   userTasksByInstance: DataLoader<string, UserTaskView[]>;
+  /** the stream position of the latest event about an approval or incident */
+  eventPosition: DataLoader<string, number>;
 }
 
 function group<T>(ids: readonly string[], rows: T[], key: (r: T) => string): T[][] {
@@ -37,5 +40,9 @@ export function createLoaders(engine: EngineContext): Loaders {
     userTasksByInstance: new DataLoader(async (ids) =>
       group(ids, await userTasksOf(engine, [...ids]), (u) => u.processInstanceId),
     ),
+    eventPosition: new DataLoader(async (ids) => {
+      const positions = await latestPositions(engine.db, ids);
+      return ids.map((id) => positions.get(id) ?? 0);
+    }),
   };
 }

@@ -1,28 +1,33 @@
 /**
  * Subscriptions are fed by PostgreSQL NOTIFY (the engine's events/ module), so a subscriber on one engine process
  * sees events committed by another. An event names ids only; the object is loaded once per process and
- * shared by every subscriber that may see it (not once per subscriber).
+ * shared by every subscriber that may see it (not once per subscriber). Approval and incident events
+ * come from the durable stream, with their positions, to `onStream` listeners (see stream.ts); task
+ * events go through the pubsub.
  */
 import { createPubSub } from 'graphql-yoga';
-import type { EngineEvent } from '../engine/common/index.js';
+import type { EngineEvent, StreamEvent } from '../engine/common/index.js';
 import type { Notifier } from '../engine/events/index.js';
 
 type Of<T extends EngineEvent['type']> = Extract<EngineEvent, { type: T }>;
 
 export class EventHub {
-  readonly pubsub = createPubSub<{
-    approval: [Of<'approval'>];
-    task: [Of<'task'>];
-    incident: [Of<'incident'>];
-  }>();
+  readonly pubsub = createPubSub<{ task: [Of<'task'>] }>();
   private readonly shared = new Map<string, { at: number; value: Promise<unknown> }>();
+  private readonly streamListeners = new Set<(e: StreamEvent) => void>();
 
   constructor(notifier: Notifier | null) {
     notifier?.on('event', (e: EngineEvent) => {
-      if (e.type === 'approval') this.pubsub.publish('approval', e);
-      else if (e.type === 'task') this.pubsub.publish('task', e);
-      else if (e.type === 'incident') this.pubsub.publish('incident', e);
+      if (e.type === 'task') this.pubsub.publish('task', e);
+      else if (e.type === 'approval' || e.type === 'incident')
+        for (const listen of this.streamListeners) listen(e as StreamEvent);
     });
+  }
+
+  /** Hears every stream event of this process, in position order, from now on. Returns off(). */
+  onStream(listen: (e: StreamEvent) => void): () => void {
+    this.streamListeners.add(listen);
+    return () => this.streamListeners.delete(listen);
   }
 
   private readonly perEvent = new WeakMap<object, Map<string, Promise<unknown>>>();

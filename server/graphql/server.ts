@@ -9,7 +9,7 @@ import { useServer as attachGraphqlWs } from 'graphql-ws/use/ws';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import { type EngineContext, ping } from '../engine/common/index.js';
-import { identify, bearerToken } from '../engine/principals/index.js';
+import { type Auth, createAuth } from '../auth/index.js';
 import { EngineError } from '../errors.js';
 import { log as defaultLogger, type Logger } from '../log.js';
 import type { GraphQLContext } from './builder.js';
@@ -20,6 +20,7 @@ import { observePlugin } from './observe.js';
 import type { EventHub } from './pubsub.js';
 import { schema } from './schema/index.js';
 import { Sessions } from './sessions.js';
+import { tracePlugin } from './trace.js';
 
 export type WebHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void | Promise<void>;
 
@@ -70,10 +71,12 @@ export function createEngineServer(opts: ServerOptions) {
   const logger = opts.logger ?? defaultLogger;
   const log = opts.log ?? ((e: unknown) => logger.error({ err: e }, 'internal error'));
   const metrics = new EngineMetrics();
-  const yoga = createYogaFor(engine, opts.hub, metrics, logger, log);
+  const auth = createAuth(engine, () => engine.config.publicUrl ?? listeningOrigin(server), log);
+  const yoga = createYogaFor(engine, opts.hub, metrics, logger, log, auth);
   const server = http.createServer((req, res) => {
     const url = req.url ?? '/';
     const is = (path: string) => url === path || url.startsWith(`${path}?`);
+    if (url.startsWith('/auth/') && auth.routes(req, res)) return;
     if (is('/healthz')) serveHealth(engine, res);
     else if (is('/metrics')) serveMetrics(metrics, engine, req, res, logger);
     else if (is('/graphql')) {
@@ -87,10 +90,11 @@ export function createEngineServer(opts: ServerOptions) {
     } else serveLanding(url, res);
   });
   const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: engine.config.maxBodyBytes });
-  const ws = attachWebSocket(wss, yoga, engine);
+  const ws = attachWebSocket(wss, yoga, engine, auth);
   return {
     server,
     async close() {
+      auth.stop();
       await ws.dispose();
       wss.close();
       server.closeAllConnections?.();
@@ -106,6 +110,7 @@ function createYogaFor(
   metrics: EngineMetrics,
   logger: Logger,
   log: (e: unknown) => void,
+  auth: Auth,
 ) {
   const limitsPlugin: Plugin = {
     onValidate({ addValidationRule }) {
@@ -119,14 +124,26 @@ function createYogaFor(
     graphiql: { title: 'Abada GraphQL' },
     batching: false,
     logging: false,
-    plugins: [limitsPlugin, observePlugin(metrics, logger)],
+    plugins: [limitsPlugin, observePlugin(metrics, logger), tracePlugin()],
     maskedErrors: { maskError: (e) => maskError(e, log) },
     context: async (initial) => {
-      const init = initial as { request?: Request; connectionParams?: Record<string, unknown> };
-      const token = bearerToken(
-        init.connectionParams?.authorization ?? init.request?.headers.get('authorization'),
-      );
-      const { actor, refusal } = await identify(engine, token);
+      const init = initial as {
+        request?: Request;
+        req?: http.IncomingMessage;
+        socket?: unknown;
+        connectionParams?: Record<string, unknown>;
+      };
+      // graphql-ws operations carry the socket (onSubscribe below); HTTP requests do not
+      const { actor, refusal } = init.socket
+        ? await auth.identifier.socket(socketHeaders(init.connectionParams, init.req))
+        : await auth.identifier.http(
+            {
+              authorization: init.request?.headers.get('authorization'),
+              cookie: init.request?.headers.get('cookie'),
+              csrf: init.request?.headers.get('x-abada-csrf'),
+            },
+            init.request?.method !== 'GET' && init.request?.method !== 'HEAD',
+          );
       return {
         actor,
         authRefusal: refusal,
@@ -137,6 +154,22 @@ function createYogaFor(
       };
     },
   });
+}
+
+/** The origin browsers use when ABADA_PUBLIC_URL is unset: loopback and the port this server listens on. */
+function listeningOrigin(server: http.Server): string {
+  const a = server.address();
+  return `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`;
+}
+
+/** What a graphql-ws connection presents: connectionParams' bearer token, else the upgrade's cookie. */
+function socketHeaders(params: Record<string, unknown> | undefined, req: http.IncomingMessage | undefined) {
+  const authorization = params?.authorization;
+  return {
+    authorization: typeof authorization === 'string' ? authorization : null,
+    cookie: req?.headers.cookie ?? null,
+    origin: req?.headers.origin ?? null,
+  };
 }
 
 function serveHealth(engine: EngineContext, res: http.ServerResponse) {
@@ -188,7 +221,7 @@ function serveLanding(url: string, res: http.ServerResponse) {
 }
 
 /** graphql-ws at /graphql: a connection authenticates once; each subscription runs through yoga's envelope. */
-function attachWebSocket(wss: WebSocketServer, yoga: Yoga, engine: EngineContext) {
+function attachWebSocket(wss: WebSocketServer, yoga: Yoga, engine: EngineContext, auth: Auth) {
   const sessions = new Sessions(engine.notifier);
   return attachGraphqlWs(
     {
@@ -197,7 +230,9 @@ function attachWebSocket(wss: WebSocketServer, yoga: Yoga, engine: EngineContext
       // biome-ignore lint/suspicious/noExplicitAny: as above
       subscribe: (args: any) => args.rootValue.subscribe(args),
       onConnect: async (ctx) => {
-        const { actor } = await identify(engine, bearerToken(ctx.connectionParams?.authorization));
+        const { actor } = await auth.identifier.socket(
+          socketHeaders(ctx.connectionParams, ctx.extra.request),
+        );
         if (actor === null) return false;
         // kept per connection so a disabled (or rotated, or changed) principal's sockets can be closed
         sessions.add(actor.principalId, ctx.extra.socket);

@@ -11,6 +11,7 @@ import {
   type ResultOf,
   type VariablesOf,
 } from '../client/index.js';
+import { traceHeaders } from '../telemetry/index.js';
 import {
   CompleteTask,
   ExtendLock,
@@ -54,7 +55,7 @@ export class EngineClient {
   private readonly client: GraphQLClient;
 
   constructor(engineUrl: string, token: string) {
-    this.client = createClient({ url: engineUrl, token });
+    this.client = createClient({ url: engineUrl, token, headers: traceHeaders });
   }
 
   get endpoint(): string {

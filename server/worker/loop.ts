@@ -5,6 +5,7 @@
  * period, then abandons the rest: their leases lapse and the journal lets another worker resume them.
  */
 import pino, { type Logger } from 'pino';
+import { traceLogFields } from '../telemetry/index.js';
 import type { WorkerConfig } from './config.js';
 import { backoffMs, EngineClient, GraphQLRequestError, type LockedTask, sleep } from './graphql.js';
 import { ModelClient } from './model.js';
@@ -32,7 +33,7 @@ const FATAL_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN']);
 export function createLogger(config: Pick<WorkerConfig, 'logLevel' | 'workerId'>): Logger {
   // Synchronous writes: a line is out before the process exits (SIGTERM → exit 0).
   return pino(
-    { level: config.logLevel, base: { workerId: config.workerId } },
+    { level: config.logLevel, base: { workerId: config.workerId }, mixin: traceLogFields },
     pino.destination({ dest: 1, sync: true }),
   );
 }

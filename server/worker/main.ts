@@ -9,6 +9,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { startTracing, TracingConfigError, type TracingHandle } from '../telemetry/index.js';
 import { loadWorkerConfig, WorkerConfigError } from './config.js';
 import { createLogger, startWorker } from './loop.js';
 
@@ -26,6 +27,17 @@ async function main(): Promise<void> {
     }
     throw e;
   }
+  let tracing: TracingHandle | null;
+  try {
+    tracing = await startTracing({ serviceName: 'abada-worker' });
+  } catch (e) {
+    if (!(e instanceof TracingConfigError)) throw e;
+    process.stderr.write(`${e.message}\nSee docs/tracing.md.\n`);
+    process.exit(2);
+  }
+  // buffered spans go out before the process does
+  const exit = (code: number) =>
+    void (tracing?.shutdown() ?? Promise.resolve()).then(() => process.exit(code));
   const log = createLogger(config);
   const worker = await startWorker(config, { logger: log });
   let signals = 0;
@@ -36,12 +48,12 @@ async function main(): Promise<void> {
       process.exit(0);
     }
     log.info({ event: 'worker.signal', signal }, 'shutting down');
-    void worker.stop().then(() => process.exit(0));
+    void worker.stop().then(() => exit(0));
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   await worker.done;
-  process.exit(worker.fatal ? 1 : 0);
+  exit(worker.fatal ? 1 : 0);
 }
 
 function isMain(): boolean {

@@ -17,6 +17,8 @@ import {
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
+import { mcpMeta, withTraceHeaders } from '../telemetry/index.js';
+import { annotationConflict, type ToolAnnotations } from './annotations.js';
 import type { ToolSchema } from './conversation.js';
 import type { ToolBinding } from './graphql.js';
 
@@ -51,6 +53,7 @@ export function isAllowed(allowed: string[] | null, b: Pick<ToolBinding, 'server
 
 /** fetch that copies `_meta.idempotencyKey` of a `tools/call` into the Idempotency-Key header. */
 const keyedFetch = (url: string | URL, init?: RequestInit): Promise<Response> => {
+  init = withTraceHeaders(init);
   if (typeof init?.body === 'string' && init.body.includes('idempotencyKey')) {
     try {
       const msg = JSON.parse(init.body) as {
@@ -170,13 +173,7 @@ export class ToolSessions {
     const servers = [...new Set(mcp.map((b) => b.server))];
     for (const server of servers) {
       const bound = mcp.filter((b) => b.server === server);
-      const session = await this.session(bound[0]);
-      let listed: { name: string; description?: string; inputSchema: Record<string, unknown> }[];
-      try {
-        listed = await listAll(session.client, this.opts.timeoutMs);
-      } catch (e) {
-        throw new ToolSetupError('TOOL_SERVER_UNREACHABLE', `${server}: tools/list failed: ${errorText(e)}`);
-      }
+      const listed = await this.tools(bound[0]);
       for (const b of bound) {
         const tool = listed.find((t) => t.name === b.tool);
         if (!tool) {
@@ -191,10 +188,22 @@ export class ToolSessions {
             `${b.ref}: the input schema's SHA-256 is ${schemaSha256(tool.inputSchema)}, the definition pins ${b.inputSchemaSha256}.`,
           );
         }
+        const conflict = annotationConflict(b, tool.annotations);
+        if (conflict) throw new ToolSetupError('TOOL_CONTRACT_MISMATCH', conflict);
         schemas.set(b.ref, { description: tool.description, inputSchema: tool.inputSchema });
       }
     }
     return schemas;
+  }
+
+  /** Every tool the binding's server lists (its session opened on demand). Throws ToolSetupError. */
+  async tools(b: ToolBinding): Promise<Awaited<ReturnType<typeof listAll>>> {
+    const session = await this.session(b);
+    try {
+      return await listAll(session.client, this.opts.timeoutMs);
+    } catch (e) {
+      throw new ToolSetupError('TOOL_SERVER_UNREACHABLE', `${b.server}: tools/list failed: ${errorText(e)}`);
+    }
   }
 
   /**
@@ -206,7 +215,7 @@ export class ToolSessions {
     let result: Awaited<ReturnType<Client['callTool']>>;
     try {
       result = await session.client.callTool(
-        { name: b.tool, arguments: args, ...(key ? { _meta: { idempotencyKey: key } } : {}) },
+        { name: b.tool, arguments: args, ...mcpMeta(key ? { idempotencyKey: key } : {}) },
         undefined,
         { timeout: this.opts.timeoutMs },
       );
@@ -241,12 +250,22 @@ export class ToolSessions {
 }
 
 async function listAll(client: Client, timeout: number) {
-  const tools: { name: string; description?: string; inputSchema: Record<string, unknown> }[] = [];
+  const tools: {
+    name: string;
+    description?: string;
+    inputSchema: Record<string, unknown>;
+    annotations?: ToolAnnotations;
+  }[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 100; page++) {
     const r = await client.listTools(cursor ? { cursor } : undefined, { timeout });
     for (const t of r.tools)
-      tools.push({ name: t.name, description: t.description, inputSchema: t.inputSchema });
+      tools.push({
+        name: t.name,
+        description: t.description,
+        inputSchema: t.inputSchema,
+        annotations: t.annotations,
+      });
     cursor = r.nextCursor;
     if (!cursor) break;
   }

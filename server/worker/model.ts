@@ -5,6 +5,7 @@
  * unavailable is journaled FAILED and the next fallback model tried), and an explicit timeout.
  */
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import { traceHeaders } from '../telemetry/index.js';
 import type { WorkerConfig } from './config.js';
 import { assistantMessage, type FunctionTool, type Message } from './conversation.js';
 
@@ -96,7 +97,7 @@ export class ModelClient {
           messages: messages as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
           ...(tools.length ? { tools: tools as OpenAI.Chat.Completions.ChatCompletionTool[] } : {}),
         },
-        { signal },
+        { signal, headers: traceHeaders() },
       );
     } catch (e) {
       if (e instanceof APIUserAbortError) throw e;

@@ -5,6 +5,7 @@
  */
 import { AttemptFailure, type Attempt } from './attempt.js';
 import { type FunctionTool, type Message, messagesHash } from './conversation.js';
+import { traceModelCall } from '../telemetry/index.js';
 import { GraphQLRequestError } from './graphql.js';
 import { type ModelClient, ModelRequestError, ModelUnavailableError } from './model.js';
 
@@ -104,7 +105,10 @@ export class ModelTurns {
     const { at, chain } = this;
     const t0 = Date.now();
     try {
-      const answer = await this.models.chat(model, messages, tools, at.lease.signal);
+      const provider = this.models.providerOf(model);
+      const answer = await traceModelCall({ model, provider, sequence: at.seq, messages }, () =>
+        this.models.chat(model, messages, tools, at.lease.signal),
+      );
       at.end({
         sequence: at.seq,
         kind: 'MODEL_CALL',

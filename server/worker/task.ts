@@ -8,10 +8,12 @@
  * APPROVED call runs exactly as approved; a REJECTED one answers the model with the person's reason.
  */
 import type { Logger } from 'pino';
+import { type ToolCallOf, traceAttempt, traceToolCall } from '../telemetry/index.js';
 import { Attempt, AttemptFailure, LetGo, refusal } from './attempt.js';
 import type { WorkerConfig } from './config.js';
 import {
   type FunctionTool,
+  functionName,
   initialMessages,
   type Message,
   parseFinalAnswer,
@@ -31,6 +33,9 @@ import { ToolSessions, ToolSetupError } from './mcp.js';
 import type { ModelClient } from './model.js';
 import { ModelTurns } from './modelturns.js';
 import { ToolSteps } from './toolsteps.js';
+
+/** A parked or let-go tool call is no failure of its span. */
+const isFailure = (e: unknown) => !(e instanceof LetGo);
 
 export type TaskOutcome = 'completed' | 'failed' | 'parked' | 'let-go' | 'dropped';
 
@@ -59,13 +64,16 @@ export async function runTask(task: LockedTask, deps: TaskDeps): Promise<TaskOut
     deps.signal,
   );
   const run = new TaskRun(task, deps, log, lease);
-  lease.start();
-  try {
-    return await run.run();
-  } finally {
-    lease.stop();
-    await run.sessions.closeAll();
-  }
+  // the attempt's span: the lease's extensions, model and tool calls and journal requests are its children
+  return traceAttempt(task, deps.config.workerId, async () => {
+    lease.start();
+    try {
+      return await run.run();
+    } finally {
+      lease.stop();
+      await run.sessions.closeAll();
+    }
+  });
 }
 
 class TaskRun {
@@ -113,7 +121,7 @@ class TaskRun {
         this.at.checkLease();
         const call = pending.shift();
         if (call) {
-          const content = await this.steps.call(call);
+          const content = await traceToolCall(this.toolCallOf(call), () => this.steps.call(call), isFailure);
           this.messages.push({ role: 'tool', tool_call_id: call.id, content });
           continue;
         }
@@ -125,6 +133,20 @@ class TaskRun {
     } catch (e) {
       return await this.settle(e);
     }
+  }
+
+  /** What the tool call's span says about it: names and ids (and the arguments, when content is captured). */
+  private toolCallOf(call: ToolCall): ToolCallOf {
+    const binding = this.work?.toolBindings.find((b) => functionName(b) === call.function.name);
+    return {
+      name: call.function.name,
+      callId: call.id,
+      sequence: this.at.seq,
+      arguments: call.function.arguments,
+      ref: binding?.ref,
+      redact: binding?.redact,
+      replayed: this.at.existing() !== undefined,
+    };
   }
 
   private async settle(error: unknown): Promise<TaskOutcome> {

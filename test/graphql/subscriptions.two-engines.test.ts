@@ -171,14 +171,14 @@ describe('subscriptions across two engine processes', () => {
     await settle(STARTED_MS);
     const cut = await a.context.db.execute(
       sql`SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
-          WHERE datname = current_database() AND query ILIKE 'LISTEN%' AND pid <> pg_backend_pid()`,
+          WHERE datname = current_database() AND application_name = 'abada-listener'`,
     );
     expect(cut.rows.length).toBe(2);
-    // Each engine's notifier reconnects and LISTENs again (after 500 ms); events before that are lost.
+    // Each engine's notifier reconnects, LISTENs again (after 500 ms) and catches up from the stream.
     await waitFor('both engines to LISTEN again', async () => {
       const r = await a.context.db.execute(
         sql`SELECT count(*)::int AS n FROM pg_stat_activity
-            WHERE datname = current_database() AND query ILIKE 'LISTEN%' AND pid <> pg_backend_pid()`,
+            WHERE datname = current_database() AND application_name = 'abada-listener'`,
       );
       return (r.rows[0] as { n: number }).n === 2;
     });

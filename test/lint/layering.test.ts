@@ -35,11 +35,14 @@ describe('layering rules (dependency-cruiser)', () => {
     const found = violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`).sort();
     expect(found).toEqual(
       [
+        'auth-not-to-db: server/auth/session.ts → server/db/schema.ts',
         'db-imports-nothing-above: server/db/schema.ts → server/engine/journal/index.ts',
+        'engine-not-to-auth: server/engine/approvals/signin.ts → server/auth/cookies.ts',
         'engine-folders-through-index: server/engine/approvals/decide.ts → server/engine/journal/store.ts',
         'engine-through-index-from-outside: server/graphql/schema.ts → server/engine/approvals/decide.ts',
         'graphql-not-to-db: server/graphql/schema.ts → server/db/schema.ts',
         'no-circular: server/engine/journal/rules.ts → server/engine/journal/store.ts',
+        'telemetry-is-a-leaf: server/telemetry/spans.ts → server/engine/journal/index.ts',
         'web-not-to-server: web/page.ts → server/graphql/schema.ts',
         'worker-not-to-engine-or-db: server/worker/loop.ts → server/engine/journal/index.ts',
       ].sort(),

@@ -1,14 +1,14 @@
 /**
- * The authorization matrix: every Query, Mutation and Subscription field of the schema, called by an
- * anonymous caller, a worker, a human in the candidate groups, a human outside them, an admin and another
- * project's admin. Expected outcomes live in the table below; a field with no row fails the test.
- *   A = allowed (no UNAUTHENTICATED / FORBIDDEN), D = refused (UNAUTHENTICATED or FORBIDDEN),
- *   N = invisible (null or NOT_FOUND: other projects' ids never reveal existence).
+ * The authorization matrix: every Query, Mutation and Subscription field, called by anon, a worker, a human in the
+ * candidate groups, one outside them, an admin, another project's admin, and a cookie session from the OpenID
+ * Provider in the candidate groups (it fares as humanIn). A = allowed (no UNAUTHENTICATED / FORBIDDEN), D =
+ * refused (UNAUTHENTICATED or FORBIDDEN), N = invisible (null or NOT_FOUND: other projects' ids reveal nothing).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wsClient } from '../../server/client/index.js';
 import { schema } from '../../server/graphql/schema/index.js';
-import { startTestEngine, type TestEngine } from '../helpers/engine.js';
+import type { TestEngine } from '../helpers/engine.js';
+import { type OidcStack, startOidcStack } from '../helpers/oidc.js';
 import { Q } from '../helpers/fixtures.js';
 import { setupSeeds, WorkerSim } from '../helpers/worker-sim.js';
 
@@ -28,6 +28,8 @@ interface Ids {
   disableId: string;
 }
 
+const EVIDENCE =
+  'query($id: ID!) { approval(id: $id) { id facts toolDescription impact onApproval basis { modelText } } }';
 // expect: one letter per caller, in the order of WHO.
 const MATRIX: Record<string, Record<string, Row>> = {
   Query: {
@@ -47,11 +49,10 @@ const MATRIX: Record<string, Record<string, Row>> = {
       expect: 'DAAAAN',
     },
     approvals: { op: () => ({ query: '{ approvals { totalCount } }' }), expect: 'DDAAAA' },
-    approval: {
-      op: (i) => ({ query: 'query($id: ID!) { approval(id: $id) { id } }', variables: { id: i.approvalId } }),
-      expect: 'DNANAN',
-    },
+    // the evidence (SPEC §11) is the approval's: whoever may not see the approval sees none of it
+    approval: { op: (i) => ({ query: EVIDENCE, variables: { id: i.approvalId } }), expect: 'DNANAN' },
     incidents: { op: () => ({ query: '{ incidents { totalCount } }' }), expect: 'DAAAAA' },
+    eventCursor: { op: () => ({ query: '{ eventCursor }' }), expect: 'DAAAAA' },
     principals: { op: () => ({ query: '{ principals { totalCount } }' }), expect: 'DDDDAA' },
     workers: { op: () => ({ query: '{ workers { workerId } }' }), expect: 'DAAAAA' },
     toolCredential: {
@@ -62,7 +63,6 @@ const MATRIX: Record<string, Record<string, Row>> = {
       expect: 'DADDDD',
     },
     webhookSubscriptions: { op: () => ({ query: '{ webhookSubscriptions { id } }' }), expect: 'DDDDAA' },
-    // people and admins see their own project's numbers; a worker's are not its business
     dailyStats: { op: () => ({ query: '{ dailyStats { from approvals { opened } } }' }), expect: 'DDAAAA' },
     webhookDeliveries: { op: () => ({ query: '{ webhookDeliveries { id } }' }), expect: 'DDDDAA' },
     verifyAudit: {
@@ -247,11 +247,15 @@ const MATRIX: Record<string, Record<string, Row>> = {
 };
 
 let engine: TestEngine;
+let oidc: OidcStack;
+let jar: Awaited<ReturnType<OidcStack['signIn']>>;
 const tokens: Partial<Record<Who, string | null>> = { anon: null };
 let ids: Ids;
 
 beforeAll(async () => {
-  engine = await startTestEngine();
+  oidc = await startOidcStack(); // the same engine, with a real OpenID Provider for the cookie caller
+  engine = oidc.engine;
+  jar = await oidc.signIn('fiona');
   const REVIEW = `
 kind: Process
 key: review-only
@@ -307,7 +311,7 @@ nodes:
     disableId: await principalIdOf(await engine.principal('HUMAN', 'matrix-disabled', { groups: ['x'] })),
   };
 });
-afterAll(() => engine?.close());
+afterAll(() => oidc?.close());
 
 async function principalIdOf(token: string): Promise<string> {
   return (await engine.ok(token, '{ me { id } }')).me.id;
@@ -322,16 +326,14 @@ function outcome(r: { data: any; errors?: { extensions?: { code?: string } }[] }
 }
 
 /**
- * How long a subscription is watched for a refusal before it counts as allowed (a negative: an allowed
- * subscription sends nothing until an event). A refusal comes before any event, from the connection's
- * token check (close 4403) or the field's auth scope when the operation starts: one handshake and one
- * token lookup, tens of milliseconds even on a loaded machine, so 700 ms does not miss one.
- */
+ * How long a subscription is watched for a refusal before it counts as allowed (an allowed one sends nothing
+ * until an event). A refusal comes first, from the connection's token check (close 4403) or the field's auth
+ * scope: one handshake and one lookup, tens of ms even on a loaded machine, so 700 ms does not miss one. */
 const REFUSAL_WITHIN_MS = 700;
 
-async function subscribeOutcome(token: string | null, query: string): Promise<string> {
+async function subscribeOutcome(token: string | null, query: string, cookie = false): Promise<string> {
   return new Promise((resolve) => {
-    const client = wsClient(engine.url, token, { retryAttempts: 0, lazy: true });
+    const client = cookie ? oidc.wsClient(jar) : wsClient(engine.url, token, { retryAttempts: 0 }); // lazy
     let settled = false;
     const done = (v: string) => {
       if (settled) return;
@@ -382,16 +384,17 @@ describe('authorization matrix', () => {
           const { query, variables } = row.op(ids);
           got.push(outcome(await engine.gql(tokens[who] ?? null, query, variables), field));
         }
-        expect(got.join('')).toBe(row.expect);
+        got.push(outcome(await oidc.gql(jar, row.op(ids).query, row.op(ids).variables), field));
+        expect(got.join('')).toBe(row.expect + row.expect[2]);
       });
     }
   }
-
   for (const [field, row] of Object.entries(MATRIX.Subscription)) {
     it(`Subscription.${field}: ${row.expect}`, async () => {
       const got: string[] = [];
       for (const who of WHO) got.push(await subscribeOutcome(tokens[who] ?? null, row.op(ids).query));
-      expect(got.join('')).toBe(row.expect);
+      got.push(await subscribeOutcome(null, row.op(ids).query, true));
+      expect(got.join('')).toBe(row.expect + row.expect[2]);
     });
   }
 });

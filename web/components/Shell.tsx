@@ -63,7 +63,7 @@ function Who() {
 }
 
 export function Shell({ children }: { children: ReactNode }) {
-  const { token, ready } = useSession();
+  const { signedIn, ready } = useSession();
   return (
     <>
       <a href="#main" className="skip">
@@ -73,10 +73,10 @@ export function Shell({ children }: { children: ReactNode }) {
         <Link href="/approvals" className="brand">
           Abada
         </Link>
-        {token ? <Nav /> : null}
-        {token ? <Who /> : null}
+        {signedIn ? <Nav /> : null}
+        {signedIn ? <Who /> : null}
       </header>
-      <main id="main">{!ready ? <p className="muted">Loading…</p> : token ? children : <SignIn />}</main>
+      <main id="main">{!ready ? <p className="muted">Loading…</p> : signedIn ? children : <SignIn />}</main>
     </>
   );
 }

@@ -26,6 +26,8 @@ export const processInstances = pgTable(
     /** the parent's attempt when it delegated: a CHILD_DONE completes that attempt's step only */
     parentAttempt: integer('parent_attempt'),
     depth: integer('depth').notNull().default(0),
+    /** W3C traceparent of the instance's trace (docs/tracing.md); null when it started untraced */
+    traceparent: text('traceparent'),
     createdAt: createdAt(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
     endedAt: ts('ended_at'),

@@ -19,11 +19,29 @@ export const principals = pgTable(
     createdBy: uuid('created_by'),
     createdAt: createdAt(),
     disabledAt: ts('disabled_at'),
+    /**
+     * A person who signs in with the OpenID Provider (SPEC §12) is matched by issuer + subject; their
+     * groups (and admin rights) are the provider's. Null for principals created by createPrincipal.
+     */
+    oidcIssuer: text('oidc_issuer'),
+    oidcSubject: text('oidc_subject'),
   },
-  (t) => [uniqueIndex('principals_token_hash_uq').on(t.tokenHash)],
+  (t) => [
+    uniqueIndex('principals_token_hash_uq').on(t.tokenHash),
+    uniqueIndex('principals_oidc_uq').on(t.oidcIssuer, t.oidcSubject).where(sql`${t.oidcIssuer} is not null`),
+  ],
 );
 
 export type Principal = typeof principals.$inferSelect;
+
+/** SIGNED_IN: created or matched at a sign-in; GROUPS_REFRESHED: the provider's groups changed them. */
+export type PrincipalAction =
+  | 'CREATED'
+  | 'UPDATED'
+  | 'DISABLED'
+  | 'TOKEN_ROTATED'
+  | 'SIGNED_IN'
+  | 'GROUPS_REFRESHED';
 
 /**
  * The record of what admins did to principals (created, updated, disabled, token rotated): append-only,
@@ -39,7 +57,7 @@ export const principalEvents = pgTable(
       .references(() => principals.id),
     /** the principal's project at the time (null = a global worker) */
     projectId: text('project_id'),
-    action: text('action').$type<'CREATED' | 'UPDATED' | 'DISABLED' | 'TOKEN_ROTATED'>().notNull(),
+    action: text('action').$type<PrincipalAction>().notNull(),
     /** the admin's principal id (the bootstrap admin's fixed id when ABADA_ADMIN_TOKEN did it) */
     actorId: uuid('actor_id').notNull(),
     actorName: text('actor_name').notNull(),

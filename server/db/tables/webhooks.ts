@@ -6,7 +6,7 @@ import { createdAt, projectId, ts } from './columns.js';
 
 /**
  * Integrator webhooks: a subscription names a project, a URL and the events it wants; its signing secret
- * is sealed like every other secret (key_id names the key).
+ * is sealed like every other secret (key_id names the key of both sealed secrets).
  */
 export const webhookSubscriptions = pgTable(
   'webhook_subscriptions',
@@ -20,6 +20,11 @@ export const webhookSubscriptions = pgTable(
     active: boolean('active').notNull().default(true),
     createdBy: uuid('created_by'),
     createdAt: createdAt(),
+    /** during a rotation's overlap window the old secret signs too (sealed like secret_enc) */
+    previousSecretEnc: text('previous_secret_enc'),
+    previousSecretExpiresAt: ts('previous_secret_expires_at'),
+    /** why `active` turned false (e.g. the endpoint answered 410 Gone) */
+    disabledReason: text('disabled_reason'),
   },
   (t) => [index('webhook_subscriptions_project_idx').on(t.projectId).where(sql`active`)],
 );

@@ -13,6 +13,7 @@ import { actorLabel, appendHistory } from '../history/index.js';
 import { lockTask } from '../lease/index.js';
 import { applyDecision } from './decision-apply.js';
 import { checkDecision, type DecideInput, type Edit, type Refusal } from './decision-check.js';
+import { traceDecision } from './trace.js';
 import { type ApprovalView, toApprovalView } from './views.js';
 
 export type { DecideInput } from './decision-check.js';
@@ -55,6 +56,7 @@ export async function decideApproval(
     return { approval: await applyDecision(tx, { ctx, actor, task, a, step, input, edit }) };
   });
   if ('refusal' in outcome) throw outcome.refusal.error;
+  await traceDecision(ctx, actor, outcome.approval, input.decision, found.currentLevel);
   return toApprovalView(ctx, outcome.approval);
 }
 

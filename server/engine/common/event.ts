@@ -1,5 +1,8 @@
 /** The events engine processes announce to each other (NOTIFY) and what a listener looks like. */
 import type { EventEmitter } from 'node:events';
+import type { StreamPayload } from '../../db/schema.js';
+
+export type { StreamPayload } from '../../db/schema.js';
 
 export const EVENTS_CHANNEL = 'abada_events';
 
@@ -12,16 +15,17 @@ export type EngineEvent =
       state: string;
       topic: string;
     }
-  | {
-      type: 'approval';
-      approvalId: string;
-      projectId: string;
-      change: 'opened' | 'decided' | 'escalated' | 'retired' | 'revoked' | 'expired' | 'voided';
-    }
-  | { type: 'incident'; incidentId: string; projectId: string | null }
+  /** approval and incident events: durable, in the stream (see events/notify.ts) */
+  | StreamPayload
   | { type: 'job'; kind: string }
   /** a principal changed: every engine drops its cached identity; disabled/rotated close its sockets */
   | { type: 'principal'; principalId: string; change: 'updated' | 'disabled' | 'rotated' };
 
-/** Where commands and subscribers hear events: `'event'` (an EngineEvent) and `'ready'` (listening again). */
+/** A stream event as listeners hear it: with its position (commit order, no holes). */
+export type StreamEvent = StreamPayload & { position: number };
+
+/**
+ * Where commands and subscribers hear events: `'event'` (an EngineEvent; approval and incident events
+ * are StreamEvents, each position once and in order) and `'ready'` (listening again, caught up).
+ */
 export type EventFeed = Pick<EventEmitter, 'on' | 'off' | 'listenerCount'>;

@@ -1,14 +1,28 @@
 import { sql } from 'drizzle-orm';
-import { type Executor, EVENTS_CHANNEL, type EngineEvent } from '../common/index.js';
+import { type EngineEvent, EVENTS_CHANNEL, type Executor, type StreamPayload } from '../common/index.js';
 import { enqueueWebhooks } from './outbox.js';
 
 /**
- * Queues an event for subscribers; delivered by PostgreSQL only when the transaction commits. Approval
- * and incident events also land in the webhook outbox in the same transaction (see outbox.ts).
+ * Announces an event; delivered only when (and after) the transaction commits. Approval and incident
+ * events go into the durable stream (a `stream_events` row whose position and NOTIFY a deferred trigger
+ * adds at commit: see migration 0011) and into the webhook outbox, in the same transaction; the others
+ * (tasks, jobs, principals) are plain NOTIFYs, for this moment only.
  */
 export async function notify(tx: Executor, event: EngineEvent): Promise<void> {
+  if (event.type === 'approval' || event.type === 'incident') {
+    await appendToStream(tx, event);
+    await enqueueWebhooks(tx, event);
+    return;
+  }
   await tx.execute(sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(event)})`);
-  await enqueueWebhooks(tx, event);
+}
+
+async function appendToStream(tx: Executor, event: StreamPayload): Promise<void> {
+  const objectId = event.type === 'approval' ? event.approvalId : event.incidentId;
+  const change = event.type === 'approval' ? event.change : 'opened';
+  await tx.execute(sql`
+    INSERT INTO stream_events (type, change, object_id, project_id, payload)
+    VALUES (${event.type}, ${change}, ${objectId}::uuid, ${event.projectId}, ${JSON.stringify(event)}::jsonb)`);
 }
 
 /** Announces a task's new state (subscribers of taskChanged, long-polling fetchers when OPEN). */

@@ -27,6 +27,7 @@ import {
 import { notify } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import type { JsonObject } from '../../shared/types.js';
+import { startInstanceTrace } from '../../telemetry/index.js';
 import { type InstanceView, instanceView } from './views.js';
 
 const TEMPLATE_RE = /\$\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}/g;
@@ -142,6 +143,7 @@ export async function startInstanceTx(
       { errors },
     );
   }
+  const traced = startInstanceTrace(def.key, def.version);
   const [inst] = await tx
     .insert(processInstances)
     .values({
@@ -159,8 +161,10 @@ export async function startInstanceTx(
       parentSequence: a.parentSequence ?? null,
       parentAttempt: a.parentAttempt ?? null,
       depth: a.depth ?? 0,
+      traceparent: traced?.traceparent ?? null,
     })
     .returning();
+  traced?.end(inst.id);
   await appendHistory(tx, {
     projectId: a.projectId,
     processInstanceId: inst.id,

@@ -23,6 +23,8 @@ export interface InstanceView {
   /** delegation: the parent's external task waiting for this child */
   parentTaskId: string | null;
   depth: number;
+  /** the trace id of the instance's trace (docs/tracing.md); null when it started untraced */
+  traceId: string | null;
   createdAt: Date;
   updatedAt: Date;
   endedAt: Date | null;
@@ -67,6 +69,7 @@ export function instanceView(r: ProcessInstanceRow): InstanceView {
     businessKey: r.businessKey,
     parentTaskId: r.parentTaskId,
     depth: r.depth,
+    traceId: r.traceparent?.split('-')[1] ?? null,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
     endedAt: r.endedAt,

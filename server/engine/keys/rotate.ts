@@ -19,9 +19,9 @@ interface SealedTable {
 export const SEALED_COLUMNS: SealedTable[] = [
   { table: 'credentials', columns: ['secret_enc'], keyIdColumn: 'key_id' },
   { table: 'steps', columns: ['request_enc', 'response_enc', 'error_enc'], keyIdColumn: 'key_id' },
-  { table: 'approvals', columns: ['arguments_enc'], keyIdColumn: 'key_id' },
+  { table: 'approvals', columns: ['arguments_enc', 'facts_enc'], keyIdColumn: 'key_id' },
   { table: 'approval_decisions', columns: ['edited_arguments_enc'] },
-  { table: 'webhook_subscriptions', columns: ['secret_enc'], keyIdColumn: 'key_id' },
+  { table: 'webhook_subscriptions', columns: ['secret_enc', 'previous_secret_enc'], keyIdColumn: 'key_id' },
 ];
 
 const id = (n: string) => sql.identifier(n);

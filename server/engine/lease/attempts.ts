@@ -196,6 +196,15 @@ async function retryLater(
   return row;
 }
 
+/**
+ * Worker errors whose message the incident quotes: the tool contract's, which name the binding and
+ * the server's tools and nothing of a call's payload. Other messages (a model's refusal may echo part
+ * of an API key) stay on the task, where only the API's readers see them, not in incident webhooks.
+ */
+const QUOTED_ERRORS = new Set(['TOOL_CONTRACT_MISMATCH', 'TOOL_NOT_ALLOWED', 'TOOL_TRANSPORT_UNSUPPORTED']);
+const quotable = (f: AttemptFailure) =>
+  f.errorMessage && QUOTED_ERRORS.has(f.errorType) ? ` (${f.errorMessage.slice(0, 300)})` : '';
+
 /** The last attempt failed: the task is FAILED and a TASK_FAILED incident asks a person to look. */
 async function failForGood(
   tx: Tx,
@@ -227,7 +236,7 @@ async function failForGood(
     {
       projectId: task.projectId,
       type: 'TASK_FAILED',
-      message: `Task ${task.nodeId} failed on its last attempt (${task.attempt} of ${task.maxAttempts}): ${f.errorType}. Fix the cause, then retry the task.`,
+      message: `Task ${task.nodeId} failed on its last attempt (${task.attempt} of ${task.maxAttempts}): ${f.errorType}${quotable(f)}. Fix the cause, then retry the task.`,
       processInstanceId: task.processInstanceId,
       taskId: task.id,
       attempt: task.attempt,

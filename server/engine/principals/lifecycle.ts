@@ -22,7 +22,9 @@ import {
 } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { identityCache } from './cache.js';
+import { isProviderManaged } from './external.js';
 import { newToken } from './principals.js';
+import { endSessionsOf } from './sessions.js';
 import { sha256Hex } from '../../shared/canonical.js';
 import {
   BOOTSTRAP_ADMIN_ID,
@@ -113,6 +115,21 @@ function refuseDisabled(row: Principal): void {
   }
 }
 
+/**
+ * The groups of a principal the OpenID Provider manages are the provider's (written at every sign-in
+ * and refresh): an update that would change them is refused, naming where to change them.
+ */
+function refuseProviderGroups(row: Principal, groups: string[] | null | undefined): void {
+  if (!isProviderManaged(row) || !groups) return;
+  if (groups.length === row.groups.length && groups.every((g, i) => g === row.groups[i])) return;
+  throw new EngineError(
+    'VALIDATION_FAILED',
+    `The groups of "${row.name}" come from the OpenID Provider ${row.oidcIssuer}; change them there. ` +
+      'Abada picks the change up at the next sign-in or session refresh.',
+    { reason: 'PROVIDER_MANAGED', errors: [{ path: 'groups', message: 'managed by the OpenID Provider' }] },
+  );
+}
+
 /** Runs one change in a transaction, then drops this process's cached identity at once (others hear NOTIFY). */
 async function change<T>(ctx: EngineContext, id: string, work: (tx: Tx) => Promise<T>): Promise<T> {
   const result = await ctx.db.transaction(work);
@@ -136,6 +153,7 @@ export async function updatePrincipal(
   return change(ctx, input.id, async (tx) => {
     const before = await lockPrincipal(tx, actor, input.id, 'update principals');
     refuseDisabled(before);
+    refuseProviderGroups(before, input.groups);
     const groups = input.groups ?? before.groups;
     const topics = input.topics ?? before.topics;
     refuseInvalid(membershipErrors(before.kind, groups, topics), 'The update is invalid; see errors.');
@@ -176,6 +194,7 @@ export async function disablePrincipal(ctx: EngineContext, actor: Actor, id: str
       .where(eq(principals.id, row.id))
       .returning();
     await recordPrincipalEvent(tx, actor, after, 'DISABLED');
+    await endSessionsOf(tx, after.id, 'DISABLED');
     await notify(tx, { type: 'principal', principalId: after.id, change: 'disabled' });
     return principalView(after);
   });

@@ -1,5 +1,5 @@
 /** What the API shows of a principal (never its token or hash), the checks its memberships pass, and its record. */
-import { principalEvents, type Principal } from '../../db/schema.js';
+import { principalEvents, type Principal, type PrincipalAction } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import type { Actor, Executor, PrincipalKind } from '../common/index.js';
 
@@ -80,7 +80,7 @@ export async function recordPrincipalEvent(
   ex: Executor,
   actor: Actor,
   row: Principal,
-  action: 'CREATED' | 'UPDATED' | 'DISABLED' | 'TOKEN_ROTATED',
+  action: PrincipalAction,
   change: { before?: Principal; after?: Principal } = {},
 ): Promise<void> {
   const memberships = (p?: Principal) => (p ? { groups: p.groups, topics: p.topics } : null);

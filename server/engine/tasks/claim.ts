@@ -19,6 +19,7 @@ import { appendHistory } from '../history/index.js';
 import type { AgentWork } from '../definitions/index.js';
 import { loadEarlierWrites, loadSteps, type StepView, toStepView } from '../journal/index.js';
 import { heartbeat, recordRejection } from '../workers/index.js';
+import { traceClaims } from '../../telemetry/index.js';
 
 export interface TopicRequest {
   topicName: string;
@@ -43,6 +44,8 @@ export interface LeasedTaskView {
   leaseExpiresAt: Date;
   variables: Record<string, unknown>;
   agentWork: AgentWork | null;
+  /** the instance's trace context (docs/tracing.md): each attempt joins the instance's trace */
+  traceparent: string | null;
   steps: StepView[];
   earlierWrites: StepView[];
 }
@@ -102,7 +105,9 @@ export async function fetchAndLock(
   await heartbeat(ctx, actor, input.workerId);
   const deadline = Date.now() + (input.asyncResponseTimeoutMs ?? 0);
   for (;;) {
+    const t0 = new Date();
     const tasks = await claim(ctx, actor, input, projectId);
+    traceClaims(input.workerId, tasks, t0);
     if (tasks.length > 0 || Date.now() >= deadline || signal?.aborted) return tasks;
     await waitForWork(ctx, input, projectId, deadline, signal);
     if (signal?.aborted) return [];
@@ -112,6 +117,7 @@ export async function fetchAndLock(
 type ClaimedRow = ExternalTaskRow & {
   was_expired: boolean;
   instance_variables: Record<string, unknown>;
+  instance_traceparent: string | null;
   current_steps: Record<string, unknown>[] | null;
 };
 
@@ -202,7 +208,7 @@ function claimStatement(actor: Actor, input: FetchInput, projectId: string | nul
         FROM picked p, process_instances i
         WHERE t.id = p.id AND i.id = t.process_instance_id
         RETURNING ${TASK_COLUMNS},
-                  p.was_expired, i.variables AS instance_variables,
+                  p.was_expired, i.variables AS instance_variables, i.traceparent AS instance_traceparent,
                   (SELECT jsonb_agg(to_jsonb(s) ORDER BY s.sequence) FROM steps s
                     WHERE s.task_id = t.id AND s.attempt = t.attempt) AS current_steps
       ), history_rows AS (
@@ -237,6 +243,7 @@ async function leasedViews(tx: Tx, ctx: EngineContext, handed: ClaimedRow[]): Pr
       leaseExpiresAt: new Date(r.leaseExpiresAt!),
       variables: r.instance_variables ?? {},
       agentWork: r.agentWork,
+      traceparent: r.instance_traceparent,
       steps: r.was_expired
         ? steps.filter((s) => s.taskId === r.id && s.attempt === r.attempt)
         : (r.current_steps ?? []).map((s) => toStepView(ctx, toStepRow(s))),

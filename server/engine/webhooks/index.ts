@@ -1,2 +1,4 @@
+export * from './dispatch.js';
+export * from './signing.js';
+export * from './subscriptions.js';
 export * from './views.js';
-export * from './webhooks.js';

@@ -14,8 +14,10 @@ import {
   maySeeApproval,
   revokeApproval,
 } from '../../engine/approvals/index.js';
-import { builder, connection } from '../builder.js';
+import { cursorOf } from '../../engine/events/index.js';
+import { builder, connection, type GraphQLContext } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
+import { type Positioned, streamFrom } from '../stream.js';
 import { StepState } from './step.js';
 
 export const ApprovalState = builder.enumType('ApprovalState', {
@@ -203,6 +205,15 @@ builder.objectFields(Approval, (t) => ({
   }),
 }));
 
+builder.objectField(Approval, 'eventCursor', (t) =>
+  t.string({
+    description:
+      'The position of the latest event about this approval (on a subscription: of the event delivered); resume a subscription with after: it.',
+    resolve: async (a, _x, ctx) =>
+      cursorOf((a as Positioned<ApprovalView>).eventPosition ?? (await ctx.loaders.eventPosition.load(a.id))),
+  }),
+);
+
 const ApprovalConnection = connection<ApprovalView>('Approval', Approval);
 
 const DecideApprovalInput = builder.inputType('DecideApprovalInput', {
@@ -275,26 +286,46 @@ builder.mutationField('revokeApproval', (t) =>
   }),
 );
 
-function approvalStream(change: (c: string) => boolean) {
-  return (_r: unknown, _a: unknown, ctx: import('../builder.js').GraphQLContext) =>
-    selectEvents(ctx.hub.pubsub.subscribe('approval'), async (e) => {
-      if (!change(e.change) || (ctx.actor!.projectId !== null && ctx.actor!.projectId !== e.projectId))
-        return null;
+function approvalStream(opened: boolean) {
+  return async (_r: unknown, args: { after?: string | null }, ctx: GraphQLContext) => {
+    const actor = ctx.actor!;
+    const events = await streamFrom(
+      ctx.hub,
+      ctx.engine,
+      { type: 'approval', opened, projectId: actor.projectId },
+      args.after,
+    );
+    return selectEvents(events, async (e) => {
+      // workers never see approvals (maySeeApproval): a worker's replay loads nothing
+      if (e.type !== 'approval' || actor.kind === 'WORKER') return null;
+      // the approval as it stands now, loaded once per delivered event for every subscriber of it
       const row = await ctx.hub.share(
         `approval:${e.approvalId}`,
-        () => loadApprovalFor(ctx.engine, { ...ctx.actor!, kind: 'ADMIN', projectId: null }, e.approvalId),
+        async (): Promise<Positioned<ApprovalView> | null> => {
+          const a = await loadApprovalFor(
+            ctx.engine,
+            { ...actor, kind: 'ADMIN', projectId: null },
+            e.approvalId,
+          );
+          return a && { ...a, eventPosition: e.position };
+        },
         e,
       );
-      return row && maySeeApproval(ctx.actor!, row) ? row : null;
+      return row && maySeeApproval(actor, row) ? row : null;
     });
+  };
 }
+
+const AFTER_DESCRIPTION =
+  'Replay first, in order and once, the events after this eventCursor (kept ABADA_EVENT_RETENTION_HOURS), then go live.';
 
 builder.subscriptionField('approvalOpened', (t) =>
   t.field({
     type: Approval,
     authScopes: { authenticated: true },
     description: 'Approvals opened that you may see (your groups, your project).',
-    subscribe: approvalStream((c) => c === 'opened'),
+    args: { after: t.arg.string({ description: AFTER_DESCRIPTION }) },
+    subscribe: approvalStream(true),
     resolve: (a) => a,
   }),
 );
@@ -304,7 +335,8 @@ builder.subscriptionField('approvalChanged', (t) =>
     type: Approval,
     authScopes: { authenticated: true },
     description: 'Approvals decided, escalated, retired or revoked that you may see.',
-    subscribe: approvalStream((c) => c !== 'opened'),
+    args: { after: t.arg.string({ description: AFTER_DESCRIPTION }) },
+    subscribe: approvalStream(false),
     resolve: (a) => a,
   }),
 );

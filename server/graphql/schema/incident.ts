@@ -4,8 +4,10 @@ import {
   listIncidents,
   resolveIncident,
 } from '../../engine/incidents/index.js';
+import { cursorOf } from '../../engine/events/index.js';
 import { builder, connection } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
+import { type Positioned, streamFrom } from '../stream.js';
 
 const IncidentState = builder.enumType('IncidentState', { values: ['OPEN', 'RESOLVED'] as const });
 
@@ -23,6 +25,14 @@ export const Incident = builder.objectRef<IncidentView>('Incident').implement({
     resolution: t.field({ type: 'JSON', nullable: true, resolve: (i) => i.resolution }),
     resolvedAt: t.field({ type: 'DateTime', nullable: true, resolve: (i) => i.resolvedAt }),
     createdAt: t.field({ type: 'DateTime', resolve: (i) => i.createdAt }),
+    eventCursor: t.string({
+      description:
+        'The position of the latest event about this incident (on a subscription: of the event delivered); resume a subscription with after: it.',
+      resolve: async (i, _x, ctx) =>
+        cursorOf(
+          (i as Positioned<IncidentView>).eventPosition ?? (await ctx.loaders.eventPosition.load(i.id)),
+        ),
+    }),
   }),
 });
 
@@ -63,15 +73,33 @@ builder.subscriptionField('incidentOpened', (t) =>
   t.field({
     type: Incident,
     authScopes: { authenticated: true },
-    subscribe: (_r, _a, ctx) =>
-      selectEvents(ctx.hub.pubsub.subscribe('incident'), (e) =>
-        ctx.actor!.kind !== 'WORKER' &&
-        (ctx.actor!.projectId === null || e.projectId === ctx.actor!.projectId)
-          ? ctx.hub.share(`incident:${e.incidentId}`, () =>
-              getIncident(ctx.engine.db, { ...ctx.actor!, projectId: null }, e.incidentId),
+    args: {
+      after: t.arg.string({
+        description:
+          'Replay first, in order and once, the incidents opened after this eventCursor (kept ABADA_EVENT_RETENTION_HOURS), then go live.',
+      }),
+    },
+    subscribe: async (_r, args, ctx) => {
+      const actor = ctx.actor!;
+      const events = await streamFrom(
+        ctx.hub,
+        ctx.engine,
+        { type: 'incident', opened: null, projectId: actor.projectId },
+        args.after,
+      );
+      return selectEvents(events, (e) =>
+        actor.kind !== 'WORKER' && e.type === 'incident'
+          ? ctx.hub.share(
+              `incident:${e.incidentId}`,
+              async (): Promise<Positioned<IncidentView>> => ({
+                ...(await getIncident(ctx.engine.db, { ...actor, projectId: null }, e.incidentId)),
+                eventPosition: e.position,
+              }),
+              e,
             )
           : null,
-      ),
+      );
+    },
     resolve: (i) => i,
   }),
 );

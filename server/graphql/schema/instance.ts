@@ -60,6 +60,10 @@ export const ProcessInstance = builder.objectRef<InstanceView>('ProcessInstance'
     businessKey: t.exposeString('businessKey', { nullable: true }),
     variables: t.field({ type: 'JSON', resolve: (i) => i.variables }),
     parentTaskId: t.exposeID('parentTaskId', { nullable: true }),
+    traceId: t.exposeString('traceId', {
+      nullable: true,
+      description: "The OpenTelemetry trace id of the instance's trace (null when it started untraced).",
+    }),
     createdAt: t.field({ type: 'DateTime', resolve: (i) => i.createdAt }),
     endedAt: t.field({ type: 'DateTime', nullable: true, resolve: (i) => i.endedAt }),
     tasks: t.field({ type: [ExternalTask], resolve: (i, _a, ctx) => ctx.loaders.tasksByInstance.load(i.id) }),

@@ -76,6 +76,11 @@ const LockedTask = builder.objectRef<LeasedTaskView>('LockedTask').implement({
     agentWork: t.field({ type: AgentWork, nullable: true, resolve: (r) => r.agentWork }),
     steps: t.field({ type: [Step], resolve: (r) => r.steps }),
     earlierWrites: t.field({ type: [Step], resolve: (r) => r.earlierWrites }),
+    traceparent: t.exposeString('traceparent', {
+      nullable: true,
+      description:
+        "The W3C traceparent of the instance's trace (null when it started untraced): a worker's spans for this attempt join it.",
+    }),
   }),
 });
 

@@ -4,6 +4,7 @@ import {
   deleteWebhookSubscription,
   listWebhookDeliveries,
   listWebhookSubscriptions,
+  rotateWebhookSecret,
   type WebhookDeliveryView,
   type WebhookSubscriptionView,
 } from '../../engine/webhooks/index.js';
@@ -15,12 +16,27 @@ const WebhookDeliveryState = builder.enumType('WebhookDeliveryState', {
 
 const WebhookSubscription = builder.objectRef<WebhookSubscriptionView>('WebhookSubscription').implement({
   description:
-    'An integrator endpoint that receives signed POSTs (docs/webhooks.md). The secret is never shown again.',
+    'An integrator endpoint that receives Standard Webhooks POSTs (docs/webhooks.md). The secret is never shown again.',
   fields: (t) => ({
     id: t.exposeID('id'),
     url: t.exposeString('url'),
     events: t.exposeStringList('events'),
     active: t.exposeBoolean('active'),
+    disabledReason: t.exposeString('disabledReason', {
+      nullable: true,
+      description: 'Why active is false, e.g. the endpoint answered 410 Gone.',
+    }),
+    secretNeedsRotation: t.exposeBoolean('secretNeedsRotation', {
+      description:
+        'The secret is not base64 (chosen before Standard Webhooks), so Standard Webhooks libraries cannot verify it as a whsec_ secret: call rotateWebhookSecret.',
+    }),
+    previousSecretExpiresAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description:
+        'Until then the previous secret signs too (a second v1 signature); null outside a rotation.',
+      resolve: (s) => s.previousSecretExpiresAt,
+    }),
     createdAt: t.field({ type: 'DateTime', resolve: (s) => s.createdAt }),
   }),
 });
@@ -29,7 +45,7 @@ const WebhookDelivery = builder.objectRef<WebhookDeliveryView>('WebhookDelivery'
   fields: (t) => ({
     id: t.exposeID('id'),
     subscriptionId: t.exposeID('subscriptionId'),
-    eventId: t.exposeID('eventId', { description: 'Sent as Abada-Event-Id; the same on every attempt.' }),
+    eventId: t.exposeID('eventId', { description: 'Sent as webhook-id; the same on every attempt.' }),
     eventType: t.exposeString('eventType'),
     state: t.field({ type: WebhookDeliveryState, resolve: (d) => d.state }),
     attempts: t.exposeInt('attempts'),
@@ -62,7 +78,9 @@ const CreateWebhookSubscriptionInput = builder.inputType('CreateWebhookSubscript
   fields: (t) => ({
     url: t.string({ required: true }),
     events: t.stringList({ required: true, description: `Among ${WEBHOOK_EVENTS.join(', ')}.` }),
-    secret: t.string({ description: 'At least 16 characters; generated (and returned once) when absent.' }),
+    secret: t.string({
+      description: 'whsec_ + standard base64 of 16 to 64 bytes; generated (and returned once) when absent.',
+    }),
   }),
 });
 
@@ -108,5 +126,32 @@ builder.mutationField('deleteWebhookSubscription', (t) =>
     authScopes: { admin: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, { id }, ctx) => deleteWebhookSubscription(ctx.engine, ctx.actor!, String(id)),
+  }),
+);
+
+const RotateWebhookSecretInput = builder.inputType('RotateWebhookSecretInput', {
+  fields: (t) => ({
+    id: t.id({ required: true }),
+    secret: t.string({
+      description: 'Like createWebhookSubscription: generated (and returned once) when absent.',
+    }),
+    overlapSeconds: t.int({
+      description:
+        'How long the old secret keeps signing alongside the new one (0 to 604800; default 86400).',
+    }),
+  }),
+});
+
+builder.mutationField('rotateWebhookSecret', (t) =>
+  t.field({
+    type: CreatedWebhookSubscription,
+    authScopes: { admin: true },
+    args: { input: t.arg({ type: RotateWebhookSecretInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      rotateWebhookSecret(ctx.engine, ctx.actor!, {
+        id: String(input.id),
+        secret: input.secret,
+        overlapSeconds: input.overlapSeconds,
+      }),
   }),
 );

@@ -1,0 +1,51 @@
+/**
+ * The provider's JWT access tokens as bearer tokens (SPEC §12, with ABADA_OIDC_AUDIENCE): verified with
+ * jose against the provider's JWKS (fetched and cached by createRemoteJWKSet, refetched for an unknown
+ * key id) for the issuer, the audience, the expiry and an algorithm allow-list. The caller is the
+ * principal with the token's issuer + subject: it must have signed in to the dashboard once.
+ */
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import type { OidcClient } from './oidc.js';
+
+export type AccessTokenCheck = { subject: string; issuer: string } | { refusal: string };
+
+/** Three base64url parts: worth checking as a JWT (Abada's own tokens start with abada_). */
+export const looksLikeJwt = (token: string) => /^[\w-]+\.[\w-]+\.[\w-]*$/.test(token);
+
+export class AccessTokenVerifier {
+  private jwks: ReturnType<typeof createRemoteJWKSet> | null = null;
+
+  constructor(
+    private readonly oidc: OidcClient,
+    private readonly audience: string,
+    private readonly algorithms: string[],
+  ) {}
+
+  async verify(token: string): Promise<AccessTokenCheck> {
+    const issuer = await this.oidc.issuer();
+    if (!this.jwks) {
+      const uri = await this.oidc.jwksUri();
+      if (!uri)
+        return { refusal: 'The OpenID Provider publishes no JWKS; its access tokens cannot be checked.' };
+      this.jwks = createRemoteJWKSet(new URL(uri));
+    }
+    try {
+      const { payload } = await jwtVerify(token, this.jwks, {
+        issuer,
+        audience: this.audience,
+        algorithms: this.algorithms,
+        requiredClaims: ['exp', 'sub'],
+      });
+      return { subject: String(payload.sub), issuer };
+    } catch (e) {
+      const code = (e as { code?: string }).code ?? 'ERR_JWT_INVALID';
+      return {
+        refusal:
+          code === 'ERR_JWT_EXPIRED'
+            ? 'The access token has expired; get a new one from the OpenID Provider.'
+            : `The access token was refused (${code}): it must be a JWT of ${issuer} for the audience ` +
+              `${this.audience}, signed with ${this.algorithms.join('/')}, and not expired.`,
+      };
+    }
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The cookies of sign-in (SPEC §12): the session cookie, named for Abada alone (the provider may share
+ * the host: oidc-provider's are `_session` and `_interaction`), HttpOnly, SameSite=Lax, Secure behind
+ * https; and the short-lived cookie of a sign-in in progress (sealed state, nonce and PKCE verifier).
+ */
+import type { IncomingMessage } from 'node:http';
+
+export interface CookieNames {
+  session: string;
+  pending: string;
+  secure: boolean;
+}
+
+/** `__Host-` names behind https: the browser then insists on Secure, Path=/ and no Domain. */
+export function cookieNames(publicUrl: string): CookieNames {
+  const secure = publicUrl.startsWith('https:');
+  return secure
+    ? { session: '__Host-abada_session', pending: '__Host-abada_signin', secure }
+    : { session: 'abada_session', pending: 'abada_signin', secure };
+}
+
+export function readCookie(header: string | string[] | undefined, name: string): string | null {
+  const raw = Array.isArray(header) ? header.join(';') : (header ?? '');
+  for (const part of raw.split(';')) {
+    const i = part.indexOf('=');
+    if (i < 0) continue;
+    if (part.slice(0, i).trim() === name) {
+      const value = part.slice(i + 1).trim();
+      try {
+        return decodeURIComponent(value);
+      } catch {
+        return null;
+      }
+    }
+  }
+  return null;
+}
+
+export function cookieOf(req: IncomingMessage, name: string): string | null {
+  return readCookie(req.headers.cookie, name);
+}
+
+/** A Set-Cookie value; maxAgeS 0 deletes the cookie. */
+export function setCookie(names: CookieNames, name: string, value: string, maxAgeS: number): string {
+  const parts = [
+    `${name}=${encodeURIComponent(value)}`,
+    'Path=/',
+    'HttpOnly',
+    'SameSite=Lax',
+    `Max-Age=${Math.max(0, Math.floor(maxAgeS))}`,
+  ];
+  if (names.secure) parts.push('Secure');
+  return parts.join('; ');
+}

@@ -1,0 +1,51 @@
+/**
+ * Signing people in (SPEC §12): the OpenID Connect relying party, the session cookie, the provider's
+ * access tokens, and who a request or a graphql-ws connection is. The HTTP server asks `routes` first
+ * for /auth/* and `identifier` for every GraphQL call. Sessions themselves are stored by the engine
+ * (engine/principals); nothing here touches the database.
+ */
+import type { EngineContext } from '../engine/common/index.js';
+import { cookieNames } from './cookies.js';
+import { Identifier } from './identify.js';
+import { OidcClient } from './oidc.js';
+import { authRoutes } from './routes.js';
+
+export type { Identity } from './identify.js';
+export { cookieNames } from './cookies.js';
+
+export interface Auth {
+  identifier: Identifier;
+  routes: ReturnType<typeof authRoutes>;
+  /** stops the background refresh of sessions' groups */
+  stop(): void;
+}
+
+/** `origin` is read per request: with PORT=0 the port is known only once the server listens. */
+export function createAuth(engine: EngineContext, origin: () => string, log: (e: unknown) => void): Auth {
+  const oidc = engine.config.oidc ? new OidcClient(engine.config.oidc) : null;
+  const names = () => cookieNames(origin());
+  const identifier = new Identifier(engine, oidc, names, origin);
+  // half the refresh interval (at most a minute): no live session's groups are older than the interval
+  const everyMs = Math.max(500, Math.min(60_000, ((engine.config.oidc?.refreshMinutes ?? 10) * 60_000) / 2));
+  let running = false;
+  const timer = oidc
+    ? setInterval(() => {
+        if (running) return;
+        running = true;
+        identifier
+          .refreshDue()
+          .catch(log)
+          .finally(() => {
+            running = false;
+          });
+      }, everyMs)
+    : null;
+  timer?.unref();
+  return {
+    identifier,
+    routes: authRoutes({ engine, oidc, identifier, names, origin, log }),
+    stop: () => {
+      if (timer) clearInterval(timer);
+    },
+  };
+}

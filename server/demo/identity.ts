@@ -1,0 +1,71 @@
+/**
+ * The demo's identity: its own OpenID Provider (oidc-provider) with fiona, sam and ada, registered with
+ * Abada as an ordinary confidential client, so the demo signs people in exactly as production does.
+ * "Sign in as fiona" on the dashboard is /auth/login with a login hint; the provider's login page fills
+ * itself in for a demo person and submits (one click, the whole round trip).
+ */
+import { randomBytes } from 'node:crypto';
+import type { OidcConfig } from '../config.js';
+import type { DemoUser } from '../web.js';
+import { type DemoProvider, demoAccounts, startDemoProvider } from './oidc-provider.js';
+import { request, signInThroughProvider } from './oidc-signin.js';
+
+export const DEMO_PASSWORD = 'demo';
+const CLIENT_ID = 'abada-demo';
+
+export interface DemoIdentity {
+  provider: DemoProvider;
+  oidc: OidcConfig;
+  /** registers Abada's redirect and logout URIs once the engine's URL is known */
+  register(origin: string): void;
+  /** signs the person in once through the provider; returns their principal's id */
+  principalId(engineUrl: string, name: string): Promise<string>;
+}
+
+export async function startDemoIdentity(savedPort: number | undefined): Promise<DemoIdentity> {
+  const accounts = demoAccounts(DEMO_PASSWORD);
+  const provider = await startDemoProvider({ port: savedPort, accounts }).catch(() =>
+    startDemoProvider({ accounts }),
+  );
+  const clientSecret = randomBytes(24).toString('base64url');
+  return {
+    provider,
+    oidc: {
+      issuer: provider.issuer,
+      clientId: CLIENT_ID,
+      clientSecret,
+      scopes: 'openid profile email',
+      groupsClaim: 'groups',
+      adminGroup: 'abada-admins',
+      refreshMinutes: 10,
+      audience: null,
+      algorithms: ['RS256'],
+    },
+    register(origin) {
+      provider.configure({
+        clientId: CLIENT_ID,
+        clientSecret,
+        redirectUris: [`${origin}/auth/callback`],
+        postLogoutRedirectUris: [`${origin}/`],
+      });
+    },
+    async principalId(engineUrl, name) {
+      const jar = await signInThroughProvider(engineUrl, name, DEMO_PASSWORD);
+      const res = await request(jar, `${engineUrl}/graphql?query=${encodeURIComponent('{ me { id } }')}`);
+      const body = (await res.json()) as { data?: { me: { id: string } }; errors?: { message: string }[] };
+      if (!body.data)
+        throw new Error(`demo set-up: ${name} could not sign in (${body.errors?.[0]?.message})`);
+      return body.data.me.id;
+    },
+  };
+}
+
+/** What /demo/users.json shows with the demo provider: the one-click sign-in, never a token. */
+export function oneClick(u: DemoUser): DemoUser {
+  return {
+    name: u.name,
+    role: u.role,
+    token: '',
+    signIn: `/auth/login?login_hint=${encodeURIComponent(u.name)}&prompt=login`,
+  };
+}

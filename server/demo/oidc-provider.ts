@@ -1,0 +1,281 @@
+/**
+ * A real OpenID Provider (the `oidc-provider` package, certified) for the demo and the tests: people
+ * with passwords and groups, a login page of its own, one confidential client for Abada (authorization
+ * code + PKCE, refresh tokens), RP-initiated logout, and optionally JWT access tokens for an API
+ * audience. Started only by the demo (`npm start` on the embedded database) and by tests; never by the
+ * engine on its own. Groups live in memory: tests change them to see Abada follow.
+ *
+ * The listener starts first (so the issuer URL is known before the engine starts); the provider itself
+ * is built by `configure` once Abada's redirect URI is known, and until then answers 503.
+ */
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import Provider from 'oidc-provider';
+import { loginPage, readBody } from './oidc-pages.js';
+
+export interface DemoAccount {
+  password: string;
+  name: string;
+  email: string;
+  groups: string[];
+}
+
+export interface ProviderClient {
+  clientId: string;
+  clientSecret: string;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+}
+
+export interface DemoProvider {
+  issuer: string;
+  port: number;
+  /** the people; change `groups` to change what the provider says from now on */
+  accounts: Map<string, DemoAccount>;
+  /** the provider's signing key (private): tests sign tokens with it to check expiry handling */
+  signingKey: JWK;
+  configure(client: ProviderClient, opts?: { apiAudience?: string; refreshTokens?: boolean }): void;
+  close(): Promise<void>;
+}
+
+/** The three demo people; their groups match the demo's definitions (finance-leads approve refunds). */
+export function demoAccounts(password: string): Map<string, DemoAccount> {
+  return new Map([
+    ['fiona', { password, name: 'Fiona', email: 'fiona@example.com', groups: ['finance', 'finance-leads'] }],
+    ['sam', { password, name: 'Sam', email: 'sam@example.com', groups: ['support'] }],
+    ['ada', { password, name: 'Ada', email: 'ada@example.com', groups: ['abada-admins'] }],
+  ]);
+}
+
+export async function startDemoProvider(opts: {
+  port?: number;
+  accounts: Map<string, DemoAccount>;
+  /** the issuer when browsers and clients reach it through something else (tests: a tampering proxy) */
+  issuer?: string;
+}): Promise<DemoProvider> {
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  const signingKey = {
+    ...(await exportJWK(privateKey)),
+    kid: randomBytes(6).toString('hex'),
+    alg: 'RS256',
+    use: 'sig',
+  };
+  let provider: InstanceType<typeof Provider> | null = null;
+  let callback: ((req: http.IncomingMessage, res: http.ServerResponse) => void) | null = null;
+  const server = http.createServer((req, res) => {
+    if (!provider || !callback) {
+      res.writeHead(503).end('the demo OpenID Provider is starting');
+      return;
+    }
+    interactions(provider, opts.accounts, req, res)
+      .then((handled) => {
+        if (!handled) callback?.(req, res);
+      })
+      .catch((e) => {
+        if (!res.headersSent) res.writeHead(500);
+        res.end(String((e as Error).message));
+      });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const issuer = opts.issuer ?? `http://127.0.0.1:${port}`;
+  return {
+    issuer,
+    port,
+    accounts: opts.accounts,
+    signingKey,
+    configure(client, o = {}) {
+      provider = buildProvider(issuer, client, opts.accounts, signingKey, o);
+      callback = provider.callback();
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function buildProvider(
+  issuer: string,
+  client: ProviderClient,
+  accounts: Map<string, DemoAccount>,
+  signingKey: JWK,
+  o: { apiAudience?: string; refreshTokens?: boolean },
+) {
+  const provider = new Provider(issuer, {
+    clients: [
+      {
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        redirect_uris: client.redirectUris,
+        post_logout_redirect_uris: client.postLogoutRedirectUris,
+        grant_types:
+          o.refreshTokens === false ? ['authorization_code'] : ['authorization_code', 'refresh_token'],
+        token_endpoint_auth_method: 'client_secret_post',
+      },
+    ],
+    jwks: { keys: [signingKey] },
+    cookies: { keys: [randomBytes(32).toString('base64url')] },
+    pkce: { required: () => true, methods: ['S256'] },
+    claims: { openid: ['sub'], profile: ['name', 'preferred_username', 'groups'], email: ['email'] },
+    // the ID token carries the groups (as Keycloak and Okta can be set up to do); userinfo has them too
+    conformIdTokenClaims: false,
+    interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
+    features: {
+      devInteractions: { enabled: false },
+      rpInitiatedLogout: { enabled: true, logoutSource },
+      ...(o.apiAudience ? { resourceIndicators: resourceIndicators(o.apiAudience) } : {}),
+    },
+    // a refresh token for every sign-in of a client allowed the grant (no offline_access dance)
+    issueRefreshToken: async (_ctx: unknown, c: { grantTypeAllowed(t: string): boolean }) =>
+      c.grantTypeAllowed('refresh_token'),
+    // first-party client: consent is implied, so the grant is established just in time
+    loadExistingGrant,
+    findAccount: async (_ctx: unknown, id: string) => {
+      const a = accounts.get(id);
+      if (!a) return undefined;
+      return {
+        accountId: id,
+        claims: async () => ({
+          sub: id,
+          preferred_username: id,
+          name: a.name,
+          email: a.email,
+          groups: [...a.groups],
+        }),
+      };
+    },
+    ttl: {
+      AccessToken: 600,
+      IdToken: 600,
+      RefreshToken: 86_400,
+      Session: 86_400,
+      Grant: 86_400,
+      Interaction: 600,
+    },
+    // its own in-memory store (the demo's provider forgets everything on restart, as it may)
+    adapter: MemoryAdapter,
+  });
+  return provider;
+}
+
+type Stored = { payload: Record<string, unknown>; expiresAt: number };
+const stores = new Map<string, Map<string, Stored>>();
+
+/** oidc-provider's storage interface over Maps, one per model (what its default adapter does, minus the warning). */
+class MemoryAdapter {
+  private readonly rows: Map<string, Stored>;
+  constructor(model: string) {
+    this.rows = stores.get(model) ?? new Map();
+    stores.set(model, this.rows);
+  }
+  async upsert(id: string, payload: Record<string, unknown>, expiresIn: number) {
+    this.rows.set(id, { payload, expiresAt: Date.now() + (expiresIn || 86_400) * 1000 });
+  }
+  async find(id: string) {
+    const row = this.rows.get(id);
+    if (!row || row.expiresAt < Date.now()) return undefined;
+    return row.payload;
+  }
+  async findByUserCode(code: string) {
+    return [...this.rows.values()].find((r) => r.payload.userCode === code)?.payload;
+  }
+  async findByUid(uid: string) {
+    return [...this.rows.values()].find((r) => r.payload.uid === uid)?.payload;
+  }
+  async consume(id: string) {
+    const row = this.rows.get(id);
+    if (row) row.payload.consumed = Math.floor(Date.now() / 1000);
+  }
+  async destroy(id: string) {
+    this.rows.delete(id);
+  }
+  async revokeByGrantId(grantId: string) {
+    for (const [id, r] of this.rows) if (r.payload.grantId === grantId) this.rows.delete(id);
+  }
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: oidc-provider's koa context
+async function loadExistingGrant(ctx: any) {
+  const grantId = ctx.oidc.result?.consent?.grantId ?? ctx.oidc.session.grantIdFor(ctx.oidc.client.clientId);
+  if (grantId) {
+    const found = await ctx.oidc.provider.Grant.find(grantId);
+    if (found) return found;
+  }
+  const grant = new ctx.oidc.provider.Grant({
+    clientId: ctx.oidc.client.clientId,
+    accountId: ctx.oidc.session.accountId,
+  });
+  grant.addOIDCScope('openid profile email offline_access');
+  const resource = ctx.oidc.params?.resource;
+  if (typeof resource === 'string') grant.addResourceScope(resource, 'api');
+  await grant.save();
+  return grant;
+}
+
+function resourceIndicators(audience: string) {
+  return {
+    enabled: true,
+    defaultResource: () => undefined,
+    useGrantedResource: () => true,
+    getResourceServerInfo: (_ctx: unknown, resource: string) => {
+      if (resource !== audience) throw new Error(`unknown resource ${resource}`);
+      return {
+        scope: 'api',
+        audience,
+        accessTokenFormat: 'jwt',
+        accessTokenTTL: 600,
+        jwt: { sign: { alg: 'RS256' } },
+      };
+    },
+  };
+}
+
+/** The provider's sign-out page submits itself (the demo asks no question: leaving Abada means leaving). */
+// biome-ignore lint/suspicious/noExplicitAny: oidc-provider's koa context
+async function logoutSource(ctx: any, form: string) {
+  const signOut = form.replace('</form>', '<input type="hidden" name="logout" value="yes"></form>');
+  ctx.body = `<!doctype html><meta charset="utf-8"><title>Signing out</title><p>Signing out…</p>${signOut}<script>document.getElementById('op.logoutForm').submit()</script>`;
+}
+
+/** The login page of an interaction (GET /interaction/:uid) and its form (POST /interaction/:uid/login). */
+async function interactions(
+  provider: InstanceType<typeof Provider>,
+  accounts: Map<string, DemoAccount>,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): Promise<boolean> {
+  const m = /^\/interaction\/([\w-]+)(\/login)?$/.exec((req.url ?? '').split('?')[0]);
+  if (!m) return false;
+  const details = await provider.interactionDetails(req, res);
+  if (details.prompt.name !== 'login') {
+    // consent is implied for the first-party client (loadExistingGrant): finish with the grant as is
+    await provider.interactionFinished(req, res, { consent: {} }, { mergeWithLastSubmission: true });
+    return true;
+  }
+  if (!m[2] || req.method !== 'POST') {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(loginPage(details.uid, details.params.login_hint, null, accounts));
+    return true;
+  }
+  const form = await readBody(req);
+  const user = form.get('username') ?? '';
+  const account = accounts.get(user);
+  if (!account || account.password !== form.get('password')) {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(loginPage(details.uid, user, 'Unknown user or wrong password.', accounts));
+    return true;
+  }
+  await provider.interactionFinished(
+    req,
+    res,
+    { login: { accountId: user } },
+    { mergeWithLastSubmission: false },
+  );
+  return true;
+}

@@ -1,0 +1,176 @@
+/**
+ * Principals managed by the organisation's OpenID Provider (SPEC §12). A person is matched by issuer +
+ * subject and created at the first sign-in; the groups (and admin rights: members of
+ * ABADA_OIDC_ADMIN_GROUP are ADMIN principals) are the provider's, written at every sign-in and refresh.
+ * A change is recorded in principal_events and announced through NOTIFY like an admin's update, so
+ * cached identities drop and open graphql-ws connections reconnect with the new groups.
+ */
+import { and, eq } from 'drizzle-orm';
+import { principals, type Principal } from '../../db/schema.js';
+import { EngineError } from '../../errors.js';
+import { sha256Hex } from '../../shared/canonical.js';
+import type { Actor, EngineContext, PrincipalKind, Tx } from '../common/index.js';
+import { notify } from '../events/index.js';
+import { newToken } from './principals.js';
+import { recordPrincipalEvent } from './views.js';
+
+/** Who the provider says signed in, already reduced to what Abada keeps. */
+export interface ProviderIdentity {
+  issuer: string;
+  subject: string;
+  name: string;
+  groups: string[];
+  admin: boolean;
+}
+
+/** The default project: provider-managed people belong to it. */
+const PROJECT = 'default';
+const NAME_MAX = 100;
+
+/** A principal name from the provider's claims (preferred_username, email, name, else the subject). */
+export function principalName(claims: Record<string, unknown>, subject: string): string {
+  const pick = [claims.preferred_username, claims.email, claims.name].find(
+    (v): v is string => typeof v === 'string' && v.trim() !== '',
+  );
+  const raw = (pick ?? subject).trim();
+  const cleaned = raw.replace(/[^A-Za-z0-9 ._@-]/g, '-').replace(/^[^A-Za-z0-9]+/, '');
+  return (cleaned || `user-${sha256Hex(subject).slice(0, 12)}`).slice(0, NAME_MAX);
+}
+
+/**
+ * Groups from the provider's claim: a list of strings (or one string). Keycloak's full group paths
+ * lose their leading "/"; names Abada cannot store (spaces, other characters) are left out.
+ */
+export function groupsFromClaim(value: unknown): string[] {
+  const list = Array.isArray(value) ? value : typeof value === 'string' ? [value] : [];
+  const out = new Set<string>();
+  for (const v of list) {
+    if (typeof v !== 'string') continue;
+    const g = v.replace(/^\/+/, '').trim();
+    if (/^[A-Za-z0-9*][A-Za-z0-9:._*-]{0,99}$/.test(g)) out.add(g);
+  }
+  return [...out];
+}
+
+export function isProviderManaged(row: Principal): boolean {
+  return row.oidcIssuer !== null;
+}
+
+function recordedAs(row: Principal): Actor {
+  return {
+    principalId: row.id,
+    kind: row.kind,
+    name: `openid:${row.oidcIssuer ?? ''}`.slice(0, 200),
+    projectId: row.projectId,
+    groups: [],
+    topics: [],
+  };
+}
+
+const disabledRefusal = (row: Principal) =>
+  new EngineError(
+    'UNAUTHENTICATED',
+    `The principal "${row.name}" was disabled on ${row.disabledAt?.toISOString()}; it can no longer sign ` +
+      'in. Ask an admin of Abada.',
+  );
+
+/**
+ * Matches (locking the row) or creates the principal of a provider identity, and writes the provider's
+ * name, groups and admin rights when they changed. A disabled principal is refused (UNAUTHENTICATED):
+ * signing in again does not bring it back.
+ */
+export async function upsertProviderPrincipal(tx: Tx, who: ProviderIdentity): Promise<Principal> {
+  const kind: PrincipalKind = who.admin ? 'ADMIN' : 'HUMAN';
+  const [existing] = await tx
+    .select()
+    .from(principals)
+    .where(and(eq(principals.oidcIssuer, who.issuer), eq(principals.oidcSubject, who.subject)))
+    .for('update');
+  if (!existing) {
+    const [created] = await tx
+      .insert(principals)
+      .values({
+        kind,
+        name: who.name,
+        groups: who.groups,
+        topics: [],
+        projectId: PROJECT,
+        // nobody knows this token: the person authenticates with the provider (an admin may rotate it)
+        tokenHash: sha256Hex(newToken()),
+        oidcIssuer: who.issuer,
+        oidcSubject: who.subject,
+      })
+      .returning();
+    await recordPrincipalEvent(tx, recordedAs(created), created, 'SIGNED_IN', { after: created });
+    return created;
+  }
+  if (existing.disabledAt) throw disabledRefusal(existing);
+  return applyProviderChanges(tx, existing, who, kind);
+}
+
+/** Writes the provider's view of an existing principal; records and announces a change of groups or rights. */
+async function applyProviderChanges(
+  tx: Tx,
+  before: Principal,
+  who: ProviderIdentity,
+  kind: PrincipalKind,
+): Promise<Principal> {
+  const same =
+    before.kind === kind &&
+    before.name === who.name &&
+    before.groups.length === who.groups.length &&
+    before.groups.every((g, i) => g === who.groups[i]);
+  if (same) return before;
+  const [after] = await tx
+    .update(principals)
+    .set({ kind, name: who.name, groups: who.groups })
+    .where(eq(principals.id, before.id))
+    .returning();
+  await recordPrincipalEvent(tx, recordedAs(after), after, 'GROUPS_REFRESHED', { before, after });
+  await notify(tx, { type: 'principal', principalId: after.id, change: 'updated' });
+  return after;
+}
+
+/** Re-applies the provider's identity to a known principal (a session refresh). */
+export async function refreshProviderPrincipal(
+  tx: Tx,
+  principalId: string,
+  who: ProviderIdentity,
+): Promise<Principal> {
+  const [row] = await tx.select().from(principals).where(eq(principals.id, principalId)).for('update');
+  if (row.disabledAt) throw disabledRefusal(row);
+  return applyProviderChanges(tx, row, who, who.admin ? 'ADMIN' : 'HUMAN');
+}
+
+/**
+ * The actor of a provider's access token (issuer + subject), or why not: the person never signed in
+ * to Abada (so no principal exists yet) or was disabled.
+ */
+export async function providerActor(
+  ctx: EngineContext,
+  issuer: string,
+  subject: string,
+): Promise<{ actor: Actor | null; refusal: string | null }> {
+  const [row] = await ctx.db
+    .select()
+    .from(principals)
+    .where(and(eq(principals.oidcIssuer, issuer), eq(principals.oidcSubject, subject)))
+    .limit(1);
+  if (!row)
+    return {
+      actor: null,
+      refusal: 'No Abada principal for this access token’s subject: sign in to the dashboard once first.',
+    };
+  if (row.disabledAt) return { actor: null, refusal: disabledRefusal(row).message };
+  return {
+    actor: {
+      principalId: row.id,
+      kind: row.kind,
+      name: row.name,
+      projectId: row.projectId,
+      groups: row.groups,
+      topics: row.topics,
+    },
+    refusal: null,
+  };
+}

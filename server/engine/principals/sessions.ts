@@ -1,0 +1,220 @@
+/**
+ * Server-side dashboard sessions (SPEC §12). The browser holds a random secret in a cookie; the row
+ * holds its SHA-256, the CSRF token, the lifetimes and the provider's tokens (sealed). Every request
+ * with the cookie reads the session joined with its principal, so a disabled principal (or an ended
+ * session) is refused at once on every engine, without a cache to drop.
+ */
+import { randomBytes } from 'node:crypto';
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import { principals, sessions } from '../../db/schema.js';
+import { sha256Hex } from '../../shared/canonical.js';
+import type { Actor, EngineContext, Executor } from '../common/index.js';
+import { type ProviderIdentity, refreshProviderPrincipal, upsertProviderPrincipal } from './external.js';
+
+/** What the provider gave at sign-in or refresh; kept sealed, used to refresh and to sign out there. */
+export interface ProviderTokens {
+  refreshToken: string | null;
+  accessToken: string | null;
+  idToken: string | null;
+}
+
+export type SessionEndReason = 'SIGNED_OUT' | 'IDLE' | 'EXPIRED' | 'DISABLED' | 'REFRESH_FAILED';
+
+export interface SessionView {
+  id: string;
+  csrfToken: string;
+  principalId: string;
+  /** the person's subject at the OpenID Provider */
+  subject: string;
+  /** the provider should confirm the groups again (ABADA_OIDC_REFRESH_MINUTES passed) */
+  refreshDue: boolean;
+  providerTokens: ProviderTokens;
+}
+
+/** Why a cookie no longer works, by the session's end reason. */
+const ENDED: Record<string, string> = {
+  SIGNED_OUT: 'Your session ended; sign in again.',
+  IDLE: 'Your session ended after a period without activity; sign in again.',
+  EXPIRED: 'Your session reached its maximum lifetime; sign in again.',
+  DISABLED: 'Your principal was disabled; its sessions ended. Ask an admin.',
+  REFRESH_FAILED: 'The OpenID Provider no longer confirms your sign-in; your session ended. Sign in again.',
+};
+
+/** Writing last_seen_at at most once a minute keeps the idle clock without a write per request. */
+const TOUCH_EVERY_MS = 60_000;
+
+/**
+ * Signs a person in: matches or creates the principal from the provider's identity (refused when it is
+ * disabled), opens a session and returns the cookie's secret (never stored) with the session.
+ */
+export async function openSession(
+  ctx: EngineContext,
+  who: ProviderIdentity,
+  tokens: ProviderTokens,
+): Promise<{ secret: string; session: SessionView; actor: Actor }> {
+  const secret = randomBytes(32).toString('base64url');
+  const csrfToken = randomBytes(24).toString('base64url');
+  const maxMs = ctx.config.sessions.maxHours * 3_600_000;
+  return ctx.db.transaction(async (tx) => {
+    const p = await upsertProviderPrincipal(tx, who);
+    const [row] = await tx
+      .insert(sessions)
+      .values({
+        secretHash: sha256Hex(secret),
+        csrfToken,
+        principalId: p.id,
+        providerTokens: ctx.sealer.sealJson(tokens),
+        expiresAt: new Date(Date.now() + maxMs),
+      })
+      .returning({ id: sessions.id });
+    return {
+      secret,
+      session: {
+        id: row.id,
+        csrfToken,
+        principalId: p.id,
+        subject: who.subject,
+        refreshDue: false,
+        providerTokens: tokens,
+      },
+      actor: actorOf(p),
+    };
+  });
+}
+
+function actorOf(p: typeof principals.$inferSelect): Actor {
+  return {
+    principalId: p.id,
+    kind: p.kind,
+    name: p.name,
+    projectId: p.projectId,
+    groups: p.groups,
+    topics: p.topics,
+  };
+}
+
+export type SessionLookup =
+  | { actor: Actor; session: SessionView; refusal: null }
+  | { actor: null; session: null; refusal: string | null };
+
+/**
+ * The session of a cookie's secret and its principal, or why not: unknown (refusal null: the cookie is
+ * ignored), ended, past its absolute or idle lifetime, or its principal disabled (the session ends).
+ */
+export async function sessionBySecret(ctx: EngineContext, secret: string): Promise<SessionLookup> {
+  const [row] = await ctx.db
+    .select({ s: sessions, p: principals })
+    .from(sessions)
+    .innerJoin(principals, eq(principals.id, sessions.principalId))
+    .where(eq(sessions.secretHash, sha256Hex(secret)))
+    .limit(1);
+  if (!row) return { actor: null, session: null, refusal: null };
+  const { s, p } = row;
+  const now = Date.now();
+  const idleMs = ctx.config.sessions.idleMinutes * 60_000;
+  const ended = (reason: SessionEndReason, why: string) =>
+    endSession(ctx.db, s.id, reason).then(() => ({ actor: null, session: null, refusal: why }) as const);
+  if (s.endedAt) return { actor: null, session: null, refusal: ENDED[s.endReason ?? ''] ?? ENDED.SIGNED_OUT };
+  if (p.disabledAt) return ended('DISABLED', ENDED.DISABLED);
+  if (s.expiresAt.getTime() <= now) return ended('EXPIRED', ENDED.EXPIRED);
+  if (s.lastSeenAt.getTime() + idleMs <= now) return ended('IDLE', ENDED.IDLE);
+  if (now - s.lastSeenAt.getTime() > TOUCH_EVERY_MS) {
+    await ctx.db.update(sessions).set({ lastSeenAt: sql`now()` }).where(eq(sessions.id, s.id));
+  }
+  const refreshMs = (ctx.config.oidc?.refreshMinutes ?? 10) * 60_000;
+  return {
+    actor: actorOf(p),
+    session: {
+      id: s.id,
+      csrfToken: s.csrfToken,
+      principalId: p.id,
+      subject: p.oidcSubject ?? '',
+      refreshDue: s.refreshedAt.getTime() + refreshMs <= now,
+      providerTokens: ctx.sealer.openJson(s.providerTokens) as ProviderTokens,
+    },
+    refusal: null,
+  };
+}
+
+/** Ends a session (idempotent: an ended session keeps its first reason). */
+export async function endSession(db: Executor, sessionId: string, reason: SessionEndReason): Promise<void> {
+  await db
+    .update(sessions)
+    .set({ endedAt: sql`now()`, endReason: reason })
+    .where(and(eq(sessions.id, sessionId), isNull(sessions.endedAt)));
+}
+
+/** Ends every live session of a principal (it was disabled), in the caller's transaction. */
+export async function endSessionsOf(tx: Executor, principalId: string, reason: SessionEndReason) {
+  await tx
+    .update(sessions)
+    .set({ endedAt: sql`now()`, endReason: reason })
+    .where(and(eq(sessions.principalId, principalId), isNull(sessions.endedAt)));
+}
+
+/**
+ * Applies what the provider said at a refresh: the person's groups and rights, and the new tokens; the
+ * refresh clock restarts. `who` null (the provider would not confirm the person) ends the session.
+ * A principal disabled meanwhile ends it too.
+ */
+export async function refreshSession(
+  ctx: EngineContext,
+  session: SessionView,
+  who: ProviderIdentity | null,
+  tokens: ProviderTokens,
+): Promise<Actor | null> {
+  if (!who) {
+    await endSession(ctx.db, session.id, 'REFRESH_FAILED');
+    return null;
+  }
+  return ctx.db.transaction(async (tx) => {
+    const p = await refreshProviderPrincipal(tx, session.principalId, who).catch(() => null);
+    if (!p) {
+      await endSession(tx, session.id, 'DISABLED');
+      return null;
+    }
+    await tx
+      .update(sessions)
+      .set({ refreshedAt: sql`now()`, providerTokens: ctx.sealer.sealJson(tokens) })
+      .where(eq(sessions.id, session.id));
+    return actorOf(p);
+  });
+}
+
+/**
+ * Live sessions whose groups are due for the provider's confirmation, for the background refresh: a
+ * person with the dashboard open but idle (its graphql-ws subscriptions still filtered by the groups)
+ * loses a group removed at the provider within the interval too, not only at their next request.
+ */
+export async function sessionsDueForRefresh(
+  ctx: EngineContext,
+  issuer: string,
+  limit = 50,
+): Promise<SessionView[]> {
+  const refreshS = (ctx.config.oidc?.refreshMinutes ?? 10) * 60;
+  const idleS = ctx.config.sessions.idleMinutes * 60;
+  const rows = await ctx.db
+    .select({ s: sessions, subject: principals.oidcSubject })
+    .from(sessions)
+    .innerJoin(principals, eq(principals.id, sessions.principalId))
+    .where(
+      and(
+        isNull(sessions.endedAt),
+        isNull(principals.disabledAt),
+        eq(principals.oidcIssuer, issuer),
+        sql`${sessions.refreshedAt} <= now() - make_interval(secs => ${refreshS})`,
+        sql`${sessions.lastSeenAt} > now() - make_interval(secs => ${idleS})`,
+        sql`${sessions.expiresAt} > now()`,
+      ),
+    )
+    .orderBy(sessions.refreshedAt)
+    .limit(limit);
+  return rows.map(({ s, subject }) => ({
+    id: s.id,
+    csrfToken: s.csrfToken,
+    principalId: s.principalId,
+    subject: subject ?? '',
+    refreshDue: true,
+    providerTokens: ctx.sealer.openJson(s.providerTokens) as ProviderTokens,
+  }));
+}

@@ -1,0 +1,121 @@
+/**
+ * The engine's spans. Each process instance is one trace: its root span is written when the instance
+ * starts (its traceparent kept on the instance row and handed to workers with each task), and the
+ * engine's own records of the instance's life — a task claimed, an approval waited for and decided —
+ * are spans in that trace. The spans of the GraphQL commands themselves (journal, completion, decide…)
+ * continue the caller's traceparent (server/graphql/trace.ts).
+ */
+import { type Attributes, context, type Link, SpanKind, trace } from '@opentelemetry/api';
+import { ABADA } from './attributes.js';
+import { contextOf, traceparentOf } from './context.js';
+import { tracer, tracing } from './state.js';
+
+/** A link to the caller's span (the request that started the instance, claimed the task…), if any. */
+function callerLinks(): Link[] {
+  const caller = trace.getSpanContext(context.active());
+  return caller && trace.isSpanContextValid(caller) ? [{ context: caller }] : [];
+}
+
+/**
+ * The root of a new instance's trace, or null when tracing is off. A new trace rather than the caller's:
+ * an instance outlives the request that started it by hours or days, so the request is a link.
+ */
+export function startInstanceTrace(
+  key: string,
+  version: number,
+): { traceparent: string | null; end(instanceId: string): void } | null {
+  if (!tracing.on) return null;
+  const span = tracer().startSpan(`start_process ${key}`, {
+    kind: SpanKind.INTERNAL,
+    root: true,
+    links: callerLinks(),
+    attributes: { [ABADA.processKey]: key, [ABADA.processVersion]: version },
+  });
+  return {
+    traceparent: traceparentOf(span),
+    end(instanceId) {
+      span.setAttribute(ABADA.instanceId, instanceId);
+      span.end();
+    },
+  };
+}
+
+export interface ClaimedTask {
+  id: string;
+  attempt: number;
+  processInstanceId: string;
+  traceparent: string | null;
+}
+
+/** A `claim` span per task handed to a worker, in its instance's trace (from `startTime` to now). */
+export function traceClaims(workerId: string, tasks: readonly ClaimedTask[], startTime: Date): void {
+  if (!tracing.on || tasks.length === 0) return;
+  const links = callerLinks();
+  for (const t of tasks) {
+    tracer()
+      .startSpan(
+        'claim',
+        {
+          kind: SpanKind.INTERNAL,
+          startTime,
+          links,
+          attributes: {
+            [ABADA.command]: 'fetchAndLock',
+            [ABADA.taskId]: t.id,
+            [ABADA.attempt]: t.attempt,
+            [ABADA.instanceId]: t.processInstanceId,
+            [ABADA.workerId]: workerId,
+          },
+        },
+        contextOf(t.traceparent),
+      )
+      .end();
+  }
+}
+
+export interface ApprovalWait {
+  approvalId: string;
+  taskId: string;
+  processInstanceId: string;
+  toolRef: string;
+  sequence: number;
+  /** when the approval opened (the wait's start) */
+  openedAt: Date;
+  level: number;
+  decidedBy: string;
+  decision: string;
+  /** the approval's state after the decision (APPROVED, REJECTED, or PENDING at the next level) */
+  state: string;
+}
+
+/**
+ * An approval's wait as a span in the instance's trace: from the moment it opened to this decision,
+ * with who decided what. Written when the decision commits (a wait spans processes and days, so it is
+ * recorded after the fact, with its real start time).
+ */
+export function traceApprovalWait(traceparent: string | null, w: ApprovalWait): void {
+  if (!tracing.on) return;
+  const attributes: Attributes = {
+    [ABADA.approvalId]: w.approvalId,
+    [ABADA.taskId]: w.taskId,
+    [ABADA.instanceId]: w.processInstanceId,
+    [ABADA.toolRef]: w.toolRef,
+    [ABADA.sequence]: w.sequence,
+    [ABADA.approvalLevel]: w.level,
+    [ABADA.decidedBy]: w.decidedBy,
+    [ABADA.decision]: w.decision,
+    [ABADA.approvalState]: w.state,
+  };
+  tracer()
+    .startSpan(
+      `approval_wait ${w.toolRef}`,
+      { kind: SpanKind.INTERNAL, startTime: w.openedAt, links: callerLinks(), attributes },
+      contextOf(traceparent),
+    )
+    .end();
+}
+
+/** Whether the engine should spend a read on an instance's trace context (only while tracing). */
+export function tracingOn(): boolean {
+  return tracing.on;
+}

@@ -1,0 +1,48 @@
+/**
+ * `promtool check metrics` (Prometheus' own linter) on a live /metrics after a task completed and an
+ * approval waits, so every family (gauges, counters, the latency histograms) has samples. promtool comes
+ * from Debian's `prometheus` package; `.ci/run` installs it.
+ */
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestEngine, type TestEngine } from '../helpers/engine.js';
+import { Q } from '../helpers/fixtures.js';
+import { setupSeeds, WorkerSim } from '../helpers/worker-sim.js';
+
+let engine: TestEngine;
+
+beforeAll(async () => {
+  engine = await startTestEngine();
+});
+afterAll(() => engine?.close());
+
+describe('/metrics under promtool', () => {
+  it('passes `promtool check metrics` with no problems', async () => {
+    const { worker } = await setupSeeds(engine);
+    const sim = new WorkerSim(engine, worker, 'promtool-sim');
+    await engine.ok(engine.adminToken, Q.start, { key: 'support-triage', v: { customerId: 'C-1' } });
+    const t1 = await sim.fetchOne();
+    await sim.model(t1, 1, 'STARTED');
+    await sim.model(t1, 1, 'COMPLETED');
+    await sim.complete(t1, { triage: { ticketId: 'T-1', priority: 'low', _confidence: 95 } });
+    await engine.ok(engine.adminToken, Q.start, { key: 'refund', v: { customerId: 'C-42' } });
+    const t2 = await sim.fetchOne();
+    await sim.model(t2, 1, 'STARTED');
+    await sim.model(t2, 1, 'COMPLETED');
+    await sim.tool(t2, 2, 'crm/refund', 'PROPOSED', { orderId: '5531', amount: 89 });
+
+    const res = await fetch(`${engine.url}/metrics`);
+    expect(res.status).toBe(200);
+    const body = await res.text();
+    expect(body).toContain('# TYPE ');
+
+    const run = spawnSync('promtool', ['check', 'metrics'], { input: body, encoding: 'utf8' });
+    if (run.error) {
+      throw new Error(
+        `promtool did not run (${run.error.message}): install it with \`apt-get install -y prometheus\` (.ci/run does).`,
+      );
+    }
+    // promtool exits 0 and prints nothing when the exposition has no problems (3 = lint findings).
+    expect({ status: run.status, out: `${run.stdout}${run.stderr}`.trim() }).toEqual({ status: 0, out: '' });
+  });
+});

@@ -1,0 +1,59 @@
+/**
+ * The worker's MCP client (server/worker/mcp.ts) as the MCP conformance suite's client under test:
+ * `conformance client --command "node --import tsx test/worker/conformance/client.ts"` appends the
+ * scenario server's URL. It does what the worker does with a task's tool server — open one session
+ * (initialize), list the tools, run the contract check on them as `read` bindings, then call each
+ * listed tool once — through the worker's own ToolSessions, with nothing added for the suite.
+ */
+import { ToolSessions, ToolSetupError } from '../../../server/worker/mcp.js';
+import type { ToolBinding } from '../../../server/worker/graphql.js';
+
+/** Arguments for the scenarios' tools that take some; every other tool is called with `{}`. */
+const ARGUMENTS: Record<string, Record<string, unknown>> = { add_numbers: { a: 2, b: 3 } };
+
+const binding = (url: string, tool: string): ToolBinding => ({
+  ref: `conformance/${tool}`,
+  server: 'conformance',
+  tool,
+  policy: 'READ',
+  idempotency: 'NONE',
+  transport: 'streamable-http',
+  url,
+  command: null,
+  args: [],
+  credential: null,
+  credentialEnv: null,
+  inputSchemaSha256: null,
+  editable: false,
+  precondition: null,
+  lookup: null,
+  redact: [],
+});
+
+async function main(url: string): Promise<number> {
+  const sessions = new ToolSessions({ timeoutMs: 20_000, allowedTools: null, credential: async () => null });
+  try {
+    const listed = await sessions.tools(binding(url, ''));
+    const bindings = listed.map((t) => binding(url, t.name));
+    await sessions.check(bindings);
+    let failed = 0;
+    for (const b of bindings) {
+      const r = await sessions.call(b, ARGUMENTS[b.tool] ?? {}, null);
+      console.log(JSON.stringify({ tool: b.tool, ...r }));
+      if (!r.ok) failed++;
+    }
+    return failed ? 1 : 0;
+  } catch (e) {
+    console.error(e instanceof ToolSetupError ? `${e.errorType}: ${e.message}` : e);
+    return 1;
+  } finally {
+    await sessions.closeAll();
+  }
+}
+
+const url = process.argv.at(-1);
+if (!url?.startsWith('http')) {
+  console.error('usage: client.ts <server-url>');
+  process.exit(2);
+}
+process.exit(await main(url));
