@@ -161,7 +161,11 @@ export const refundScript: Script = ({ messages }) => {
       amount: order?.amount ?? 89,
       currency: order?.currency ?? 'EUR',
     };
-    return { toolCalls: [{ name: 'crm__refund', arguments: args }] };
+    // the model says why, next to the call: the approver reads it in the approval's basis
+    return {
+      content: `Order ${args.orderId} was never delivered; refunding ${args.amount} ${args.currency} as the customer asked.`,
+      toolCalls: [{ name: 'crm__refund', arguments: args }],
+    };
   }
   // The worker appends an approver's comment to the tool's answer (`\n\nNote from the approver: …`).
   const text = refundResult.content.split('\n\nNote from the approver:')[0].trim();

@@ -53,7 +53,7 @@ test('a finance lead sees a new refund arrive live, approves it, and the process
   await simResume();
 
   await page.getByRole('link', { name: instanceId }).click();
-  await expect(page.locator('tr[data-step="TOOL_CALL:crm/refund:COMPLETED"]')).toBeVisible({
+  await expect(page.locator('li.msg.tool[data-step="TOOL_CALL:crm/refund:COMPLETED"]')).toBeVisible({
     timeout: 30_000,
   });
   await expect(page.getByTestId('instance-state')).toContainText('completed', { timeout: 30_000 });

@@ -33,6 +33,7 @@ export default async function globalSetup() {
   }
   const tokens = Object.fromEntries(demo.users.map((u) => [u.name, u.token]));
   process.env.E2E_URL = demo.engine.url;
+  process.env.E2E_CRM_URL = demo.crmUrl.replace(/\/mcp$/, '');
   process.env.E2E_ADMIN_TOKEN = demo.adminToken;
   process.env.E2E_WORKER_TOKEN = demo.workerToken;
   process.env.E2E_REAL_WORKER = demo.workerRunning ? '1' : '';

@@ -30,8 +30,23 @@ export async function ok<T = any>(tok: string, query: string, variables?: object
 
 export const ALICE_ARGS = { orderId: '5531', amount: 89, currency: 'EUR' };
 
+/**
+ * Puts the demo CRM back as it started: Alice's order 5531 not refunded yet. The refund's precondition
+ * (seed 001) re-reads the order before the call, so a second refund of the same order in one run would
+ * rightly be voided; each spec tells the story from the start.
+ */
+export async function resetCrm() {
+  const r = await fetch(`${process.env.E2E_CRM_URL}/control`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ action: 'reset' }),
+  });
+  if (!r.ok) throw new Error(`CRM reset: HTTP ${r.status}`);
+}
+
 /** Starts a refund for Alice as the admin (so fiona is not its starter) and returns the instance id. */
 export async function startRefund(): Promise<string> {
+  await resetCrm();
   const d = await ok(
     ADMIN(),
     'mutation($v: JSON, $b: String) { startProcess(key: "refund", variables: $v, businessKey: $b) { id } }',

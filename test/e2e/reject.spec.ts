@@ -21,11 +21,11 @@ test('reject is blocked without a comment; with one the journal shows it and the
   await simResume();
 
   await page.goto(`${URL_()}/instances/${instanceId}`);
-  const rejected = page.locator('tr[data-step="TOOL_CALL:crm/refund:REJECTED"]');
+  const rejected = page.locator('li.msg.tool[data-step="TOOL_CALL:crm/refund:REJECTED"]');
   await expect(rejected).toBeVisible({ timeout: 30_000 });
   await expect(rejected).toContainText(reason);
   // The agent went on after reading the rejection: another model call, and the instance finished.
-  await expect(page.locator('tr[data-step^="MODEL_CALL"]')).toHaveCount(3, { timeout: 30_000 });
+  await expect(page.locator('li.msg.model[data-step^="MODEL_CALL"]')).toHaveCount(3, { timeout: 30_000 });
   await expect(page.getByTestId('instance-state')).toContainText('completed', { timeout: 30_000 });
   if (REAL_WORKER()) await expect(page.getByText(/refunded.*false/).first()).toBeVisible();
 });

@@ -27,7 +27,7 @@ test('an admin revokes a waiting refund from its page: REVOKED, no refund, the m
   await simResume();
 
   await page.goto(`${URL_()}/instances/${instanceId}`);
-  const rejected = page.locator('tr[data-step="TOOL_CALL:crm/refund:REJECTED"]');
+  const rejected = page.locator('li.msg.tool[data-step="TOOL_CALL:crm/refund:REJECTED"]');
   await expect(rejected).toBeVisible({ timeout: 30_000 });
   await expect(rejected).toContainText(`Withdrawn by ada: ${reason}`);
   await expect(page.getByTestId('instance-state')).toContainText('completed', { timeout: 30_000 });

@@ -58,6 +58,7 @@ export const MATRIX: Record<string, Record<string, Row>> = {
       expect: 'DADDDD',
     },
     webhookSubscriptions: { op: () => ({ query: '{ webhookSubscriptions { id } }' }), expect: 'DDDDAA' },
+    dailyStats: { op: () => ({ query: '{ dailyStats { from approvals { opened } } }' }), expect: 'DDAAAA' },
     webhookDeliveries: { op: () => ({ query: '{ webhookDeliveries { id } }' }), expect: 'DDDDAA' },
     verifyAudit: {
       op: (i) => ({

@@ -1,8 +1,9 @@
 'use client';
 /** Approve / Reject bound to the digest the person saw. Reject stays disabled until a comment is typed. */
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { useMutation } from 'urql';
 import { sentence } from '../lib/errors';
+import { useShortcut } from '../lib/keys';
 import { DecideMutation } from '../lib/queries';
 
 export function DecideForm({ approvalId, digest, onDone }: { approvalId: string; digest: string; onDone(): void }) {
@@ -20,11 +21,16 @@ export function DecideForm({ approvalId, digest, onDone }: { approvalId: string;
     }
   };
   const needComment = comment.trim() === '';
+  const box = useRef<HTMLTextAreaElement>(null);
+  // Shift+A approves; Shift+R rejects, or first puts the cursor in the comment a rejection needs
+  useShortcut('a', () => !result.fetching && send('APPROVE'), { shift: true });
+  useShortcut('r', () => (needComment ? box.current?.focus() : !result.fetching && send('REJECT')), { shift: true });
   return (
     <form className="decide stack" onSubmit={(e) => e.preventDefault()} aria-label="Decision">
       <label htmlFor="comment">Comment {needComment ? <span className="muted">(required to reject)</span> : null}</label>
       <textarea
         id="comment"
+        ref={box}
         rows={3}
         value={comment}
         onChange={(e) => setComment(e.target.value)}
@@ -32,18 +38,28 @@ export function DecideForm({ approvalId, digest, onDone }: { approvalId: string;
         aria-describedby="reject-hint"
       />
       <div className="actions">
-        <button type="button" className="primary approve" disabled={result.fetching} onClick={() => send('APPROVE')}>
+        <button
+          type="button"
+          className="primary approve"
+          aria-keyshortcuts="Shift+A"
+          disabled={result.fetching}
+          onClick={() => send('APPROVE')}
+        >
           Approve
         </button>
         <button
           type="button"
           className="danger"
+          aria-keyshortcuts="Shift+R"
           disabled={result.fetching || needComment}
           onClick={() => send('REJECT')}
         >
           Reject
         </button>
       </div>
+      <p className="muted small">
+        Keys: <kbd>Shift</kbd>+<kbd>A</kbd> approve · <kbd>Shift</kbd>+<kbd>R</kbd> reject (comment first)
+      </p>
       <p id="reject-hint" className="muted small">
         {needComment ? 'To reject, write a comment first: the agent reads it as the reason.' : 'Your comment is kept with the decision.'}
       </p>

@@ -1,9 +1,10 @@
 'use client';
-/** Deploy YAML; validation errors are shown against a line-numbered copy of the source, at their lines. */
-import { useState } from 'react';
+/** Deploy YAML in a code editor; the validation errors are marked at their lines and listed below it. */
+import { useMemo, useState } from 'react';
 import { useMutation } from 'urql';
 import { sentence } from '../lib/errors';
 import { DeployMutation } from '../lib/queries';
+import { DeployEditor } from './DeployEditor';
 
 interface AplError {
   code: string;
@@ -35,22 +36,20 @@ export function DeployForm({ onDeployed }: { onDeployed(): void }) {
       onDeployed();
     }
   };
-  const errors = errorsOf(state.error?.graphQLErrors[0]?.extensions);
-  const byLine = new Map<number, AplError[]>();
-  for (const e of errors) if (e.line != null) byLine.set(e.line, [...(byLine.get(e.line) ?? []), e]);
-  const lines = (checked ?? '').split('\n');
+  const errors = useMemo(() => errorsOf(state.error?.graphQLErrors[0]?.extensions), [state.error]);
   return (
     <section className="card">
       <h2>Deploy</h2>
       <form className="stack" onSubmit={(e) => (e.preventDefault(), submit())}>
-        <label htmlFor="yaml">APL source (ToolServer and Process documents, separated by ---)</label>
-        <textarea
-          id="yaml"
-          className="mono"
-          rows={14}
-          spellCheck={false}
+        <p id="yaml-label" className="strong">
+          APL source (ToolServer and Process documents, separated by ---)
+        </p>
+        <DeployEditor
           value={source}
-          onChange={(e) => setSource(e.target.value)}
+          onChange={setSource}
+          errors={errors}
+          checked={state.error ? checked : null}
+          label="APL source (ToolServer and Process documents, separated by ---)"
         />
         <div className="actions">
           <button type="submit" className="primary" disabled={!source.trim() || state.fetching}>
@@ -74,32 +73,11 @@ export function DeployForm({ onDeployed }: { onDeployed(): void }) {
             <ul className="plain errors">
               {errors.map((e) => (
                 <li key={`${e.code}-${e.path}-${e.line}`}>
-                  {e.line != null ? <a href={`#src-line-${e.line}`}>line {e.line}</a> : 'no line'} · <code>{e.code}</code>{' '}
+                  {e.line != null ? <strong>line {e.line}</strong> : 'no line'} · <code>{e.code}</code>{' '}
                   {e.message} <span className="muted small">{e.path}</span>
                 </li>
               ))}
             </ul>
-          ) : null}
-          {errors.length ? (
-            <ol className="source" aria-label="Source with errors marked">
-              {lines.map((text, i) => {
-                const n = i + 1;
-                const here = byLine.get(n);
-                return (
-                  <li key={n} id={`src-line-${n}`} className={here ? 'has-error' : undefined} data-line={n}>
-                    <span className="ln" aria-hidden="true">
-                      {n}
-                    </span>
-                    <code>{text || ' '}</code>
-                    {here?.map((e) => (
-                      <span key={e.code + e.path} className="line-error" data-testid="line-error">
-                        ⚠ {e.code}: {e.message}
-                      </span>
-                    ))}
-                  </li>
-                );
-              })}
-            </ol>
           ) : null}
         </div>
       ) : null}

@@ -4,9 +4,10 @@
  * reason is required: the agent reads it as the rejection. Once the call started the engine refuses
  * (ALREADY_EXECUTING) and the error says so.
  */
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { useMutation } from 'urql';
 import { sentence } from '../lib/errors';
+import { useShortcut } from '../lib/keys';
 import { RevokeMutation } from '../lib/queries';
 
 export function RevokeForm({ approvalId, onDone }: { approvalId: string; onDone(): void }) {
@@ -20,21 +21,34 @@ export function RevokeForm({ approvalId, onDone }: { approvalId: string; onDone(
       onDone();
     }
   };
+  const box = useRef<HTMLTextAreaElement>(null);
+  // Shift+V: to the reason first; with a reason written, revoke
+  useShortcut('v', () => (comment.trim() === '' ? box.current?.focus() : !result.fetching && send()), { shift: true });
   return (
     <form className="decide stack" onSubmit={(e) => e.preventDefault()} aria-label="Revoke">
       <label htmlFor="revoke-comment">Revoke before the call runs</label>
       <textarea
         id="revoke-comment"
+        ref={box}
         rows={2}
         value={comment}
         onChange={(e) => setComment(e.target.value)}
         placeholder="Why — the agent reads this as the rejection"
       />
       <div className="actions">
-        <button type="button" className="danger" disabled={result.fetching || comment.trim() === ''} onClick={send}>
+        <button
+          type="button"
+          className="danger"
+          aria-keyshortcuts="Shift+V"
+          disabled={result.fetching || comment.trim() === ''}
+          onClick={send}
+        >
           Revoke
         </button>
       </div>
+      <p className="muted small">
+        Key: <kbd>Shift</kbd>+<kbd>V</kbd> revoke (reason first)
+      </p>
       {result.error ? (
         <p className="error-box" role="alert" data-testid="revoke-error">
           {sentence(result.error)}

@@ -10,6 +10,7 @@ import { useSession } from '../lib/session';
 import { SignIn } from './SignIn';
 
 const NAV: { href: string; label: string; adminOnly?: boolean }[] = [
+  { href: '/', label: 'Home' },
   { href: '/approvals', label: 'Approvals' },
   { href: '/instances', label: 'Instances' },
   { href: '/incidents', label: 'Incidents' },
@@ -28,7 +29,7 @@ function Nav() {
       <ul>
         {NAV.filter((n) => !n.adminOnly || admin).map((n) => (
           <li key={n.href}>
-            <Link href={n.href} aria-current={pathname?.startsWith(n.href) ? 'page' : undefined}>
+            <Link href={n.href} aria-current={(n.href === '/' ? pathname === '/' : pathname?.startsWith(n.href)) ? 'page' : undefined}>
               {n.label}
             </Link>
           </li>

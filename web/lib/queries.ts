@@ -6,7 +6,7 @@ export const MeQuery = graphql(`query Me { me { id name kind groups projectId } 
 export const ApprovalRow = graphql(`
   fragment ApprovalRow on Approval {
     id state server tool toolRef nodeId attempt sequence candidateGroups escalated slaDueAt
-    createdAt decidedBy decidedAt processInstanceId arguments impact risk reversible expiresAt
+    createdAt decidedBy decidedAt processInstanceId processKey arguments impact risk reversible expiresAt
   }
 `);
 
@@ -35,7 +35,8 @@ export const ApprovalQuery = graphql(`
     approval(id: $id) {
       id state server tool toolRef nodeId model attempt sequence arguments redactedPaths digest
       candidateGroups escalated slaDueAt createdAt decidedBy decidedAt comment editable level levels
-      processInstanceId taskId version onApproval impact reversible risk expiresAt validUntil
+      processInstanceId processKey taskId version onApproval impact reversible risk expiresAt validUntil voidReason
+      toolDescription facts
       basis { inputs modelText redactedPaths priorCalls { sequence toolRef arguments response error state } }
       earlierProposals { approvalId attempt sequence digest state createdAt changes { path before after } }
       decisions { id decision outcome decidedBy at comment digest level }
@@ -78,7 +79,7 @@ export const InstanceQuery = graphql(`
         id state nodeId nodeType topicName attempt maxAttempts workerId lockExpiresAt errorType errorMessage
         steps {
           attempt sequence kind state toolRef model idempotencyKey reused usage costUsd comment error
-          digest approvalId request response
+          digest approvalId request response createdAt updatedAt purpose reconciled
         }
       }
     }
@@ -122,7 +123,7 @@ export const WorkersQuery = graphql(`
 
 export const DefinitionsQuery = graphql(`
   query Definitions {
-    definitions { id key version deployedAt sourceSha256 bindings { nodeId bindings {
+    definitions { id key version deployedAt sourceSha256 spec bindings { nodeId bindings {
       ref policy idempotency approvers approvalSlaHours transport url credential inputSchemaSha256 redact editable
     } } }
     toolServers { id name version transport url credential updatedAt }
@@ -164,3 +165,31 @@ export const RotatePrincipalTokenMutation = graphql(
   `mutation RotatePrincipalToken($id: ID!) { rotatePrincipalToken(id: $id) { token principal { ...PrincipalRow } } }`,
   [PrincipalRow],
 );
+
+export const DailyStatsQuery = graphql(`
+  query DailyStats($days: Int) {
+    dailyStats(days: $days) {
+      from to
+      approvals { day opened decided medianDecisionSeconds }
+      modelCost { day model costUsd inputTokens outputTokens }
+      incidents { day opened }
+    }
+  }
+`);
+
+export const NeedsMeQuery = graphql(`
+  query NeedsMe {
+    approvals(state: PENDING, mine: true, first: 5) {
+      totalCount
+      edges { node { id server tool impact risk slaDueAt processInstanceId } }
+    }
+    incidents(state: OPEN, first: 5) { totalCount edges { node { id type message createdAt processInstanceId } } }
+    workers { workerId health consecutiveFailures lastRejectionReason }
+  }
+`);
+
+export const MyPendingCount = graphql(`query MyPendingCount { approvals(state: PENDING, mine: true, first: 1) { totalCount } }`);
+
+export const DefinitionSpecQuery = graphql(`
+  query DefinitionSpec($key: String!) { definitions(key: $key) { id version spec } }
+`);

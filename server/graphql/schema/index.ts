@@ -7,6 +7,7 @@ import './approval.js';
 import './incident.js';
 import './worker.js';
 import './webhook.js';
+import './stats.js';
 import './stream.js';
 import { lexicographicSortSchema } from 'graphql';
 import { builder } from '../builder.js';

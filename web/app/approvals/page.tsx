@@ -1,17 +1,24 @@
 'use client';
-/** The approvals inbox: live (approvalOpened), mine / all, by state, SLA time left, cursor paging. */
+/**
+ * The approvals inbox: live (approvalOpened), mine / all, by state; filters by process, tool, risk and age
+ * over the loaded page; j/k (or the arrows) move between rows and Enter opens one; the tab title counts the
+ * approvals waiting for me, and a browser notification says when one arrives (asked for on a click only).
+ */
 import Link from 'next/link';
-import { useEffect, useState } from 'react';
+import { useRouter } from 'next/navigation';
+import { useEffect, useRef, useState } from 'react';
 import { useQuery, useSubscription } from 'urql';
 import { EscalatedBadge, StateBadge } from '../../components/Badges';
 import { Pager, useCursor } from '../../components/Pager';
 import { sentence } from '../../lib/errors';
 import { timeLeft, when } from '../../lib/format';
+import { Filters, matches, NO_FILTER, useNotifications } from '../../components/inbox/Filters';
 import { readFragment } from '../../lib/graphql';
-import { ApprovalChanged, ApprovalOpened, ApprovalRow, ApprovalsQuery } from '../../lib/queries';
+import { useShortcut } from '../../lib/keys';
+import { ApprovalChanged, ApprovalOpened, ApprovalRow, ApprovalsQuery, MyPendingCount } from '../../lib/queries';
 
 type StateFilter = 'PENDING' | 'APPROVED' | 'REJECTED' | 'RETIRED' | 'ALL';
-const PAGE = 20;
+const PAGE = 50;
 
 export default function ApprovalsPage() {
   const [mine, setMine] = useState(true);
@@ -19,7 +26,20 @@ export default function ApprovalsPage() {
   const [now, setNow] = useState(() => Date.now());
   const [fresh, setFresh] = useState<string[]>([]);
   const [notice, setNotice] = useState<string | null>(null);
+  const [filter, setFilter] = useState(NO_FILTER);
+  const [current, setCurrent] = useState(-1);
+  const table = useRef<HTMLTableElement>(null);
+  const router = useRouter();
+  const notifications = useNotifications();
   const cursor = useCursor();
+  const [count, recount] = useQuery({ query: MyPendingCount });
+  const waiting = count.data?.approvals.totalCount;
+  useEffect(() => {
+    document.title = waiting ? `(${waiting}) Approvals — Abada` : 'Approvals — Abada';
+    return () => {
+      document.title = 'Abada';
+    };
+  }, [waiting]);
   const [{ data, error, fetching }, refetch] = useQuery({
     query: ApprovalsQuery,
     variables: { mine, state: state === 'ALL' ? null : state, first: PAGE, after: cursor.after },
@@ -36,20 +56,41 @@ export default function ApprovalsPage() {
     const a = readFragment(ApprovalRow, opened.data.approvalOpened);
     setFresh((f) => (f.includes(a.id) ? f : [...f, a.id]));
     setNotice(`New approval: ${a.server} / ${a.tool}, for ${a.candidateGroups.join(', ')}.`);
+    if (notifications.on) new Notification(`Approval: ${a.server} / ${a.tool}`, { body: a.impact ?? '', tag: a.id });
     refetch({ requestPolicy: 'network-only' });
-  }, [opened.data, refetch]);
+    recount({ requestPolicy: 'network-only' });
+  }, [opened.data, refetch, recount, notifications.on]);
 
   const [changed] = useSubscription({ query: ApprovalChanged });
   useEffect(() => {
-    if (changed.data) refetch({ requestPolicy: 'network-only' });
-  }, [changed.data, refetch]);
+    if (!changed.data) return;
+    refetch({ requestPolicy: 'network-only' });
+    recount({ requestPolicy: 'network-only' });
+  }, [changed.data, refetch, recount]);
 
-  const rows = data?.approvals.edges.map((e) => readFragment(ApprovalRow, e.node)) ?? [];
+  const all = data?.approvals.edges.map((e) => readFragment(ApprovalRow, e.node)) ?? [];
+  const rows = all.filter((a) => matches(filter, a, now));
+  const processes = [...new Set(all.map((a) => a.processKey))].sort();
+  const tools = [...new Set(all.map((a) => a.toolRef))].sort();
+  const move = (by: number) => {
+    const next = Math.min(Math.max(current + by, 0), rows.length - 1);
+    setCurrent(next);
+    table.current?.querySelectorAll<HTMLAnchorElement>('tbody a.row-link')[next]?.focus();
+  };
+  useShortcut('j', () => move(1));
+  useShortcut('k', () => move(-1));
+  useShortcut('o', () => rows[current] && router.push(`/approvals/${rows[current].id}`));
 
   return (
     <section>
       <div className="page-head">
         <h1>Approvals</h1>
+        {waiting != null ? (
+          <span className="count" data-testid="waiting-count" title="Pending approvals you may decide">
+            {waiting} waiting for you
+          </span>
+        ) : null}
+        {notifications.button}
         <p role="status" aria-live="polite" className={notice ? 'live-notice' : 'sr-only'} data-testid="live-notice">
           {notice ?? ''}
         </p>
@@ -82,13 +123,19 @@ export default function ApprovalsPage() {
             <option value="ALL">All</option>
           </select>
         </label>
+        <Filters value={filter} onChange={setFilter} processes={processes} tools={tools} />
       </div>
+      <p className="muted small">
+        Keys: <kbd>j</kbd>/<kbd>k</kbd> next/previous row, <kbd>Enter</kbd> or <kbd>o</kbd> open.
+        {rows.length !== all.length ? ` Showing ${rows.length} of ${all.length} loaded.` : ''}
+      </p>
       {error ? <p className="error-box">{sentence(error)}</p> : null}
       {!data && fetching ? <p className="muted">Loading…</p> : null}
-      {data && rows.length === 0 ? <p className="empty">Nothing waiting for you. New approvals appear here as they arrive.</p> : null}
+      {data && all.length > 0 && rows.length === 0 ? <p className="empty">No approval matches these filters.</p> : null}
+      {data && all.length === 0 ? <p className="empty">Nothing waiting for you. New approvals appear here as they arrive.</p> : null}
       {rows.length > 0 ? (
         <div className="table-wrap">
-          <table className="list" data-testid="approvals">
+          <table className="list" data-testid="approvals" ref={table}>
             <thead>
               <tr>
                 <th scope="col">Call</th>
@@ -100,10 +147,13 @@ export default function ApprovalsPage() {
               </tr>
             </thead>
             <tbody>
-              {rows.map((a) => (
-                <tr key={a.id} className={fresh.includes(a.id) ? 'fresh' : undefined} data-approval-id={a.id} data-instance-id={a.processInstanceId}>
+              {rows.map((a, i) => (
+                <tr
+                  key={a.id}
+                  className={[fresh.includes(a.id) ? 'fresh' : '', i === current ? 'current' : ''].join(' ').trim() || undefined}
+                  onFocus={() => setCurrent(i)} data-approval-id={a.id} data-instance-id={a.processInstanceId}>
                   <td>
-                    <Link href={`/approvals/${a.id}`} className="strong">
+                    <Link href={`/approvals/${a.id}`} className="strong row-link">
                       {a.server} / {a.tool}
                     </Link>
                     {fresh.includes(a.id) ? <span className="badge new">new</span> : null}

@@ -1,18 +1,45 @@
 'use client';
-/** Definitions: every version with its frozen bindings, the tool servers, and a deploy form. */
+/**
+ * Definitions: the process as a picture (latest version of the chosen key), every version with its
+ * frozen bindings, the tool servers, and — for admins only — the deploy editor.
+ */
+import { useState } from 'react';
 import { useQuery } from 'urql';
 import { DeployForm } from '../../components/DeployForm';
+import { isSpec } from '../../components/flow/graph';
+import { ProcessPicture } from '../../components/flow/ProcessPicture';
 import { sentence } from '../../lib/errors';
 import { when } from '../../lib/format';
-import { DefinitionsQuery } from '../../lib/queries';
+import { DefinitionsQuery, MeQuery } from '../../lib/queries';
 
 export default function DefinitionsPage() {
   const [{ data, error }, refetch] = useQuery({ query: DefinitionsQuery });
+  const [me] = useQuery({ query: MeQuery });
+  const [chosen, setChosen] = useState('');
+  const latest = new Map<string, NonNullable<typeof data>['definitions'][number]>();
+  for (const d of data?.definitions ?? []) if ((latest.get(d.key)?.version ?? 0) < d.version) latest.set(d.key, d);
+  const keys = [...latest.keys()].sort();
+  const shown = latest.get(chosen) ?? latest.get(keys[0] ?? '');
   return (
     <section>
       <h1>Definitions</h1>
       {error ? <p className="error-box">{sentence(error)}</p> : null}
-      <DeployForm onDeployed={() => refetch({ requestPolicy: 'network-only' })} />
+      {keys.length ? (
+        <div className="filters">
+          <label>
+            Process{' '}
+            <select value={shown?.key ?? ''} onChange={(e) => setChosen(e.target.value)}>
+              {keys.map((k) => (
+                <option key={k} value={k}>
+                  {k} v{latest.get(k)?.version}
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
+      ) : null}
+      {shown && isSpec(shown.spec) ? <ProcessPicture key={shown.id} spec={shown.spec} /> : null}
+      {me.data?.me.kind === 'ADMIN' ? <DeployForm onDeployed={() => refetch({ requestPolicy: 'network-only' })} /> : null}
       {data ? (
         <>
           <h2>Tool servers</h2>

@@ -1,28 +1,35 @@
 'use client';
-/** One approval: what would run, where it comes from, what changed since earlier proposals, who decided. */
+/**
+ * One approval, in the order seed 001 §四.3 asks an approver to read it: the operation (and the tool
+ * server's own description, labelled as such), the target and every argument, the impact with the
+ * model's values marked, the basis, the facts, risk and reversibility, version, time left and validity,
+ * who may decide and who you are, what happens on approval; then the decision, earlier versions and the
+ * decision history.
+ */
 import Link from 'next/link';
 import { useParams } from 'next/navigation';
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
 import { useQuery, useSubscription } from 'urql';
 import { Arguments } from '../../../components/Arguments';
+import { ImpactSentence } from '../../../components/approval/Impact';
+import { DecisionHistory, EarlierVersions } from '../../../components/approval/History';
 import { Basis } from '../../../components/Basis';
 import { EscalatedBadge, StateBadge } from '../../../components/Badges';
 import { DecideForm } from '../../../components/DecideForm';
 import { RevokeForm } from '../../../components/RevokeForm';
 import { sentence } from '../../../lib/errors';
-import { timeLeft, when } from '../../../lib/format';
-import { ApprovalChanged, ApprovalQuery, MeQuery, ProcessKeyQuery } from '../../../lib/queries';
+import { json, timeLeft, when } from '../../../lib/format';
+import { ApprovalChanged, ApprovalQuery, MeQuery } from '../../../lib/queries';
 
 export default function ApprovalPage() {
   const { id } = useParams<{ id: string }>();
   const [{ data, error }, refetch] = useQuery({ query: ApprovalQuery, variables: { id } });
   const [me] = useQuery({ query: MeQuery });
-  const a = data?.approval;
-  const [proc] = useQuery({
-    query: ProcessKeyQuery,
-    variables: { id: a?.processInstanceId ?? '' },
-    pause: !a,
-  });
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 30_000);
+    return () => clearInterval(t);
+  }, []);
   const [changed] = useSubscription({ query: ApprovalChanged });
   useEffect(() => {
     if (changed.data?.approvalChanged.id === id) refetch({ requestPolicy: 'network-only' });
@@ -30,6 +37,7 @@ export default function ApprovalPage() {
 
   if (error) return <p className="error-box">{sentence(error)}</p>;
   if (!data) return <p className="muted">Loading…</p>;
+  const a = data.approval;
   if (!a) return <p className="error-box">This approval does not exist, or you cannot see it.</p>;
 
   const principal = me.data?.me;
@@ -37,12 +45,11 @@ export default function ApprovalPage() {
   const mayDecide = principal?.kind === 'HUMAN' && inGroup;
   // who may revoke: an admin, or a person whose decision on it was accepted (the engine checks again)
   const decidedIt = a.decisions.some((d) => d.outcome === 'ACCEPTED' && d.decidedBy === principal?.name);
-  const mayRevoke =
-    (a.state === 'APPROVED' || a.state === 'PENDING') && (principal?.kind === 'ADMIN' || decidedIt);
-  const instance = proc.data?.processInstance;
+  const mayRevoke = (a.state === 'APPROVED' || a.state === 'PENDING') && (principal?.kind === 'ADMIN' || decidedIt);
+  const refresh = () => refetch({ requestPolicy: 'network-only' });
 
   return (
-    <article className="detail">
+    <article className="detail approval">
       <p>
         <Link href="/approvals">← Approvals</Link>
       </p>
@@ -51,81 +58,126 @@ export default function ApprovalPage() {
           {a.server} / {a.tool}
         </h1>
         <StateBadge state={a.state} /> {a.escalated ? <EscalatedBadge /> : null}
+        {a.voidReason ? <span className="badge state-rejected">voided: {a.voidReason.toLowerCase()}</span> : null}
       </div>
-      <section className="card" data-testid="impact">
-        <h2>What this call does</h2>
-        <p className="impact">{a.impact ?? `Calls ${a.toolRef} with the arguments below.`}</p>
+
+      <section className="card" aria-labelledby="op-title" data-testid="operation">
+        <h2 id="op-title">1 · Operation</h2>
+        <p>
+          <code className="strong">{a.toolRef}</code> on tool server <strong>{a.server}</strong>
+        </p>
+        {a.toolDescription ? (
+          <figure className="server-text" data-testid="tool-description">
+            <figcaption className="muted small">The tool server's own description (its words, not Abada's):</figcaption>
+            <blockquote>{a.toolDescription}</blockquote>
+          </figure>
+        ) : (
+          <p className="muted small" data-testid="tool-description">The tool server sent no description of this tool.</p>
+        )}
+        <dl className="facts">
+          <dt>Process</dt>
+          <dd>{a.processKey}</dd>
+          <dt>Instance</dt>
+          <dd>
+            <Link href={`/instances/${a.processInstanceId}`}>{a.processInstanceId}</Link>
+          </dd>
+          <dt>Agent node · model</dt>
+          <dd>
+            {a.nodeId} · {a.model ?? '—'}
+          </dd>
+          <dt>Attempt · step</dt>
+          <dd>
+            attempt {a.attempt}, step {a.sequence}
+          </dd>
+        </dl>
+      </section>
+
+      <section className="card" aria-labelledby="args-title">
+        <h2 id="args-title">2 · Target and every argument</h2>
+        <Arguments args={a.arguments} redacted={a.redactedPaths} />
+        <p className="small">
+          Digest <code className="digest" data-testid="digest">{a.digest}</code>
+        </p>
+        <p className="muted small">Your decision is bound to this digest: if the call changes, it no longer applies.</p>
+      </section>
+
+      <section className="card" aria-labelledby="impact-title" data-testid="impact">
+        <h2 id="impact-title">3 · Impact</h2>
+        <p className="impact">
+          {a.impact ? <ImpactSentence impact={a.impact} args={a.arguments} /> : `Calls ${a.toolRef} with the arguments above.`}
+        </p>
+        {a.impact ? (
+          <p className="muted small">
+            <mark className="from-model">Marked</mark> values are the model's arguments; the rest is the tool author's sentence.
+          </p>
+        ) : null}
         <p>
           <span className={`badge risk-${a.risk.toLowerCase()}`}>risk: {a.risk.toLowerCase()}</span>{' '}
           <span className={`badge ${a.reversible ? 'reversible' : 'irreversible'}`}>
             {a.reversible ? 'can be undone' : 'cannot be undone'}
           </span>
         </p>
-        <p className="muted small">
-          {a.expiresAt && a.state === 'PENDING' ? `Decide by ${when(a.expiresAt)} (${timeLeft(a.expiresAt)}); after that it expires as rejected. ` : ''}
-          {a.validUntil ? `Approved: the call must start by ${when(a.validUntil)}, else a new approval is asked.` : ''}
-        </p>
       </section>
-      <div className="grid2">
-        <section className="card">
-          <h2>Where it comes from</h2>
-          <dl className="facts">
-            <dt>Process</dt>
-            <dd>{instance ? `${instance.key} v${instance.version}` : '…'}</dd>
-            <dt>Instance</dt>
-            <dd>
-              <Link href={`/instances/${a.processInstanceId}`}>{a.processInstanceId}</Link>
-            </dd>
-            <dt>Agent node</dt>
-            <dd>{a.nodeId}</dd>
-            <dt>Model</dt>
-            <dd>{a.model ?? '—'}</dd>
-            <dt>Attempt / step</dt>
-            <dd>
-              attempt {a.attempt}, step {a.sequence}
-            </dd>
-            <dt>Tool</dt>
-            <dd>
-              <code>
-                {a.server} / {a.tool}
-              </code>
-            </dd>
-            <dt>Who may decide</dt>
-            <dd>
-              {a.candidateGroups.join(', ')}
-              {a.levels > 1 ? ` (level ${a.level} of ${a.levels})` : ''}
-            </dd>
-            <dt>SLA</dt>
-            <dd>
-              {a.slaDueAt ? `${when(a.slaDueAt)} — ${a.state === 'PENDING' ? timeLeft(a.slaDueAt) : 'closed'}` : 'none'}
-            </dd>
-            <dt>Opened</dt>
-            <dd>{when(a.createdAt)}</dd>
-          </dl>
-        </section>
-        <section className="card">
-          <h2>Exact arguments</h2>
-          <Arguments args={a.arguments} redacted={a.redactedPaths} />
-          <p className="small">
-            Digest <code className="digest" data-testid="digest">{a.digest}</code>
-          </p>
-          <p className="muted small">Your decision is bound to this digest: if the call changes, it no longer applies.</p>
-        </section>
-      </div>
 
-      <section className="card">
-        <h2>Why the agent asks</h2>
+      <section className="card" aria-labelledby="basis-title">
+        <h2 id="basis-title">4 · Why the agent asks</h2>
         <Basis basis={a.basis} />
       </section>
 
-      <section className="card">
-        <h2>What happens on approval</h2>
-        <p data-testid="on-approval">{a.onApproval}</p>
-        <p className="muted small">Version {a.version} of this call.</p>
+      <section className="card" aria-labelledby="facts-title" data-testid="facts">
+        <h2 id="facts-title">5 · Facts read before proposing</h2>
+        {a.facts != null ? (
+          <>
+            <p className="muted small">The precondition's read at proposal time; it is read again right before the call.</p>
+            <pre className="code">{json(a.facts)}</pre>
+          </>
+        ) : (
+          <p className="muted">No precondition is declared for this tool.</p>
+        )}
       </section>
 
-      <section className="card">
-        <h2>Decision</h2>
+      <section className="card" aria-labelledby="bounds-title" data-testid="bounds">
+        <h2 id="bounds-title">6 · Version, time and authority</h2>
+        <dl className="facts">
+          <dt>Version</dt>
+          <dd data-testid="version">version {a.version} of this call</dd>
+          <dt>Time left to decide</dt>
+          <dd data-testid="time-left">
+            {a.state !== 'PENDING'
+              ? 'decided'
+              : a.expiresAt
+                ? `${timeLeft(a.expiresAt, now)} — then it expires as rejected (${when(a.expiresAt)})`
+                : a.slaDueAt
+                  ? `${timeLeft(a.slaDueAt, now)} until the SLA (${when(a.slaDueAt)}); no expiry`
+                  : 'no deadline'}
+          </dd>
+          <dt>Valid after approval</dt>
+          <dd data-testid="validity">
+            {a.validUntil
+              ? `the call must start by ${when(a.validUntil)} (${timeLeft(a.validUntil, now)}), else a new version is asked`
+              : 'the call must start within the tool’s approval window, else a new version is asked'}
+          </dd>
+          <dt>Who may decide</dt>
+          <dd>
+            a person in {a.candidateGroups.join(' or ')}
+            {a.levels > 1 ? ` (level ${a.level} of ${a.levels})` : ''}; never the one who started the process
+          </dd>
+          <dt>You are</dt>
+          <dd data-testid="you-are">
+            {principal ? `${principal.name} (${principal.kind.toLowerCase()}${principal.groups.length ? `, ${principal.groups.join(', ')}` : ''})` : '…'}
+            {' — '}
+            {mayDecide ? 'you may decide' : 'you cannot decide this call'}
+          </dd>
+        </dl>
+      </section>
+
+      <section className="card" aria-labelledby="on-approval-title">
+        <h2 id="on-approval-title">7 · What happens on approval</h2>
+        <p data-testid="on-approval">{a.onApproval}</p>
+      </section>
+
+      <section className="card" aria-labelledby="decision-title">
+        <h2 id="decision-title">Decision</h2>
         {a.state !== 'PENDING' ? (
           <p data-testid="decided">
             {a.state === 'RETIRED'
@@ -137,7 +189,7 @@ export default function ApprovalPage() {
           </p>
         ) : null}
         {a.state === 'PENDING' && mayDecide ? (
-          <DecideForm approvalId={a.id} digest={a.digest} onDone={() => refetch({ requestPolicy: 'network-only' })} />
+          <DecideForm approvalId={a.id} digest={a.digest} onDone={refresh} />
         ) : a.state === 'PENDING' ? (
           <p className="muted" data-testid="cannot-decide">
             {principal?.kind === 'WORKER'
@@ -145,70 +197,11 @@ export default function ApprovalPage() {
               : `Only a person in ${a.candidateGroups.join(' or ')} can decide this call. You can read it, not decide it.`}
           </p>
         ) : null}
-        {mayRevoke ? <RevokeForm approvalId={a.id} onDone={() => refetch({ requestPolicy: 'network-only' })} /> : null}
+        {mayRevoke ? <RevokeForm approvalId={a.id} onDone={refresh} /> : null}
       </section>
 
-      <section className="card">
-        <h2>Earlier proposals of this call</h2>
-        {a.earlierProposals.length === 0 ? (
-          <p className="muted">This is the first proposal.</p>
-        ) : (
-          <ul className="plain">
-            {a.earlierProposals.map((p) => (
-              <li key={p.approvalId} className="earlier">
-                <p>
-                  Attempt {p.attempt}, step {p.sequence} · <StateBadge state={p.state} /> · {when(p.createdAt)}
-                </p>
-                {p.changes.length === 0 ? (
-                  <p className="muted small">Same arguments.</p>
-                ) : (
-                  <table className="diff">
-                    <thead>
-                      <tr>
-                        <th scope="col">Field</th>
-                        <th scope="col">Then</th>
-                        <th scope="col">Now</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {p.changes.map((c) => (
-                        <tr key={c.path}>
-                          <th scope="row">{c.path}</th>
-                          <td className="before">
-                            <del>{JSON.stringify(c.before) ?? '—'}</del>
-                          </td>
-                          <td className="after">
-                            <ins>{JSON.stringify(c.after) ?? '—'}</ins>
-                          </td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                )}
-              </li>
-            ))}
-          </ul>
-        )}
-      </section>
-
-      <section className="card">
-        <h2>Decision history</h2>
-        {a.decisions.length === 0 ? (
-          <p className="muted">No decision yet.</p>
-        ) : (
-          <ol className="timeline">
-            {a.decisions.map((d) => (
-              <li key={d.id}>
-                <strong>{d.decidedBy}</strong> {d.decision.toLowerCase()}d — {d.outcome.replace(/_/g, ' ').toLowerCase()}{' '}
-                <span className="muted small">
-                  {when(d.at)} · digest {d.digest.slice(0, 12)}…
-                </span>
-                {d.comment ? <p className="quote">“{d.comment}”</p> : null}
-              </li>
-            ))}
-          </ol>
-        )}
-      </section>
+      <EarlierVersions earlier={a.earlierProposals} version={a.version} />
+      <DecisionHistory decisions={a.decisions} />
     </article>
   );
 }

@@ -1,18 +1,28 @@
 'use client';
-/** One instance: audit badge, variables, the history timeline and each task's journal; live via taskChanged. */
+/**
+ * One instance as a trace: the process picture with the path taken, the conversation rebuilt from the
+ * journal, the steps over time (waits and cost), then the history and each task's journal folded under
+ * it; the audit badge stays at the top. Live via taskChanged.
+ */
 import Link from 'next/link';
 import { useParams } from 'next/navigation';
 import { useEffect } from 'react';
 import { useQuery, useSubscription } from 'urql';
 import { StateBadge } from '../../../components/Badges';
 import { Journal } from '../../../components/Journal';
+import { isSpec } from '../../../components/flow/graph';
+import { ProcessPicture } from '../../../components/flow/ProcessPicture';
+import { Conversation } from '../../../components/trace/Conversation';
+import { Waterfall } from '../../../components/trace/Waterfall';
 import { sentence } from '../../../lib/errors';
 import { json, when } from '../../../lib/format';
-import { InstanceQuery, TaskChanged } from '../../../lib/queries';
+import { DefinitionSpecQuery, InstanceQuery, TaskChanged } from '../../../lib/queries';
 
 export default function InstancePage() {
   const { id } = useParams<{ id: string }>();
   const [{ data, error }, refetch] = useQuery({ query: InstanceQuery, variables: { id } });
+  const key = data?.processInstance?.key;
+  const [defs] = useQuery({ query: DefinitionSpecQuery, variables: { key: key ?? '' }, pause: !key });
   const [live] = useSubscription({ query: TaskChanged, variables: { id } });
   useEffect(() => {
     if (live.data) refetch({ requestPolicy: 'network-only' });
@@ -28,6 +38,7 @@ export default function InstancePage() {
   const i = data.processInstance;
   if (!i) return <p className="error-box">This instance does not exist, or you cannot see it.</p>;
   const audit = data.verifyAudit;
+  const spec = defs.data?.definitions.find((d) => d.version === i.version)?.spec;
 
   return (
     <article className="detail">
@@ -55,50 +66,63 @@ export default function InstancePage() {
         {i.currentNodeId ? ` · at ${i.currentNodeId}` : ''}
         {i.businessKey ? ` · ${i.businessKey}` : ''}
       </p>
-      <div className="grid2">
-        <section className="card">
-          <h2>Variables</h2>
-          <pre className="code">{json(i.variables)}</pre>
-        </section>
-        <section className="card">
-          <h2>Timeline</h2>
-          <ol className="timeline" data-testid="timeline">
-            {i.history.map((h) => (
-              <li key={h.seq}>
-                <span className="event">{h.eventType.replace(/_/g, ' ').toLowerCase()}</span>{' '}
-                <span className="muted small">
-                  #{h.seq} · {when(h.at)} · {h.actor}
-                  {h.sequence != null ? ` · attempt ${h.attempt}, step ${h.sequence}` : ''}
-                </span>
-                {h.approvalId ? (
-                  <>
-                    {' '}
-                    <Link href={`/approvals/${h.approvalId}`} className="small">
-                      approval
-                    </Link>
-                  </>
-                ) : null}
-              </li>
-            ))}
-          </ol>
-        </section>
-      </div>
-      <h2>Tasks</h2>
-      {i.tasks.length === 0 ? <p className="muted">No tasks.</p> : null}
-      {i.tasks.map((t) => (
-        <section key={t.id} className="card" data-testid={`task-${t.nodeId}`}>
-          <h3>
-            {t.nodeId} <span className="muted small">({t.nodeType}, topic {t.topicName})</span> <StateBadge state={t.state} />
-          </h3>
-          <p className="muted small">
-            attempt {t.attempt} of {t.maxAttempts}
-            {t.workerId ? ` · worker ${t.workerId}` : ''}
-            {t.lockExpiresAt ? ` · lease until ${when(t.lockExpiresAt)}` : ''}
-            {t.errorType ? ` · ${t.errorType}: ${t.errorMessage ?? ''}` : ''}
-          </p>
-          <Journal steps={t.steps} />
-        </section>
-      ))}
+      {spec && isSpec(spec) ? (
+        <ProcessPicture
+          spec={spec}
+          instance={{ taskNodes: i.tasks.map((t) => t.nodeId), current: i.currentNodeId ?? null, ended: i.state === 'COMPLETED' }}
+        />
+      ) : null}
+      <Conversation tasks={i.tasks} inputs={i.variables} history={i.history} />
+      <Waterfall tasks={i.tasks} history={i.history} startedAt={i.createdAt} endedAt={i.endedAt ?? null} />
+      <details className="card fold">
+        <summary>
+          <h2 className="inline">History ({i.history.length} events)</h2>
+        </summary>
+        <ol className="timeline" data-testid="timeline">
+          {i.history.map((h) => (
+            <li key={h.seq}>
+              <span className="event">{h.eventType.replace(/_/g, ' ').toLowerCase()}</span>{' '}
+              <span className="muted small">
+                #{h.seq} · {when(h.at)} · {h.actor}
+                {h.sequence != null ? ` · attempt ${h.attempt}, step ${h.sequence}` : ''}
+              </span>
+              {h.approvalId ? (
+                <>
+                  {' '}
+                  <Link href={`/approvals/${h.approvalId}`} className="small">
+                    approval
+                  </Link>
+                </>
+              ) : null}
+            </li>
+          ))}
+        </ol>
+      </details>
+      <details className="card fold">
+        <summary>
+          <h2 className="inline">Variables</h2>
+        </summary>
+        <pre className="code">{json(i.variables)}</pre>
+      </details>
+      <details className="card fold">
+        <summary>
+          <h2 className="inline">Tasks and their journals ({i.tasks.length})</h2>
+        </summary>
+        {i.tasks.map((t) => (
+          <section key={t.id} data-testid={`task-${t.nodeId}`}>
+            <h3>
+              {t.nodeId} <span className="muted small">({t.nodeType}, topic {t.topicName})</span> <StateBadge state={t.state} />
+            </h3>
+            <p className="muted small">
+              attempt {t.attempt} of {t.maxAttempts}
+              {t.workerId ? ` · worker ${t.workerId}` : ''}
+              {t.lockExpiresAt ? ` · lease until ${when(t.lockExpiresAt)}` : ''}
+              {t.errorType ? ` · ${t.errorType}: ${t.errorMessage ?? ''}` : ''}
+            </p>
+            <Journal steps={t.steps} />
+          </section>
+        ))}
+      </details>
     </article>
   );
 }
