@@ -5,7 +5,7 @@
  * real worker runs an approved call at once.)
  */
 import { expect, test } from '@playwright/test';
-import { approvalOf, shot, signIn, simResume, startRefund, URL_ } from './helpers.js';
+import { approvalOf, REAL_WORKER, shot, signIn, simResume, startRefund, URL_ } from './helpers.js';
 
 test('an admin revokes a waiting refund from its page: REVOKED, no refund, the model reads why', async ({
   page,
@@ -15,6 +15,22 @@ test('an admin revokes a waiting refund from its page: REVOKED, no refund, the m
   const approval = await approvalOf(instanceId);
   await page.goto(`${URL_()}/approvals/${approval.id}`);
   await expect(page.getByTestId('cannot-decide')).toBeVisible();
+  // Everything seed 001 §四.3 asks an approver to see (SPEC §11), filled by the engine from the journal.
+  await expect(page.getByTestId('impact')).toContainText('Refund 89 EUR to order 5531');
+  await expect(page.getByTestId('basis')).toContainText('My parcel 5531 never arrived');
+  await expect(page.getByText('risk: high')).toBeVisible();
+  await expect(page.getByText('cannot be undone')).toBeVisible();
+  if (REAL_WORKER()) {
+    // the precondition's read at proposal time: the order as the CRM showed it
+    await expect(page.getByTestId('facts')).toContainText('"status": "lost_parcel"');
+    await expect(page.getByTestId('facts')).toContainText('"refundedAmount": 0');
+  }
+  await expect(page.getByTestId('version')).toContainText('version 1');
+  await expect(page.getByTestId('validity')).toContainText('else a new version is asked');
+  await expect(page.getByTestId('on-approval')).toContainText(
+    'Right before, the worker reads crm/get_order and the call runs only if',
+  );
+  await expect(page.getByTestId('on-approval')).toContainText('it first asks crm/find_refund');
 
   const revoke = page.getByRole('button', { name: 'Revoke' });
   await expect(revoke).toBeDisabled();

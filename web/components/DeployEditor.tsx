@@ -9,7 +9,15 @@ import { yaml } from '@codemirror/lang-yaml';
 import { HighlightStyle, syntaxHighlighting } from '@codemirror/language';
 import { type Diagnostic, lintGutter, setDiagnostics } from '@codemirror/lint';
 import { EditorState } from '@codemirror/state';
-import { drawSelection, EditorView, highlightActiveLine, highlightActiveLineGutter, lineNumbers } from '@codemirror/view';
+import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
+import {
+  drawSelection,
+  EditorView,
+  highlightActiveLine,
+  highlightActiveLineGutter,
+  keymap,
+  lineNumbers,
+} from '@codemirror/view';
 import { tags as t } from '@lezer/highlight';
 import { useEffect, useRef } from 'react';
 
@@ -70,6 +78,8 @@ export function DeployEditor({
           highlightActiveLineGutter(),
           highlightActiveLine(),
           drawSelection(),
+          history(),
+          keymap.of([...defaultKeymap, ...historyKeymap]),
           yaml(),
           syntaxHighlighting(aplHighlight),
           lintGutter(),
