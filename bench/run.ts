@@ -16,6 +16,8 @@ import { cpuOf, results, SECONDS, SMOKE, want } from './sections/context.js';
 import { journalThroughput } from './sections/journal.js';
 import { rawBaselines } from './sections/raw.js';
 import { print, printPgStats } from './sections/report.js';
+import { agentsInFlight } from './sections/inflight.js';
+import { graphileWorkerPeer, peerJobs } from './sections/peer.js';
 import { taskThroughput } from './sections/tasks.js';
 
 const ADMIN = 'bench-admin-token';
@@ -108,11 +110,13 @@ async function main() {
     const worker = gqlClient(a.url, workerToken);
     if (want('journal') || want('batch')) await journalThroughput(pool, admin, worker);
     if (want('tasks')) await taskThroughput(pool, admin, worker);
+    if (want('peer')) await graphileWorkerPeer(url, peerJobs());
     if (want('claims')) await claimThroughput(pool, worker);
     if (want('backlog')) await backlog(pool, worker);
     results.fanOut = want('fanout')
       ? await fanOut({ engines, admin, worker, smoke: SMOKE, seconds: SECONDS })
       : [];
+    if (want('inflight')) await agentsInFlight(pool, admin, a.url);
     if (pgStats) await printPgStats(pool);
   } finally {
     await Promise.all(engines.map((e) => e.stop()));

@@ -6,7 +6,8 @@ export const SMOKE = process.argv.includes('--smoke');
 export const SECONDS = SMOKE ? 0.4 : Number(process.env.BENCH_SECONDS ?? 4);
 export const MS = SECONDS * 1000;
 export const BACKLOG_BIG = SMOKE ? 5_000 : Number(process.env.BENCH_BACKLOG ?? 1_000_000);
-// BENCH_ONLY=journal,claims runs only those sections (the raw baselines always run; `batch` = journalSteps alone).
+// BENCH_ONLY=journal,claims runs only those sections (the raw baselines always run; `batch` = journalSteps
+// alone; others: tasks, peer, claims, backlog, fanout, inflight).
 export const ONLY = process.env.BENCH_ONLY?.split(',').map((x) => x.trim());
 export const want = (section: string) => !ONLY || ONLY.includes(section);
 

@@ -35,6 +35,19 @@ describe('npm run bench (smoke)', () => {
       const c = x.cpuPerUnit ?? { engines: 0, postgres: 0, bench: 0 };
       expect(c.engines + c.postgres + c.bench, x.figure).toBeGreaterThan(0);
     }
+    // the headline: engine + PostgreSQL CPU per 002-shaped task and the agents per core it implies
+    expect(json.cpuMsPerTask).toBeGreaterThan(0);
+    expect(json.agentsPerCore).toBeCloseTo(3000 / json.cpuMsPerTask, 6);
+    expect(r.stdout).toContain('agents per core');
+    // agents in flight: real Agent Worker processes finished tasks against the doubles
+    expect(json.inFlight).toHaveLength(1);
+    const inFlight = json.inFlight[0];
+    expect(inFlight.tasksPerSec).toBeGreaterThan(0);
+    expect(inFlight.stepGap.n).toBeGreaterThan(0);
+    expect(inFlight.workerRssMb[0]).toBeGreaterThan(0);
+    // the peer queue in the same run, both ways, with CPU per job
+    expect(json.peer.map((p: { mode: string }) => p.mode)).toEqual(['unbatched', 'batched']);
+    for (const p of json.peer) expect(p.jobsPerSec > 0 && p.cpuPerJob.postgres > 0, p.mode).toBe(true);
     expect(json.fanOut.map((f: { subscribers: number }) => f.subscribers)).toEqual([1, 10]);
     for (const f of json.fanOut) expect(f.received).toBe(f.expected);
   }, 300_000);
