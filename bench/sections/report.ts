@@ -46,7 +46,7 @@ export function print() {
         `| ${r.figure} | ${c.engines.toFixed(3)} | ${c.postgres.toFixed(3)} | ${c.bench.toFixed(3)} | ${(c.engines + c.postgres + c.bench).toFixed(3)} |`,
       );
   }
-  const f = results.fanOut as {
+  const f = (results.fanOut ?? []) as {
     subscribers: number;
     p50: number;
     p99: number;
@@ -63,6 +63,7 @@ export function print() {
       `| ${x.subscribers} | ${fmt(x.p50)} ms | ${fmt(x.p99)} ms | ${x.received}/${x.expected} | ${x.engineRssMb.map((v) => v.toFixed(0)).join(' / ')} | ${x.engineCpuMs.join(' / ')} |`,
     );
   printAgents(fmt);
+  printHistory(fmt);
   results.table = rows;
   mkdirSync('bench/results', { recursive: true });
   const file = `bench/results/${SMOKE ? 'smoke' : new Date().toISOString().replace(/[:.]/g, '-')}.json`;
@@ -108,4 +109,25 @@ function printAgents(fmt: (n: number) => string) {
         `| graphile-worker, ${p.mode}, ${p.jobs} jobs | ${fmt(p.jobsPerSec)} jobs/s | ${fmt(p.cpuPerJob.postgres)} | ${fmt(p.cpuPerJob.library)} | ${fmt(p.cpuPerJob.postgres + p.cpuPerJob.library)} |`,
       );
   }
+}
+
+/** The opt-in history-growth section (`--history`). */
+function printHistory(fmt: (n: number) => string) {
+  const h = results.history as
+    | {
+        instances: number;
+        historyRows: number;
+        historyBytes: number;
+        generatedSeconds: number;
+        journalStepCpuRatio: number;
+        claimCpuRatio: number;
+        verifyAuditMs: { p50: number; max: number; n: number };
+        empty: { journal: number; claim: number };
+        full: { journal: number; claim: number };
+      }
+    | undefined;
+  if (!h) return;
+  console.log(
+    `\nHistory growth: ${h.instances} finished instances, ${h.historyRows} history rows (${fmt(h.historyBytes / 2 ** 20)} MB with indexes, ${fmt(h.historyBytes / h.historyRows)} bytes a row), generated in ${fmt(h.generatedSeconds)} s\n\n| engine + PostgreSQL CPU ms | empty database | with the history | ratio |\n|---|---|---|---|\n| per journalStep commit | ${h.empty.journal.toFixed(3)} | ${h.full.journal.toFixed(3)} | ${h.journalStepCpuRatio.toFixed(2)} |\n| per task claimed (maxTasks 50) | ${h.empty.claim.toFixed(3)} | ${h.full.claim.toFixed(3)} | ${h.claimCpuRatio.toFixed(2)} |\n\nverifyAudit of one old instance through GraphQL: p50 ${fmt(h.verifyAuditMs.p50)} ms, slowest of ${h.verifyAuditMs.n} ${fmt(h.verifyAuditMs.max)} ms`,
+  );
 }

@@ -52,3 +52,21 @@ describe('npm run bench (smoke)', () => {
     for (const f of json.fanOut) expect(f.received).toBe(f.expected);
   }, 300_000);
 });
+
+describe('npm run bench -- --history (smoke)', () => {
+  it('generates finished instances with valid chains and measures CPU against the empty database', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke', '--history'], {
+      encoding: 'utf8',
+      timeout: 240_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('History growth');
+    const { history } = JSON.parse(readFileSync('bench/results/smoke.json', 'utf8'));
+    // every generated instance has its 10 rows (plus the rows the measurements journaled)
+    expect(history.historyRows).toBeGreaterThanOrEqual(history.instances * 10);
+    expect(Number.isFinite(history.journalStepCpuRatio)).toBe(true);
+    expect(Number.isFinite(history.claimCpuRatio)).toBe(true);
+    // verifyAudit recomputed 20 generated chains and found them valid (the section throws otherwise)
+    expect(history.verifyAuditMs.n).toBe(20);
+  }, 300_000);
+});
