@@ -54,11 +54,14 @@ nodes:
 export interface InFlightResult {
   inFlight: number;
   workers: number;
+  /** tasks completed by the end of the window, warm-up included (at least min(N, 10)) */
+  completedTotal: number;
   tasksPerSec: number;
   idealTasksPerSec: number;
   ratio: number;
-  /** engine-added latency per step, ms */
+  /** engine-added latency per step, ms; and split by what the step sends next (a tool call or a model call) */
   stepGap: { n: number; p50: number; p99: number; max: number };
+  stepGapBefore: Record<'tool' | 'model', { n: number; p50: number; p99: number; max: number }>;
   workerRssMb: number[];
   engineRssMb: number[];
   /** CPU ms per completed task by process group (doubles = this process) */
@@ -131,19 +134,26 @@ async function measureAt(n: number, s: Setup): Promise<InFlightResult> {
     await new Promise((r) => setTimeout(r, WINDOW_MS));
     const cpu = meter.stop();
     const t1 = performance.timeOrigin + performance.now();
-    const done = (await completed(s.pool)) - before;
+    const completedTotal = await completed(s.pool);
+    const done = completedTotal - before;
     const workerStats = await Promise.all(workers.map((w) => procStats(w.pid!)));
     const engineStats = await Promise.all(cpuOf.enginePids.map((pid) => procStats(pid)));
     const workersMs = workerStats.reduce((a, w, i) => a + w.cpuMs - workerCpu0[i].cpuMs, 0);
     const per = (ms: number) => (done > 0 ? ms / done : Number.NaN);
     const tasksPerSec = done / ((t1 - t0) / 1000);
+    const gaps = stepGaps(s, t0, t1);
     return {
       inFlight: n,
       workers: workers.length,
+      completedTotal,
       tasksPerSec,
       idealTasksPerSec: ideal,
       ratio: tasksPerSec / ideal,
-      stepGap: summarize(stepGaps(s, t0, t1)),
+      stepGap: summarize(gaps.map((g) => g.ms)),
+      stepGapBefore: {
+        tool: summarize(gaps.filter((g) => g.next === 'tool').map((g) => g.ms)),
+        model: summarize(gaps.filter((g) => g.next === 'model').map((g) => g.ms)),
+      },
       workerRssMb: workerStats.map((w) => w.rssMb),
       engineRssMb: engineStats.map((e) => e.rssMb),
       cpuPerTask: {
@@ -203,23 +213,26 @@ async function waitFor(ok: () => Promise<boolean>, ms: number) {
  * The engine-added latency of each step that started in the window: for each task (its customer), a
  * double's answer leaving → the next request of the same task reaching a double.
  */
-function stepGaps(s: Setup, t0: number, t1: number): number[] {
-  const byTask = new Map<string, { receivedMs: number; answeredMs?: number }[]>();
-  const add = (key: unknown, e: { receivedMs: number; answeredMs?: number }) => {
+type Exchange = { kind: 'tool' | 'model'; receivedMs: number; answeredMs?: number };
+
+function stepGaps(s: Setup, t0: number, t1: number): { next: 'tool' | 'model'; ms: number }[] {
+  const byTask = new Map<string, Exchange[]>();
+  const add = (key: unknown, e: Exchange) => {
     if (typeof key !== 'string') return;
     const list = byTask.get(key) ?? [];
     list.push(e);
     byTask.set(key, list);
   };
-  for (const c of s.model.calls) add(userInput(c.messages, 'customerId'), c);
-  for (const c of s.crm.calls) add(c.args.customerId, c);
-  const gaps: number[] = [];
+  for (const c of s.model.calls) add(userInput(c.messages, 'customerId'), { ...c, kind: 'model' });
+  for (const c of s.crm.calls) add(c.args.customerId, { ...c, kind: 'tool' });
+  const gaps: { next: 'tool' | 'model'; ms: number }[] = [];
   for (const events of byTask.values()) {
     events.sort((a, b) => a.receivedMs - b.receivedMs);
     for (let i = 1; i < events.length; i++) {
       const prev = events[i - 1].answeredMs;
       const next = events[i].receivedMs;
-      if (prev !== undefined && next >= t0 && next <= t1) gaps.push(next - prev);
+      if (prev !== undefined && next >= t0 && next <= t1)
+        gaps.push({ next: events[i].kind, ms: next - prev });
     }
   }
   return gaps;

@@ -88,7 +88,7 @@ function printAgents(fmt: (n: number) => string) {
     for (const x of inFlight) {
       const c = x.cpuPerTask;
       console.log(
-        `| ${x.inFlight} | ${fmt(x.tasksPerSec)} | ${fmt(x.idealTasksPerSec)} | ${x.ratio.toFixed(2)} | ${fmt(x.stepGap.p50)} / ${fmt(x.stepGap.p99)} ms (${x.stepGap.n} steps) | ${x.workerRssMb.map((v) => v.toFixed(0)).join(' / ')} | ${x.engineRssMb.map((v) => v.toFixed(0)).join(' / ')} | ${fmt(c.engines)} / ${fmt(c.postgres)} / ${fmt(c.workers)} / ${fmt(c.doubles)} |`,
+        `| ${x.inFlight} | ${fmt(x.tasksPerSec)} | ${fmt(x.idealTasksPerSec)} | ${x.ratio.toFixed(2)} | ${fmt(x.stepGap.p50)} / ${fmt(x.stepGap.p99)} ms (${x.stepGap.n} steps; before a tool call ${fmt(x.stepGapBefore.tool.p50)} / ${fmt(x.stepGapBefore.tool.p99)}, before a model call ${fmt(x.stepGapBefore.model.p50)} / ${fmt(x.stepGapBefore.model.p99)}) | ${x.workerRssMb.map((v) => v.toFixed(0)).join(' / ')} | ${x.engineRssMb.map((v) => v.toFixed(0)).join(' / ')} | ${fmt(c.engines)} / ${fmt(c.postgres)} / ${fmt(c.workers)} / ${fmt(c.doubles)} |`,
       );
     }
   }

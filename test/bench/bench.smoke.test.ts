@@ -39,11 +39,12 @@ describe('npm run bench (smoke)', () => {
     expect(json.cpuMsPerTask).toBeGreaterThan(0);
     expect(json.agentsPerCore).toBeCloseTo(3000 / json.cpuMsPerTask, 6);
     expect(r.stdout).toContain('agents per core');
-    // agents in flight: real Agent Worker processes finished tasks against the doubles
+    // agents in flight: real Agent Worker processes finished tasks against the doubles (the warm-up waits
+    // for 4; how many more fall in the short window depends on the machine, so it is not asserted)
     expect(json.inFlight).toHaveLength(1);
     const inFlight = json.inFlight[0];
-    expect(inFlight.tasksPerSec).toBeGreaterThan(0);
-    expect(inFlight.stepGap.n).toBeGreaterThan(0);
+    expect(inFlight.completedTotal).toBeGreaterThanOrEqual(4);
+    expect(inFlight.idealTasksPerSec).toBeGreaterThan(0);
     expect(inFlight.workerRssMb[0]).toBeGreaterThan(0);
     // the peer queue in the same run, both ways, with CPU per job
     expect(json.peer.map((p: { mode: string }) => p.mode)).toEqual(['unbatched', 'batched']);
