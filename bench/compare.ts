@@ -54,9 +54,12 @@ function extras(run: Run): Map<string, number> {
 
 function loadExtras(files: string[]): Map<string, number[]> {
   const out = new Map<string, number[]>();
-  for (const f of files)
-    for (const [k, v] of extras(JSON.parse(readFileSync(f, 'utf8')) as Run))
-      out.set(k, [...(out.get(k) ?? []), v]);
+  for (const f of files) {
+    for (const [k, v] of extras(JSON.parse(readFileSync(f, 'utf8')) as Run)) {
+      // a figure with nothing measured (no task finished in the window) is null in the JSON
+      if (typeof v === 'number' && Number.isFinite(v)) out.set(k, [...(out.get(k) ?? []), v]);
+    }
+  }
   return out;
 }
 
