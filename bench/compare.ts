@@ -20,10 +20,53 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
+interface Run {
+  table: Row[];
+  cpuMsPerTask?: number;
+  agentsPerCore?: number;
+  inFlight?: {
+    inFlight: number;
+    tasksPerSec: number;
+    ratio: number;
+    stepGap: { p50: number; p99: number };
+  }[];
+  peer?: { mode: string; jobsPerSec: number; cpuPerJob: { postgres: number; library: number } }[];
+}
+
+/** The figures of issue 18 beside the table: headline, agents in flight, the peer (absent in older runs). */
+function extras(run: Run): Map<string, number> {
+  const out = new Map<string, number>();
+  if (run.cpuMsPerTask !== undefined)
+    out.set('engine + PostgreSQL CPU ms per 002-shaped task', run.cpuMsPerTask);
+  if (run.agentsPerCore !== undefined)
+    out.set('agents per core (3 s of model time per task)', run.agentsPerCore);
+  for (const x of run.inFlight ?? []) {
+    out.set(`in flight ${x.inFlight}: tasks/s ÷ ideal`, x.ratio);
+    out.set(`in flight ${x.inFlight}: added latency per step p50 ms`, x.stepGap.p50);
+    out.set(`in flight ${x.inFlight}: added latency per step p99 ms`, x.stepGap.p99);
+  }
+  for (const p of run.peer ?? []) {
+    out.set(`graphile-worker ${p.mode}: jobs/s`, p.jobsPerSec);
+    out.set(`graphile-worker ${p.mode}: CPU ms per job`, p.cpuPerJob.postgres + p.cpuPerJob.library);
+  }
+  return out;
+}
+
+function loadExtras(files: string[]): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const f of files) {
+    for (const [k, v] of extras(JSON.parse(readFileSync(f, 'utf8')) as Run)) {
+      // a figure with nothing measured (no task finished in the window) is null in the JSON
+      if (typeof v === 'number' && Number.isFinite(v)) out.set(k, [...(out.get(k) ?? []), v]);
+    }
+  }
+  return out;
+}
+
 function load(files: string[]): Map<string, { cpu: number[]; rate: number[] }> {
   const out = new Map<string, { cpu: number[]; rate: number[] }>();
   for (const f of files) {
-    const { table } = JSON.parse(readFileSync(f, 'utf8')) as { table: Row[] };
+    const { table } = JSON.parse(readFileSync(f, 'utf8')) as Run;
     for (const r of table) {
       if (!r.cpuPerUnit) continue;
       const e = out.get(r.figure) ?? { cpu: [], rate: [] };
@@ -55,4 +98,14 @@ for (const [figure, b] of before) {
   console.log(
     `| ${figure} | ${fmt(cb)} | ${fmt(ca)} | ${change >= 0 ? '+' : ''}${change.toFixed(1)} % | ${fmt(median(b.rate))} | ${fmt(median(a.rate))} |`,
   );
+}
+
+const beforeExtras = loadExtras(args.slice(0, cut));
+const afterExtras = loadExtras(args.slice(cut + 1));
+if (afterExtras.size > 0) {
+  console.log('\n| figure (medians) | before | after |\n|---|---|---|');
+  for (const [figure, a] of afterExtras) {
+    const b = beforeExtras.get(figure);
+    console.log(`| ${figure} | ${b ? fmt(median(b)) : '—'} | ${fmt(median(a))} |`);
+  }
 }

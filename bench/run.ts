@@ -11,11 +11,15 @@ import { startEmbeddedPostgres } from '../server/db/client.js';
 import { runMigrations } from '../server/db/migrate.js';
 import { fanOut } from './fanout.js';
 import { type EngineProc, gqlClient, spawnEngine } from './lib.js';
+import type { Client } from './sections/context.js';
 import { backlog, claimThroughput } from './sections/claims.js';
-import { cpuOf, results, SECONDS, SMOKE, want } from './sections/context.js';
+import { cpuOf, HISTORY, results, SECONDS, SMOKE, want } from './sections/context.js';
+import { historyGrowth } from './sections/history.js';
 import { journalThroughput } from './sections/journal.js';
 import { rawBaselines } from './sections/raw.js';
 import { print, printPgStats } from './sections/report.js';
+import { agentsInFlight } from './sections/inflight.js';
+import { graphileWorkerPeer, peerJobs } from './sections/peer.js';
 import { taskThroughput } from './sections/tasks.js';
 
 const ADMIN = 'bench-admin-token';
@@ -97,22 +101,16 @@ async function main() {
     engines.push(await spawnEngine(env));
     engines.push(await spawnEngine(env));
     cpuOf.enginePids = engines.map((e) => e.child.pid!);
-    const [a] = engines;
-    const admin = gqlClient(a.url, ADMIN);
+    const admin = gqlClient(engines[0].url, ADMIN);
     await admin(`mutation($s: String!) { deploy(source: $s) { definitions { id } } }`, { s: PROCESS });
     const workerToken = (
       await admin(
         `mutation { createPrincipal(input: {kind: WORKER, name: "bench-worker", topics: ["abada:agent", "claim", "backlog"]}) { token } }`,
       )
     ).createPrincipal.token as string;
-    const worker = gqlClient(a.url, workerToken);
-    if (want('journal') || want('batch')) await journalThroughput(pool, admin, worker);
-    if (want('tasks')) await taskThroughput(pool, admin, worker);
-    if (want('claims')) await claimThroughput(pool, worker);
-    if (want('backlog')) await backlog(pool, worker);
-    results.fanOut = want('fanout')
-      ? await fanOut({ engines, admin, worker, smoke: SMOKE, seconds: SECONDS })
-      : [];
+    const worker = gqlClient(engines[0].url, workerToken);
+    if (HISTORY) await historyGrowth(pool, admin, worker);
+    else await sections(pool, url, admin, worker, engines);
     if (pgStats) await printPgStats(pool);
   } finally {
     await Promise.all(engines.map((e) => e.stop()));
@@ -120,6 +118,19 @@ async function main() {
     await pgServer.stop();
   }
   print();
+}
+
+/** The default run's sections (BENCH_ONLY picks some). */
+async function sections(pool: pg.Pool, url: string, admin: Client, worker: Client, engines: EngineProc[]) {
+  if (want('journal') || want('batch')) await journalThroughput(pool, admin, worker);
+  if (want('tasks')) await taskThroughput(pool, admin, worker);
+  if (want('peer')) await graphileWorkerPeer(url, peerJobs());
+  if (want('claims')) await claimThroughput(pool, worker);
+  if (want('backlog')) await backlog(pool, worker);
+  results.fanOut = want('fanout')
+    ? await fanOut({ engines, admin, worker, smoke: SMOKE, seconds: SECONDS })
+    : [];
+  if (want('inflight')) await agentsInFlight(pool, admin, engines[0].url);
 }
 
 main().catch((e) => {

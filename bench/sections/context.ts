@@ -3,10 +3,13 @@ import os from 'node:os';
 import { CpuMeter, type CpuUse, type gqlClient, rate } from '../lib.js';
 
 export const SMOKE = process.argv.includes('--smoke');
+/** `--history`: only the opt-in history-growth section (bench/sections/history.ts). */
+export const HISTORY = process.argv.includes('--history');
 export const SECONDS = SMOKE ? 0.4 : Number(process.env.BENCH_SECONDS ?? 4);
 export const MS = SECONDS * 1000;
 export const BACKLOG_BIG = SMOKE ? 5_000 : Number(process.env.BENCH_BACKLOG ?? 1_000_000);
-// BENCH_ONLY=journal,claims runs only those sections (the raw baselines always run; `batch` = journalSteps alone).
+// BENCH_ONLY=journal,claims runs only those sections (the raw baselines always run; `batch` = journalSteps
+// alone; others: tasks, peer, claims, backlog, fanout, inflight).
 export const ONLY = process.env.BENCH_ONLY?.split(',').map((x) => x.trim());
 export const want = (section: string) => !ONLY || ONLY.includes(section);
 
@@ -32,11 +35,18 @@ export async function measuredRate(
   op: (client: number, i: number) => Promise<unknown>,
 ): Promise<number> {
   const meter = new CpuMeter(cpuOf.enginePids, cpuOf.pgDir);
+  profileWindow();
   meter.start();
   const r = await rate(clients, ms, op);
   lastCpu = { ...meter.stop(), seconds: ms / 1000 };
+  profileWindow();
   return r;
 }
+/** With BENCH_PROFILE_WINDOWS, each engine profiles exactly the measured window (bench/engine-proc.ts). */
+function profileWindow() {
+  if (process.env.BENCH_PROFILE_WINDOWS) for (const pid of cpuOf.enginePids) process.kill(pid, 'SIGUSR2');
+}
+
 export const results: Record<string, unknown> = {
   smoke: SMOKE,
   seconds: SECONDS,

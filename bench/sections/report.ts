@@ -3,6 +3,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import type pg from 'pg';
 import { results, rows, SECONDS, SMOKE } from './context.js';
+import type { InFlightResult } from './inflight.js';
+import type { PeerResult } from './peer.js';
 
 export async function printPgStats(pool: pg.Pool) {
   const { rows: top } = await pool.query(
@@ -44,7 +46,7 @@ export function print() {
         `| ${r.figure} | ${c.engines.toFixed(3)} | ${c.postgres.toFixed(3)} | ${c.bench.toFixed(3)} | ${(c.engines + c.postgres + c.bench).toFixed(3)} |`,
       );
   }
-  const f = results.fanOut as {
+  const f = (results.fanOut ?? []) as {
     subscribers: number;
     p50: number;
     p99: number;
@@ -60,9 +62,72 @@ export function print() {
     console.log(
       `| ${x.subscribers} | ${fmt(x.p50)} ms | ${fmt(x.p99)} ms | ${x.received}/${x.expected} | ${x.engineRssMb.map((v) => v.toFixed(0)).join(' / ')} | ${x.engineCpuMs.join(' / ')} |`,
     );
+  printAgents(fmt);
+  printHistory(fmt);
   results.table = rows;
   mkdirSync('bench/results', { recursive: true });
   const file = `bench/results/${SMOKE ? 'smoke' : new Date().toISOString().replace(/[:.]/g, '-')}.json`;
   writeFileSync(file, JSON.stringify(results, null, 2));
   console.log(`\nwritten ${file}`);
+}
+
+/** The headline (CPU per task, agents per core), the agents in flight and the peer queue. */
+function printAgents(fmt: (n: number) => string) {
+  const perTask = results.cpuMsPerTask as number | undefined;
+  if (perTask !== undefined) {
+    const split = results.cpuMsPerTaskSplit as { engines: number; postgres: number };
+    console.log(
+      `\nHeadline: engine + PostgreSQL CPU per 002-shaped task (as the Agent Worker journals it): ${perTask.toFixed(2)} ms (engine ${split.engines.toFixed(2)}, PostgreSQL ${split.postgres.toFixed(2)}) → ${fmt(results.agentsPerCore as number)} agents per core at 3 s of model time per task`,
+    );
+  }
+  const inFlight = (results.inFlight ?? []) as InFlightResult[];
+  if (inFlight.length) {
+    console.log(
+      `\nAgents in flight (real Agent Worker processes; CRM ${results.toolMs} ms, model ${results.modelMs} ms)\n\n| in flight | tasks/s | ideal | ratio | added latency per step p50 / p99 | worker RSS MB | engine RSS MB | CPU ms per task: engine / PostgreSQL / workers / doubles |\n|---|---|---|---|---|---|---|---|`,
+    );
+    for (const x of inFlight) {
+      const c = x.cpuPerTask;
+      console.log(
+        `| ${x.inFlight} | ${fmt(x.tasksPerSec)} | ${fmt(x.idealTasksPerSec)} | ${x.ratio.toFixed(2)} | ${fmt(x.stepGap.p50)} / ${fmt(x.stepGap.p99)} ms (${x.stepGap.n} steps; before a tool call ${fmt(x.stepGapBefore.tool.p50)} / ${fmt(x.stepGapBefore.tool.p99)}, before a model call ${fmt(x.stepGapBefore.model.p50)} / ${fmt(x.stepGapBefore.model.p99)}) | ${x.workerRssMb.map((v) => v.toFixed(0)).join(' / ')} | ${x.engineRssMb.map((v) => v.toFixed(0)).join(' / ')} | ${fmt(c.engines)} / ${fmt(c.postgres)} / ${fmt(c.workers)} / ${fmt(c.doubles)} |`,
+      );
+    }
+  }
+  const peer = (results.peer ?? []) as PeerResult[];
+  if (peer.length) {
+    const tasks = rows.find((r) => r.figure.includes('worker pairing'));
+    console.log(
+      `\nThe peer: graphile-worker on the same database (add + complete), next to Abada's 002-shaped task\n\n| | per second | CPU ms per unit: PostgreSQL | engine / library | total |\n|---|---|---|---|---|`,
+    );
+    if (tasks?.cpuPerUnit) {
+      const c = tasks.cpuPerUnit;
+      console.log(
+        `| Abada, 002-shaped task as the worker journals it (8 commits) | ${fmt(tasks.abada / 8)} tasks/s | ${fmt(c.postgres * 8)} | ${fmt(c.engines * 8)} | ${fmt((c.postgres + c.engines) * 8)} |`,
+      );
+    }
+    for (const p of peer)
+      console.log(
+        `| graphile-worker, ${p.mode}, ${p.jobs} jobs | ${fmt(p.jobsPerSec)} jobs/s | ${fmt(p.cpuPerJob.postgres)} | ${fmt(p.cpuPerJob.library)} | ${fmt(p.cpuPerJob.postgres + p.cpuPerJob.library)} |`,
+      );
+  }
+}
+
+/** The opt-in history-growth section (`--history`). */
+function printHistory(fmt: (n: number) => string) {
+  const h = results.history as
+    | {
+        instances: number;
+        historyRows: number;
+        historyBytes: number;
+        generatedSeconds: number;
+        journalStepCpuRatio: number;
+        claimCpuRatio: number;
+        verifyAuditMs: { p50: number; max: number; n: number };
+        empty: { journal: number; claim: number };
+        full: { journal: number; claim: number };
+      }
+    | undefined;
+  if (!h) return;
+  console.log(
+    `\nHistory growth: ${h.instances} finished instances, ${h.historyRows} history rows (${fmt(h.historyBytes / 2 ** 20)} MB with indexes, ${fmt(h.historyBytes / h.historyRows)} bytes a row), generated in ${fmt(h.generatedSeconds)} s\n\n| engine + PostgreSQL CPU ms | empty database | with the history | ratio |\n|---|---|---|---|\n| per journalStep commit | ${h.empty.journal.toFixed(3)} | ${h.full.journal.toFixed(3)} | ${h.journalStepCpuRatio.toFixed(2)} |\n| per task claimed (maxTasks 50) | ${h.empty.claim.toFixed(3)} | ${h.full.claim.toFixed(3)} | ${h.claimCpuRatio.toFixed(2)} |\n\nverifyAudit of one old instance through GraphQL: p50 ${fmt(h.verifyAuditMs.p50)} ms, slowest of ${h.verifyAuditMs.n} ${fmt(h.verifyAuditMs.max)} ms`,
+  );
 }

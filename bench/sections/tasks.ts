@@ -10,6 +10,7 @@ import {
   measuredRate,
   results,
   row,
+  rows,
   SMOKE,
   startMany,
 } from './context.js';
@@ -29,6 +30,7 @@ export async function taskThroughput(pool: pg.Pool, admin: Client, worker: Clien
     await startMany(admin, 'bench', SMOKE ? 40 : 1200);
     const r = await measuredRate(loops, MS, (client) => oneTask(worker, client, paired));
     const commits = paired ? 8 : 11;
+    if (paired) results.pairedTasks = r * (MS / 1000);
     row(
       `002-shaped tasks, ${loops} loops${paired ? ', worker pairing' : ''} (×${commits} commits)`,
       r * commits,
@@ -37,7 +39,24 @@ export async function taskThroughput(pool: pg.Pool, admin: Client, worker: Clien
       `${r.toFixed(1)} tasks/s`,
     );
   }
+  headline();
   void pool;
+}
+
+/** The model time an agent spends per task (3 model answers of ~1 s): what the engine's CPU is set against. */
+export const MODEL_MS_PER_TASK = 3000;
+
+/**
+ * The headline: engine + PostgreSQL CPU per 002-shaped task as the Agent Worker journals it (8 commits),
+ * and how many agents one core of engine + database keeps moving at 3 s of model time per task.
+ */
+function headline() {
+  const paired = rows[rows.length - 1].cpuPerUnit;
+  if (!paired) return;
+  const perTask = (paired.engines + paired.postgres) * 8;
+  results.cpuMsPerTask = perTask;
+  results.cpuMsPerTaskSplit = { engines: paired.engines * 8, postgres: paired.postgres * 8 };
+  results.agentsPerCore = MODEL_MS_PER_TASK / perTask;
 }
 
 /** One task on loop `client`: fetched, journaled step by step or paired, completed. */

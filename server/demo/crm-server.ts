@@ -7,7 +7,7 @@
  *   POST /control   { action: 'reset' | 'delay' | 'rename' | 'alterSchema' | 'fail' | 'addCustomer'
  *                   | 'refundByHand' | 'dropAnswer' | 'dropRequest', ... }
  *
- * CLI: `node --import tsx server/demo/crm-server.ts --port 4100 [--token secret]`
+ * CLI: `node --import tsx server/demo/crm-server.ts --port 4100 [--token secret] [--latency-ms 50]`
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -33,6 +33,8 @@ export interface CrmServerOptions {
   host?: string;
   /** When set, `/mcp` requires `Authorization: Bearer <token>`. */
   token?: string | null;
+  /** Every tool call's answer is held this long (a real system's latency; the bench uses 50 ms). Default 0. */
+  latencyMs?: number;
 }
 
 export interface CrmServer extends CrmControls {
@@ -106,11 +108,12 @@ function headerValue(value: string | string[] | undefined): string | null {
 interface Runtime {
   state: CrmState;
   timers: Set<{ timer: NodeJS.Timeout; done: () => void }>;
+  latencyMs: number;
   /** holds an answer; `close()` ends every hold at once */
   sleep(ms: number): Promise<void>;
 }
 
-function runtime(): Runtime {
+function runtime(latencyMs: number): Runtime {
   const timers = new Set<{ timer: NodeJS.Timeout; done: () => void }>();
   const sleep = (ms: number) =>
     new Promise<void>((done) => {
@@ -122,7 +125,7 @@ function runtime(): Runtime {
       };
       timers.add(entry);
     });
-  return { state: new CrmState(), timers, sleep };
+  return { state: new CrmState(), timers, latencyMs, sleep };
 }
 
 /** One McpServer per HTTP request, from the current configuration. */
@@ -171,8 +174,9 @@ function buildMcpServer(
           res.socket?.destroy();
           return { isError: true, content: [{ type: 'text' as const, text: 'connection dropped' }] };
         }
-        const ms = state.takeDelay(tool);
+        const ms = state.takeDelay(tool) + rt.latencyMs;
         if (ms > 0) await sleep(ms);
+        record.answeredMs = performance.timeOrigin + performance.now();
         if (!outcome.ok)
           return { isError: true, content: [{ type: 'text' as const, text: outcome.message }] };
         return {
@@ -319,7 +323,7 @@ function crmApi(
 }
 
 export async function startCrmServer(opts: CrmServerOptions = {}): Promise<CrmServer> {
-  const rt = runtime();
+  const rt = runtime(opts.latencyMs ?? 0);
   const token = opts.token ?? null;
   let api: CrmServer | undefined;
   const http = createServer(route(rt, () => api!, token));
@@ -335,6 +339,7 @@ if (isMainModule(import.meta.url)) {
     port: Number(cliArg('port') ?? process.env.PORT ?? 4100),
     host: cliArg('host'),
     token: cliArg('token') ?? process.env.CRM_TOKEN ?? null,
+    latencyMs: Number(cliArg('latency-ms') ?? 0),
   });
   console.log(`demo CRM MCP server on ${crm.url}${crm.token ? ' (Bearer token required)' : ''}`);
   const stop = () => void crm.close().then(() => process.exit(0));

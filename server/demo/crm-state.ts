@@ -72,6 +72,9 @@ export interface CrmCall {
   metaKey: string | null;
   args: Record<string, unknown>;
   at: string;
+  /** When the call reached its tool and when its answer left (epoch ms, sub-ms precision): the bench's clock. */
+  receivedMs: number;
+  answeredMs?: number;
   /** `ok` = ran (a side effect for writes), `replayed` = answered from the idempotency store. */
   status: CrmCallStatus;
   result?: unknown;
@@ -185,6 +188,7 @@ export class CrmState {
       metaKey,
       args,
       at: new Date().toISOString(),
+      receivedMs: performance.timeOrigin + performance.now(),
       status: 'pending',
     };
     this.calls.push(call);

@@ -9,7 +9,8 @@
  * Every chat request is recorded (also the 503s). Usage is deterministic: prompt_tokens =
  * round(characters of message text and tool-call arguments / 4), completion_tokens = 20.
  *
- * CLI: `node --import tsx server/demo/model-server.ts --port 4200 --script support-triage|refund|demo`
+ * CLI: `node --import tsx server/demo/model-server.ts --port 4200 --script support-triage|refund|demo
+ * [--latency-ms 1000]`
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
@@ -35,6 +36,8 @@ export interface ModelServerOptions {
   script?: Script;
   /** Model ids listed by `GET /v1/models`. */
   models?: string[];
+  /** Every chat answer is held this long (a model's think time; the bench uses 1,000 ms). Default 0. */
+  latencyMs?: number;
 }
 
 export interface ModelCall {
@@ -46,6 +49,9 @@ export interface ModelCall {
   /** the W3C traceparent the caller sent (a tracing worker sends its model call's span) */
   traceparent: string | null;
   at: string;
+  /** When the request was read and when its answer left (epoch ms, sub-ms precision): the bench's clock. */
+  receivedMs: number;
+  answeredMs?: number;
 }
 
 export interface ModelServer {
@@ -92,6 +98,8 @@ function toolCallsFor(messages: ChatMessage[], calls: Extract<ScriptAnswer, { to
   );
 }
 
+const nowMs = () => performance.timeOrigin + performance.now();
+
 function errorBody(message: string, type: string, code: string | null, param: string | null = null) {
   return { error: { message, type, param, code } };
 }
@@ -101,6 +109,7 @@ interface Runtime {
   script: Script;
   calls: ModelCall[];
   models: string[];
+  latencyMs: number;
 }
 
 /** A chat request as the script sees it, or the error answer it gets instead. */
@@ -141,7 +150,17 @@ async function handleChat(rt: Runtime, req: IncomingMessage, res: ServerResponse
     return;
   }
   const traceparent = typeof req.headers.traceparent === 'string' ? req.headers.traceparent : null;
-  rt.calls.push({ ...request, answer, stream, traceparent, at: new Date().toISOString() });
+  const call: ModelCall = {
+    ...request,
+    answer,
+    stream,
+    traceparent,
+    at: new Date().toISOString(),
+    receivedMs: nowMs(),
+  };
+  rt.calls.push(call);
+  if (rt.latencyMs > 0) await new Promise((r) => setTimeout(r, rt.latencyMs));
+  call.answeredMs = nowMs();
   if ('unavailable' in answer) {
     const message = answer.message ?? `The model ${request.model} is currently unavailable`;
     sendJson(res, 503, errorBody(message, 'server_error', 'model_unavailable'));
@@ -248,6 +267,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     script: opts.script ?? supportTriageScript,
     calls: [],
     models: opts.models ?? ['gemini-3.6-flash', 'gpt-4.1-mini', 'scripted'],
+    latencyMs: opts.latencyMs ?? 0,
   };
   const http = createServer(route(rt));
   const host = opts.host ?? '127.0.0.1';
@@ -286,6 +306,7 @@ if (isMainModule(import.meta.url)) {
     port: Number(cliArg('port') ?? process.env.PORT ?? 4200),
     host: cliArg('host'),
     script: chosen,
+    latencyMs: Number(cliArg('latency-ms') ?? 0),
   });
   console.log(`scripted model server (${name}) on ${server.url}`);
   const stop = () => void server.close().then(() => process.exit(0));

@@ -35,7 +35,39 @@ describe('npm run bench (smoke)', () => {
       const c = x.cpuPerUnit ?? { engines: 0, postgres: 0, bench: 0 };
       expect(c.engines + c.postgres + c.bench, x.figure).toBeGreaterThan(0);
     }
+    // the headline: engine + PostgreSQL CPU per 002-shaped task and the agents per core it implies
+    expect(json.cpuMsPerTask).toBeGreaterThan(0);
+    expect(json.agentsPerCore).toBeCloseTo(3000 / json.cpuMsPerTask, 6);
+    expect(r.stdout).toContain('agents per core');
+    // agents in flight: real Agent Worker processes finished tasks against the doubles (the warm-up waits
+    // for 4; how many more fall in the short window depends on the machine, so it is not asserted)
+    expect(json.inFlight).toHaveLength(1);
+    const inFlight = json.inFlight[0];
+    expect(inFlight.completedTotal).toBeGreaterThanOrEqual(4);
+    expect(inFlight.idealTasksPerSec).toBeGreaterThan(0);
+    expect(inFlight.workerRssMb[0]).toBeGreaterThan(0);
+    // the peer queue in the same run, both ways, with CPU per job
+    expect(json.peer.map((p: { mode: string }) => p.mode)).toEqual(['unbatched', 'batched']);
+    for (const p of json.peer) expect(p.jobsPerSec > 0 && p.cpuPerJob.postgres > 0, p.mode).toBe(true);
     expect(json.fanOut.map((f: { subscribers: number }) => f.subscribers)).toEqual([1, 10]);
     for (const f of json.fanOut) expect(f.received).toBe(f.expected);
+  }, 300_000);
+});
+
+describe('npm run bench -- --history (smoke)', () => {
+  it('generates finished instances with valid chains and measures CPU against the empty database', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke', '--history'], {
+      encoding: 'utf8',
+      timeout: 240_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('History growth');
+    const { history } = JSON.parse(readFileSync('bench/results/smoke.json', 'utf8'));
+    // every generated instance has its 10 rows (plus the rows the measurements journaled)
+    expect(history.historyRows).toBeGreaterThanOrEqual(history.instances * 10);
+    expect(Number.isFinite(history.journalStepCpuRatio)).toBe(true);
+    expect(Number.isFinite(history.claimCpuRatio)).toBe(true);
+    // verifyAudit recomputed 20 generated chains and found them valid (the section throws otherwise)
+    expect(history.verifyAuditMs.n).toBe(20);
   }, 300_000);
 });
