@@ -132,9 +132,11 @@ describe.skipIf(!HAVE_15)('pg_dump of a running system, restored into a fresh da
       90_000,
     );
 
-    // nothing twice: one ticket per triage instance, one refund per refund instance
+    // nothing twice: one ticket per triage instance; both refund instances ask to refund Alice's order
+    // 5531, so one refund — the other finds the order refunded when its precondition is read again
     expect(h.crm.countSideEffects('create_ticket')).toBe(triage.length);
-    expect(h.crm.countSideEffects('refund')).toBe(refunds.length);
+    expect(h.crm.countSideEffects('refund')).toBe(1);
+    expect(refunds).toHaveLength(2);
     for (const id of all)
       expect((await engine.ok(engine.adminToken, AUDIT, { id })).verifyAudit.valid).toBe(true);
   }, 240_000);
