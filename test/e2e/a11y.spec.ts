@@ -54,6 +54,9 @@ for (const viewport of [
       await page.goto(`${URL_()}/approvals`);
       await noSeriousViolations(page, `sign-in ${scheme} ${viewport.width}`);
       for (const who of ['fiona', 'ada']) {
+        // the next person signs in afresh: the dashboard's session is a cookie (and a pasted token in
+        // sessionStorage where token sign-in is on)
+        await page.context().clearCookies();
         await page.evaluate(() => sessionStorage.clear());
         await signIn(page, who);
         for (const path of PAGES(who)) {
