@@ -79,13 +79,9 @@ async function main(): Promise<number> {
     ABADA_HEARTBEAT_DEBOUNCE_MS: '1000',
     ABADA_MAX_LEASE_EXPIRIES: '3',
   });
-  const [pa, pb] = [await freePort(), await freePort()];
-  const engines = [
-    new EngineSlot('A', `http://127.0.0.1:${pa}`, engineEnv(pa)),
-    new EngineSlot('B', `http://127.0.0.1:${pb}`, engineEnv(pb)),
-  ];
+  const engines: EngineSlot[] = [];
   cleanups.unshift(() => Promise.allSettled(engines.map((e) => e.stop())));
-  await Promise.all(engines.map((e) => e.start()));
+  for (const name of ['A', 'B']) engines.push(await startSlot(name, engineEnv));
   const [A, B] = engines.map((e) => e.url);
   const fx = await setUpFaults(pgServer, crm.url, A, log);
   cleanups.unshift(() => fx.faults.close());
@@ -332,3 +328,20 @@ main().then(
     process.exit(2);
   },
 );
+
+/**
+ * An engine slot on a free port. A port found free can be taken by another process before the engine
+ * binds it (tests run in parallel): then the engine exits at once, and the slot is tried on another port.
+ */
+async function startSlot(name: string, env: (port: number) => Record<string, string>): Promise<EngineSlot> {
+  for (let i = 0; ; i++) {
+    const port = await freePort();
+    const slot = new EngineSlot(name, `http://127.0.0.1:${port}`, env(port));
+    try {
+      await slot.start();
+      return slot;
+    } catch (e) {
+      if (i >= 4) throw e;
+    }
+  }
+}

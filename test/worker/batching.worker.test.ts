@@ -131,7 +131,9 @@ async function runToEnd(key: string) {
   const inst = await waitFor(`${key} to end`, async () => {
     const i = await instance(h, id);
     const t = i.tasks.find((x) => x.nodeId === 'triage');
-    return t && (t.state === 'COMPLETED' || t.state === 'FAILED') ? i : null;
+    // a completed task's result reaches the instance's variables as the token moves on
+    if (t?.state === 'COMPLETED') return i.variables.triage !== undefined ? i : null;
+    return t?.state === 'FAILED' ? i : null;
   });
   w.kill('SIGTERM');
   await w.exited;
