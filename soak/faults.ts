@@ -128,7 +128,7 @@ export class SoakFaults {
   private async killListeners() {
     const r = await this.pool.query(
       `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-        WHERE query ILIKE 'LISTEN %' AND pid <> pg_backend_pid()`,
+        WHERE application_name = 'abada-listener' AND pid <> pg_backend_pid()`,
     );
     this.counts.listenerKills += r.rowCount ?? 0;
   }
