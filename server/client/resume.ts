@@ -3,7 +3,8 @@
  * the `eventCursor` of the last payload and, whenever the connection drops, connects again and
  * re-subscribes with `after:` that cursor, so the engine replays what was committed in between. (A
  * graphql-ws client's own retry would re-send the first variables and replay from the start again.)
- * A refusal from the engine — a pruned or unknown cursor, a refused token — is not retried: it goes to
+ * UNAVAILABLE (the database restarting) is retried like a lost connection. A refusal from the engine — a
+ * pruned or unknown cursor, a refused token — is not retried: it goes to
  * `onRefused` and the subscription ends.
  */
 import type { Client } from 'graphql-ws';
@@ -79,7 +80,7 @@ class Resumable<T> implements ResumableSubscription {
       { query: this.query, variables: { ...this.opts.variables, after: this.cursor } },
       {
         next: (r) => {
-          if (r.errors?.length) return this.refused(r.errors);
+          if (r.errors?.length) return unavailable(r.errors) ? this.lost(r.errors) : this.refused(r.errors);
           if (r.data == null) return;
           this.failures = 0;
           this.cursor = this.opts.cursorOf(r.data) ?? this.cursor;
@@ -89,7 +90,8 @@ class Resumable<T> implements ResumableSubscription {
         // anything else is the connection.
         error: (e) => {
           const code = (e as { code?: number }).code;
-          if (Array.isArray(e) || code === 4401 || code === 4403) this.refused(Array.isArray(e) ? e : [e]);
+          if ((Array.isArray(e) && !unavailable(e)) || code === 4401 || code === 4403)
+            this.refused(Array.isArray(e) ? e : [e]);
           else if (this.client === c) this.lost(e);
         },
         complete: () => this.client === c && this.lost(new Error('the engine ended the subscription')),
@@ -126,4 +128,12 @@ class Resumable<T> implements ResumableSubscription {
     if (this.timer) clearTimeout(this.timer);
     await this.client?.dispose();
   }
+}
+
+/** UNAVAILABLE (the database is gone for a moment, SPEC §9) is the connection's trouble, not a refusal. */
+function unavailable(errors: readonly unknown[]): boolean {
+  return (
+    errors.length > 0 &&
+    errors.every((e) => (e as { extensions?: { code?: unknown } }).extensions?.code === 'UNAVAILABLE')
+  );
 }
