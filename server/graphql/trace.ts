@@ -6,39 +6,25 @@
  * Nothing at all while tracing is off.
  */
 import { SpanKind, type Span } from '@opentelemetry/api';
-import { getOperationAST, Kind, type OperationDefinitionNode, valueFromASTUntyped } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { ABADA, continueTrace, markFailed, openSpan, tracingOn } from '../telemetry/index.js';
+import { commandFields, commandIds } from './commands.js';
 
-const COMMANDS = new Set([
-  'journalStep',
-  'journalSteps',
-  'completeTask',
-  'failTask',
-  'extendLock',
-  'decideApproval',
-  'revokeApproval',
-  'startProcess',
-  'cancelProcess',
-  'retryTask',
-  'resolveIncident',
-]);
-
-/** Ids only, never payloads. */
-function attributesOf(args: Record<string, unknown>): Record<string, string | number> {
-  const input = (args.input ?? {}) as Record<string, unknown>;
+/** The span attributes of a command: its ids (commands.ts), never its payloads. */
+function attributesOf(field: string, args: Record<string, unknown>): Record<string, string | number> {
+  const ids = commandIds(field, args);
   const out: Record<string, string | number> = {};
   const put = (name: string, v: unknown) => {
     if (typeof v === 'string' || typeof v === 'number') out[name] = v;
   };
-  put(ABADA.taskId, input.taskId ?? args.taskId);
-  put(ABADA.attempt, input.attempt);
-  put(ABADA.sequence, input.sequence);
-  put(ABADA.stepKind, input.kind);
-  put(ABADA.stepState, input.state);
-  put(ABADA.workerId, input.workerId ?? args.workerId);
-  put(ABADA.approvalId, input.approvalId);
-  put(ABADA.decision, input.decision);
+  put(ABADA.taskId, ids.taskId);
+  put(ABADA.attempt, ids.attempt);
+  put(ABADA.sequence, ids.step);
+  put(ABADA.stepKind, ids.kind);
+  put(ABADA.stepState, ids.state);
+  put(ABADA.workerId, ids.workerId);
+  put(ABADA.approvalId, ids.approvalId);
+  put(ABADA.decision, ids.decision);
   return out;
 }
 
@@ -49,21 +35,16 @@ export function tracePlugin(): Plugin {
       operation: ({ request }, wrapped) => continueTrace(request?.headers, wrapped),
     },
     onExecute({ args }) {
-      const op = getOperationAST(args.document, args.operationName) as OperationDefinitionNode | null;
-      if (op?.operation !== 'mutation') return;
-      const vars = (args.variableValues ?? {}) as Record<string, unknown>;
       const spans: { key: string; span: Span }[] = [];
-      for (const s of op.selectionSet.selections) {
-        if (s.kind !== Kind.FIELD || !COMMANDS.has(s.name.value)) continue;
-        const fieldArgs = Object.fromEntries(
-          (s.arguments ?? []).map((a) => [a.name.value, valueFromASTUntyped(a.value, vars)]),
-        );
+      // fetchAndLock: the claim spans, in each claimed instance's trace (see above)
+      for (const f of commandFields(args)) {
+        if (f.name === 'fetchAndLock') continue;
         const span = openSpan({
-          name: `abada ${s.name.value}`,
+          name: `abada ${f.name}`,
           kind: SpanKind.SERVER,
-          attributes: { [ABADA.command]: s.name.value, ...attributesOf(fieldArgs) },
+          attributes: { [ABADA.command]: f.name, ...attributesOf(f.name, f.args) },
         });
-        spans.push({ key: s.alias?.value ?? s.name.value, span });
+        spans.push({ key: f.key, span });
       }
       if (!spans.length) return;
       return {

@@ -79,17 +79,15 @@ export class GuardReads {
     if (!guard) return start();
     const callArgs = argsOf(step);
     const { result, end } = await this.run('PRECONDITION', guard, callArgs, null, this.at.nextFree());
+    // (the read itself flushed any earlier end: nothing is called while an end is only in memory)
+    this.at.end(end);
     if (!result.ok) {
-      await this.at.flush();
-      this.at.end(end);
       await this.at.flush();
       throw new AttemptFailure(
         'TOOL_UNAVAILABLE',
         `the precondition ${guard.tool} of step ${step.sequence} could not be read: ${result.error}`,
       );
     }
-    await this.at.flush();
-    this.at.end(end);
     try {
       return await start();
     } catch (e) {
@@ -108,7 +106,6 @@ export class GuardReads {
   async reconcile(binding: ToolBinding, step: Step): Promise<Step | 'send-again'> {
     const guard = binding.lookup!;
     const callArgs = argsOf(step);
-    await this.at.flush();
     const { result, end } = await this.run(
       'LOOKUP',
       guard,
@@ -146,9 +143,7 @@ export class GuardReads {
   }
 }
 
-function argsOf(step: Step): Record<string, unknown> {
-  return ((step.request as { arguments?: Record<string, unknown> } | null)?.arguments ?? {}) as Record<
-    string,
-    unknown
-  >;
+/** A TOOL_CALL step's arguments: its request is `{ callId, arguments }` (the worker wrote it). */
+export function argsOf(step: Step): Record<string, unknown> {
+  return (step.request as { arguments?: Record<string, unknown> } | null)?.arguments ?? {};
 }

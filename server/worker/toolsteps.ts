@@ -19,7 +19,7 @@ import {
   type Step,
   type ToolBinding,
 } from './graphql.js';
-import { GuardReads } from './guards.js';
+import { argsOf, GuardReads } from './guards.js';
 import { ToolOutcomeUnknownError, type ToolSessions } from './mcp.js';
 
 /** A write's answer was lost and its binding declares a lookup: ask the lookup before sending again. */
@@ -234,8 +234,7 @@ export class ToolSteps {
     }
     if (key && !fresh)
       this.at.log.info({ event: 'tool.resend', ...where }, 're-sending a started write with its key');
-    // A TOOL_CALL step's request is `{ callId, arguments }` (the worker wrote it; JSON in the schema).
-    const args = (step.request as { arguments?: Record<string, unknown> } | null)?.arguments ?? {};
+    const args = argsOf(step);
     try {
       return this.hold(step, await this.invoke(binding, args, key));
     } catch (e) {

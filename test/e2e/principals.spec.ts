@@ -51,6 +51,9 @@ test('the principals page is for admins only and fits a 390 px screen', async ({
   await expect(page.getByRole('link', { name: 'Approvals' })).toBeVisible();
   await expect(page.getByRole('link', { name: 'Principals' })).toHaveCount(0);
   await page.getByRole('button', { name: 'Sign out' }).click();
+  // sign-out ends at the provider and comes back: only then does the next person sign in
+  await expect(page.getByRole('heading', { name: 'Sign in' })).toBeVisible();
+  await expect(page).toHaveURL(`${URL_()}/`);
 
   await page.setViewportSize({ width: 390, height: 844 });
   await signIn(page, 'ada');

@@ -6,8 +6,8 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
-import { Q } from '../helpers/fixtures.js';
 import { setupSeeds, WorkerSim } from '../helpers/worker-sim.js';
+import { oneDoneOneWaiting } from './metrics-scenario.js';
 
 let engine: TestEngine;
 
@@ -20,16 +20,7 @@ describe('/metrics under promtool', () => {
   it('passes `promtool check metrics` with no problems', async () => {
     const { worker } = await setupSeeds(engine);
     const sim = new WorkerSim(engine, worker, 'promtool-sim');
-    await engine.ok(engine.adminToken, Q.start, { key: 'support-triage', v: { customerId: 'C-1' } });
-    const t1 = await sim.fetchOne();
-    await sim.model(t1, 1, 'STARTED');
-    await sim.model(t1, 1, 'COMPLETED');
-    await sim.complete(t1, { triage: { ticketId: 'T-1', priority: 'low', _confidence: 95 } });
-    await engine.ok(engine.adminToken, Q.start, { key: 'refund', v: { customerId: 'C-42' } });
-    const t2 = await sim.fetchOne();
-    await sim.model(t2, 1, 'STARTED');
-    await sim.model(t2, 1, 'COMPLETED');
-    await sim.tool(t2, 2, 'crm/refund', 'PROPOSED', { orderId: '5531', amount: 89 });
+    await oneDoneOneWaiting(engine, sim);
 
     const res = await fetch(`${engine.url}/metrics`);
     expect(res.status).toBe(200);

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
-import { Q } from '../helpers/fixtures.js';
 import { setupSeeds, WorkerSim } from '../helpers/worker-sim.js';
+import { oneDoneOneWaiting } from './metrics-scenario.js';
 
 let engine: TestEngine;
 const METRICS_TOKEN = 'metrics-token-for-tests';
@@ -32,19 +32,8 @@ describe('/metrics', () => {
       i: { workerId: 'metrics-sim', topics: ['abada:agent'] },
     });
 
-    // A support-triage task completes.
-    await engine.ok(engine.adminToken, Q.start, { key: 'support-triage', v: { customerId: 'C-1' } });
-    const t1 = await sim.fetchOne();
-    await sim.model(t1, 1, 'STARTED');
-    await sim.model(t1, 1, 'COMPLETED');
-    await sim.complete(t1, { triage: { ticketId: 'T-1', priority: 'low', _confidence: 95 } });
-
-    // A refund waits for approval.
-    await engine.ok(engine.adminToken, Q.start, { key: 'refund', v: { customerId: 'C-42' } });
-    const t2 = await sim.fetchOne();
-    await sim.model(t2, 1, 'STARTED');
-    await sim.model(t2, 1, 'COMPLETED');
-    await sim.tool(t2, 2, 'crm/refund', 'PROPOSED', { orderId: '5531', amount: 89 });
+    // A support-triage task completes; a refund waits for approval.
+    await oneDoneOneWaiting(engine, sim);
 
     expect((await scrape(null)).status).toBe(401);
     expect((await scrape('wrong')).status).toBe(401);

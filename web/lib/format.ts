@@ -34,3 +34,12 @@ export function tokens(usage: unknown): string {
   if (input == null && output == null) return '—';
   return `${input ?? 0} in / ${output ?? 0} out`;
 }
+
+/** A length of time for people: "350 ms", "1.5 s", "3 min 20 s", "2 h 5 min". */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const m = Math.floor(s / 60);
+  return m < 60 ? `${m} min ${Math.round(s % 60)} s` : `${Math.floor(m / 60)} h ${m % 60} min`;
+}

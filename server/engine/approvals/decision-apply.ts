@@ -18,6 +18,7 @@ import { actorLabel, appendHistory } from '../history/index.js';
 import type { LockedTaskRow } from '../lease/index.js';
 import type { DecideInput, Edit } from './decision-check.js';
 import { levelNumber } from './views.js';
+import { approvalHistoryBase } from './withdraw.js';
 
 interface Decided {
   ctx: EngineContext;
@@ -40,15 +41,7 @@ export async function applyDecision(tx: Tx, d: Decided): Promise<ApprovalRow> {
 }
 
 function historyBase({ a, actor }: Decided) {
-  return {
-    projectId: a.projectId,
-    processInstanceId: a.processInstanceId,
-    taskId: a.taskId,
-    attempt: a.attempt,
-    sequence: a.sequence,
-    approvalId: a.id,
-    actor: actorLabel(actor),
-  };
+  return approvalHistoryBase(a, actorLabel(actor));
 }
 
 /** The approval's new proposal when the approver edited it: digest, sealed arguments, next version. */

@@ -51,15 +51,7 @@ export async function withdrawApproval(
       })
       .where(eq(externalTasks.id, task.id));
   }
-  const base = {
-    projectId: a.projectId,
-    processInstanceId: a.processInstanceId,
-    taskId: a.taskId,
-    attempt: a.attempt,
-    sequence: a.sequence,
-    approvalId: a.id,
-    actor: w.actor,
-  };
+  const base = approvalHistoryBase(a, w.actor);
   const kind = w.state === 'REVOKED' ? { revoked: true } : { expired: true };
   await appendHistory(
     ex,
@@ -70,4 +62,17 @@ export async function withdrawApproval(
   await notify(ex, { type: 'approval', approvalId: a.id, projectId: a.projectId, change });
   if (handedBack) await notifyTask(ex, task, 'OPEN');
   return row;
+}
+
+/** What every history row about an approval carries: its instance, task, step and who acted. */
+export function approvalHistoryBase(a: ApprovalRow, actor: string) {
+  return {
+    projectId: a.projectId,
+    processInstanceId: a.processInstanceId,
+    taskId: a.taskId,
+    attempt: a.attempt,
+    sequence: a.sequence,
+    approvalId: a.id,
+    actor,
+  };
 }

@@ -82,14 +82,7 @@ export async function identify(
       refusal: `The principal "${p.name}" was disabled on ${p.disabledAt.toISOString()}; its tokens no longer work. Ask an admin for a new principal.`,
     };
   }
-  const actor: Actor = {
-    principalId: p.id,
-    kind: p.kind,
-    name: p.name,
-    projectId: p.projectId,
-    groups: p.groups,
-    topics: p.topics,
-  };
+  const actor = actorOf(p);
   cache.set(hash, actor, now);
   return { actor, refusal: null };
 }
@@ -149,4 +142,16 @@ export async function createPrincipal(
     return created;
   });
   return { principal: principalView(row), token };
+}
+
+/** The actor a principal acts as (a token's, a session's). */
+export function actorOf(p: typeof principals.$inferSelect): Actor {
+  return {
+    principalId: p.id,
+    kind: p.kind,
+    name: p.name,
+    projectId: p.projectId,
+    groups: p.groups,
+    topics: p.topics,
+  };
 }

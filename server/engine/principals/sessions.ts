@@ -10,6 +10,7 @@ import { principals, sessions } from '../../db/schema.js';
 import { sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Executor } from '../common/index.js';
 import { type ProviderIdentity, refreshProviderPrincipal, upsertProviderPrincipal } from './external.js';
+import { actorOf } from './principals.js';
 
 /** What the provider gave at sign-in or refresh; kept sealed, used to refresh and to sign out there. */
 export interface ProviderTokens {
@@ -80,17 +81,6 @@ export async function openSession(
       actor: actorOf(p),
     };
   });
-}
-
-function actorOf(p: typeof principals.$inferSelect): Actor {
-  return {
-    principalId: p.id,
-    kind: p.kind,
-    name: p.name,
-    projectId: p.projectId,
-    groups: p.groups,
-    topics: p.topics,
-  };
 }
 
 export type SessionLookup =

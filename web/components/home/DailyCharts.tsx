@@ -7,6 +7,7 @@ import type { ReactNode } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { ResultOf } from '../../lib/graphql';
 import type { DailyStatsQuery } from '../../lib/queries';
+import { duration } from '../../lib/format';
 
 type Stats = ResultOf<typeof DailyStatsQuery>['dailyStats'];
 
@@ -16,13 +17,8 @@ const short = (day: string) => day.slice(5);
 /** Dollar ticks that stay readable for fractions of a cent. */
 const usd = (v: number) => (v === 0 ? '$0' : v >= 0.01 ? `$${v.toFixed(2)}` : `$${v.toPrecision(2)}`);
 
-/** "1 h 30 min", "45 s"; a median of no decision is a dash. */
-export function duration(seconds: number | null | undefined): string {
-  if (seconds == null) return '—';
-  if (seconds < 60) return `${Math.round(seconds)} s`;
-  const m = Math.round(seconds / 60);
-  return m < 60 ? `${m} min` : `${Math.floor(m / 60)} h ${m % 60} min`;
-}
+/** A median in seconds; a day with no decision has none (a dash). */
+const median = (seconds: number | null | undefined) => (seconds == null ? '—' : duration(seconds * 1000));
 
 function Figure({ id, title, children, table }: { id: string; title: string; children: ReactNode; table: ReactNode }) {
   return (
@@ -63,7 +59,7 @@ export function ApprovalsChart({ stats }: { stats: Stats }) {
                 <td data-col="opened">{d.opened}</td>
                 <td data-col="decided">{d.decided}</td>
                 <td data-col="median" data-seconds={d.medianDecisionSeconds ?? ''}>
-                  {duration(d.medianDecisionSeconds)}
+                  {median(d.medianDecisionSeconds)}
                 </td>
               </tr>
             ))}
@@ -86,7 +82,7 @@ export function ApprovalsChart({ stats }: { stats: Stats }) {
       <ResponsiveContainer width="100%" height={120}>
         <LineChart accessibilityLayer={false} data={data} margin={{ top: 8, right: 8, bottom: 0, left: -16 }}>
           <XAxis dataKey="day" tickFormatter={short} tick={axis} stroke="var(--muted)" />
-          <YAxis tick={axis} stroke="var(--muted)" tickFormatter={(v: number) => duration(v * 60)} width={72} />
+          <YAxis tick={axis} stroke="var(--muted)" tickFormatter={(v: number) => duration(v * 60_000)} width={72} />
           <Tooltip contentStyle={{ background: 'var(--card)', color: 'var(--text)' }} />
           <Line dataKey="medianMin" name="median minutes to decision" stroke={PALETTE[2]} connectNulls isAnimationActive={false} />
         </LineChart>

@@ -3,19 +3,11 @@
  * for a person (proposed → decided) or for a child process (a delegation) drawn apart, with tokens and
  * cost per step and the totals. Times come from the journal and the history, not from the browser.
  */
-import { money } from '../../lib/format';
+import { duration, money } from '../../lib/format';
 import { stepKey, tokenCounts, type TraceEvent, type TraceTask } from './types';
 
 const FINAL = new Set(['COMPLETED', 'FAILED', 'REJECTED', 'OUTCOME_UNKNOWN']);
 const DECIDED = /^(STEP_APPROVED|STEP_REJECTED|APPROVAL_(APPROVED|REJECTED|EXPIRED|REVOKED|RETIRED|VOIDED))$/;
-
-export function duration(ms: number): string {
-  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
-  const s = ms / 1000;
-  if (s < 60) return `${s.toFixed(1)} s`;
-  const m = Math.floor(s / 60);
-  return m < 60 ? `${m} min ${Math.round(s % 60)} s` : `${Math.floor(m / 60)} h ${m % 60} min`;
-}
 
 interface Row {
   key: string;

@@ -1,0 +1,73 @@
+/**
+ * The engine commands of a GraphQL mutation, as the plugins that observe them (observe.ts: latency and
+ * logs; trace.ts: spans) read them: which fields are commands, each field's arguments with variables
+ * filled in, and the ids a command concerns — never its payloads.
+ */
+import { getOperationAST, Kind, type OperationDefinitionNode, valueFromASTUntyped } from 'graphql';
+
+export const COMMANDS: ReadonlySet<string> = new Set([
+  'fetchAndLock',
+  'journalStep',
+  'journalSteps',
+  'completeTask',
+  'failTask',
+  'extendLock',
+  'decideApproval',
+  'revokeApproval',
+  'startProcess',
+  'cancelProcess',
+  'retryTask',
+  'resolveIncident',
+  'deploy',
+]);
+
+export interface CommandField {
+  name: string;
+  /** the field's key in the result (its alias, else its name) */
+  key: string;
+  args: Record<string, unknown>;
+}
+
+/** The command fields of a mutation (none for a query or a subscription). */
+export function commandFields(args: {
+  document: Parameters<typeof getOperationAST>[0];
+  operationName?: string | null;
+  variableValues?: unknown;
+}): CommandField[] {
+  const op = getOperationAST(args.document, args.operationName) as OperationDefinitionNode | null;
+  if (op?.operation !== 'mutation') return [];
+  const vars = (args.variableValues ?? {}) as Record<string, unknown>;
+  return op.selectionSet.selections.flatMap((s) =>
+    s.kind === Kind.FIELD && COMMANDS.has(s.name.value)
+      ? [
+          {
+            name: s.name.value,
+            key: s.alias?.value ?? s.name.value,
+            args: Object.fromEntries(
+              (s.arguments ?? []).map((a) => [a.name.value, valueFromASTUntyped(a.value, vars)]),
+            ),
+          },
+        ]
+      : [],
+  );
+}
+
+/** Ids only: which task, attempt, step, instance, approval a command concerns. */
+export function commandIds(field: string, args: Record<string, unknown>): Record<string, unknown> {
+  const input = (args.input ?? {}) as Record<string, unknown>;
+  const pick = (o: Record<string, unknown>, k: string) => (o[k] === undefined ? {} : { [k]: o[k] });
+  return {
+    ...pick(input, 'taskId'),
+    ...pick(input, 'attempt'),
+    ...(input.sequence === undefined ? {} : { step: input.sequence }),
+    ...pick(input, 'kind'),
+    ...pick(input, 'state'),
+    ...pick(input, 'workerId'),
+    ...pick(input, 'approvalId'),
+    ...pick(input, 'decision'),
+    ...(field === 'cancelProcess' ? { processInstanceId: args.id } : {}),
+    ...(field === 'retryTask' ? { taskId: args.id } : {}),
+    ...(field === 'resolveIncident' ? { incidentId: input.id } : {}),
+    ...(field === 'startProcess' ? { key: args.key } : {}),
+  };
+}
