@@ -68,7 +68,7 @@ async function main(): Promise<number> {
   cleanups.push(() => pgServer.close());
   await runMigrations(pgServer.url);
   const [crm, model] = await Promise.all([
-    startCrmServer({ token: CRM_SECRET }),
+    startCrmServer({ token: CRM_SECRET, overRefunds: 'allow' }),
     startModelServer({ script: (await import('./defs.js')).soakScript }),
   ]);
   const engineEnv = (port: number) => ({

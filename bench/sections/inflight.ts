@@ -70,7 +70,7 @@ export interface InFlightResult {
 
 /** Runs the in-flight measurement at each N; `engineUrl` is engine A, `adminToken` its admin. */
 export async function agentsInFlight(pool: pg.Pool, admin: Client, engineUrl: string) {
-  const crm = await startCrmServer({ latencyMs: TOOL_MS });
+  const crm = await startCrmServer({ latencyMs: TOOL_MS, overRefunds: 'allow' });
   const model = await startModelServer({ script: supportTriageScript, latencyMs: MODEL_MS });
   const out: InFlightResult[] = [];
   try {

@@ -35,6 +35,8 @@ export interface CrmServerOptions {
   token?: string | null;
   /** Every tool call's answer is held this long (a real system's latency; the bench uses 50 ms). Default 0. */
   latencyMs?: number;
+  /** A refund beyond what is left of the order: `refuse` (default, as a payment system does) or `allow`. */
+  overRefunds?: 'refuse' | 'allow';
 }
 
 export interface CrmServer extends CrmControls {
@@ -113,7 +115,7 @@ interface Runtime {
   sleep(ms: number): Promise<void>;
 }
 
-function runtime(latencyMs: number): Runtime {
+function runtime(latencyMs: number, overRefunds: 'refuse' | 'allow'): Runtime {
   const timers = new Set<{ timer: NodeJS.Timeout; done: () => void }>();
   const sleep = (ms: number) =>
     new Promise<void>((done) => {
@@ -125,7 +127,7 @@ function runtime(latencyMs: number): Runtime {
       };
       timers.add(entry);
     });
-  return { state: new CrmState(), timers, latencyMs, sleep };
+  return { state: new CrmState(overRefunds), timers, latencyMs, sleep };
 }
 
 /** One McpServer per HTTP request, from the current configuration. */
@@ -323,7 +325,7 @@ function crmApi(
 }
 
 export async function startCrmServer(opts: CrmServerOptions = {}): Promise<CrmServer> {
-  const rt = runtime(opts.latencyMs ?? 0);
+  const rt = runtime(opts.latencyMs ?? 0, opts.overRefunds ?? 'refuse');
   const token = opts.token ?? null;
   let api: CrmServer | undefined;
   const http = createServer(route(rt, () => api!, token));

@@ -147,7 +147,12 @@ export class CrmState {
   private nextRefund = FIRST_REFUND;
   private nextEmail = FIRST_EMAIL;
 
-  constructor() {
+  /**
+   * @param overRefunds `refuse` (the default, as a payment system does): a refund larger than what is
+   *   left of the order is refused with a tool error and no side effect. `allow`: every refund is made —
+   *   the soak and the bench refund the one seeded order hundreds of times to exercise keyed writes.
+   */
+  constructor(readonly overRefunds: 'refuse' | 'allow' = 'refuse') {
     this.reset();
   }
 
@@ -325,6 +330,21 @@ export class CrmState {
     return { ok: true, result: { orderId, refunds }, replayed: false };
   }
 
+  /** Why a refund of `amount` is refused (more than what is left of the order), or null. */
+  private overRefund(orderId: string, amount: number): string | null {
+    if (this.overRefunds === 'allow') return null;
+    const found = this.findOrder(orderId);
+    if (!found) return `Order ${orderId} not found`;
+    const made = this.refunds.filter((r) => r.orderId === orderId);
+    const left = found.order.amount - made.reduce((n, r) => n + r.amount, 0);
+    if (amount <= left) return null;
+    const { currency } = found.order;
+    return (
+      `Refund refused: order ${orderId} has ${left} ${currency} left to refund ` +
+      `(refunded already: ${made.map((r) => `${r.refundId} ${r.amount} ${r.currency}`).join(', ')})`
+    );
+  }
+
   private addRefund(orderId: string, amount: number, currency: string, key: string | null, byHand: boolean) {
     const refund: CrmRefund = {
       refundId: `R-${this.nextRefund++}`,
@@ -357,6 +377,8 @@ export class CrmState {
         break;
       }
       case 'refund': {
+        const refused = this.overRefund(String(args.orderId), Number(args.amount));
+        if (refused) return { ok: false, message: refused };
         const r = this.addRefund(
           String(args.orderId),
           Number(args.amount),

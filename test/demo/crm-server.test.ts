@@ -183,6 +183,23 @@ describe('demo CRM MCP server', () => {
     expect(crm.calls.map((c) => c.metaKey)).toEqual(['k-refund', 'k-refund', 'k-refund']);
   });
 
+  it('refuses a refund beyond what is left of the order, with no side effect', async () => {
+    const refund = (amount: number, key: string) =>
+      conn.client.callTool({
+        name: 'refund',
+        arguments: { orderId: '5531', amount, currency: 'EUR' },
+        _meta: { idempotencyKey: key },
+      });
+    expect(jsonOf(await refund(50, 'part-1')).status).toBe('refunded');
+    const over = await refund(40, 'part-2');
+    expect(over.isError).toBe(true);
+    expect(textOf(over)).toBe(
+      'Refund refused: order 5531 has 39 EUR left to refund (refunded already: R-1001 50 EUR)',
+    );
+    expect(jsonOf(await refund(39, 'part-3')).status).toBe('refunded');
+    expect(crm.countSideEffects('refund')).toBe(2);
+  });
+
   it('send_email ignores idempotency keys', async () => {
     conn.setHeaderKey('same');
     const args = { to: 'alice@example.com', subject: 'Hi', body: 'Hello' };
