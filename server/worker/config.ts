@@ -3,6 +3,7 @@
  * reported together, each naming the variable and what it expects, so an operator fixes them in one go.
  */
 import os from 'node:os';
+import { ELICITATION_POLICIES, type ElicitationPolicy } from './elicitation.js';
 
 export interface WorkerConfig {
   /** The engine's base URL; the worker talks to `${engineUrl}/graphql`. */
@@ -31,6 +32,8 @@ export interface WorkerConfig {
   toolTimeoutMs: number;
   /** ABADA_AGENT_ALLOWED_TOOLS: server names or server/tool refs; null = no restriction. */
   allowedTools: string[] | null;
+  /** ABADA_MCP_ELICITATION: how a tool server's request for input is answered (elicitation.ts). */
+  elicitation: ElicitationPolicy;
   logLevel: string;
 }
 
@@ -86,6 +89,12 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       .map((s) => s.trim())
       .filter(Boolean);
   };
+  const oneOf = <T extends string>(name: string, allowed: readonly T[], def: T): T => {
+    const raw = str(name) ?? def;
+    if ((allowed as readonly string[]).includes(raw)) return raw as T;
+    problems.push(`${name} must be one of ${allowed.join(', ')}, got "${raw}".`);
+    return def;
+  };
 
   const engineUrl = url('ABADA_URL', true);
   const token = str('ABADA_TOKEN');
@@ -115,6 +124,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     modelTimeoutMs: int('ABADA_MODEL_TIMEOUT_MS', 120_000, 1000, 3_600_000),
     toolTimeoutMs: int('ABADA_TOOL_TIMEOUT_MS', 120_000, 1000, 3_600_000),
     allowedTools: list('ABADA_AGENT_ALLOWED_TOOLS'),
+    elicitation: oneOf('ABADA_MCP_ELICITATION', ELICITATION_POLICIES, 'none'),
     logLevel,
   };
   if (problems.length) throw new WorkerConfigError(problems);

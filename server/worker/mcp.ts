@@ -20,6 +20,7 @@ import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import { mcpMeta, withTraceHeaders } from '../telemetry/index.js';
 import { annotationConflict, type ToolAnnotations } from './annotations.js';
 import type { ToolSchema } from './conversation.js';
+import { type ElicitationNotice, type ElicitationPolicy, enableElicitation } from './elicitation.js';
 import type { ToolBinding } from './graphql.js';
 
 /** The attempt must stop with `errorType`, never guess (contract mismatch, tool not allowed…). */
@@ -95,8 +96,9 @@ class Session {
   static async open(
     target: ServerTarget,
     credential: Credential | null,
-    timeoutMs: number,
+    opts: SessionOptions,
   ): Promise<Session> {
+    const { timeoutMs } = opts;
     let transport: Transport;
     if (target.transport === 'streamable-http') {
       transport = new StreamableHTTPClientTransport(new URL(target.url), {
@@ -120,6 +122,7 @@ class Session {
       );
     }
     const client = new Client({ name: 'abada-agent-worker', version: '1.0.0' });
+    enableElicitation(client, target.name, opts.elicitation ?? 'none', opts.onElicitation);
     try {
       await client.connect(transport, { timeout: timeoutMs });
     } catch (e) {
@@ -130,13 +133,19 @@ class Session {
   }
 }
 
+interface SessionOptions {
+  timeoutMs: number;
+  /** ABADA_MCP_ELICITATION (server/worker/elicitation.ts); default `none` */
+  elicitation?: ElicitationPolicy;
+  onElicitation?: (n: ElicitationNotice) => void;
+}
+
 /** The sessions of one task, opened on demand; close them when the task ends or is let go. */
 export class ToolSessions {
   private readonly sessions = new Map<string, Session>();
 
   constructor(
-    private readonly opts: {
-      timeoutMs: number;
+    private readonly opts: SessionOptions & {
       allowedTools: string[] | null;
       credential: (server: string) => Promise<Credential | null>;
     },
@@ -149,7 +158,7 @@ export class ToolSessions {
       s = await Session.open(
         { name: b.server, transport: b.transport, url: b.url, command: b.command, args: b.args ?? [] },
         credential,
-        this.opts.timeoutMs,
+        this.opts,
       );
       this.sessions.set(b.server, s);
     }

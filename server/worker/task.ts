@@ -99,6 +99,8 @@ class TaskRun {
     this.at = new Attempt(task, deps.client, deps.config.workerId, deps.config.lockMs, lease, log);
     this.sessions = new ToolSessions({
       timeoutMs: deps.config.toolTimeoutMs,
+      elicitation: deps.config.elicitation,
+      onElicitation: (n) => log.warn({ event: 'tool.elicitation', ...n }, 'a tool server asked for input'),
       allowedTools: deps.config.allowedTools,
       credential: async (server) => {
         const c = await deps.client.toolCredential(task.id, server, deps.config.workerId, this.at.retry());

@@ -24,11 +24,14 @@ const CLI = [
 const CLIENT = `node --import tsx ${path.join(DIR, 'client.ts')}`;
 const OUT = mkdtempSync(path.join(tmpdir(), 'abada-conformance-'));
 
-function conformance(args: string[]): Promise<{ code: number | null; output: string }> {
+function conformance(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const p = spawn(process.execPath, [...CLI, ...args], {
       cwd: ROOT,
-      env: { ...process.env, NO_COLOR: '1' },
+      env: { ...process.env, NO_COLOR: '1', ...env },
     });
     let output = '';
     p.stdout.on('data', (d) => {
@@ -41,20 +44,16 @@ function conformance(args: string[]): Promise<{ code: number | null; output: str
   });
 }
 
-const runScenario = (scenario: string) =>
-  conformance([
-    'client',
-    '--command',
-    CLIENT,
-    '--scenario',
-    scenario,
-    '--expected-failures',
-    EXPECTED,
-    '--timeout',
-    '30000',
-    '-o',
-    OUT,
-  ]);
+/** One scenario; the worker's elicitation setting is `defaults` unless given (server/worker/elicitation.ts). */
+const runScenario = (
+  scenario: string,
+  elicitation = 'defaults',
+  expectedFile: string[] = ['--expected-failures', EXPECTED],
+) =>
+  conformance(
+    ['client', '--command', CLIENT, '--scenario', scenario, ...expectedFile, '--timeout', '30000', '-o', OUT],
+    { ABADA_MCP_ELICITATION: elicitation },
+  );
 
 async function clientScenarios(): Promise<string[]> {
   const { code, output } = await conformance(['list', '--client']);
@@ -65,7 +64,7 @@ async function clientScenarios(): Promise<string[]> {
 const expected: string[] = parse(readFileSync(EXPECTED, 'utf8')).client;
 
 describe('MCP conformance of the worker’s client', () => {
-  it('passes every scenario that is not about OAuth (elicitation fails as the file explains)', async () => {
+  it('passes every scenario that is not about OAuth (elicitation with ABADA_MCP_ELICITATION=defaults)', async () => {
     const scenarios = (await clientScenarios()).filter((s) => !s.startsWith('auth/'));
     expect(scenarios).toEqual(
       expect.arrayContaining([
@@ -84,8 +83,14 @@ describe('MCP conformance of the worker’s client', () => {
       if (r.code !== 0) failedUnexpectedly.push(`${s}:\n${r.output.slice(-2000)}`);
     }
     expect(failedUnexpectedly).toEqual([]);
-    expect(expected.filter((s) => !s.startsWith('auth/'))).toEqual(['elicitation-sep1034-client-defaults']);
+    expect(expected.filter((s) => !s.startsWith('auth/'))).toEqual([]);
   }, 180_000);
+
+  it('by default the worker does not answer elicitation: the defaults scenario fails at "Method not found"', async () => {
+    const r = await runScenario('elicitation-sep1034-client-defaults', 'none', []);
+    expect(r.code).not.toBe(0);
+    expect(r.output).toMatch(/Method not found/);
+  }, 60_000);
 
   it('fails the OAuth scenarios only as the file says (passing ones unlisted, failing ones listed)', async () => {
     const scenarios = (await clientScenarios()).filter((s) => s.startsWith('auth/'));

@@ -4,7 +4,9 @@
  * scenario server's URL. It does what the worker does with a task's tool server — open one session
  * (initialize), list the tools, run the contract check on them as `read` bindings, then call each
  * listed tool once — through the worker's own ToolSessions, with nothing added for the suite.
+ * `ABADA_MCP_ELICITATION` is read as the worker reads it (default `none`).
  */
+import { ELICITATION_POLICIES, type ElicitationPolicy } from '../../../server/worker/elicitation.js';
 import { ToolSessions, ToolSetupError } from '../../../server/worker/mcp.js';
 import type { ToolBinding } from '../../../server/worker/graphql.js';
 
@@ -31,7 +33,15 @@ const binding = (url: string, tool: string): ToolBinding => ({
 });
 
 async function main(url: string): Promise<number> {
-  const sessions = new ToolSessions({ timeoutMs: 20_000, allowedTools: null, credential: async () => null });
+  const raw = process.env.ABADA_MCP_ELICITATION ?? 'none';
+  const elicitation = ELICITATION_POLICIES.find((p) => p === raw) as ElicitationPolicy;
+  const sessions = new ToolSessions({
+    timeoutMs: 20_000,
+    elicitation,
+    onElicitation: (n) => console.log(JSON.stringify({ elicitation: n })),
+    allowedTools: null,
+    credential: async () => null,
+  });
   try {
     const listed = await sessions.tools(binding(url, ''));
     const bindings = listed.map((t) => binding(url, t.name));

@@ -1,0 +1,45 @@
+/**
+ * MCP elicitation (a tool server asking the user for input in the middle of a call) for a worker that
+ * runs with nobody at the keyboard. `ABADA_MCP_ELICITATION`:
+ *  - `none` (default): the worker does not declare the `elicitation` capability, so a conforming server
+ *    never asks; one that asks anyway gets "Method not found" and its call decides what follows.
+ *  - `defaults`: the capability is declared for forms, with `applyDefaults` (SEP-1034). A form whose every
+ *    required field has a default in the server's own schema is accepted with those defaults (the SDK
+ *    fills them in); any other form is declined, since nobody is there to answer it. Nothing the model
+ *    wrote ever goes into an answer. URL-mode elicitation is not declared, so the SDK refuses it.
+ * The person's channel in Abada stays the approval, decided on the exact arguments before the call.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+export type ElicitationPolicy = 'none' | 'defaults';
+export const ELICITATION_POLICIES: readonly ElicitationPolicy[] = ['none', 'defaults'];
+
+export interface ElicitationNotice {
+  server: string;
+  message: string;
+  action: 'accept' | 'decline';
+  /** required fields without a default (why a form was declined) */
+  missing: string[];
+}
+
+/** Sets the client up for `policy`; call before `connect`. `notice` hears of every answer given. */
+export function enableElicitation(
+  client: Client,
+  server: string,
+  policy: ElicitationPolicy,
+  notice: (n: ElicitationNotice) => void = () => {},
+): void {
+  if (policy === 'none') return;
+  client.registerCapabilities({ elicitation: { form: { applyDefaults: true } } });
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    const params = request.params;
+    const schema = 'requestedSchema' in params ? params.requestedSchema : undefined;
+    const properties = (schema?.properties ?? {}) as Record<string, { default?: unknown }>;
+    const missing = (schema?.required ?? []).filter((field) => properties[field]?.default === undefined);
+    const action = schema && missing.length === 0 ? 'accept' : 'decline';
+    notice({ server, message: params.message, action, missing });
+    // accept with no content of our own: the SDK adds the schema's defaults (applyDefaults)
+    return action === 'accept' ? { action, content: {} } : { action };
+  });
+}
