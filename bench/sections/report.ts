@@ -79,6 +79,11 @@ function printAgents(fmt: (n: number) => string) {
     console.log(
       `\nHeadline: engine + PostgreSQL CPU per 002-shaped task (as the Agent Worker journals it): ${perTask.toFixed(2)} ms (engine ${split.engines.toFixed(2)}, PostgreSQL ${split.postgres.toFixed(2)}) → ${fmt(results.agentsPerCore as number)} agents per core at 3 s of model time per task`,
     );
+    const paired = results.cpuMsPerTaskPaired as number | undefined;
+    if (paired !== undefined)
+      console.log(
+        `  (the same task journaled in the earlier 8-request shape, same run: ${paired.toFixed(2)} ms — ${(perTask / paired).toFixed(2)}×)`,
+      );
   }
   const inFlight = (results.inFlight ?? []) as InFlightResult[];
   if (inFlight.length) {
@@ -94,14 +99,14 @@ function printAgents(fmt: (n: number) => string) {
   }
   const peer = (results.peer ?? []) as PeerResult[];
   if (peer.length) {
-    const tasks = rows.find((r) => r.figure.includes('worker pairing'));
+    const tasks = rows.find((r) => r.figure.includes('as the worker journals it'));
     console.log(
       `\nThe peer: graphile-worker on the same database (add + complete), next to Abada's 002-shaped task\n\n| | per second | CPU ms per unit: PostgreSQL | engine / library | total |\n|---|---|---|---|---|`,
     );
     if (tasks?.cpuPerUnit) {
       const c = tasks.cpuPerUnit;
       console.log(
-        `| Abada, 002-shaped task as the worker journals it (8 commits) | ${fmt(tasks.abada / 8)} tasks/s | ${fmt(c.postgres * 8)} | ${fmt(c.engines * 8)} | ${fmt((c.postgres + c.engines) * 8)} |`,
+        `| Abada, 002-shaped task as the worker journals it (7 commits) | ${fmt(tasks.abada / 7)} tasks/s | ${fmt(c.postgres * 7)} | ${fmt(c.engines * 7)} | ${fmt((c.postgres + c.engines) * 7)} |`,
       );
     }
     for (const p of peer)

@@ -16,51 +16,71 @@ import {
 } from './context.js';
 
 /**
- * 2. A 002-shaped task: fetch, 9 journal calls, complete — 11 commits per task. `paired`: as the Agent
- * Worker journals it (a step's end travels with the next step's start in one journalSteps request):
- * fetch, 6 journal requests, complete — 8 commits for the same 11 state changes.
+ * How a 002-shaped task (fetch, 3 model calls, a read, a write, complete: 11 state changes) is journaled:
+ *  - `single`: one request and one commit per state change — 11 commits;
+ *  - `paired`: as the Agent Worker journaled it until issue 18's second slice (a step's end travels with
+ *    the next step's start): fetch, 6 journal requests, complete — 8 requests, 8 commits;
+ *  - `worker`: as the Agent Worker journals it now — a read goes out while only lossless ends are held,
+ *    so the model's answer, the read's answer and the next model call travel together, and the last
+ *    model call's end travels with the completion: fetch, 4 journal requests, complete — 6 requests,
+ *    7 commits (the completion journals its steps, then commits itself).
  */
+type Shape = 'single' | 'paired' | 'worker';
+const SHAPES: Record<Shape, { commits: number; requests: number; label: string }> = {
+  single: { commits: 11, requests: 11, label: '' },
+  paired: { commits: 8, requests: 8, label: ', end with next start (8 requests)' },
+  worker: { commits: 7, requests: 6, label: ', as the worker journals it (6 requests)' },
+};
+
 export async function taskThroughput(pool: pg.Pool, admin: Client, worker: Client) {
   const raw = results.rawUpdateTps as Record<number, number>;
-  for (const [loops, paired] of [
-    [4, false],
-    [16, false],
-    [16, true],
+  for (const [loops, shape] of [
+    [4, 'single'],
+    [16, 'single'],
+    [16, 'paired'],
+    [16, 'worker'],
   ] as const) {
     await startMany(admin, 'bench', SMOKE ? 40 : 1200);
-    const r = await measuredRate(loops, MS, (client) => oneTask(worker, client, paired));
-    const commits = paired ? 8 : 11;
-    if (paired) results.pairedTasks = r * (MS / 1000);
+    const r = await measuredRate(loops, MS, (client) => oneTask(worker, client, shape));
+    const { commits, label } = SHAPES[shape];
+    if (shape === 'worker') results.pairedTasks = r * (MS / 1000);
     row(
-      `002-shaped tasks, ${loops} loops${paired ? ', worker pairing' : ''} (×${commits} commits)`,
+      `002-shaped tasks, ${loops} loops${label} (×${commits} commits)`,
       r * commits,
       raw[Math.min(loops, 16)],
       'commits/s',
       `${r.toFixed(1)} tasks/s`,
     );
+    if (shape === 'paired') results.cpuMsPerTaskPaired = perTask(commits);
   }
   headline();
   void pool;
+}
+
+/** Engine + PostgreSQL CPU per task from the last row (CPU per commit × commits per task). */
+function perTask(commits: number): number | undefined {
+  const cpu = rows[rows.length - 1].cpuPerUnit;
+  return cpu ? (cpu.engines + cpu.postgres) * commits : undefined;
 }
 
 /** The model time an agent spends per task (3 model answers of ~1 s): what the engine's CPU is set against. */
 export const MODEL_MS_PER_TASK = 3000;
 
 /**
- * The headline: engine + PostgreSQL CPU per 002-shaped task as the Agent Worker journals it (8 commits),
- * and how many agents one core of engine + database keeps moving at 3 s of model time per task.
+ * The headline: engine + PostgreSQL CPU per 002-shaped task as the Agent Worker journals it, and how many
+ * agents one core of engine + database keeps moving at 3 s of model time per task.
  */
 function headline() {
-  const paired = rows[rows.length - 1].cpuPerUnit;
-  if (!paired) return;
-  const perTask = (paired.engines + paired.postgres) * 8;
-  results.cpuMsPerTask = perTask;
-  results.cpuMsPerTaskSplit = { engines: paired.engines * 8, postgres: paired.postgres * 8 };
-  results.agentsPerCore = MODEL_MS_PER_TASK / perTask;
+  const cpu = rows[rows.length - 1].cpuPerUnit;
+  if (!cpu) return;
+  const { commits } = SHAPES.worker;
+  results.cpuMsPerTask = perTask(commits);
+  results.cpuMsPerTaskSplit = { engines: cpu.engines * commits, postgres: cpu.postgres * commits };
+  results.agentsPerCore = MODEL_MS_PER_TASK / (results.cpuMsPerTask as number);
 }
 
-/** One task on loop `client`: fetched, journaled step by step or paired, completed. */
-async function oneTask(worker: Client, client: number, paired: boolean) {
+/** One task on loop `client`: fetched, journaled in `shape`, completed. */
+async function oneTask(worker: Client, client: number, shape: Shape) {
   const [t] = (
     await worker(FETCH, {
       i: {
@@ -92,7 +112,25 @@ async function oneTask(worker: Client, client: number, paired: boolean) {
   const one = (step: Record<string, unknown>) => worker(JOURNAL, { i: { ...base, ...step } });
   const two = (a: Record<string, unknown>, b: Record<string, unknown>) =>
     worker(BATCH, { i: { ...base, steps: [a, b] } });
-  if (paired) {
+  const complete = (steps: Record<string, unknown>[]) =>
+    worker(COMPLETE, {
+      i: {
+        ...base,
+        variables: { out: { ok: true } },
+        metadata: { model: 'gpt-4.1-mini' },
+        ...(steps.length ? { steps } : {}),
+      },
+    });
+  const batch = (...steps: Record<string, unknown>[]) => worker(BATCH, { i: { ...base, steps } });
+  if (shape === 'worker') {
+    await one(model(1, 'STARTED'));
+    await batch(model(1, 'COMPLETED'), tool(2, 'COMPLETED', 'crm/get_customer'), model(3, 'STARTED'));
+    await two(model(3, 'COMPLETED'), tool(4, 'STARTED', 'crm/create_ticket'));
+    await two(tool(4, 'COMPLETED', 'crm/create_ticket'), model(5, 'STARTED'));
+    await complete([model(5, 'COMPLETED')]);
+    return;
+  }
+  if (shape === 'paired') {
     await one(model(1, 'STARTED'));
     await one(model(1, 'COMPLETED'));
     await two(tool(2, 'COMPLETED', 'crm/get_customer'), model(3, 'STARTED'));
@@ -110,7 +148,5 @@ async function oneTask(worker: Client, client: number, paired: boolean) {
     await one(model(5, 'STARTED'));
     await one(model(5, 'COMPLETED'));
   }
-  await worker(COMPLETE, {
-    i: { ...base, variables: { out: { ok: true } }, metadata: { model: 'gpt-4.1-mini' } },
-  });
+  await complete([]);
 }

@@ -45,6 +45,9 @@ export function refusal(e: GraphQLRequestError): AttemptFailure {
   );
 }
 
+/** At most this many ends are held back (a batch holds up to 50 steps). */
+const MAX_HELD = 40;
+
 export class Attempt {
   /**
    * The sequence due next. Model turns and tool steps share it: the conversation order is the journal
@@ -53,11 +56,12 @@ export class Attempt {
   seq = 1;
   private readonly journal = new Map<number, Step>();
   /**
-   * The end of the last step (COMPLETED / FAILED), held back so that it travels with the next step's
-   * journal entry in one `journalSteps` request. Flushed before anything external is sent without a
-   * journal entry first (a read, a re-sent call) and before anything that leaves the step sequence.
+   * Step ends (COMPLETED / FAILED) held back so that they travel with the next step's journal entry in
+   * one `journalSteps` request. Flushed before a write or a model call goes out, and before anything that
+   * leaves the step sequence. A read may go out while only *lossless* ends are held (a model's answer, a
+   * read's answer): a crash then loses what can be asked again without harm, never a write's outcome.
    */
-  private pending: StepWrite | null = null;
+  private pending: { end: StepWrite; lossless: boolean }[] = [];
   /** the highest sequence of the attempt seen so far (journaled before this lease, or by it) */
   private top = 0;
 
@@ -140,11 +144,25 @@ export class Attempt {
     this.checkLease();
   }
 
-  /** Holds a step's end back: the next journalStep sends it along, or flush() alone. */
-  end(input: StepWrite): void {
-    if (this.pending) throw new Error(`step ${this.pending.sequence}'s end is still pending`);
-    this.pending = input;
+  /**
+   * Holds a step's end back: the next journalStep sends it along, or flush() alone. `lossless`: losing it
+   * in a crash loses nothing that cannot be asked again (a model's or a read's answer, not a write's).
+   */
+  end(input: StepWrite, lossless: boolean): void {
+    this.pending.push({ end: input, lossless });
     this.seen(input);
+  }
+
+  /** Whether a read may go out now without flushing: only lossless ends are held, and not too many. */
+  get readMayWait(): boolean {
+    return this.pending.length < MAX_HELD && this.pending.every((p) => p.lossless);
+  }
+
+  /** The held ends, handed over (to travel with the task's completion); nothing is held after. */
+  takeEnds(): StepWrite[] {
+    const ends = this.pending.map((p) => p.end);
+    this.pending = [];
+    return ends;
   }
 
   private seen(input: StepWrite): void {
@@ -153,41 +171,43 @@ export class Attempt {
   }
 
   /**
-   * Journals a step, together with the pending end (the end first) in one request when there is one.
-   * A batch refused because of this step rolled the end back with it: the end is journaled alone, and
+   * Journals a step, together with the held ends (the ends first) in one request when there are any.
+   * A batch refused because of this step rolled the ends back with it: the ends are journaled alone, and
    * this step is sent alone, so that it meets its refusal exactly as it would without batching.
    */
   async journalStep(input: StepWrite): Promise<JournalResult> {
-    const end = this.pending;
-    if (!end) return this.send(input);
-    this.pending = null;
+    const ends = this.takeEnds();
+    if (ends.length === 0) return this.send(input);
     let results: JournalResult[];
     try {
-      results = await this.client.journalSteps({ ...this.ids(), steps: [end, input] }, this.retry());
+      results = await this.client.journalSteps({ ...this.ids(), steps: [...ends, input] }, this.retry());
     } catch (e) {
-      if (!(e instanceof GraphQLRequestError && e.details.index === 1)) throw endRefused(e);
-      // refused after the engine committed what came before it (SPEC §11): the end is journaled
+      if (!(e instanceof GraphQLRequestError && e.details.index === ends.length)) throw endRefused(e);
+      // refused after the engine committed what came before it (SPEC §11): the ends are journaled
       if (e.details.committed === true) throw e;
-      await this.sendEnd(end);
+      await this.sendEnds(ends);
       return this.send(input);
     }
-    this.logged(end, results[0]);
-    return this.logged(input, results[1]);
+    ends.forEach((end, i) => this.logged(end, results[i]));
+    return this.logged(input, results[ends.length]);
   }
 
   /**
-   * Journals the pending end alone. `opts` for a last try after the lease was aborted (the worker is
+   * Journals the held ends alone. `opts` for a last try after the lease was aborted (the worker is
    * stopping: the lease may still be live, and the next lease then need not ask the model again).
    */
   async flush(opts?: RequestOptions): Promise<void> {
-    const end = this.pending;
-    this.pending = null;
-    if (end) await this.sendEnd(end, opts);
+    await this.sendEnds(this.takeEnds(), opts);
   }
 
-  private async sendEnd(end: StepWrite, opts?: RequestOptions): Promise<void> {
+  private async sendEnds(ends: StepWrite[], opts = this.retry()): Promise<void> {
+    if (ends.length === 0) return;
     try {
-      await this.send(end, opts);
+      if (ends.length === 1) await this.send(ends[0], opts);
+      else {
+        const results = await this.client.journalSteps({ ...this.ids(), steps: ends }, opts);
+        ends.forEach((end, i) => this.logged(end, results[i]));
+      }
     } catch (e) {
       throw endRefused(e);
     }

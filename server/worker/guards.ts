@@ -65,7 +65,7 @@ export class GuardReads {
     const guard = binding.precondition;
     if (!guard) return;
     const { end } = await this.run('PRECONDITION', guard, callArgs, null, this.at.seq);
-    this.at.end(end);
+    this.at.end(end, true);
     this.at.next();
   }
 
@@ -79,8 +79,7 @@ export class GuardReads {
     if (!guard) return start();
     const callArgs = argsOf(step);
     const { result, end } = await this.run('PRECONDITION', guard, callArgs, null, this.at.nextFree());
-    // (the read itself flushed any earlier end: nothing is called while an end is only in memory)
-    this.at.end(end);
+    this.at.end(end, true);
     if (!result.ok) {
       await this.at.flush();
       throw new AttemptFailure(
@@ -113,7 +112,7 @@ export class GuardReads {
       step.idempotencyKey,
       this.at.nextFree(),
     );
-    this.at.end(end);
+    this.at.end(end, true);
     if (!result.ok) {
       await this.at.flush();
       throw new AttemptFailure(

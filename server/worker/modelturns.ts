@@ -109,15 +109,18 @@ export class ModelTurns {
       const answer = await traceModelCall({ model, provider, sequence: at.seq, messages }, () =>
         this.models.chat(model, messages, tools, at.lease.signal, () => at.beforeSending()),
       );
-      at.end({
-        sequence: at.seq,
-        kind: 'MODEL_CALL',
-        state: 'COMPLETED',
-        model,
-        request,
-        response: answer.message,
-        usage: answer.usage,
-      });
+      at.end(
+        {
+          sequence: at.seq,
+          kind: 'MODEL_CALL',
+          state: 'COMPLETED',
+          model,
+          request,
+          response: answer.message,
+          usage: answer.usage,
+        },
+        true,
+      );
       at.log.info(
         {
           event: 'model.answered',
@@ -136,14 +139,17 @@ export class ModelTurns {
     } catch (e) {
       at.checkLease();
       if (!(e instanceof ModelUnavailableError || e instanceof ModelRequestError)) throw e;
-      at.end({
-        sequence: at.seq,
-        kind: 'MODEL_CALL',
-        state: 'FAILED',
-        model,
-        request,
-        error: e.message.slice(0, 2000),
-      });
+      at.end(
+        {
+          sequence: at.seq,
+          kind: 'MODEL_CALL',
+          state: 'FAILED',
+          model,
+          request,
+          error: e.message.slice(0, 2000),
+        },
+        true,
+      );
       at.log.warn({ event: 'model.failed', sequence: at.seq, model, err: e.name }, e.message);
       at.next();
       if (e instanceof ModelRequestError) throw new AttemptFailure('MODEL_ERROR', e.message);

@@ -246,7 +246,8 @@ class TaskRun {
       ...this.metadata(),
       ...(parsed.confidence !== null ? { confidence: parsed.confidence } : {}),
     };
-    await this.at.flush(); // the last model call's end, before the task leaves the step sequence
+    // the last model call's end travels with the completion (journaled first, in the same request)
+    const steps = this.at.takeEnds();
     const done = await this.deps.client.completeTask(
       {
         taskId: this.task.id,
@@ -254,6 +255,7 @@ class TaskRun {
         attempt: this.task.attempt,
         variables: { [work.resultVariable]: parsed.value },
         metadata,
+        ...(steps.length ? { steps } : {}),
       },
       this.at.retry(),
     );

@@ -106,7 +106,7 @@ export class ToolSteps {
         purpose: 'CALL',
         reconciled: false,
       };
-      return this.advance(binding, this.hold(read, result), null, true);
+      return this.advance(binding, this.hold(read, result, true), null, true);
     }
     const proposal = binding.policy === 'APPROVAL_REQUIRED';
     // the precondition at proposal time: its answer is what the approver sees as the facts
@@ -236,7 +236,7 @@ export class ToolSteps {
       this.at.log.info({ event: 'tool.resend', ...where }, 're-sending a started write with its key');
     const args = argsOf(step);
     try {
-      return this.hold(step, await this.invoke(binding, args, key));
+      return this.hold(step, await this.invoke(binding, args, key), false);
     } catch (e) {
       if (e instanceof LostAnswer) return 'lost';
       throw e;
@@ -245,17 +245,20 @@ export class ToolSteps {
 
   /**
    * The step's end is held back (it travels with the next step's entry); the step as the engine will
-   * store it, so the tool message is the one a rebuild from the journal gives.
+   * store it, so the tool message is the one a rebuild from the journal gives. `lossless`: a read's.
    */
-  private hold(step: Step, result: ToolResult): Step {
+  private hold(step: Step, result: ToolResult, lossless: boolean): Step {
     const end = ended(result);
-    this.at.end({
-      sequence: step.sequence,
-      kind: 'TOOL_CALL',
-      toolRef: step.toolRef ?? undefined,
-      request: step.request,
-      ...end,
-    });
+    this.at.end(
+      {
+        sequence: step.sequence,
+        kind: 'TOOL_CALL',
+        toolRef: step.toolRef ?? undefined,
+        request: step.request,
+        ...end,
+      },
+      lossless,
+    );
     return { ...step, state: end.state, response: end.response ?? null, error: end.error || null };
   }
 
@@ -272,7 +275,8 @@ export class ToolSteps {
     key: string | null,
   ): Promise<ToolResult> {
     const { at } = this;
-    await at.flush(); // nothing goes out while an earlier step's end is only in memory
+    // a write goes out only when every earlier end is journaled; a read may leave answers held (attempt.ts)
+    if (!(binding.policy === 'READ' && at.readMayWait)) await at.flush();
     const t0 = Date.now();
     for (let i = 0; ; i++) {
       await at.beforeSending();

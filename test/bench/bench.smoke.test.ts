@@ -20,7 +20,8 @@ describe('npm run bench (smoke)', () => {
       /^journalSteps \(8 per request\)/,
       /^journalSteps \(32 per request\)/,
       /^GraphQL `\{ __typename \}`/,
-      /^002-shaped tasks, 16 loops, worker pairing/,
+      /^002-shaped tasks, 16 loops, end with next start/,
+      /^002-shaped tasks, 16 loops, as the worker journals it/,
       /^fetchAndLock maxTasks 50/,
       /^fetch p50 ms, backlog/,
     ])
@@ -28,7 +29,7 @@ describe('npm run bench (smoke)', () => {
         figures.some((f) => section.test(f)),
         String(section),
       ).toBe(true);
-    expect(figures).toHaveLength(16);
+    expect(figures).toHaveLength(17);
     for (const x of json.table) expect(Number.isFinite(x.ratio), x.figure).toBe(true);
     // where the CPU went is recorded for every throughput figure
     for (const x of json.table.filter((x: { unit: string }) => x.unit !== 'ms')) {

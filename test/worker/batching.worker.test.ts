@@ -1,10 +1,12 @@
 /**
- * Batched journaling: the worker holds a step's end (COMPLETED / FAILED) back and sends it with the next
- * step's entry in one `journalSteps` request. A counting proxy between a real worker process and the
- * engine sees every journal request: seed 002's story takes 6 instead of 9, and the journal, its history
- * and the conversation the model sees are the same as with one request per entry. A batch refused
- * because of its second step (LIMIT_EXCEEDED on the next model call) still journals the end before the
- * attempt fails.
+ * Batched journaling: the worker holds step ends (COMPLETED / FAILED) back and sends them with the next
+ * step's entry in one `journalSteps` request; a read goes out while only lossless ends are held (a
+ * model's or a read's answer), and the last end travels with `completeTask`. A counting proxy between a
+ * real worker process and the engine sees every journal request: seed 002's story takes 4 journal
+ * requests and a completion carrying the last end, instead of 9 and a completion, and the journal, its
+ * history and the conversation the model sees are the same as with one request per entry. A batch
+ * refused because of its last step (LIMIT_EXCEEDED on the next model call) still journals the ends
+ * before the attempt fails.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,7 +26,7 @@ import {
 
 /** What one journal request carried, and the engine's refusal when there was one. */
 interface JournalRequest {
-  operation: 'journalStep' | 'journalSteps';
+  operation: 'journalStep' | 'journalSteps' | 'completeTask';
   steps: string[];
   refused?: { code: string; index?: number };
 }
@@ -50,10 +52,12 @@ async function journalCounter(target: string) {
     });
     const answer = Buffer.from(upstream.text, 'utf8');
     const sent = JSON.parse(body.toString('utf8')) as GqlRequest;
-    const operation = sent?.query.match(/\b(journalSteps?)\s*\(/)?.[1] as JournalRequest['operation'];
+    const operation = sent?.query.match(
+      /\b(journalSteps?|completeTask)\s*\(/,
+    )?.[1] as JournalRequest['operation'];
     if (operation) {
       const input = sent!.variables.input;
-      const steps = (operation === 'journalSteps' ? input.steps : [input]).map(
+      const steps = (operation === 'journalStep' ? [input] : (input.steps ?? [])).map(
         (s) => `${s.sequence}:${s.state}`,
       );
       const error = (JSON.parse(answer.toString('utf8')) as { errors?: GqlError[] }).errors?.[0];
@@ -77,7 +81,7 @@ async function journalCounter(target: string) {
 
 interface GqlRequest {
   query: string;
-  variables: { input: { sequence: number; state: string; steps: { sequence: number; state: string }[] } };
+  variables: { input: { sequence: number; state: string; steps?: { sequence: number; state: string }[] } };
 }
 interface GqlError {
   extensions: { code: string; index?: unknown };
@@ -141,7 +145,7 @@ async function runToEnd(key: string) {
 }
 
 describe('batched journaling', () => {
-  it('journals seed 002 in 6 requests instead of 9, with the same journal, history and conversation', async () => {
+  it('journals seed 002 in 4 requests and the completion instead of 9, with the same journal, history and conversation', async () => {
     const { inst, task } = await runToEnd('support-triage');
     expect(task.state).toBe('COMPLETED');
     expect(h.model.callCount).toBe(3);
@@ -168,15 +172,15 @@ describe('batched journaling', () => {
       '5:STARTED',
       '5:COMPLETED',
     ]);
-    // One request per entry would be 9. An end travels with the next entry; it goes alone before a
-    // read (nothing is called while an end is only in memory) and before completeTask.
-    expect(counter.requests.map((r) => r.steps)).toEqual([
-      ['1:STARTED'],
-      ['1:COMPLETED'],
-      ['2:COMPLETED', '3:STARTED'],
-      ['3:COMPLETED', '4:STARTED'],
-      ['4:COMPLETED', '5:STARTED'],
-      ['5:COMPLETED'],
+    // One request per entry would be 9 (and the completion). Ends travel with the next entry: the model's
+    // answer waits through the read (both can be asked again), a write's end never waits through a call,
+    // and the last model answer travels with completeTask.
+    expect(counter.requests.map((r) => [r.operation, r.steps])).toEqual([
+      ['journalStep', ['1:STARTED']],
+      ['journalSteps', ['1:COMPLETED', '2:COMPLETED', '3:STARTED']],
+      ['journalSteps', ['3:COMPLETED', '4:STARTED']],
+      ['journalSteps', ['4:COMPLETED', '5:STARTED']],
+      ['completeTask', ['5:COMPLETED']],
     ]);
     expect(counter.requests.length).toBeLessThan(entries.length);
     expect(counter.requests.every((r) => !r.refused)).toBe(true);
@@ -187,7 +191,7 @@ describe('batched journaling', () => {
     expect(String(last[5].content)).toContain(inst.variables.triage.ticketId);
   }, 40_000);
 
-  it('a batch refused for its second step journals the end alone, then fails as before (LIMIT_EXCEEDED)', async () => {
+  it('a batch refused for its last step journals the ends alone, then fails as before (LIMIT_EXCEEDED)', async () => {
     const { task } = await runToEnd('one-turn-triage');
     expect(task.state).toBe('FAILED');
     expect(task.errorType).toBe('LIMIT_EXCEEDED');
@@ -195,13 +199,12 @@ describe('batched journaling', () => {
     expect(h.model.callCount).toBe(1);
     expect(counter.requests).toEqual([
       { operation: 'journalStep', steps: ['1:STARTED'] },
-      { operation: 'journalStep', steps: ['1:COMPLETED'] },
       {
         operation: 'journalSteps',
-        steps: ['2:COMPLETED', '3:STARTED'],
-        refused: { code: 'LIMIT_EXCEEDED', index: 1 },
+        steps: ['1:COMPLETED', '2:COMPLETED', '3:STARTED'],
+        refused: { code: 'LIMIT_EXCEEDED', index: 2 },
       },
-      { operation: 'journalStep', steps: ['2:COMPLETED'] },
+      { operation: 'journalSteps', steps: ['1:COMPLETED', '2:COMPLETED'] },
       { operation: 'journalStep', steps: ['3:STARTED'], refused: { code: 'LIMIT_EXCEEDED' } },
     ]);
   }, 40_000);

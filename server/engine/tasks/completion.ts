@@ -17,6 +17,7 @@ import { appendHistory } from '../history/index.js';
 import { enterNode, findNode, mergeVariables } from '../instances/index.js';
 import { recordOutcome } from '../workers/index.js';
 import type { AttemptMetadata } from '../../shared/types.js';
+import { type JournalStepInput, journalSteps } from '../journal/index.js';
 import { type TaskView, taskView } from './views.js';
 
 export type { AttemptMetadata };
@@ -27,6 +28,13 @@ export interface CompleteInput {
   attempt: number;
   variables: unknown;
   metadata: AttemptMetadata;
+  /**
+   * The attempt's last step ends (e.g. the final model call's COMPLETED), journaled first exactly as
+   * journalSteps journals them, in the same request: one request fewer per task. Their own transaction
+   * commits before the completion's; a re-sent completion re-sends them, which the journal answers as
+   * the same steps (or, once the completion is stored, is not needed).
+   */
+  steps?: Omit<JournalStepInput, 'taskId' | 'workerId' | 'attempt'>[] | null;
 }
 
 export interface FailInput {
@@ -118,6 +126,7 @@ export async function completeTask(
   if (actor.kind !== 'WORKER')
     throw new EngineError('FORBIDDEN', 'Only a worker credential can complete tasks.');
   const requestSha = sha256Hex(canonicalJson(input.variables ?? null));
+  if (input.steps?.length) await journalLastSteps(ctx, actor, input, requestSha);
   const result = await ctx.db.transaction(async (tx) => {
     const task = await lockTask(tx, actor, input.taskId);
     // A re-sent report (same request) gets the stored outcome; a different one is checked like any other.
@@ -156,6 +165,32 @@ export async function completeTask(
   });
   await recordOutcome(ctx, actor.principalId, input.workerId, false);
   return taskView(result);
+}
+
+/** The steps that travel with a completion; refused as journalSteps refuses, unless already completed. */
+async function journalLastSteps(ctx: EngineContext, actor: Actor, input: CompleteInput, requestSha: string) {
+  const { taskId, workerId, attempt } = input;
+  try {
+    await journalSteps(
+      ctx,
+      actor,
+      (input.steps ?? []).map((st) => ({ ...st, taskId, workerId, attempt })),
+    );
+  } catch (e) {
+    // a re-sent completion whose first send completed the task: the steps were journaled then
+    const [stored] = await ctx.db
+      .select({ requestSha256: taskReports.requestSha256 })
+      .from(taskReports)
+      .where(
+        and(
+          eq(taskReports.taskId, taskId),
+          eq(taskReports.attempt, attempt),
+          eq(taskReports.operation, 'complete'),
+        ),
+      )
+      .catch(() => []);
+    if (stored?.requestSha256 !== requestSha) throw e;
+  }
 }
 
 type OutputCheck =

@@ -110,7 +110,7 @@ builder.mutationField('journalStep', (t) =>
   }),
 );
 
-const BatchStepInput = builder.inputType('BatchStepInput', { fields: stepFields });
+export const BatchStepInput = builder.inputType('BatchStepInput', { fields: stepFields });
 
 const JournalStepsInput = builder.inputType('JournalStepsInput', {
   fields: (t) => ({

@@ -12,7 +12,7 @@ import {
 import type { AgentWork as AgentWorkShape } from '../../engine/definitions/index.js';
 import { builder } from '../builder.js';
 import { ToolBinding } from './definition.js';
-import { Step, TaskState } from './step.js';
+import { BatchStepInput, Step, TaskState } from './step.js';
 
 export const ExternalTask = builder.objectRef<TaskView>('ExternalTask').implement({
   fields: (t) => ({
@@ -134,6 +134,11 @@ const CompleteTaskInput = builder.inputType('CompleteTaskInput', {
     attempt: t.int({ required: true }),
     variables: t.field({ type: 'JSON', required: true }),
     metadata: t.field({ type: AttemptMetadataInput, required: true }),
+    steps: t.field({
+      type: [BatchStepInput],
+      description:
+        "The attempt's last step ends (at most 50), journaled first exactly as journalSteps would, in the same request.",
+    }),
   }),
 });
 
@@ -221,6 +226,11 @@ builder.mutationField('completeTask', (t) =>
         ...input,
         taskId: String(input.taskId),
         variables: input.variables ?? null,
+        steps: input.steps?.map((st) => ({
+          ...st,
+          request: st.request ?? null,
+          response: st.response ?? undefined,
+        })),
       }),
   }),
 );

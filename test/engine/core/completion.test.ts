@@ -45,6 +45,55 @@ const failWith = (task: { id: string; attempt: number }, errorType: string, retr
     input: { taskId: task.id, workerId: 'w-1', attempt: task.attempt, errorType, retryTimeoutMs },
   });
 
+const withSteps = (task: Locked, steps: unknown[], variables: unknown = GOOD) =>
+  engine.gql(w.token, Q.complete, {
+    input: { taskId: task.id, workerId: 'w-1', attempt: task.attempt, variables, metadata: {}, steps },
+  });
+const modelEnd = (sequence: number, content = 'done') => ({
+  sequence,
+  kind: 'MODEL_CALL',
+  state: 'COMPLETED',
+  model: 'gemini-3.6-flash',
+  request: { model: 'gemini-3.6-flash', messagesHash: `h${sequence}` },
+  response: { role: 'assistant', content },
+  usage: { inputTokens: 10, outputTokens: 5 },
+});
+
+describe('completeTask carrying the last step ends (one request fewer per task)', () => {
+  it('journals the steps first, then completes; a re-send after completion gets the stored outcome', async () => {
+    const { id, task } = await take('plain', 't-plain');
+    await w.model(task, 1, 'STARTED');
+    const r = await withSteps(task, [modelEnd(1)]);
+    expect(r.errors).toBeUndefined();
+    expect(r.data.completeTask).toMatchObject({ state: 'COMPLETED' });
+    const inst = await instance(engine, id);
+    expect(
+      inst.tasks[0].steps.map((s: { sequence: number; state: string }) => `${s.sequence}:${s.state}`),
+    ).toEqual(['1:COMPLETED']);
+    const h1 = inst.history;
+    // the answer was lost: the worker sends the same completion again
+    const again = await withSteps(task, [modelEnd(1)]);
+    expect(again.errors).toBeUndefined();
+    expect(again.data.completeTask).toEqual(r.data.completeTask);
+    expect((await instance(engine, id)).history).toEqual(h1);
+    await auditOk(engine, id);
+  });
+
+  it('a refused step refuses the completion, and nothing of either is written', async () => {
+    const { id, task } = await take('plain', 't-plain');
+    await w.model(task, 1, 'STARTED');
+    // step 3 does not follow step 1: refused as journalSteps refuses it
+    const r = await withSteps(task, [modelEnd(1), modelEnd(3)]);
+    expect(codeOf(r)).toBe('SEQUENCE_OUT_OF_ORDER');
+    expect(r.errors?.[0].message).toMatch(/^Step 1 of the batch/);
+    expect((await taskOf(engine, task.id)).state).toBe('LEASED');
+    const inst = await instance(engine, id);
+    expect(inst.tasks[0].steps.map((s: { state: string }) => s.state)).toEqual(['STARTED']);
+    // the worker's answer: the end alone, then the completion
+    expect((await withSteps(task, [modelEnd(1)])).data.completeTask).toMatchObject({ state: 'COMPLETED' });
+  });
+});
+
 describe('completeTask / failTask', () => {
   it('a re-sent completion gets the stored outcome and writes no second history row', async () => {
     const { id, task } = await take('plain', 't-plain');
