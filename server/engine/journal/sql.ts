@@ -20,24 +20,39 @@ const LOCKED_COLUMNS = new PgDialect().sqlToQuery(LOCKED_TASK_COLUMNS).sql;
  */
 const HAS_LIMITS = `coalesce(jsonb_strip_nulls(t.agent_work->'limits') ?| array['maxTurns', 'maxTokensTotal', 'budgetUsd'], false)`;
 
-/** $1 task id, $2 attempt, $3 the call's sequences, $4 whether a model call starts (limits are checked). */
-const LOAD = `SELECT ${LOCKED_COLUMNS},
-    (SELECT jsonb_agg(to_jsonb(s)) FROM steps s WHERE s.task_id = t.id AND s.attempt = $2
-       AND s.sequence = ANY($3)) AS "existingSteps",
+/**
+ * The load's columns for one task `t`: `attempt`, `seqs` and `withUsage` are the SQL expressions of the
+ * call's attempt, its sequences and whether a model call starts (then limits are checked).
+ */
+const loadColumns = (attempt: string, seqs: string, withUsage: string) => `${LOCKED_COLUMNS},
+    (SELECT jsonb_agg(to_jsonb(s)) FROM steps s WHERE s.task_id = t.id AND s.attempt = ${attempt}
+       AND s.sequence = ANY(${seqs})) AS "existingSteps",
     (SELECT CASE WHEN s.purpose = 'CALL'
         THEN jsonb_build_object('sequence', s.sequence, 'state', s.state, 'purpose', s.purpose)
         -- the last step is a guard read (SPEC §11): it, and the call it guards (rare, off the hot path)
         ELSE jsonb_build_object('sequence', s.sequence, 'state', s.state, 'purpose', s.purpose,
           'row', to_jsonb(s), 'call', (SELECT to_jsonb(c) FROM steps c WHERE c.task_id = t.id
-            AND c.attempt = $2 AND c.purpose = 'CALL' AND c.sequence < s.sequence
+            AND c.attempt = ${attempt} AND c.purpose = 'CALL' AND c.sequence < s.sequence
             ORDER BY c.sequence DESC LIMIT 1)) END
-      FROM steps s WHERE s.task_id = t.id AND s.attempt = $2 ORDER BY s.sequence DESC LIMIT 1) AS "lastStep",
-    CASE WHEN $4 AND ${HAS_LIMITS} THEN (SELECT jsonb_build_object(
+      FROM steps s WHERE s.task_id = t.id AND s.attempt = ${attempt} ORDER BY s.sequence DESC LIMIT 1) AS "lastStep",
+    CASE WHEN ${withUsage} AND ${HAS_LIMITS} THEN (SELECT jsonb_build_object(
         'turns', count(*) FILTER (WHERE s.attempt = t.attempt AND s.state = 'COMPLETED'),
         'tokens', coalesce(sum((s.usage->>'totalTokens')::bigint) FILTER (WHERE s.attempt = t.attempt), 0),
         'cost', coalesce(sum(s.cost_usd), 0))
-      FROM steps s WHERE s.task_id = t.id AND s.kind = 'MODEL_CALL') END AS "modelUsage"
+      FROM steps s WHERE s.task_id = t.id AND s.kind = 'MODEL_CALL') END AS "modelUsage"`;
+
+/** $1 task id, $2 attempt, $3 the call's sequences, $4 whether a model call starts. */
+const LOAD = `SELECT ${loadColumns('$2', '$3', '$4')}
   FROM external_tasks t WHERE t.id = $1 FOR UPDATE OF t`;
+
+/**
+ * The load of a group of calls (group.ts), one row per task found: $1 a JSON array of
+ * `{ i, id, attempt, seqs, withUsage }`. Rows are locked in task id order, so two groups never wait on
+ * each other in a circle.
+ */
+const LOAD_MANY = `SELECT q.i AS "groupIndex", ${loadColumns('q.attempt', 'q.seqs', 'q."withUsage"')}
+  FROM jsonb_to_recordset($1) AS q(i int, id uuid, attempt int, seqs int[], "withUsage" boolean)
+  JOIN external_tasks t ON t.id = q.id ORDER BY t.id FOR UPDATE OF t`;
 
 /** $1 the changed steps (inserted or updated), $2 their history rows in order (the chain trigger runs). */
 const WRITE = `WITH s AS (${stepUpsert('$1')} RETURNING 1),
@@ -45,6 +60,7 @@ const WRITE = `WITH s AS (${stepUpsert('$1')} RETURNING 1),
   SELECT (SELECT count(*) FROM s) AS steps, (SELECT count(*) FROM h) AS history`;
 
 const PREPARE = `PREPARE abada_journal_load (uuid, int, int[], boolean) AS ${LOAD};
+PREPARE abada_journal_load_many (jsonb) AS ${LOAD_MANY};
 PREPARE abada_journal_write (jsonb, jsonb) AS ${WRITE};`;
 
 /** Connections (pg clients) that hold the two prepared statements. */
@@ -62,6 +78,33 @@ export async function beginAndLoad(
   withUsage: boolean,
 ): Promise<Record<string, unknown> | undefined> {
   const load = `BEGIN; EXECUTE abada_journal_load('${taskId}', ${attempt}, '{${sequences.join(',')}}', ${withUsage})`;
+  return (await run(client, load))[0];
+}
+
+/** One call of a group: its task, attempt, the sequences it touches and whether a model call starts. */
+export interface LoadKey {
+  taskId: string;
+  attempt: number;
+  sequences: number[];
+  withUsage: boolean;
+}
+
+/** `BEGIN` and the load of a group of calls in one round trip: each found task's row by call index. */
+export async function beginAndLoadMany(
+  client: pg.PoolClient,
+  keys: LoadKey[],
+): Promise<Map<number, Record<string, unknown>>> {
+  const json = JSON.stringify(
+    keys.map((k, i) => ({ i, id: k.taskId, attempt: k.attempt, seqs: k.sequences, withUsage: k.withUsage })),
+  );
+  const rows = await run(client, `BEGIN; EXECUTE abada_journal_load_many(${pg.escapeLiteral(json)})`);
+  const byIndex = new Map<number, Record<string, unknown>>();
+  for (const { groupIndex, ...row } of rows) byIndex.set(groupIndex as number, row);
+  return byIndex;
+}
+
+/** Runs `BEGIN; EXECUTE …` (the statements are prepared first on a new connection); the load's rows. */
+async function run(client: pg.PoolClient, load: string): Promise<Record<string, unknown>[]> {
   let results: pg.QueryResult[];
   try {
     results = (await client.query(prepared.has(client) ? load : `${PREPARE}\n${load}`)) as never;
@@ -76,7 +119,7 @@ export async function beginAndLoad(
     results = (await client.query(prepared.has(client) ? load : `${PREPARE}\n${load}`)) as never;
   }
   prepared.add(client);
-  return results[results.length - 1].rows[0] as Record<string, unknown> | undefined;
+  return results[results.length - 1].rows as Record<string, unknown>[];
 }
 
 /** Writes the changes (when there are any), then COMMIT when asked — one round trip. */

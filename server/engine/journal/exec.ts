@@ -1,0 +1,137 @@
+/**
+ * How one journal call runs on its own (runOne): one statement locks the task and loads every step the
+ * call touches (sql.ts), the rules apply each step to that state in memory (rules.ts), and one statement
+ * writes every changed step and its history rows — two round trips in all (`BEGIN; load` and `write;
+ * COMMIT`). The few steps that need more of the database read it in the same transaction: reuse from an
+ * earlier attempt (after writing what the call changed so far, so the read sees it), a price missing
+ * from the cache; and the effects of a proposal or a delegation run after the write, before COMMIT.
+ * group.ts runs concurrent calls of different tasks together with the same pieces.
+ */
+import { drizzle } from 'drizzle-orm/node-postgres';
+import type pg from 'pg';
+import * as schema from '../../db/schema.js';
+import { EngineError, notFound } from '../../errors.js';
+import { approvalStanding } from '../approvals/index.js';
+import {
+  type Actor,
+  type EngineContext,
+  type Executor,
+  isUuid,
+  pgClientOf,
+  sameProject,
+} from '../common/index.js';
+import type { JournalStepInput } from './input.js';
+import { priceUsage } from './limits.js';
+import { findReusable } from './reuse.js';
+import { RefusalAfterCommit } from './reopen.js';
+import { applyStep, type JournalResult, type RuleReads } from './rules.js';
+import { beginAndLoad, type LoadKey, write } from './sql.js';
+import { JournalState } from './state.js';
+
+/** What a call's load needs: a guard read needs the call before it; a proposal, the read before it. */
+export function loadKeyOf(inputs: JournalStepInput[]): LoadKey {
+  const [{ taskId, attempt }] = inputs;
+  const sequences = inputs.flatMap((i) =>
+    (i.purpose && i.purpose !== 'CALL') || i.state === 'PROPOSED'
+      ? [i.sequence - 1, i.sequence]
+      : [i.sequence],
+  );
+  const withUsage = inputs.some((i) => i.kind === 'MODEL_CALL' && i.state === 'STARTED');
+  return { taskId, attempt, sequences, withUsage };
+}
+
+/** One journal call in its own transaction: load, apply the rules, write, run the effects, commit. */
+export async function runOne(
+  ctx: EngineContext,
+  actor: Actor,
+  inputs: JournalStepInput[],
+  batch: boolean,
+): Promise<JournalResult[]> {
+  const [{ taskId, attempt }] = inputs;
+  if (!isUuid(taskId)) throw notFound('external task', taskId);
+  const client = await (pgClientOf(ctx.db) as pg.Pool).connect();
+  let open = true;
+  let broken: Error | undefined;
+  try {
+    const { sequences, withUsage } = loadKeyOf(inputs);
+    const row = await beginAndLoad(client, taskId, attempt, sequences, withUsage);
+    if (!row || !sameProject(actor, row.projectId as string)) throw notFound('external task', taskId);
+    const state = JournalState.fromLoad(row);
+    const db = onConnection(client);
+    const { out, refusal } = await applyAll(state, ctx, actor, readsOf(client, state, db), inputs, batch);
+    const effects = state.effects;
+    await write(client, state.takeChanges(), effects.length === 0);
+    if (effects.length > 0) {
+      for (const effect of effects) await effect(db());
+      await client.query('COMMIT');
+    }
+    open = false;
+    if (refusal) throw refusal;
+    return out;
+  } catch (e) {
+    if (open) await client.query('ROLLBACK').catch((err: Error) => (broken = err));
+    throw e;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/**
+ * drizzle on the call's own connection, made when first needed: for the rare reads and the effects.
+ * Never its transaction(): the call's transaction is already open on this connection.
+ */
+export function onConnection(client: pg.PoolClient): () => Executor {
+  let db: Executor | undefined;
+  return () => {
+    db ??= drizzle(client, { schema }) as unknown as Executor;
+    return db;
+  };
+}
+
+export function readsOf(client: pg.PoolClient, state: JournalState, db: () => Executor): RuleReads {
+  return {
+    async reusable(task, sequence, digest) {
+      // the read must see this call's earlier steps: write them first (same transaction)
+      await write(client, state.takeChanges(), false);
+      return findReusable(db(), task, sequence, digest);
+    },
+    price: (model, usage) => priceUsage(db(), model, usage),
+    approval: (approvalId) => approvalStanding(db(), approvalId),
+  };
+}
+
+/** Applies the steps in order; a refusal that commits its change ends the call after the write. */
+export async function applyAll(
+  state: JournalState,
+  ctx: EngineContext,
+  actor: Actor,
+  reads: RuleReads,
+  inputs: JournalStepInput[],
+  batch: boolean,
+): Promise<{ out: JournalResult[]; refusal?: unknown }> {
+  const out: JournalResult[] = [];
+  for (const [index, input] of inputs.entries()) {
+    try {
+      out.push(await applyStep(state, ctx, actor, reads, input));
+    } catch (e) {
+      // a refusal after commit says so: what the call changed before it (e.g. a batch's earlier steps) stands
+      const refused =
+        e instanceof RefusalAfterCommit
+          ? new EngineError(e.refusal.code, e.refusal.message, { ...e.refusal.details, committed: true })
+          : e;
+      const answer = batch ? withIndex(refused, index) : refused;
+      if (e instanceof RefusalAfterCommit) return { out, refusal: answer };
+      throw answer;
+    }
+  }
+  return { out };
+}
+
+export function withIndex(e: unknown, index: number): unknown {
+  if (!(e instanceof EngineError)) return e;
+  return new EngineError(
+    e.code,
+    `Step ${index} of the batch: ${e.message} ${e.details.committed ? 'The steps before it were journaled.' : 'Nothing of the batch was journaled.'}`,
+    { ...e.details, index },
+  );
+}

@@ -1,0 +1,198 @@
+/**
+ * Group commit of the journal: calls of different tasks that arrive while earlier ones are being written
+ * are journaled together — one load statement that locks every task of the group (in task id order),
+ * the rules of each call in memory on its own state, one write statement and one COMMIT for all. Each
+ * call gets its own answer: a call the rules refuse adds nothing to the write and gets its refusal; the
+ * others commit. A call alone (no other call waiting) takes the one-call path (exec.ts) unchanged.
+ *
+ * Anything the in-memory rules cannot keep to one call — a refused call that had already written
+ * (reuse reads write the call's changes first), an effect that fails, a database error — rolls the
+ * group back and runs each of its calls again on its own, so a group never answers differently from
+ * its calls one by one.
+ *
+ * At most GROUPS_IN_FLIGHT groups run at once per engine process; a call that finds them all busy waits
+ * for the next group (one write's time at most). Calls of one task never share a group (a worker sends
+ * them one after another; a re-send waits for the next group).
+ */
+import type pg from 'pg';
+import { EngineError, notFound } from '../../errors.js';
+import { type Actor, type EngineContext, isUuid, pgClientOf, sameProject } from '../common/index.js';
+import { applyAll, loadKeyOf, onConnection, readsOf, runOne } from './exec.js';
+import type { JournalStepInput } from './input.js';
+import type { JournalResult } from './rules.js';
+import { beginAndLoadMany, write } from './sql.js';
+import { JournalState } from './state.js';
+
+const GROUPS_IN_FLIGHT = 2;
+const MAX_GROUP = 32;
+
+interface Call {
+  actor: Actor;
+  inputs: JournalStepInput[];
+  batch: boolean;
+  resolve(out: JournalResult[]): void;
+  reject(e: unknown): void;
+}
+
+type Outcome = { value: JournalResult[] } | { error: unknown };
+
+/** The rules refused a call after it had written in the group's transaction: only a rollback undoes it. */
+class GroupAbort extends Error {}
+
+const groups = new WeakMap<EngineContext, JournalGroups>();
+
+/** The engine's journal groups (one set per engine context). */
+export function journalGroups(ctx: EngineContext): JournalGroups {
+  let g = groups.get(ctx);
+  if (!g) groups.set(ctx, (g = new JournalGroups(ctx)));
+  return g;
+}
+
+export class JournalGroups {
+  private queue: Call[] = [];
+  private inFlight = 0;
+  /** calls journaled, and how many of them in groups of two or more (for the bench and the tests) */
+  readonly counts = { calls: 0, grouped: 0, groups: 0, fallbacks: 0 };
+
+  constructor(private readonly ctx: EngineContext) {}
+
+  submit(actor: Actor, inputs: JournalStepInput[], batch: boolean): Promise<JournalResult[]> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ actor, inputs, batch, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < GROUPS_IN_FLIGHT && this.queue.length > 0) {
+      const group: Call[] = [];
+      const rest: Call[] = [];
+      const tasks = new Set<string>();
+      for (const c of this.queue) {
+        const task = c.inputs[0].taskId;
+        if (group.length < MAX_GROUP && !tasks.has(task)) {
+          group.push(c);
+          tasks.add(task);
+        } else rest.push(c);
+      }
+      this.queue = rest;
+      this.inFlight++;
+      void this.run(group).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  private async run(group: Call[]): Promise<void> {
+    this.counts.calls += group.length;
+    if (group.length === 1)
+      return settle(group[0], () => runOne(this.ctx, group[0].actor, group[0].inputs, group[0].batch));
+    this.counts.grouped += group.length;
+    this.counts.groups++;
+    let outcomes: Outcome[];
+    try {
+      outcomes = await this.together(group);
+    } catch {
+      // the group as a whole failed: each call on its own, as if it had come alone
+      this.counts.fallbacks++;
+      for (const c of group) await settle(c, () => runOne(this.ctx, c.actor, c.inputs, c.batch));
+      return;
+    }
+    group.forEach((c, i) => {
+      const o = outcomes[i];
+      if ('value' in o) c.resolve(o.value);
+      else c.reject(o.error);
+    });
+  }
+
+  /** One transaction for the group; each call's answer, or a throw when the group must be run call by call. */
+  private async together(group: Call[]): Promise<Outcome[]> {
+    const outcomes: Outcome[] = new Array(group.length);
+    const keys = group.map((c, i) => {
+      const key = loadKeyOf(c.inputs);
+      if (!isUuid(key.taskId)) outcomes[i] = { error: notFound('external task', key.taskId) };
+      return key;
+    });
+    const live = group.flatMap((_, i) => (outcomes[i] ? [] : [i]));
+    const client = await (pgClientOf(this.ctx.db) as pg.Pool).connect();
+    let open = false;
+    let broken: Error | undefined;
+    try {
+      open = true;
+      const rows = await beginAndLoadMany(
+        client,
+        live.map((i) => keys[i]),
+      );
+      const db = onConnection(client);
+      const steps: unknown[] = [];
+      const history: Record<string, unknown>[] = [];
+      const withEffects: JournalState[] = [];
+      for (const [j, i] of live.entries()) {
+        const c = group[i];
+        const row = rows.get(j);
+        if (!row || !sameProject(c.actor, row.projectId as string)) {
+          outcomes[i] = { error: notFound('external task', keys[i].taskId) };
+          continue;
+        }
+        const state = JournalState.fromLoad(row);
+        let wrote = false;
+        const reads = readsOf(client, state, db);
+        const watched = {
+          ...reads,
+          reusable: (...a: Parameters<typeof reads.reusable>) => {
+            wrote = true;
+            return reads.reusable(...a);
+          },
+        };
+        try {
+          const { out, refusal } = await applyAll(state, this.ctx, c.actor, watched, c.inputs, c.batch);
+          outcomes[i] = refusal ? { error: refusal } : { value: out };
+        } catch (e) {
+          if (wrote || !(e instanceof EngineError)) throw new GroupAbort(String(e));
+          outcomes[i] = { error: e };
+          continue;
+        }
+        const changes = state.takeChanges();
+        steps.push(...changes.steps);
+        history.push(...changes.history);
+        if (state.effects.length > 0) withEffects.push(state);
+      }
+      await write(client, { steps, history: inChainOrder(history) }, withEffects.length === 0);
+      if (withEffects.length > 0) {
+        for (const state of withEffects) for (const effect of state.effects) await effect(db());
+        await client.query('COMMIT');
+      }
+      open = false;
+      return outcomes;
+    } catch (e) {
+      if (open) await client.query('ROLLBACK').catch((err: Error) => (broken = err));
+      throw e;
+    } finally {
+      client.release(broken);
+    }
+  }
+}
+
+/**
+ * The group's history rows in one order: by instance (so two groups lock the instances' chain heads in
+ * the same order), each call's rows in its own order; `ord` numbered afresh (each call counted from 0).
+ */
+function inChainOrder(rows: Record<string, unknown>[]): Record<string, unknown>[] {
+  const sorted = rows
+    .map((row, at) => ({ row, at }))
+    .sort((a, b) => {
+      const x = String(a.row.process_instance_id);
+      const y = String(b.row.process_instance_id);
+      return x < y ? -1 : x > y ? 1 : a.at - b.at;
+    });
+  return sorted.map(({ row }, ord) => ({ ...row, ord }));
+}
+
+async function settle(c: Call, fn: () => Promise<JournalResult[]>): Promise<void> {
+  try {
+    c.resolve(await fn());
+  } catch (e) {
+    c.reject(e);
+  }
+}

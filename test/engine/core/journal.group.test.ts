@@ -1,0 +1,136 @@
+/**
+ * Group commit of the journal (server/engine/journal/group.ts): journal calls of many tasks arriving
+ * together are written in one transaction, each with its own answer — a refused call adds nothing and
+ * gets its refusal, a proposal opens its approval, a re-send of the same call (same task) waits for the
+ * next group and gets the same answer — and every instance's audit chain verifies.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { journalGroups } from '../../../server/engine/journal/group.js';
+import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
+import { Q } from '../../helpers/fixtures.js';
+import { type Locked, setupSeeds, WorkerSim } from '../../helpers/worker-sim.js';
+
+const BATCH = `mutation($input: JournalStepsInput!) { journalSteps(input: $input) {
+  idempotencyKey reused taskState step { sequence state digest } } }`;
+const AUDIT = 'query($id: ID!) { verifyAudit(processInstanceId: $id) { valid rows reason } }';
+
+let engine: TestEngine;
+let w: WorkerSim;
+
+beforeAll(async () => {
+  engine = await startTestEngine();
+  const { worker } = await setupSeeds(engine);
+  w = new WorkerSim(engine, worker);
+});
+afterAll(() => engine?.close());
+
+const model = (sequence: number, state: string) => ({
+  sequence,
+  kind: 'MODEL_CALL',
+  state,
+  model: 'gemini-3.6-flash',
+  request: { model: 'gemini-3.6-flash', messagesHash: `h${sequence}` },
+  ...(state === 'COMPLETED'
+    ? { response: { role: 'assistant' }, usage: { inputTokens: 10, outputTokens: 5 } }
+    : {}),
+});
+const tool = (sequence: number, state: string, toolRef: string, args: Record<string, unknown>) => ({
+  sequence,
+  kind: 'TOOL_CALL',
+  state,
+  toolRef,
+  request: { callId: `c${sequence}`, arguments: args },
+  ...(state === 'COMPLETED' ? { response: { ok: true } } : {}),
+});
+const batch = (t: Locked, steps: unknown[]) =>
+  engine.gql(w.token, BATCH, { input: { taskId: t.id, workerId: w.workerId, attempt: t.attempt, steps } });
+
+async function stepsOf(instanceId: string): Promise<string[]> {
+  const inst = (await engine.ok(engine.adminToken, Q.instance, { id: instanceId })).processInstance;
+  return inst.tasks[0].steps.map((s: { sequence: number; state: string }) => `${s.sequence}:${s.state}`);
+}
+
+describe('journal group commit', () => {
+  it('journals concurrent calls of many tasks together, each with its own answer', async () => {
+    const triage: string[] = [];
+    const refunds: string[] = [];
+    for (let i = 0; i < 16; i++)
+      triage.push(
+        (await engine.ok(engine.adminToken, Q.start, { key: 'support-triage', v: { customerId: 'C-42' } }))
+          .startProcess.id,
+      );
+    for (let i = 0; i < 4; i++)
+      refunds.push(
+        (await engine.ok(engine.adminToken, Q.start, { key: 'refund', v: { customerId: 'C-42' } }))
+          .startProcess.id,
+      );
+    const tasks = await w.fetch({ maxTasks: 20, waitMs: 2000 });
+    expect(tasks).toHaveLength(20);
+    const byInstance = new Map(tasks.map((t) => [t.processInstanceId, t]));
+    const counts = journalGroups(engine.context).counts;
+    const groupedBefore = counts.grouped;
+
+    const read = [
+      model(1, 'STARTED'),
+      model(1, 'COMPLETED'),
+      tool(2, 'COMPLETED', 'crm/get_customer', { customerId: 'C-42' }),
+    ];
+    const refund = { orderId: '5531', amount: 89, currency: 'EUR' };
+    const answers = await Promise.all([
+      ...triage.map((id, i) =>
+        // every fourth call is refused: step 3 cannot follow nothing
+        batch(byInstance.get(id)!, i % 4 === 0 ? [model(3, 'STARTED')] : read),
+      ),
+      ...refunds.map((id) =>
+        batch(byInstance.get(id)!, [
+          model(1, 'STARTED'),
+          model(1, 'COMPLETED'),
+          tool(2, 'PROPOSED', 'crm/refund', refund),
+        ]),
+      ),
+      // the same call twice at once for one task: the second waits for another group, same answer
+      batch(byInstance.get(triage[1])!, read),
+    ]);
+    expect(counts.grouped - groupedBefore).toBeGreaterThanOrEqual(2);
+
+    triage.forEach((_, i) => {
+      const a = answers[i];
+      if (i % 4 === 0) expect(codeOf(a)).toBe('SEQUENCE_OUT_OF_ORDER');
+      else
+        expect(a.data.journalSteps.map((x: { step: { state: string } }) => x.step.state)).toEqual([
+          'STARTED',
+          'COMPLETED',
+          'COMPLETED',
+        ]);
+    });
+    for (let j = 0; j < refunds.length; j++)
+      expect(answers[triage.length + j].data.journalSteps.at(-1).taskState).toBe('AWAITING_APPROVAL');
+    const resent = answers.at(-1)!;
+    expect(resent.errors).toBeUndefined();
+    // a re-send gets the steps as they stand (as journalSteps answers any re-send), with the same digests
+    const view = (r: typeof resent) =>
+      r.data.journalSteps.map((x: { step: { sequence: number; digest: string } }) => [
+        x.step.sequence,
+        x.step.digest,
+      ]);
+    expect(view(resent)).toEqual(view(answers[1]));
+    expect(resent.data.journalSteps.map((x: { step: { state: string } }) => x.step.state)).toEqual([
+      'COMPLETED',
+      'COMPLETED',
+      'COMPLETED',
+    ]);
+
+    for (const [i, id] of triage.entries())
+      expect(await stepsOf(id)).toEqual(i % 4 === 0 ? [] : ['1:COMPLETED', '2:COMPLETED']);
+    const pending = (await engine.ok(engine.adminToken, Q.approvals, { state: 'PENDING' })).approvals.edges;
+    const mine = new Set(refunds.map((id) => byInstance.get(id)!.id));
+    expect(pending.filter((e: { node: { taskId: string } }) => mine.has(e.node.taskId))).toHaveLength(4);
+    for (const id of [...triage, ...refunds])
+      expect((await engine.ok(engine.adminToken, AUDIT, { id })).verifyAudit).toMatchObject({ valid: true });
+
+    // the refused ones carry on as if alone
+    const t0 = byInstance.get(triage[0])!;
+    expect((await batch(t0, read)).errors).toBeUndefined();
+    expect(await stepsOf(triage[0])).toEqual(['1:COMPLETED', '2:COMPLETED']);
+  });
+});
