@@ -31,6 +31,8 @@ export interface Config {
   maxBodyBytes: number;
   workerOfflineAfterMs: number;
   heartbeatDebounceMs: number;
+  /** ABADA_JOURNAL_GROUP_COMMIT: journal calls of different tasks arriving together share a transaction. */
+  journalGroupCommit: boolean;
   slaSweepIntervalMs: number;
   /** how long approval and incident events stay replayable (`after:` cursors older than this are refused) */
   eventRetentionHours: number;
@@ -216,6 +218,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxBodyBytes: int(env, 'ABADA_MAX_BODY_BYTES', 1024 * 1024, 1024),
     workerOfflineAfterMs: int(env, 'ABADA_WORKER_OFFLINE_AFTER_MS', 60_000, 1000),
     heartbeatDebounceMs: int(env, 'ABADA_HEARTBEAT_DEBOUNCE_MS', 5_000, 0),
+    journalGroupCommit: bool(env, 'ABADA_JOURNAL_GROUP_COMMIT', true),
     slaSweepIntervalMs: int(env, 'ABADA_SLA_SWEEP_INTERVAL_MS', 30_000, 100),
     eventRetentionHours: int(env, 'ABADA_EVENT_RETENTION_HOURS', 168, 1),
     maxDelegationDepth: int(env, 'ABADA_MAX_DELEGATION_DEPTH', 3, 0),

@@ -54,9 +54,15 @@ export class JournalGroups {
   /** calls journaled, and how many of them in groups of two or more (for the bench and the tests) */
   readonly counts = { calls: 0, grouped: 0, groups: 0, fallbacks: 0 };
 
-  constructor(private readonly ctx: EngineContext) {}
+  /** ABADA_JOURNAL_GROUP_COMMIT=false: every call alone (for comparison and diagnosis) */
+  private readonly maxGroup: number;
+
+  constructor(private readonly ctx: EngineContext) {
+    this.maxGroup = ctx.config.journalGroupCommit ? MAX_GROUP : 1;
+  }
 
   submit(actor: Actor, inputs: JournalStepInput[], batch: boolean): Promise<JournalResult[]> {
+    if (this.maxGroup === 1) return runOne(this.ctx, actor, inputs, batch);
     return new Promise((resolve, reject) => {
       this.queue.push({ actor, inputs, batch, resolve, reject });
       this.pump();
@@ -70,7 +76,7 @@ export class JournalGroups {
       const tasks = new Set<string>();
       for (const c of this.queue) {
         const task = c.inputs[0].taskId;
-        if (group.length < MAX_GROUP && !tasks.has(task)) {
+        if (group.length < this.maxGroup && !tasks.has(task)) {
           group.push(c);
           tasks.add(task);
         } else rest.push(c);
