@@ -47,12 +47,15 @@ const LOAD = `SELECT ${loadColumns('$2', '$3', '$4')}
 
 /**
  * The load of a group of calls (group.ts), one row per task found: $1 a JSON array of
- * `{ i, id, attempt, seqs, withUsage }`. Rows are locked in task id order, so two groups never wait on
- * each other in a circle.
+ * `{ i, id, attempt, seqs, withUsage }`. Each task is looked up and locked by its primary key (a lateral
+ * join: the planner cannot know the array is short, and would scan the table), in task id order, so two
+ * groups never wait on each other in a circle.
  */
-const LOAD_MANY = `SELECT q.i AS "groupIndex", ${loadColumns('q.attempt', 'q.seqs', 'q."withUsage"')}
-  FROM jsonb_to_recordset($1) AS q(i int, id uuid, attempt int, seqs int[], "withUsage" boolean)
-  JOIN external_tasks t ON t.id = q.id ORDER BY t.id FOR UPDATE OF t`;
+const LOAD_MANY = `SELECT q.i AS "groupIndex", x.*
+  FROM (SELECT * FROM jsonb_to_recordset($1)
+          AS r(i int, id uuid, attempt int, seqs int[], "withUsage" boolean) ORDER BY id) q
+  CROSS JOIN LATERAL (SELECT ${loadColumns('q.attempt', 'q.seqs', 'q."withUsage"')}
+    FROM external_tasks t WHERE t.id = q.id FOR UPDATE OF t) x`;
 
 /** $1 the changed steps (inserted or updated), $2 their history rows in order (the chain trigger runs). */
 const WRITE = `WITH s AS (${stepUpsert('$1')} RETURNING 1),
