@@ -188,7 +188,7 @@ export class Attempt {
       await this.sendEnds(ends);
       return this.send(input);
     }
-    ends.forEach((end, i) => this.logged(end, results[i]));
+    for (const [i, end] of ends.entries()) this.logged(end, results[i]);
     return this.logged(input, results[ends.length]);
   }
 
@@ -206,7 +206,7 @@ export class Attempt {
       if (ends.length === 1) await this.send(ends[0], opts);
       else {
         const results = await this.client.journalSteps({ ...this.ids(), steps: ends }, opts);
-        ends.forEach((end, i) => this.logged(end, results[i]));
+        for (const [i, end] of ends.entries()) this.logged(end, results[i]);
       }
     } catch (e) {
       throw endRefused(e);

@@ -44,7 +44,10 @@ const groups = new WeakMap<EngineContext, JournalGroups>();
 /** The engine's journal groups (one set per engine context). */
 export function journalGroups(ctx: EngineContext): JournalGroups {
   let g = groups.get(ctx);
-  if (!g) groups.set(ctx, (g = new JournalGroups(ctx)));
+  if (!g) {
+    g = new JournalGroups(ctx);
+    groups.set(ctx, g);
+  }
   return g;
 }
 

@@ -184,7 +184,11 @@ describe('journalSteps batch path', () => {
       await expect(beginAndLoad(client, task.id, 2 ** 40, [1], false)).rejects.toThrow(/out of range/);
       await c.query('ROLLBACK');
       const held = await c.query('SELECT name FROM pg_prepared_statements ORDER BY name');
-      expect(held.rows.map((r) => r.name)).toEqual(['abada_journal_load', 'abada_journal_load_many', 'abada_journal_write']);
+      expect(held.rows.map((r) => r.name)).toEqual([
+        'abada_journal_load',
+        'abada_journal_load_many',
+        'abada_journal_write',
+      ]);
       // PREPARE then fails (already exists): the connection is taken as prepared and the load runs
       expect((await beginAndLoad(client, task.id, task.attempt, [1], false))?.id).toBe(task.id);
       await c.query('ROLLBACK');
