@@ -34,12 +34,17 @@ const SHAPES: Record<Shape, { commits: number; requests: number; label: string }
 
 export async function taskThroughput(pool: pg.Pool, admin: Client, worker: Client) {
   const raw = results.rawUpdateTps as Record<number, number>;
-  for (const [loops, shape] of [
-    [4, 'single'],
-    [16, 'single'],
-    [16, 'paired'],
-    [16, 'worker'],
-  ] as const) {
+  // BENCH_TASK_SHAPES=worker (comma-separated): only those shapes, e.g. to profile one of them
+  const only = process.env.BENCH_TASK_SHAPES?.split(',');
+  const runs = (
+    [
+      [4, 'single'],
+      [16, 'single'],
+      [16, 'paired'],
+      [16, 'worker'],
+    ] as const
+  ).filter(([, shape]) => !only || only.includes(shape));
+  for (const [loops, shape] of runs) {
     await startMany(admin, 'bench', SMOKE ? 40 : 1200);
     const r = await measuredRate(loops, MS, (client) => oneTask(worker, client, shape));
     const { commits, label } = SHAPES[shape];
