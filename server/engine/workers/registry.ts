@@ -3,7 +3,7 @@
  * process in memory and in SQL (a row younger than the debounce is not rewritten), so a busy fleet does
  * not turn every poll into a write.
  */
-import { and, eq, isNull, or, sql } from 'drizzle-orm';
+import { and, eq, isNull, ne, or, sql } from 'drizzle-orm';
 import { workers, type WorkerRow } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
 import type { Actor, EngineContext } from '../common/index.js';
@@ -114,10 +114,17 @@ export async function recordOutcome(
   workerId: string,
   failed: boolean,
 ) {
+  // a success resets the count only when there is one to reset: no row written (nor locked) otherwise
   await ctx.db
     .update(workers)
     .set({ consecutiveFailures: failed ? sql`${workers.consecutiveFailures} + 1` : 0 })
-    .where(and(eq(workers.principalId, principalId), eq(workers.workerId, workerId)));
+    .where(
+      and(
+        eq(workers.principalId, principalId),
+        eq(workers.workerId, workerId),
+        failed ? undefined : ne(workers.consecutiveFailures, 0),
+      ),
+    );
 }
 
 export async function listWorkers(ctx: EngineContext, actor: Actor): Promise<WorkerView[]> {
