@@ -11,7 +11,9 @@
  * its calls one by one.
  *
  * At most GROUPS_IN_FLIGHT groups run at once per engine process; a call that finds them all busy waits
- * for the next group (one write's time at most). Calls of one task never share a group (a worker sends
+ * for the next group (one write's time, normally). A group still running after STALLED_MS (waiting on a
+ * row lock, a slow disk) lets one more group start, up to MAX_IN_FLIGHT, so one stuck call never holds up
+ * the journal of every other task. Calls of one task never share a group (a worker sends
  * them one after another; a re-send waits for the next group).
  */
 import type pg from 'pg';
@@ -24,6 +26,10 @@ import { beginAndLoadMany, write } from './sql.js';
 import { JournalState } from './state.js';
 
 const GROUPS_IN_FLIGHT = 2;
+/** A group still running after this long is waiting (a row lock, a slow disk): another may start. */
+const STALLED_MS = 25;
+/** Groups in flight at most, stalled ones included (the pool has 20 connections). */
+const MAX_IN_FLIGHT = 8;
 const MAX_GROUP = 32;
 
 interface Call {
@@ -54,6 +60,8 @@ export function journalGroups(ctx: EngineContext): JournalGroups {
 export class JournalGroups {
   private queue: Call[] = [];
   private inFlight = 0;
+  /** groups in flight for longer than STALLED_MS: each lets one more group start */
+  private stalled = 0;
   /** calls journaled, and how many of them in groups of two or more (for the bench and the tests) */
   readonly counts = { calls: 0, grouped: 0, groups: 0, fallbacks: 0 };
 
@@ -73,7 +81,10 @@ export class JournalGroups {
   }
 
   private pump(): void {
-    while (this.inFlight < GROUPS_IN_FLIGHT && this.queue.length > 0) {
+    while (
+      this.inFlight < Math.min(GROUPS_IN_FLIGHT + this.stalled, MAX_IN_FLIGHT) &&
+      this.queue.length > 0
+    ) {
       const group: Call[] = [];
       const rest: Call[] = [];
       const tasks = new Set<string>();
@@ -86,7 +97,15 @@ export class JournalGroups {
       }
       this.queue = rest;
       this.inFlight++;
+      let stalled = false;
+      const timer = setTimeout(() => {
+        stalled = true;
+        this.stalled++;
+        this.pump();
+      }, STALLED_MS);
       void this.run(group).finally(() => {
+        clearTimeout(timer);
+        if (stalled) this.stalled--;
         this.inFlight--;
         this.pump();
       });

@@ -4,6 +4,7 @@
  * gets its refusal, a proposal opens its approval, a re-send of the same call (same task) waits for the
  * next group and gets the same answer — and every instance's audit chain verifies.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { journalGroups } from '../../../server/engine/journal/group.js';
 import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
@@ -132,5 +133,34 @@ describe('journal group commit', () => {
     const t0 = byInstance.get(triage[0])!;
     expect((await batch(t0, read)).errors).toBeUndefined();
     expect(await stepsOf(triage[0])).toEqual(['1:COMPLETED', '2:COMPLETED']);
+  });
+
+  it('a call waiting on a row lock does not hold up the journal of other tasks', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++)
+      ids.push(
+        (await engine.ok(engine.adminToken, Q.start, { key: 'support-triage', v: { customerId: 'C-42' } }))
+          .startProcess.id,
+      );
+    const tasks = await w.fetch({ maxTasks: 3, waitMs: 2000 });
+    const [a, b, free] = ids.map((id) => tasks.find((t) => t.processInstanceId === id)!);
+    // another transaction holds the rows of two tasks: a journal call for each waits on its lock,
+    // which is every group the engine runs at once when nothing else is going on
+    const holder = new pg.Client({ connectionString: engine.databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT id FROM external_tasks WHERE id = ANY($1) FOR UPDATE', [[a.id, b.id]]);
+      const waiting = [batch(a, [model(1, 'STARTED')]), batch(b, [model(1, 'STARTED')])];
+      await new Promise((r) => setTimeout(r, 100));
+      const t0 = Date.now();
+      const r = await batch(free, [model(1, 'STARTED')]);
+      expect(r.errors).toBeUndefined();
+      expect(Date.now() - t0).toBeLessThan(3000);
+      await holder.query('COMMIT');
+      for (const x of await Promise.all(waiting)) expect(x.errors).toBeUndefined();
+    } finally {
+      await holder.end();
+    }
   });
 });
