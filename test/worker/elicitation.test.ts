@@ -11,8 +11,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ElicitationNotice, ElicitationPolicy } from '../../server/worker/elicitation.js';
-import type { ToolBinding } from '../../server/worker/graphql.js';
 import { ToolSessions } from '../../server/worker/mcp.js';
+import { readBinding } from '../helpers/bindings.js';
 
 const FORMS = {
   // every required field has a default
@@ -66,24 +66,7 @@ function startAsker() {
   );
 }
 
-const binding = (url: string, tool: string): ToolBinding => ({
-  ref: `asker/${tool}`,
-  server: 'asker',
-  tool,
-  policy: 'READ',
-  idempotency: 'NONE',
-  transport: 'streamable-http',
-  url,
-  command: null,
-  args: [],
-  credential: null,
-  credentialEnv: null,
-  inputSchemaSha256: null,
-  editable: false,
-  precondition: null,
-  lookup: null,
-  redact: [],
-});
+const binding = (url: string, tool: string) => readBinding(url, 'asker', tool);
 
 let asker: Awaited<ReturnType<typeof startAsker>>;
 beforeAll(async () => {

@@ -9,10 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { journalGroups } from '../../../server/engine/journal/group.js';
 import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { Q } from '../../helpers/fixtures.js';
+import { batchOf, modelStep, toolStep } from '../../helpers/steps.js';
 import { type Locked, setupSeeds, WorkerSim } from '../../helpers/worker-sim.js';
 
-const BATCH = `mutation($input: JournalStepsInput!) { journalSteps(input: $input) {
-  idempotencyKey reused taskState step { sequence state digest } } }`;
 const AUDIT = 'query($id: ID!) { verifyAudit(processInstanceId: $id) { valid rows reason } }';
 
 let engine: TestEngine;
@@ -25,26 +24,9 @@ beforeAll(async () => {
 });
 afterAll(() => engine?.close());
 
-const model = (sequence: number, state: string) => ({
-  sequence,
-  kind: 'MODEL_CALL',
-  state,
-  model: 'gemini-3.6-flash',
-  request: { model: 'gemini-3.6-flash', messagesHash: `h${sequence}` },
-  ...(state === 'COMPLETED'
-    ? { response: { role: 'assistant' }, usage: { inputTokens: 10, outputTokens: 5 } }
-    : {}),
-});
-const tool = (sequence: number, state: string, toolRef: string, args: Record<string, unknown>) => ({
-  sequence,
-  kind: 'TOOL_CALL',
-  state,
-  toolRef,
-  request: { callId: `c${sequence}`, arguments: args },
-  ...(state === 'COMPLETED' ? { response: { ok: true } } : {}),
-});
-const batch = (t: Locked, steps: unknown[]) =>
-  engine.gql(w.token, BATCH, { input: { taskId: t.id, workerId: w.workerId, attempt: t.attempt, steps } });
+const model = modelStep;
+const tool = toolStep;
+const batch = (t: Locked, steps: unknown[]) => batchOf(engine, w)(t, steps);
 
 async function stepsOf(instanceId: string): Promise<string[]> {
   const inst = (await engine.ok(engine.adminToken, Q.instance, { id: instanceId })).processInstance;

@@ -8,29 +8,12 @@
  */
 import { ELICITATION_POLICIES, type ElicitationPolicy } from '../../../server/worker/elicitation.js';
 import { ToolSessions, ToolSetupError } from '../../../server/worker/mcp.js';
-import type { ToolBinding } from '../../../server/worker/graphql.js';
+import { readBinding } from '../../helpers/bindings.js';
 
 /** Arguments for the scenarios' tools that take some; every other tool is called with `{}`. */
 const ARGUMENTS: Record<string, Record<string, unknown>> = { add_numbers: { a: 2, b: 3 } };
 
-const binding = (url: string, tool: string): ToolBinding => ({
-  ref: `conformance/${tool}`,
-  server: 'conformance',
-  tool,
-  policy: 'READ',
-  idempotency: 'NONE',
-  transport: 'streamable-http',
-  url,
-  command: null,
-  args: [],
-  credential: null,
-  credentialEnv: null,
-  inputSchemaSha256: null,
-  editable: false,
-  precondition: null,
-  lookup: null,
-  redact: [],
-});
+const binding = (url: string, tool: string) => readBinding(url, 'conformance', tool);
 
 async function main(url: string): Promise<number> {
   const raw = process.env.ABADA_MCP_ELICITATION ?? 'none';
