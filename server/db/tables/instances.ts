@@ -8,7 +8,8 @@ import { definitions } from './definitions.js';
 export const processInstances = pgTable(
   'process_instances',
   {
-    id: uuid('id').primaryKey().defaultRandom(),
+    // time-ordered (UUIDv7, migration 0016): an instance's history rows and chain head sit with recent ones
+    id: uuid('id').primaryKey().default(sql`abada_uuid_v7()`),
     projectId: projectId(),
     definitionId: uuid('definition_id')
       .notNull()

@@ -12,7 +12,8 @@ import { processInstances } from './instances.js';
 export const externalTasks = pgTable(
   'external_tasks',
   {
-    id: uuid('id').primaryKey().defaultRandom(),
+    // time-ordered (UUIDv7, migration 0016): recent rows share index pages, which stay in memory
+    id: uuid('id').primaryKey().default(sql`abada_uuid_v7()`),
     projectId: projectId(),
     processInstanceId: uuid('process_instance_id')
       .notNull()
