@@ -14,6 +14,7 @@ import { startSweeps } from './engine/approvals/index.js';
 import { EventHub } from './graphql/pubsub.js';
 import { createEngineServer, type WebHandler } from './graphql/server.js';
 import { createLogger, type Logger } from './log.js';
+import { isUnavailable } from './errors.js';
 import { startWebhookDispatcher } from './engine/webhooks/index.js';
 
 export interface Engine {
@@ -75,10 +76,8 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
   const stopPruning =
     opts.sweeps === false
       ? () => {}
-      : startStreamPruning(context, (err) => logger.error({ err }, 'event stream pruning failed'));
-  const stopWebhooks = startWebhookDispatcher(context, (err) =>
-    logger.error({ err }, 'webhook dispatch failed'),
-  );
+      : startStreamPruning(context, backgroundFailure(logger, 'event stream pruning'));
+  const stopWebhooks = startWebhookDispatcher(context, backgroundFailure(logger, 'webhook dispatch'));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -103,5 +102,21 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
       await db.close();
       if (embedded) await embedded.stop();
     },
+  };
+}
+
+/**
+ * How a background loop's failed round is logged: the database being down or restarting is one warning
+ * line (the loop tries again on its next round, and /readyz already says so); anything else is an error
+ * with its stack.
+ */
+function backgroundFailure(logger: Logger, what: string) {
+  return (err: unknown) => {
+    if (isUnavailable(err))
+      logger.warn(
+        { event: 'db.unavailable', loop: what },
+        `${what}: the database is unavailable; trying again`,
+      );
+    else logger.error({ err }, `${what} failed`);
   };
 }
