@@ -164,6 +164,21 @@ async function measureAt(n: number, s: Setup): Promise<InFlightResult> {
       },
     };
   } finally {
+    // a profiled worker must stop on its own to write its profile (SIGTERM, then at most 5 s)
+    if (process.env.BENCH_WORKER_PROF)
+      await Promise.all(
+        workers.map(
+          (w) =>
+            new Promise<void>((done) => {
+              const t = setTimeout(done, 5000);
+              w.once('exit', () => {
+                clearTimeout(t);
+                done();
+              });
+              w.kill('SIGTERM');
+            }),
+        ),
+      );
     for (const w of workers) w.kill('SIGKILL');
     s.crm.reset();
     s.model.reset();
@@ -239,7 +254,11 @@ function stepGaps(s: Setup, t0: number, t1: number): { next: 'tool' | 'model'; m
 }
 
 function spawnWorker(id: string, s: Setup, concurrency: number): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/worker/main.ts'], {
+  // BENCH_WORKER_PROF=<dir>: each Agent Worker writes a V8 CPU profile there when it stops
+  const prof = process.env.BENCH_WORKER_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WORKER_PROF}`]
+    : [];
+  const child = spawn(process.execPath, [...prof, '--import', 'tsx', 'server/worker/main.ts'], {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
