@@ -10,7 +10,7 @@ import { externalTasks, steps, taskReports, type ExternalTaskRow } from '../../d
 import { EngineError, invalid } from '../../errors.js';
 import { failAttempt, assertLease, type LockedTaskRow, lockTask } from '../lease/index.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
-import type { Actor, EngineContext, Tx } from '../common/index.js';
+import type { Actor, EngineContext, Executor, Tx } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { readDefinitionSpec } from '../definitions/index.js';
 import { appendHistory } from '../history/index.js';
@@ -81,7 +81,7 @@ function cleanMetadata(m: AttemptMetadata | null | undefined): AttemptMetadata {
   };
 }
 
-async function storedReport(tx: Tx, taskId: string, attempt: number, operation: 'complete' | 'fail') {
+async function storedReport(tx: Executor, taskId: string, attempt: number, operation: 'complete' | 'fail') {
   const [r] = await tx
     .select()
     .from(taskReports)
@@ -178,17 +178,7 @@ async function journalLastSteps(ctx: EngineContext, actor: Actor, input: Complet
     );
   } catch (e) {
     // a re-sent completion whose first send completed the task: the steps were journaled then
-    const [stored] = await ctx.db
-      .select({ requestSha256: taskReports.requestSha256 })
-      .from(taskReports)
-      .where(
-        and(
-          eq(taskReports.taskId, taskId),
-          eq(taskReports.attempt, attempt),
-          eq(taskReports.operation, 'complete'),
-        ),
-      )
-      .catch(() => []);
+    const stored = await storedReport(ctx.db, taskId, attempt, 'complete').catch(() => undefined);
     if (stored?.requestSha256 !== requestSha) throw e;
   }
 }
