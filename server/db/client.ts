@@ -22,6 +22,28 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** How long closing waits for connections still in use before it ends them (a shutdown has a deadline). */
+const CLOSE_DEADLINE_MS = 5_000;
+
+/**
+ * Ends the pool. `pool.end()` waits for every checked-out connection to come back; one whose holder never
+ * gives it back (a request still waiting on a database that restarted under it) would hold the shutdown
+ * forever. After `deadlineMs` the connections still open are ended: their queries fail, their holders
+ * release them, and the pool ends.
+ */
+async function endWithin(pool: pg.Pool, clients: Set<pg.Client>, deadlineMs: number): Promise<void> {
+  const ended = pool.end();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), deadlineMs);
+  });
+  if ((await Promise.race([ended, late])) === 'late') {
+    for (const client of clients) void client.end().catch(() => {});
+    await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, deadlineMs))]);
+  }
+  clearTimeout(timer);
+}
+
 export function connect(url: string, opts: { max?: number } = {}): Database {
   const pool = new pg.Pool({
     connectionString: url,
@@ -42,12 +64,15 @@ export function connect(url: string, opts: { max?: number } = {}): Database {
   // an uncaught exception — the engine process died with its database. The query's own error reaches
   // the caller (UNAVAILABLE); release() then discards the broken client.
   pool.on('connect', (client) => client.on('error', () => {}));
+  const clients = new Set<pg.Client>();
+  pool.on('connect', (client) => clients.add(client));
+  pool.on('remove', (client) => clients.delete(client));
   const db = drizzle(pool, { schema });
   return {
     url,
     pool,
     db,
-    close: () => pool.end(),
+    close: () => endWithin(pool, clients, CLOSE_DEADLINE_MS),
   };
 }
 
