@@ -13,7 +13,7 @@ import { fanOut } from './fanout.js';
 import { type EngineProc, gqlClient, spawnEngine } from './lib.js';
 import type { Client } from './sections/context.js';
 import { backlog, claimThroughput } from './sections/claims.js';
-import { cpuOf, HISTORY, results, SECONDS, SMOKE, want } from './sections/context.js';
+import { cpuOf, crmToolServer, HISTORY, results, SECONDS, SMOKE, want } from './sections/context.js';
 import { historyGrowth } from './sections/history.js';
 import { journalThroughput } from './sections/journal.js';
 import { rawBaselines } from './sections/raw.js';
@@ -25,16 +25,7 @@ import { taskThroughput } from './sections/tasks.js';
 const ADMIN = 'bench-admin-token';
 const KEY = Buffer.alloc(32, 7).toString('base64');
 
-const PROCESS = `
-kind: ToolServer
-name: crm
-transport: streamable-http
-url: http://127.0.0.1:9/mcp
-tools:
-  get_customer: { policy: read }
-  create_ticket: { policy: write, idempotency: key }
-  refund: { policy: approval_required, idempotency: key, approvers: [finance] }
----
+const PROCESS = `${crmToolServer('http://127.0.0.1:9/mcp')}---
 kind: Process
 key: bench
 variables: { n: { type: integer } }

@@ -102,3 +102,14 @@ export async function fetchTasks(worker: Client, workerId: string, n: number, to
   }
   return out;
 }
+
+/** The demo CRM as the bench's definitions bind it (the 002-shaped task's tools). */
+export const crmToolServer = (url: string) => `kind: ToolServer
+name: crm
+transport: streamable-http
+url: ${url}
+tools:
+  get_customer: { policy: read }
+  create_ticket: { policy: write, idempotency: key }
+  refund: { policy: approval_required, idempotency: key, approvers: [finance] }
+`;

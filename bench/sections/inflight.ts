@@ -13,7 +13,7 @@ import { type CrmServer, startCrmServer } from '../../server/demo/crm-server.js'
 import { type ModelServer, startModelServer } from '../../server/demo/model-server.js';
 import { supportTriageScript, userInput } from '../../server/demo/scripts.js';
 import { CpuMeter, procStats, summarize } from '../lib.js';
-import { type Client, cpuOf, results, SMOKE } from './context.js';
+import { type Client, cpuOf, crmToolServer, results, SMOKE } from './context.js';
 
 const MODEL_MS = SMOKE ? 20 : Number(process.env.BENCH_MODEL_MS ?? 1000);
 const TOOL_MS = SMOKE ? 5 : Number(process.env.BENCH_TOOL_MS ?? 50);
@@ -22,16 +22,7 @@ const IN_FLIGHT = SMOKE ? [4] : [100, 300];
 /** the doubles' time per task: 3 model answers and 2 tool calls */
 const IDEAL_TASK_MS = 3 * MODEL_MS + 2 * TOOL_MS;
 
-const definitions = (crmUrl: string) => `
-kind: ToolServer
-name: crm
-transport: streamable-http
-url: ${crmUrl}
-tools:
-  get_customer: { policy: read }
-  create_ticket: { policy: write, idempotency: key }
-  refund: { policy: approval_required, idempotency: key, approvers: [finance] }
----
+const definitions = (crmUrl: string) => `${crmToolServer(crmUrl)}---
 kind: Process
 key: inflight
 variables: { customerId: { type: string, required: true }, message: { type: string } }

@@ -26,13 +26,19 @@ export function money(usd: number | null | undefined): string {
 }
 
 /** Input/output tokens of a step's usage JSON, whichever spelling the engine stored. */
-export function tokens(usage: unknown): string {
-  if (!usage || typeof usage !== 'object') return '—';
+/** Input and output tokens of a step's usage, whichever spelling was stored; null when it has none. */
+export function usageTokens(usage: unknown): { input: number; output: number } | null {
+  if (!usage || typeof usage !== 'object') return null;
   const u = usage as Record<string, unknown>;
   const input = u.inputTokens ?? u.input_tokens ?? u.prompt_tokens;
   const output = u.outputTokens ?? u.output_tokens ?? u.completion_tokens;
-  if (input == null && output == null) return '—';
-  return `${input ?? 0} in / ${output ?? 0} out`;
+  if (input == null && output == null) return null;
+  return { input: Number(input ?? 0), output: Number(output ?? 0) };
+}
+
+export function tokens(usage: unknown): string {
+  const t = usageTokens(usage);
+  return t ? `${t.input} in / ${t.output} out` : '—';
 }
 
 /** A length of time for people: "350 ms", "1.5 s", "3 min 20 s", "2 h 5 min". */

@@ -35,6 +35,37 @@ function Figure({ id, title, children, table }: { id: string; title: string; chi
   );
 }
 
+/** The numbers behind a chart: a caption for screen readers, one header row, the rows given. */
+function ValuesTable({
+  testId,
+  caption,
+  columns,
+  children,
+}: {
+  testId: string;
+  caption: string;
+  columns: string[];
+  children: ReactNode;
+}) {
+  return (
+    <table className="list values" data-testid={testId}>
+      <caption className="sr-only">{caption}</caption>
+      <thead>
+        <tr>
+          {columns.map((c) => (
+            <th key={c} scope="col">
+              {c}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{children}</tbody>
+    </table>
+  );
+}
+
+const tooltip = { contentStyle: { background: 'var(--card)', color: 'var(--text)' } };
+
 export function ApprovalsChart({ stats }: { stats: Stats }) {
   const data = stats.approvals.map((d) => ({ ...d, medianMin: d.medianDecisionSeconds == null ? null : d.medianDecisionSeconds / 60 }));
   return (
@@ -42,29 +73,22 @@ export function ApprovalsChart({ stats }: { stats: Stats }) {
       id="approvals"
       title="Approvals per day"
       table={
-        <table className="list values" data-testid="values-approvals">
-          <caption className="sr-only">Approvals opened and decided per day, with the median time to decision</caption>
-          <thead>
-            <tr>
-              <th scope="col">Day</th>
-              <th scope="col">Opened</th>
-              <th scope="col">Decided</th>
-              <th scope="col">Median time to decision</th>
+        <ValuesTable
+          testId="values-approvals"
+          caption="Approvals opened and decided per day, with the median time to decision"
+          columns={['Day', 'Opened', 'Decided', 'Median time to decision']}
+        >
+          {stats.approvals.map((d) => (
+            <tr key={d.day} data-day={d.day}>
+              <th scope="row">{d.day}</th>
+              <td data-col="opened">{d.opened}</td>
+              <td data-col="decided">{d.decided}</td>
+              <td data-col="median" data-seconds={d.medianDecisionSeconds ?? ''}>
+                {median(d.medianDecisionSeconds)}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {stats.approvals.map((d) => (
-              <tr key={d.day} data-day={d.day}>
-                <th scope="row">{d.day}</th>
-                <td data-col="opened">{d.opened}</td>
-                <td data-col="decided">{d.decided}</td>
-                <td data-col="median" data-seconds={d.medianDecisionSeconds ?? ''}>
-                  {median(d.medianDecisionSeconds)}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </ValuesTable>
       }
     >
       <ResponsiveContainer width="100%" height={220}>
@@ -72,7 +96,7 @@ export function ApprovalsChart({ stats }: { stats: Stats }) {
           <CartesianGrid stroke="var(--line)" vertical={false} />
           <XAxis dataKey="day" tickFormatter={short} tick={axis} stroke="var(--muted)" />
           <YAxis allowDecimals={false} tick={axis} stroke="var(--muted)" />
-          <Tooltip contentStyle={{ background: 'var(--card)', color: 'var(--text)' }} />
+          <Tooltip {...tooltip} />
           <Legend />
           <Bar dataKey="opened" name="opened" fill={PALETTE[0]} isAnimationActive={false} />
           <Bar dataKey="decided" name="decided" fill={PALETTE[1]} isAnimationActive={false} />
@@ -83,7 +107,7 @@ export function ApprovalsChart({ stats }: { stats: Stats }) {
         <LineChart accessibilityLayer={false} data={data} margin={{ top: 8, right: 8, bottom: 0, left: -16 }}>
           <XAxis dataKey="day" tickFormatter={short} tick={axis} stroke="var(--muted)" />
           <YAxis tick={axis} stroke="var(--muted)" tickFormatter={(v: number) => duration(v * 60_000)} width={72} />
-          <Tooltip contentStyle={{ background: 'var(--card)', color: 'var(--text)' }} />
+          <Tooltip {...tooltip} />
           <Line dataKey="medianMin" name="median minutes to decision" stroke={PALETTE[2]} connectNulls isAnimationActive={false} />
         </LineChart>
       </ResponsiveContainer>
@@ -103,36 +127,29 @@ export function CostChart({ stats }: { stats: Stats }) {
       id="cost"
       title="Model cost per day, by model"
       table={
-        <table className="list values" data-testid="values-cost">
-          <caption className="sr-only">Model cost in US dollars per day and model</caption>
-          <thead>
+        <ValuesTable
+          testId="values-cost"
+          caption="Model cost in US dollars per day and model"
+          columns={['Day', 'Model', 'Cost (USD)', 'Tokens in / out']}
+        >
+          {stats.modelCost.length === 0 ? (
             <tr>
-              <th scope="col">Day</th>
-              <th scope="col">Model</th>
-              <th scope="col">Cost (USD)</th>
-              <th scope="col">Tokens in / out</th>
+              <td colSpan={4}>No model calls in these days.</td>
             </tr>
-          </thead>
-          <tbody>
-            {stats.modelCost.length === 0 ? (
-              <tr>
-                <td colSpan={4}>No model calls in these days.</td>
-              </tr>
-            ) : null}
-            {stats.modelCost.map((c) => (
-              <tr key={`${c.day}-${c.model}`} data-day={c.day} data-model={c.model}>
-                <th scope="row">{c.day}</th>
-                <td>{c.model}</td>
-                <td data-col="cost" data-usd={c.costUsd}>
-                  ${c.costUsd.toFixed(6)}
-                </td>
-                <td>
-                  {c.inputTokens} / {c.outputTokens}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ) : null}
+          {stats.modelCost.map((c) => (
+            <tr key={`${c.day}-${c.model}`} data-day={c.day} data-model={c.model}>
+              <th scope="row">{c.day}</th>
+              <td>{c.model}</td>
+              <td data-col="cost" data-usd={c.costUsd}>
+                ${c.costUsd.toFixed(6)}
+              </td>
+              <td>
+                {c.inputTokens} / {c.outputTokens}
+              </td>
+            </tr>
+          ))}
+        </ValuesTable>
       }
     >
       <ResponsiveContainer width="100%" height={220}>
@@ -140,7 +157,7 @@ export function CostChart({ stats }: { stats: Stats }) {
           <CartesianGrid stroke="var(--line)" vertical={false} />
           <XAxis dataKey="day" tickFormatter={short} tick={axis} stroke="var(--muted)" />
           <YAxis tick={axis} stroke="var(--muted)" tickFormatter={usd} width={72} />
-          <Tooltip contentStyle={{ background: 'var(--card)', color: 'var(--text)' }} />
+          <Tooltip {...tooltip} />
           <Legend />
           {models.map((m, i) => (
             <Bar key={m} dataKey={m} stackId="cost" fill={PALETTE[i % PALETTE.length]} isAnimationActive={false} />
@@ -157,23 +174,14 @@ export function IncidentsChart({ stats }: { stats: Stats }) {
       id="incidents"
       title="Incidents opened per day"
       table={
-        <table className="list values" data-testid="values-incidents">
-          <caption className="sr-only">Incidents opened per day</caption>
-          <thead>
-            <tr>
-              <th scope="col">Day</th>
-              <th scope="col">Opened</th>
+        <ValuesTable testId="values-incidents" caption="Incidents opened per day" columns={['Day', 'Opened']}>
+          {stats.incidents.map((d) => (
+            <tr key={d.day} data-day={d.day}>
+              <th scope="row">{d.day}</th>
+              <td data-col="opened">{d.opened}</td>
             </tr>
-          </thead>
-          <tbody>
-            {stats.incidents.map((d) => (
-              <tr key={d.day} data-day={d.day}>
-                <th scope="row">{d.day}</th>
-                <td data-col="opened">{d.opened}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </ValuesTable>
       }
     >
       <ResponsiveContainer width="100%" height={180}>
@@ -181,7 +189,7 @@ export function IncidentsChart({ stats }: { stats: Stats }) {
           <CartesianGrid stroke="var(--line)" vertical={false} />
           <XAxis dataKey="day" tickFormatter={short} tick={axis} stroke="var(--muted)" />
           <YAxis allowDecimals={false} tick={axis} stroke="var(--muted)" />
-          <Tooltip contentStyle={{ background: 'var(--card)', color: 'var(--text)' }} />
+          <Tooltip {...tooltip} />
           <Bar dataKey="opened" name="incidents" fill={PALETTE[3]} isAnimationActive={false} />
         </BarChart>
       </ResponsiveContainer>

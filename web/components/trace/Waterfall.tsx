@@ -3,9 +3,10 @@
  * for a person (proposed → decided) or for a child process (a delegation) drawn apart, with tokens and
  * cost per step and the totals. Times come from the journal and the history, not from the browser.
  */
-import { duration, money } from '../../lib/format';
-import { stepKey, tokenCounts, type TraceEvent, type TraceTask } from './types';
+import { duration, money, usageTokens } from '../../lib/format';
+import { stepKey, type TraceEvent, type TraceTask } from './types';
 
+const NO_TOKENS = { input: 0, output: 0 };
 const FINAL = new Set(['COMPLETED', 'FAILED', 'REJECTED', 'OUTCOME_UNKNOWN']);
 const DECIDED = /^(STEP_APPROVED|STEP_REJECTED|APPROVAL_(APPROVED|REJECTED|EXPIRED|REVOKED|RETIRED|VOIDED))$/;
 
@@ -65,7 +66,7 @@ export function Waterfall({
   const width = (a: number, b: number) => `${Math.max(((b - a) / span) * 100, 0.4).toFixed(2)}%`;
   const totals = rows.reduce(
     (acc, r) => {
-      const tk = tokenCounts(r.step.usage);
+      const tk = (usageTokens(r.step.usage) ?? NO_TOKENS);
       return {
         input: acc.input + tk.input,
         output: acc.output + tk.output,
@@ -86,7 +87,7 @@ export function Waterfall({
       {rows.length === 0 ? <p className="muted">No steps yet.</p> : null}
       <ol className="waterfall">
         {rows.map((r) => {
-          const tk = tokenCounts(r.step.usage);
+          const tk = (usageTokens(r.step.usage) ?? NO_TOKENS);
           return (
             <li key={r.key} data-step={`${r.step.kind}:${r.step.toolRef ?? ''}:${r.step.state}`} data-wait={r.wait?.kind ?? ''}>
               <div className="wf-label">

@@ -40,13 +40,3 @@ export interface TraceEvent {
 
 export const stepKey = (taskId: string, attempt: number | null, sequence: number | null) =>
   `${taskId}:${attempt}:${sequence}`;
-
-/** Input and output tokens of a step's usage, whichever spelling was stored. */
-export function tokenCounts(usage: unknown): { input: number; output: number } {
-  if (!usage || typeof usage !== 'object') return { input: 0, output: 0 };
-  const u = usage as Record<string, unknown>;
-  return {
-    input: Number(u.inputTokens ?? u.input_tokens ?? u.prompt_tokens ?? 0),
-    output: Number(u.outputTokens ?? u.output_tokens ?? u.completion_tokens ?? 0),
-  };
-}
