@@ -49,7 +49,12 @@ describe('npm run bench (smoke)', () => {
     expect(inFlight.workerRssMb[0]).toBeGreaterThan(0);
     // the peer queue in the same run, both ways, with CPU per job
     expect(json.peer.map((p: { mode: string }) => p.mode)).toEqual(['unbatched', 'batched']);
-    for (const p of json.peer) expect(p.jobsPerSec > 0 && p.cpuPerJob.postgres > 0, p.mode).toBe(true);
+    // (CPU comes from /proc in 10 ms ticks: a smoke window of batched jobs may cost PostgreSQL less than one)
+    for (const p of json.peer) {
+      expect(p.jobsPerSec, p.mode).toBeGreaterThan(0);
+      expect(p.cpuPerJob.postgres, p.mode).toBeGreaterThanOrEqual(0);
+      expect(Number.isFinite(p.cpuPerJob.postgres + p.cpuPerJob.library), p.mode).toBe(true);
+    }
     expect(json.fanOut.map((f: { subscribers: number }) => f.subscribers)).toEqual([1, 10]);
     for (const f of json.fanOut) expect(f.received).toBe(f.expected);
   }, 300_000);
