@@ -58,7 +58,16 @@ async function main() {
   const pgServer = await startEmbeddedPostgres(path.join(dir, 'pg'), {
     log: explainMs ? (line) => process.stderr.write(`${line}\n`) : undefined,
     flags: explainMs
-      ? ['-c', 'shared_preload_libraries=auto_explain', '-c', `auto_explain.log_min_duration=${explainMs}`]
+      ? [
+          ...[
+            '-c',
+            'shared_preload_libraries=auto_explain',
+            '-c',
+            `auto_explain.log_min_duration=${explainMs}`,
+          ],
+          // BENCH_EXPLAIN_ANALYZE=1: with each node's actual rows and time (slows what it measures)
+          ...(process.env.BENCH_EXPLAIN_ANALYZE === '1' ? ['-c', 'auto_explain.log_analyze=on'] : []),
+        ]
       : pgStats
         ? [
             '-c',

@@ -9,14 +9,14 @@ import type { PeerResult } from './peer.js';
 export async function printPgStats(pool: pg.Pool) {
   const { rows: top } = await pool.query(
     `SELECT calls, round(total_exec_time::numeric, 0) AS total_ms, round(mean_exec_time::numeric, 3) AS mean_ms,
-       round(mean_plan_time::numeric, 3) AS plan_ms,
+       round(mean_plan_time::numeric, 3) AS plan_ms, plans,
        left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query
      FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25`,
   );
   console.log('\npg_stat_statements (top 25 by total time)');
   for (const r of top)
     console.log(
-      `${String(r.total_ms).padStart(8)} ms ${String(r.calls).padStart(8)}× ${String(r.mean_ms).padStart(8)} ms (plan ${r.plan_ms} ms)  ${r.query}`,
+      `${String(r.total_ms).padStart(8)} ms ${String(r.calls).padStart(8)}× ${String(r.mean_ms).padStart(8)} ms (${r.plans} plans of ${r.plan_ms} ms)  ${r.query}`,
     );
   const { rows: fns } = await pool.query(
     `SELECT funcname, calls, round(total_time::numeric, 0) AS total_ms, round(self_time::numeric, 0) AS self_ms

@@ -1,5 +1,6 @@
 /** The step journal (SPEC §4): its commands, and the journal as callers see it. */
 export { journalStep, journalSteps } from './commands.js';
+export { journalThen } from './then.js';
 export type { JournalStepInput, StepKind, StepState } from './input.js';
 export type { JournalResult } from './rules.js';
 /** for the test that drives the load's prepared-statement recovery on one connection */

@@ -3,7 +3,7 @@
  * on a timer set to the next moment a lease expires or a retry comes due), never on a sleeping loop.
  */
 import { sql } from 'drizzle-orm';
-import { HISTORY_INSERT, stepFromRecord as toStepRow } from '../../db/rows.js';
+import { historyChainedCtes, stepFromRecord as toStepRow } from '../../db/rows.js';
 import type { ExternalTaskRow } from '../../db/schema.js';
 import {
   type EngineEvent,
@@ -252,18 +252,19 @@ function claimStatement(actor: Actor, input: FetchInput, projectId: string | nul
                   p.was_expired, i.variables AS instance_variables, i.traceparent AS instance_traceparent,
                   (SELECT jsonb_agg(to_jsonb(s) ORDER BY s.sequence) FROM steps s
                     WHERE s.task_id = t.id AND s.attempt = t.attempt) AS current_steps
-      ), history_rows AS (
-        -- TASK_LEASED in the same statement; a re-acquired lease is checked first (below)
-        ${sql.raw(HISTORY_INSERT.head)}
-          SELECT l."projectId" AS project_id, l."processInstanceId" AS process_instance_id,
-                 'TASK_LEASED' AS event_type, ${`worker:${input.workerId}`}::text AS actor, l.id AS task_id,
-                 l.attempt, NULL::int AS sequence, NULL::uuid AS approval_id, NULL::uuid AS incident_id,
-                 jsonb_build_object('workerId', ${input.workerId}::text,
-                   'leaseExpiresAt', to_char(l."leaseExpiresAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data,
-                 l.id AS ord
-          FROM leased l WHERE NOT l.was_expired
-        ${sql.raw(HISTORY_INSERT.tail)}
-      )
+      ), ${sql.raw(
+        historyChainedCtes(
+          'leased_history',
+          // TASK_LEASED in the same statement; a re-acquired lease is checked first (below)
+          `SELECT l."projectId" AS project_id, l."processInstanceId" AS process_instance_id,
+                  'TASK_LEASED'::text AS event_type, 'worker:' || l."workerId" AS actor, l.id AS task_id, l.attempt,
+                  NULL::int AS sequence, NULL::uuid AS approval_id, NULL::uuid AS incident_id,
+                  jsonb_build_object('workerId', l."workerId",
+                    'leaseExpiresAt', to_char(l."leaseExpiresAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data,
+                  l.id AS ord
+             FROM leased l WHERE NOT l.was_expired`,
+        ),
+      )}
       SELECT * FROM leased`;
 }
 

@@ -17,7 +17,7 @@ import { appendHistory } from '../history/index.js';
 import { enterNode, findNode, mergeVariables } from '../instances/index.js';
 import { recordOutcome } from '../workers/index.js';
 import type { AttemptMetadata } from '../../shared/types.js';
-import { type JournalStepInput, journalSteps } from '../journal/index.js';
+import { type JournalStepInput, journalSteps, journalThen } from '../journal/index.js';
 import { type TaskView, taskView } from './views.js';
 
 export type { AttemptMetadata };
@@ -126,45 +126,61 @@ export async function completeTask(
   if (actor.kind !== 'WORKER')
     throw new EngineError('FORBIDDEN', 'Only a worker credential can complete tasks.');
   const requestSha = sha256Hex(canonicalJson(input.variables ?? null));
-  if (input.steps?.length) await journalLastSteps(ctx, actor, input, requestSha);
-  const result = await ctx.db.transaction(async (tx) => {
-    const task = await lockTask(tx, actor, input.taskId);
-    // A re-sent report (same request) gets the stored outcome; a different one is checked like any other.
-    const stored = await storedReport(tx, task.id, input.attempt, 'complete');
-    if (stored && stored.requestSha256 === requestSha) return task;
-    assertLease(task, actor, input.workerId, input.attempt);
-    await assertNoOpenStep(tx, task);
-    const vars = input.variables;
-    if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) {
-      throw invalid('variables must be a JSON object.', 'variables', 'not an object');
-    }
-    const metadata = cleanMetadata(input.metadata);
-    const outcome =
-      task.nodeType === 'agent'
-        ? checkAgentOutput(task, vars as Record<string, unknown>, metadata)
-        : { kind: 'ok' as const, vars: vars as Record<string, unknown> };
-    const who = `worker:${input.workerId}`;
-    let row: ExternalTaskRow;
-    if (outcome.kind === 'fail') {
-      row = await failAttempt(tx, task, {
-        errorType: outcome.errorType,
-        errorMessage: outcome.message,
-        actor: who,
-      });
-    } else {
-      row = await finish(tx, ctx, task, outcome.vars, metadata, outcome.kind === 'ok' ? null : outcome, who);
-    }
-    await tx.insert(taskReports).values({
-      taskId: task.id,
-      attempt: input.attempt,
-      operation: 'complete',
-      requestSha256: requestSha,
-      outcome: { state: row.state },
-    });
-    return row;
-  });
+  const body = (tx: Tx) => completeIn(tx, actor, input, requestSha);
+  let result: ExternalTaskRow | undefined;
+  if (input.steps?.length) {
+    const { taskId, workerId, attempt } = input;
+    const steps = input.steps.map((st) => ({ ...st, taskId, workerId, attempt }));
+    // the steps and the completion in one transaction; on any refusal, the separate path answers
+    result = (await journalThen(ctx, actor, steps, body))?.value;
+    if (!result) await journalLastSteps(ctx, actor, input, requestSha);
+  }
+  result ??= await ctx.db.transaction(body);
   await recordOutcome(ctx, actor.principalId, input.workerId, false);
   return taskView(result);
+}
+
+/** The completion itself, in the caller's transaction: idempotent per (task, attempt), then checked. */
+async function completeIn(
+  tx: Tx,
+  actor: Actor,
+  input: CompleteInput,
+  requestSha: string,
+): Promise<ExternalTaskRow> {
+  const task = await lockTask(tx, actor, input.taskId);
+  // A re-sent report (same request) gets the stored outcome; a different one is checked like any other.
+  const stored = await storedReport(tx, task.id, input.attempt, 'complete');
+  if (stored && stored.requestSha256 === requestSha) return task;
+  assertLease(task, actor, input.workerId, input.attempt);
+  await assertNoOpenStep(tx, task);
+  const vars = input.variables;
+  if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) {
+    throw invalid('variables must be a JSON object.', 'variables', 'not an object');
+  }
+  const metadata = cleanMetadata(input.metadata);
+  const outcome =
+    task.nodeType === 'agent'
+      ? checkAgentOutput(task, vars as Record<string, unknown>, metadata)
+      : { kind: 'ok' as const, vars: vars as Record<string, unknown> };
+  const who = `worker:${input.workerId}`;
+  let row: ExternalTaskRow;
+  if (outcome.kind === 'fail') {
+    row = await failAttempt(tx, task, {
+      errorType: outcome.errorType,
+      errorMessage: outcome.message,
+      actor: who,
+    });
+  } else {
+    row = await finish(tx, task, outcome.vars, metadata, outcome.kind === 'ok' ? null : outcome, who);
+  }
+  await tx.insert(taskReports).values({
+    taskId: task.id,
+    attempt: input.attempt,
+    operation: 'complete',
+    requestSha256: requestSha,
+    outcome: { state: row.state },
+  });
+  return row;
 }
 
 /** The steps that travel with a completion; refused as journalSteps refuses, unless already completed. */
@@ -239,7 +255,6 @@ function checkAgentOutput(
 /** Stores the variables, completes the task and moves the token (to `next`, or to the route taken). */
 async function finish(
   tx: Tx,
-  _ctx: EngineContext,
   task: LockedTaskRow,
   vars: Record<string, unknown>,
   metadata: AttemptMetadata,

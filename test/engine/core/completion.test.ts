@@ -5,6 +5,7 @@
  * (a review user_task a person completes), and otherwise fails the attempt (INVALID_MODEL_OUTPUT /
  * LOW_CONFIDENCE) so it retries.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { CRM_SERVER, Q } from '../../helpers/fixtures.js';
@@ -91,6 +92,49 @@ describe('completeTask carrying the last step ends (one request fewer per task)'
     expect(inst.tasks[0].steps.map((s: { state: string }) => s.state)).toEqual(['STARTED']);
     // the worker's answer: the end alone, then the completion
     expect((await withSteps(task, [modelEnd(1)])).data.completeTask).toMatchObject({ state: 'COMPLETED' });
+  });
+});
+
+describe('completeTask carrying steps: one transaction, the separate path on a refusal', () => {
+  /** `at` is the transaction's start: rows written in one transaction share it. */
+  async function atOf(id: string): Promise<Record<string, string>> {
+    const db = new pg.Client({ connectionString: engine.databaseUrl });
+    await db.connect();
+    try {
+      const r = await db.query<{ event_type: string; at: Date }>(
+        'SELECT event_type, at FROM history WHERE process_instance_id = $1 ORDER BY seq',
+        [id],
+      );
+      return Object.fromEntries(r.rows.map((x) => [x.event_type, x.at.toISOString()]));
+    } finally {
+      await db.end();
+    }
+  }
+
+  it('journals the ends and completes in one transaction: the step row and TASK_COMPLETED share a moment', async () => {
+    const { id, task } = await take('plain', 't-plain');
+    await w.model(task, 1, 'STARTED');
+    const r = await withSteps(task, [modelEnd(1)]);
+    expect(r.data.completeTask).toMatchObject({ state: 'COMPLETED' });
+    const at = await atOf(id);
+    expect(at.STEP_COMPLETED).toBeDefined();
+    expect(at.TASK_COMPLETED).toBe(at.STEP_COMPLETED);
+    await auditOk(engine, id);
+  });
+
+  it('a refused completion keeps its steps: they are journaled on the separate path, as before', async () => {
+    const { id, task } = await take('plain', 't-plain');
+    await w.model(task, 1, 'STARTED');
+    // refused inside the completion's own checks, after the steps were applied in its transaction
+    const r = await withSteps(task, [modelEnd(1)], ['not', 'an', 'object']);
+    expect(codeOf(r)).toBe('VALIDATION_FAILED');
+    expect((await taskOf(engine, task.id)).state).toBe('LEASED');
+    const inst = await instance(engine, id);
+    expect(inst.tasks[0].steps.map((s: { state: string }) => s.state)).toEqual(['COMPLETED']);
+    // the worker corrects its output: the ends are already journaled, the completion goes through
+    expect((await withSteps(task, [modelEnd(1)])).data.completeTask).toMatchObject({ state: 'COMPLETED' });
+    expect((await events(engine, id)).filter((e) => e === 'STEP_COMPLETED')).toHaveLength(1);
+    await auditOk(engine, id);
   });
 });
 
