@@ -6,11 +6,11 @@
  */
 import { Ajv } from 'ajv';
 import { and, eq, sql } from 'drizzle-orm';
-import { externalTasks, steps, taskReports, type ExternalTaskRow } from '../../db/schema.js';
+import { externalTasks, taskReports, type ExternalTaskRow } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
 import { failAttempt, assertLease, type LockedTaskRow, lockTask } from '../lease/index.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
-import type { Actor, EngineContext, Executor, Tx } from '../common/index.js';
+import { type Actor, type EngineContext, type Executor, queryPrepared, type Tx } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { readDefinitionSpec } from '../definitions/index.js';
 import { appendHistory } from '../history/index.js';
@@ -95,25 +95,34 @@ async function storedReport(tx: Executor, taskId: string, attempt: number, opera
   return r;
 }
 
-async function assertNoOpenStep(tx: Tx, task: LockedTaskRow) {
-  const [open] = await tx
-    .select({ sequence: steps.sequence, state: steps.state })
-    .from(steps)
-    .where(
-      and(
-        eq(steps.taskId, task.id),
-        eq(steps.attempt, task.attempt),
-        sql`${steps.state} IN ('PROPOSED', 'APPROVED', 'STARTED')`,
-      ),
-    )
-    .limit(1);
-  if (open) {
+/**
+ * The completion's two reads in one round trip (a prepared statement): the stored report of this
+ * (task, attempt), if any, and a step of the task's current attempt still open.
+ */
+async function completionReads(tx: Tx, task: LockedTaskRow, attempt: number) {
+  const [r] = await queryPrepared<{
+    stored_sha: string | null;
+    open_sequence: number | null;
+    open_state: string | null;
+  }>(
+    tx,
+    sql`SELECT (SELECT request_sha256 FROM task_reports
+                 WHERE task_id = ${task.id} AND attempt = ${attempt} AND operation = 'complete') AS stored_sha,
+               o.sequence AS open_sequence, o.state AS open_state
+        FROM (SELECT 1) one LEFT JOIN LATERAL (
+          SELECT sequence, state FROM steps
+          WHERE task_id = ${task.id} AND attempt = ${task.attempt} AND state IN ('PROPOSED', 'APPROVED', 'STARTED')
+          LIMIT 1) o ON true`,
+  );
+  return r;
+}
+
+function assertNoOpenStep(open: { open_sequence: number | null; open_state: string | null }) {
+  if (open.open_sequence !== null) {
     throw new EngineError(
       'SEQUENCE_OUT_OF_ORDER',
-      `Step ${open.sequence} is still ${open.state}; journal its outcome before completing the task.`,
-      {
-        expectedSequence: open.sequence,
-      },
+      `Step ${open.open_sequence} is still ${open.open_state}; journal its outcome before completing the task.`,
+      { expectedSequence: open.open_sequence },
     );
   }
 }
@@ -149,10 +158,10 @@ async function completeIn(
 ): Promise<ExternalTaskRow> {
   const task = await lockTask(tx, actor, input.taskId);
   // A re-sent report (same request) gets the stored outcome; a different one is checked like any other.
-  const stored = await storedReport(tx, task.id, input.attempt, 'complete');
-  if (stored && stored.requestSha256 === requestSha) return task;
+  const reads = await completionReads(tx, task, input.attempt);
+  if (reads.stored_sha === requestSha) return task;
   assertLease(task, actor, input.workerId, input.attempt);
-  await assertNoOpenStep(tx, task);
+  assertNoOpenStep(reads);
   const vars = input.variables;
   if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) {
     throw invalid('variables must be a JSON object.', 'variables', 'not an object');
