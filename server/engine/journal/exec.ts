@@ -9,7 +9,6 @@
  */
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
-import * as schema from '../../db/schema.js';
 import { EngineError, notFound } from '../../errors.js';
 import { approvalStanding } from '../approvals/index.js';
 import {
@@ -83,7 +82,8 @@ export async function runOne(
 export function onConnection(client: pg.PoolClient): () => Executor {
   let db: Executor | undefined;
   return () => {
-    db ??= drizzle(client, { schema }) as unknown as Executor;
+    // without the schema (relational queries only; mapping it costs ~0.1 ms each time)
+    db ??= drizzle(client) as unknown as Executor;
     return db;
   };
 }

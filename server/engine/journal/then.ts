@@ -12,7 +12,6 @@
  */
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
-import * as schema from '../../db/schema.js';
 import { type Actor, type EngineContext, isUuid, pgClientOf, sameProject, type Tx } from '../common/index.js';
 import { applyAll, loadKeyOf, readsOf } from './exec.js';
 import { type JournalStepInput, precheck } from './input.js';
@@ -43,8 +42,9 @@ export async function journalThen<T>(
     const row = await beginAndLoad(client, taskId, attempt, sequences, withUsage);
     if (!row || !sameProject(actor, row.projectId as string)) return await rollback();
     const state = JournalState.fromLoad(row);
-    // the call's own drizzle: its transaction is the one begun above (never drizzle's transaction())
-    const db = drizzle(client, { schema }) as unknown as Tx;
+    // the call's own drizzle: its transaction is the one begun above (never drizzle's transaction());
+    // without the schema, which costs ~0.1 ms to map on every call and serves only relational queries
+    const db = drizzle(client) as unknown as Tx;
     const { refusal } = await applyAll(
       state,
       ctx,

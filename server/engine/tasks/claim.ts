@@ -3,7 +3,7 @@
  * on a timer set to the next moment a lease expires or a retry comes due), never on a sleeping loop.
  */
 import { sql } from 'drizzle-orm';
-import { historyChainedCtes, stepFromRecord as toStepRow } from '../../db/rows.js';
+import { historyChainedCtes, historyInsert, stepFromRecord as toStepRow } from '../../db/rows.js';
 import type { ExternalTaskRow } from '../../db/schema.js';
 import {
   type EngineEvent,
@@ -215,7 +215,8 @@ function claimStatement(actor: Actor, input: FetchInput, projectId: string | nul
   const projectFilter = projectId === null ? sql`TRUE` : sql`project_id = ${projectId}`;
   // maxTasks (validated: an integer from 1 to 100) is written into the statement: a prepared statement
   // per value keeps a plan whose LIMIT is known (a generic plan with LIMIT $n may prefer a sort)
-  const limit = sql.raw(String(Math.min(100, Math.max(1, Math.trunc(input.maxTasks)))));
+  const limitValue = Math.min(100, Math.max(1, Math.trunc(input.maxTasks)));
+  const limit = sql.raw(String(limitValue));
   return sql`WITH expired AS (
         SELECT id FROM external_tasks
         WHERE state = 'LEASED' AND lease_expires_at <= now() AND topic_name = ANY(${sql.param(topics)}::text[]) AND ${projectFilter}
@@ -253,7 +254,8 @@ function claimStatement(actor: Actor, input: FetchInput, projectId: string | nul
                   (SELECT jsonb_agg(to_jsonb(s) ORDER BY s.sequence) FROM steps s
                     WHERE s.task_id = t.id AND s.attempt = t.attempt) AS current_steps
       ), ${sql.raw(
-        historyChainedCtes(
+        // set-based from SET_APPEND_FROM tasks on; below it, the per-row trigger (see chainedInsert)
+        chainedInsert(limitValue)(
           'leased_history',
           // TASK_LEASED in the same statement; a re-acquired lease is checked first (below)
           `SELECT l."projectId" AS project_id, l."processInstanceId" AS process_instance_id,
@@ -266,6 +268,19 @@ function claimStatement(actor: Actor, input: FetchInput, projectId: string | nul
         ),
       )}
       SELECT * FROM leased`;
+}
+
+/**
+ * How a claim appends its TASK_LEASED rows. The set-based form (one UPDATE of the chain heads for the
+ * claim, rows inserted already chained) saves ~0.006 ms of PostgreSQL CPU per row but costs a fixed
+ * ~0.07 ms per statement (a window, two more CTEs, a join); measured on the bench: −11 % per task at
+ * maxTasks 50, +15 % at maxTasks 1. The crossover is ~12 rows, so claims that may take 10 or more use it.
+ */
+const SET_APPEND_FROM = 10;
+function chainedInsert(maxTasks: number): (name: string, source: string) => string {
+  return maxTasks >= SET_APPEND_FROM
+    ? historyChainedCtes
+    : (name, source) => `${name} AS (${historyInsert(source)} RETURNING 1)`;
 }
 
 /** What the worker gets: each task with its variables, agent work, current steps and earlier writes. */
