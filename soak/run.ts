@@ -33,7 +33,8 @@ const INSTANCES = Number(arg('instances') ?? process.env.SOAK_INSTANCES ?? (SMOK
 const MINUTES = Number(arg('minutes') ?? process.env.SOAK_MINUTES ?? (SMOKE ? 3 : 15));
 const JSON_OUT = arg('json');
 const WORKERS = SMOKE ? 3 : 4;
-const CONCURRENCY = 3;
+// tasks per Agent Worker; --concurrency 12 makes its fetches ask for 10 or more (the claim's set-based audit append)
+const CONCURRENCY = Number(arg('concurrency') ?? 3);
 const LOCK_MS = 2000;
 /** Instances are started over this span (about one a second; the rest of the time drains). */
 const START_SPAN_MS = Math.min(MINUTES * 60_000 * 0.6, Math.max(INSTANCES * 1000, 20_000));
