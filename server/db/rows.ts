@@ -1,8 +1,9 @@
 /**
  * The two rows the engine writes with hand-written SQL on its hot paths — a journal step and a history
  * row — each with ONE column list and one mapping each way (as River gives each table one file). Every
- * statement that writes them builds its column list from here: the journal's write, `appendHistory`, and
- * the claim's `TASK_LEASED` rows all go through `historyInsert`.
+ * statement that writes them builds its column list from here: the journal's write and `appendHistory` go
+ * through `historyInsert`, the claim's `TASK_LEASED` rows through it or its set-based form
+ * `historyChainedCtes`.
  */
 import type { StepRow } from './schema.js';
 
@@ -113,10 +114,9 @@ const historyColumns = HISTORY_FIELDS.map((f) => f[0]).join(', ');
 
 /**
  * The one INSERT into history, around a query yielding the history columns by name plus `ord`, the
- * order in which the rows join the chain (the chain trigger fills seq, prev_hash and hash). `head` and
- * `tail` are for statements built with drizzle's sql tag; `historyInsert` for plain text.
+ * order in which the rows join the chain (the chain trigger fills seq, prev_hash and hash).
  */
-export const HISTORY_INSERT = {
+const HISTORY_INSERT = {
   head: `INSERT INTO history (${historyColumns}, seq, prev_hash, hash)
     SELECT ${historyColumns}, 0, '', '' FROM (`,
   tail: ') AS h ORDER BY h.ord',
