@@ -59,12 +59,10 @@ async function main() {
     log: explainMs ? (line) => process.stderr.write(`${line}\n`) : undefined,
     flags: explainMs
       ? [
-          ...[
-            '-c',
-            'shared_preload_libraries=auto_explain',
-            '-c',
-            `auto_explain.log_min_duration=${explainMs}`,
-          ],
+          '-c',
+          'shared_preload_libraries=auto_explain',
+          '-c',
+          `auto_explain.log_min_duration=${explainMs}`,
           // BENCH_EXPLAIN_ANALYZE=1: with each node's actual rows and time (slows what it measures)
           ...(process.env.BENCH_EXPLAIN_ANALYZE === '1' ? ['-c', 'auto_explain.log_analyze=on'] : []),
         ]

@@ -33,15 +33,23 @@ const CLOSE_DEADLINE_MS = 5_000;
  */
 async function endWithin(pool: pg.Pool, clients: Set<pg.Client>, deadlineMs: number): Promise<void> {
   const ended = pool.end();
+  if ((await settlesWithin(ended, deadlineMs)) === 'late') {
+    for (const client of clients) void client.end().catch(() => {});
+    await settlesWithin(ended, deadlineMs);
+  }
+}
+
+/** Waits for `p` for at most `ms` (its timer cleared either way, so it never holds the process open). */
+async function settlesWithin(p: Promise<unknown>, ms: number): Promise<'settled' | 'late'> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), deadlineMs);
+    timer = setTimeout(() => resolve('late'), ms);
   });
-  if ((await Promise.race([ended, late])) === 'late') {
-    for (const client of clients) void client.end().catch(() => {});
-    await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, deadlineMs))]);
+  try {
+    return await Promise.race([p.then(() => 'settled' as const), late]);
+  } finally {
+    clearTimeout(timer);
   }
-  clearTimeout(timer);
 }
 
 export function connect(url: string, opts: { max?: number } = {}): Database {
@@ -63,9 +71,12 @@ export function connect(url: string, opts: { max?: number } = {}): Database {
   // killed): pg emits 'error' on the client as well as failing its query, and with no listener that was
   // an uncaught exception — the engine process died with its database. The query's own error reaches
   // the caller (UNAVAILABLE); release() then discards the broken client.
-  pool.on('connect', (client) => client.on('error', () => {}));
+  // Every connection is also tracked, so that close() can end the ones still in use at its deadline.
   const clients = new Set<pg.Client>();
-  pool.on('connect', (client) => clients.add(client));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    clients.add(client);
+  });
   pool.on('remove', (client) => clients.delete(client));
   const db = drizzle(pool, { schema });
   return {

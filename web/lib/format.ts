@@ -25,7 +25,6 @@ export function money(usd: number | null | undefined): string {
   return usd == null ? '—' : `$${usd.toFixed(4)}`;
 }
 
-/** Input/output tokens of a step's usage JSON, whichever spelling the engine stored. */
 /** Input and output tokens of a step's usage, whichever spelling was stored; null when it has none. */
 export function usageTokens(usage: unknown): { input: number; output: number } | null {
   if (!usage || typeof usage !== 'object') return null;
@@ -36,6 +35,7 @@ export function usageTokens(usage: unknown): { input: number; output: number } |
   return { input: Number(input ?? 0), output: Number(output ?? 0) };
 }
 
+/** A step's tokens for people: "12 in / 3 out", or — when its usage has none. */
 export function tokens(usage: unknown): string {
   const t = usageTokens(usage);
   return t ? `${t.input} in / ${t.output} out` : '—';

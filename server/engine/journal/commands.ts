@@ -36,6 +36,14 @@ export async function journalSteps(
   actor: Actor,
   inputs: JournalStepInput[],
 ): Promise<JournalResult[]> {
+  checkBatch(ctx, actor, inputs);
+  const out = await journalGroups(ctx).submit(actor, inputs, true);
+  ctx.counters.journalCalls.batch++;
+  return out;
+}
+
+/** What a batch must be before it is loaded: 1 to 50 steps of one task attempt, each checked alone. */
+export function checkBatch(ctx: EngineContext, actor: Actor, inputs: JournalStepInput[]): void {
   if (inputs.length === 0 || inputs.length > MAX_BATCH_STEPS) {
     throw invalid(`A batch holds 1 to ${MAX_BATCH_STEPS} steps.`, 'steps');
   }
@@ -48,7 +56,4 @@ export async function journalSteps(
       throw withIndex(e, index);
     }
   });
-  const out = await journalGroups(ctx).submit(actor, inputs, true);
-  ctx.counters.journalCalls.batch++;
-  return out;
 }

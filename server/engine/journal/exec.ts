@@ -39,6 +39,30 @@ export function loadKeyOf(inputs: JournalStepInput[]): LoadKey {
   return { taskId, attempt, sequences, withUsage };
 }
 
+/**
+ * A journal transaction on a connection of its own. `body` begins it (BEGIN travels with the load) and
+ * calls `committed()` once it has committed; on a throw, a transaction still open is rolled back, and a
+ * connection whose ROLLBACK failed is discarded instead of going back to the pool.
+ */
+export async function ownTransaction<T>(
+  ctx: EngineContext,
+  body: (client: pg.PoolClient, committed: () => void) => Promise<T>,
+): Promise<T> {
+  const client = await (pgClientOf(ctx.db) as pg.Pool).connect();
+  let open = true;
+  let broken: Error | undefined;
+  try {
+    return await body(client, () => {
+      open = false;
+    });
+  } catch (e) {
+    if (open) await client.query('ROLLBACK').catch((err: Error) => (broken = err));
+    throw e;
+  } finally {
+    client.release(broken);
+  }
+}
+
 /** One journal call in its own transaction: load, apply the rules, write, run the effects, commit. */
 export async function runOne(
   ctx: EngineContext,
@@ -48,10 +72,7 @@ export async function runOne(
 ): Promise<JournalResult[]> {
   const [{ taskId, attempt }] = inputs;
   if (!isUuid(taskId)) throw notFound('external task', taskId);
-  const client = await (pgClientOf(ctx.db) as pg.Pool).connect();
-  let open = true;
-  let broken: Error | undefined;
-  try {
+  return ownTransaction(ctx, async (client, committed) => {
     const { sequences, withUsage } = loadKeyOf(inputs);
     const row = await beginAndLoad(client, taskId, attempt, sequences, withUsage);
     if (!row || !sameProject(actor, row.projectId as string)) throw notFound('external task', taskId);
@@ -64,15 +85,10 @@ export async function runOne(
       for (const effect of effects) await effect(db());
       await client.query('COMMIT');
     }
-    open = false;
+    committed();
     if (refusal) throw refusal;
     return out;
-  } catch (e) {
-    if (open) await client.query('ROLLBACK').catch((err: Error) => (broken = err));
-    throw e;
-  } finally {
-    client.release(broken);
-  }
+  });
 }
 
 /**

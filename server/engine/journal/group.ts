@@ -16,10 +16,9 @@
  * the journal of every other task. Calls of one task never share a group (a worker sends
  * them one after another; a re-send waits for the next group).
  */
-import type pg from 'pg';
 import { EngineError, notFound } from '../../errors.js';
-import { type Actor, type EngineContext, isUuid, pgClientOf, sameProject } from '../common/index.js';
-import { applyAll, loadKeyOf, onConnection, readsOf, runOne } from './exec.js';
+import { type Actor, type EngineContext, isUuid, sameProject } from '../common/index.js';
+import { applyAll, loadKeyOf, onConnection, ownTransaction, readsOf, runOne } from './exec.js';
 import type { JournalStepInput } from './input.js';
 import type { JournalResult } from './rules.js';
 import { beginAndLoadMany, write } from './sql.js';
@@ -143,11 +142,7 @@ export class JournalGroups {
       return key;
     });
     const live = group.flatMap((_, i) => (outcomes[i] ? [] : [i]));
-    const client = await (pgClientOf(this.ctx.db) as pg.Pool).connect();
-    let open = false;
-    let broken: Error | undefined;
-    try {
-      open = true;
+    return ownTransaction(this.ctx, async (client, committed) => {
       const rows = await beginAndLoadMany(
         client,
         live.map((i) => keys[i]),
@@ -191,14 +186,9 @@ export class JournalGroups {
         for (const state of withEffects) for (const effect of state.effects) await effect(db());
         await client.query('COMMIT');
       }
-      open = false;
+      committed();
       return outcomes;
-    } catch (e) {
-      if (open) await client.query('ROLLBACK').catch((err: Error) => (broken = err));
-      throw e;
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 }
 

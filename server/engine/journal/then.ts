@@ -10,13 +10,15 @@
  * (journalSteps, then its own transaction), which answers exactly as before — the steps committed
  * first, the refusal in its usual form.
  */
-import { drizzle } from 'drizzle-orm/node-postgres';
-import type pg from 'pg';
-import { type Actor, type EngineContext, isUuid, pgClientOf, sameProject, type Tx } from '../common/index.js';
-import { applyAll, loadKeyOf, readsOf } from './exec.js';
-import { type JournalStepInput, precheck } from './input.js';
+import { type Actor, type EngineContext, isUuid, sameProject, type Tx } from '../common/index.js';
+import { checkBatch } from './commands.js';
+import { applyAll, loadKeyOf, onConnection, ownTransaction, readsOf } from './exec.js';
+import type { JournalStepInput } from './input.js';
 import { beginAndLoad, write } from './sql.js';
 import { JournalState } from './state.js';
+
+/** Anything this transaction will not answer: the separate path will. */
+class SeparatePath extends Error {}
 
 export async function journalThen<T>(
   ctx: EngineContext,
@@ -24,52 +26,31 @@ export async function journalThen<T>(
   inputs: JournalStepInput[],
   then: (tx: Tx) => Promise<T>,
 ): Promise<{ value: T } | undefined> {
-  const [{ taskId, attempt }] = inputs;
   try {
+    checkBatch(ctx, actor, inputs);
+    const [{ taskId, attempt }] = inputs;
+    // the load inlines the id: it must be a UUID (the separate path answers NOT_FOUND)
     if (!isUuid(taskId)) return undefined;
-    for (const input of inputs) {
-      precheck(ctx, actor, input);
-      if (input.taskId !== taskId || input.attempt !== attempt) return undefined;
-    }
+    return await ownTransaction(ctx, async (client, committed) => {
+      const { sequences, withUsage } = loadKeyOf(inputs);
+      const row = await beginAndLoad(client, taskId, attempt, sequences, withUsage);
+      if (!row || !sameProject(actor, row.projectId as string)) throw new SeparatePath();
+      const state = JournalState.fromLoad(row);
+      // drizzle on the call's connection, whose transaction is the one begun above (exec.ts)
+      const db = onConnection(client)() as Tx;
+      const reads = readsOf(client, state, () => db);
+      const { refusal } = await applyAll(state, ctx, actor, reads, inputs, true);
+      if (refusal || state.effects.length > 0) throw new SeparatePath();
+      await write(client, state.takeChanges(), false);
+      const value = await then(db);
+      await client.query('COMMIT');
+      committed();
+      ctx.counters.journalCalls.batch++;
+      return { value };
+    });
   } catch {
-    return undefined;
-  }
-  const client = await (pgClientOf(ctx.db) as pg.Pool).connect();
-  let open = true; // from the BEGIN on (it travels with the load)
-  let broken: Error | undefined;
-  try {
-    const { sequences, withUsage } = loadKeyOf(inputs);
-    const row = await beginAndLoad(client, taskId, attempt, sequences, withUsage);
-    if (!row || !sameProject(actor, row.projectId as string)) return await rollback();
-    const state = JournalState.fromLoad(row);
-    // the call's own drizzle: its transaction is the one begun above (never drizzle's transaction());
-    // without the schema, which costs ~0.1 ms to map on every call and serves only relational queries
-    const db = drizzle(client) as unknown as Tx;
-    const { refusal } = await applyAll(
-      state,
-      ctx,
-      actor,
-      readsOf(client, state, () => db),
-      inputs,
-      true,
-    );
-    if (refusal || state.effects.length > 0) return await rollback();
-    await write(client, state.takeChanges(), false);
-    const value = await then(db);
-    await client.query('COMMIT');
-    open = false;
-    ctx.counters.journalCalls.batch++;
-    return { value };
-  } catch {
-    // whatever failed (a database error too) answers on the separate path, which says it properly
-    return await rollback();
-  } finally {
-    client.release(broken);
-  }
-
-  async function rollback(): Promise<undefined> {
-    if (open) await client.query('ROLLBACK').catch((err: Error) => (broken = err));
-    open = false;
+    // a refusal, an effect, the caller's own refusal, a database error: the separate path answers it
+    // (ownTransaction rolled back whatever was open)
     return undefined;
   }
 }

@@ -254,9 +254,8 @@ function claimStatement(actor: Actor, input: FetchInput, projectId: string | nul
                   (SELECT jsonb_agg(to_jsonb(s) ORDER BY s.sequence) FROM steps s
                     WHERE s.task_id = t.id AND s.attempt = t.attempt) AS current_steps
       ), ${sql.raw(
-        // set-based from SET_APPEND_FROM tasks on; below it, the per-row trigger (see chainedInsert)
-        chainedInsert(limitValue)(
-          'leased_history',
+        leasedHistory(
+          limitValue,
           // TASK_LEASED in the same statement; a re-acquired lease is checked first (below)
           `SELECT l."projectId" AS project_id, l."processInstanceId" AS process_instance_id,
                   'TASK_LEASED'::text AS event_type, 'worker:' || l."workerId" AS actor, l.id AS task_id, l.attempt,
@@ -271,16 +270,17 @@ function claimStatement(actor: Actor, input: FetchInput, projectId: string | nul
 }
 
 /**
- * How a claim appends its TASK_LEASED rows. The set-based form (one UPDATE of the chain heads for the
- * claim, rows inserted already chained) saves ~0.006 ms of PostgreSQL CPU per row but costs a fixed
- * ~0.07 ms per statement (a window, two more CTEs, a join); measured on the bench: −11 % per task at
- * maxTasks 50, +15 % at maxTasks 1. The crossover is ~12 rows, so claims that may take 10 or more use it.
+ * The CTE `leased_history` appending a claim's TASK_LEASED rows (`source`). The set-based form (one UPDATE
+ * of the chain heads for the claim, rows inserted already chained) saves ~0.006 ms of PostgreSQL CPU per
+ * row but costs a fixed ~0.07 ms per statement (a window, two more CTEs, a join); measured on the bench:
+ * −11 % per task at maxTasks 50, +15 % at maxTasks 1. The crossover is ~12 rows, so claims that may take
+ * SET_APPEND_FROM or more use it and smaller ones the per-row trigger.
  */
 const SET_APPEND_FROM = 10;
-function chainedInsert(maxTasks: number): (name: string, source: string) => string {
+function leasedHistory(maxTasks: number, source: string): string {
   return maxTasks >= SET_APPEND_FROM
-    ? historyChainedCtes
-    : (name, source) => `${name} AS (${historyInsert(source)} RETURNING 1)`;
+    ? historyChainedCtes('leased_history', source)
+    : `leased_history AS (${historyInsert(source)} RETURNING 1)`;
 }
 
 /** What the worker gets: each task with its variables, agent work, current steps and earlier writes. */

@@ -3,39 +3,22 @@
  * someone who gets around the trigger (session_replication_role = replica) and edits or deletes a row
  * is caught by verifyAudit, which names the first broken seq. Untouched instances stay valid.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
+import type { TestEngine } from '../../helpers/engine.js';
 import { Q } from '../../helpers/fixtures.js';
-import { WorkerSim } from '../../helpers/worker-sim.js';
-import { D, instance } from './helpers.js';
+import type { WorkerSim } from '../../helpers/worker-sim.js';
+import { D, instance, twoServiceSteps } from './helpers.js';
 
 let engine: TestEngine;
 let w: WorkerSim;
 let db: pg.Client;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  engine = await startTestEngine();
-  await engine.ok(engine.adminToken, Q.deploy, {
-    s: `
-kind: Process
-key: two-steps
-variables: { n: { type: integer } }
-start: a
-nodes:
-  - { id: a, type: service, topic: t-audit, next: b }
-  - { id: b, type: service, topic: t-audit, next: done }
-  - { id: done, type: end }
-`,
-  });
-  w = new WorkerSim(engine, await engine.principal('WORKER', 'w', { topics: ['t-audit'] }), 'w-1');
-  db = new pg.Client({ connectionString: engine.databaseUrl });
-  await db.connect();
+  ({ engine, w, db, close } = await twoServiceSteps('two-steps', 't-audit', 'w-1'));
 });
-afterAll(async () => {
-  await db?.end();
-  await engine?.close();
-});
+afterAll(() => close?.());
 
 /** A finished instance with 8 history rows. */
 async function finished(n: number): Promise<string> {

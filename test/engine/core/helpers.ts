@@ -1,8 +1,9 @@
 /** Shared steps for the engine-core scenario tests (issue 2), all through GraphQL. */
+import pg from 'pg';
 import { expect } from 'vitest';
-import type { TestEngine } from '../../helpers/engine.js';
+import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { Q } from '../../helpers/fixtures.js';
-import type { Locked, WorkerSim } from '../../helpers/worker-sim.js';
+import { type Locked, WorkerSim } from '../../helpers/worker-sim.js';
 
 export const TICKET = { customerId: 'C-42', subject: 'Parcel not received', priority: 'high' };
 
@@ -132,3 +133,35 @@ nodes:
 }
 
 export const GOOD = { triage: { ticketId: 'T-981', priority: 'high', _confidence: 92 } };
+
+/**
+ * An engine with a process `key` of two service nodes on `topic` (variable `n`), a worker for the topic,
+ * and a pg client on the engine's database for reading history rows directly. close() ends both.
+ */
+export async function twoServiceSteps(key: string, topic: string, workerId: string) {
+  const engine = await startTestEngine();
+  await engine.ok(engine.adminToken, Q.deploy, {
+    s: `
+kind: Process
+key: ${key}
+variables: { n: { type: integer } }
+start: a
+nodes:
+  - { id: a, type: service, topic: ${topic}, next: b }
+  - { id: b, type: service, topic: ${topic}, next: done }
+  - { id: done, type: end }
+`,
+  });
+  const w = new WorkerSim(engine, await engine.principal('WORKER', 'w', { topics: [topic] }), workerId);
+  const db = new pg.Client({ connectionString: engine.databaseUrl });
+  await db.connect();
+  return {
+    engine,
+    w,
+    db,
+    async close() {
+      await db.end();
+      await engine.close();
+    },
+  };
+}

@@ -4,41 +4,24 @@
  * (several rows of one instance, an instance with no head yet) fall back to the per-row trigger. Every
  * chain stays valid for verifyAudit, and the chained rows are the ones the trigger would have written.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { historyChainedCtes } from '../../../server/db/rows.js';
 import { verifyChain } from '../../../server/engine/history/chain.js';
-import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
+import type { TestEngine } from '../../helpers/engine.js';
 import { Q } from '../../helpers/fixtures.js';
-import { WorkerSim } from '../../helpers/worker-sim.js';
-import { D } from './helpers.js';
+import type { WorkerSim } from '../../helpers/worker-sim.js';
+import { D, twoServiceSteps } from './helpers.js';
 
 let engine: TestEngine;
 let w: WorkerSim;
 let db: pg.Client;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  engine = await startTestEngine();
-  await engine.ok(engine.adminToken, Q.deploy, {
-    s: `
-kind: Process
-key: chain-set
-variables: { n: { type: integer } }
-start: a
-nodes:
-  - { id: a, type: service, topic: t-chain-set, next: b }
-  - { id: b, type: service, topic: t-chain-set, next: done }
-  - { id: done, type: end }
-`,
-  });
-  w = new WorkerSim(engine, await engine.principal('WORKER', 'w', { topics: ['t-chain-set'] }), 'w-set');
-  db = new pg.Client({ connectionString: engine.databaseUrl });
-  await db.connect();
+  ({ engine, w, db, close } = await twoServiceSteps('chain-set', 't-chain-set', 'w-set'));
 });
-afterAll(async () => {
-  await db?.end();
-  await engine?.close();
-});
+afterAll(() => close?.());
 
 const start = async (n: number) =>
   (await engine.ok(engine.adminToken, Q.start, { key: 'chain-set', v: { n } })).startProcess.id as string;

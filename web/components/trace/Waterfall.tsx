@@ -17,6 +17,7 @@ interface Row {
   start: number;
   end: number;
   wait: { kind: 'person' | 'child'; start: number; end: number } | null;
+  tokens: { input: number; output: number };
 }
 
 function rowsOf(tasks: readonly TraceTask[], history: readonly TraceEvent[], now: number): Row[] {
@@ -41,7 +42,8 @@ function rowsOf(tasks: readonly TraceTask[], history: readonly TraceEvent[], now
         wait = { kind: 'child', start, end };
       }
       const label = s.kind === 'MODEL_CALL' ? `model ${s.model ?? ''}` : (s.toolRef ?? 'tool');
-      return { key: k, label, step: s, start, end: Math.max(end, start), wait };
+      const tokens = usageTokens(s.usage) ?? NO_TOKENS;
+      return { key: k, label, step: s, start, end: Math.max(end, start), wait, tokens };
     }),
   );
 }
@@ -65,16 +67,13 @@ export function Waterfall({
   const pct = (t: number) => `${(((t - t0) / span) * 100).toFixed(2)}%`;
   const width = (a: number, b: number) => `${Math.max(((b - a) / span) * 100, 0.4).toFixed(2)}%`;
   const totals = rows.reduce(
-    (acc, r) => {
-      const tk = (usageTokens(r.step.usage) ?? NO_TOKENS);
-      return {
-        input: acc.input + tk.input,
-        output: acc.output + tk.output,
-        cost: acc.cost + (r.step.costUsd ?? 0),
-        person: acc.person + (r.wait?.kind === 'person' ? r.wait.end - r.wait.start : 0),
-        child: acc.child + (r.wait?.kind === 'child' ? r.wait.end - r.wait.start : 0),
-      };
-    },
+    (acc, r) => ({
+      input: acc.input + r.tokens.input,
+      output: acc.output + r.tokens.output,
+      cost: acc.cost + (r.step.costUsd ?? 0),
+      person: acc.person + (r.wait?.kind === 'person' ? r.wait.end - r.wait.start : 0),
+      child: acc.child + (r.wait?.kind === 'child' ? r.wait.end - r.wait.start : 0),
+    }),
     { input: 0, output: 0, cost: 0, person: 0, child: 0 },
   );
   return (
@@ -86,36 +85,33 @@ export function Waterfall({
       </p>
       {rows.length === 0 ? <p className="muted">No steps yet.</p> : null}
       <ol className="waterfall">
-        {rows.map((r) => {
-          const tk = (usageTokens(r.step.usage) ?? NO_TOKENS);
-          return (
-            <li key={r.key} data-step={`${r.step.kind}:${r.step.toolRef ?? ''}:${r.step.state}`} data-wait={r.wait?.kind ?? ''}>
-              <div className="wf-label">
-                <span className="small">
-                  {r.step.attempt}.{r.step.sequence}
-                </span>{' '}
-                <code>{r.label}</code> <span className={`badge state-${r.step.state.toLowerCase()}`}>{r.step.state.toLowerCase()}</span>
-              </div>
-              <div className="wf-track" aria-hidden="true">
-                <span className={`wf-bar ${r.step.kind === 'MODEL_CALL' ? 'model' : 'tool'}`} style={{ left: pct(r.start), width: width(r.start, r.end) }} />
-                {r.wait ? (
-                  <span className={`wf-bar wait-${r.wait.kind}`} style={{ left: pct(r.wait.start), width: width(r.wait.start, r.wait.end) }} />
-                ) : null}
-              </div>
-              <div className="wf-figures small">
-                <span data-testid="step-duration">{duration(r.end - r.start)}</span>
-                {r.wait ? (
-                  <span className="wait-text" data-testid="step-wait">
-                    {' '}
-                    · waiting for {r.wait.kind === 'person' ? 'a person' : 'a child'} {duration(r.wait.end - r.wait.start)}
-                  </span>
-                ) : null}
-                {tk.input || tk.output ? ` · ${tk.input}/${tk.output} tokens` : ''}
-                {r.step.costUsd != null ? ` · ${money(r.step.costUsd)}` : ''}
-              </div>
-            </li>
-          );
-        })}
+        {rows.map((r) => (
+          <li key={r.key} data-step={`${r.step.kind}:${r.step.toolRef ?? ''}:${r.step.state}`} data-wait={r.wait?.kind ?? ''}>
+            <div className="wf-label">
+              <span className="small">
+                {r.step.attempt}.{r.step.sequence}
+              </span>{' '}
+              <code>{r.label}</code> <span className={`badge state-${r.step.state.toLowerCase()}`}>{r.step.state.toLowerCase()}</span>
+            </div>
+            <div className="wf-track" aria-hidden="true">
+              <span className={`wf-bar ${r.step.kind === 'MODEL_CALL' ? 'model' : 'tool'}`} style={{ left: pct(r.start), width: width(r.start, r.end) }} />
+              {r.wait ? (
+                <span className={`wf-bar wait-${r.wait.kind}`} style={{ left: pct(r.wait.start), width: width(r.wait.start, r.wait.end) }} />
+              ) : null}
+            </div>
+            <div className="wf-figures small">
+              <span data-testid="step-duration">{duration(r.end - r.start)}</span>
+              {r.wait ? (
+                <span className="wait-text" data-testid="step-wait">
+                  {' '}
+                  · waiting for {r.wait.kind === 'person' ? 'a person' : 'a child'} {duration(r.wait.end - r.wait.start)}
+                </span>
+              ) : null}
+              {r.tokens.input || r.tokens.output ? ` · ${r.tokens.input}/${r.tokens.output} tokens` : ''}
+              {r.step.costUsd != null ? ` · ${money(r.step.costUsd)}` : ''}
+            </div>
+          </li>
+        ))}
       </ol>
     </section>
   );
