@@ -16,11 +16,18 @@ import {
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type {
+  JsonSchemaType,
+  JsonSchemaValidator,
+  jsonSchemaValidator,
+} from '@modelcontextprotocol/sdk/validation/types.js';
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import { mcpMeta, withTraceHeaders } from '../telemetry/index.js';
 import { annotationConflict, type ToolAnnotations } from './annotations.js';
 import type { ToolSchema } from './conversation.js';
 import { type ElicitationNotice, type ElicitationPolicy, enableElicitation } from './elicitation.js';
+import { createHttpFetch } from './fetch.js';
 import type { ToolBinding } from './graphql.js';
 
 /** The attempt must stop with `errorType`, never guess (contract mismatch, tool not allowed…). */
@@ -52,27 +59,63 @@ export function isAllowed(allowed: string[] | null, b: Pick<ToolBinding, 'server
   return allowed.includes(b.server) || allowed.includes(`${b.server}/${b.tool}`);
 }
 
+/**
+ * The transport's fetch (node:http, server/worker/fetch.ts). A tool call is never sent twice, not even
+ * after a stale kept-alive socket: the server may have run it before the socket broke, so its outcome is
+ * unknown and the attempt reconciles it (keyed or not) instead of re-sending.
+ */
+const toolFetch = createHttpFetch({
+  resendOnStale: (init) => !(typeof init?.body === 'string' && init.body.includes('"tools/call"')),
+});
+
+/** The `_meta.idempotencyKey` of a JSON-RPC `tools/call`, if the body is one that carries a key. */
+function keyOf(body: string): string | undefined {
+  if (!body.includes('idempotencyKey')) return undefined;
+  try {
+    const msg = JSON.parse(body) as {
+      method?: string;
+      params?: { _meta?: { idempotencyKey?: unknown } };
+    };
+    const key = msg?.method === 'tools/call' ? msg.params?._meta?.idempotencyKey : undefined;
+    return typeof key === 'string' ? key : undefined;
+  } catch {
+    return undefined; // not a single JSON-RPC message: sent as it is
+  }
+}
+
 /** fetch that copies `_meta.idempotencyKey` of a `tools/call` into the Idempotency-Key header. */
 const keyedFetch = (url: string | URL, init?: RequestInit): Promise<Response> => {
   init = withTraceHeaders(init);
-  if (typeof init?.body === 'string' && init.body.includes('idempotencyKey')) {
-    try {
-      const msg = JSON.parse(init.body) as {
-        method?: string;
-        params?: { _meta?: { idempotencyKey?: unknown } };
-      };
-      const key = msg?.method === 'tools/call' ? msg.params?._meta?.idempotencyKey : undefined;
-      if (typeof key === 'string') {
-        const headers = new Headers(init.headers);
-        headers.set('Idempotency-Key', key);
-        return fetch(url, { ...init, headers });
-      }
-    } catch {
-      // not a single JSON-RPC message: send it as it is
-    }
-  }
-  return fetch(url, init);
+  const key = typeof init?.body === 'string' ? keyOf(init.body) : undefined;
+  if (key === undefined) return toolFetch(url, init);
+  const headers = new Headers(init?.headers);
+  headers.set('Idempotency-Key', key);
+  return toolFetch(url, { ...init, headers });
 };
+
+/**
+ * The validators of tools' output schemas, shared by every session of the process. The SDK's default
+ * makes a new Ajv (with its formats) for every client and compiles each tool's schema again on every
+ * `tools/list`: a task opens its own sessions, so the worker paid both per task (~3 % of its CPU).
+ * Compiled validators are pure functions of their schema, so one compiled per schema text serves all.
+ */
+class SharedValidators implements jsonSchemaValidator {
+  private readonly ajv = new AjvJsonSchemaValidator();
+  private readonly compiled = new Map<string, JsonSchemaValidator<unknown>>();
+
+  getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+    const text = canonicalJson(schema);
+    let v = this.compiled.get(text);
+    if (!v) {
+      v = this.ajv.getValidator(schema);
+      if (this.compiled.size >= 1000) this.compiled.clear(); // a bound; a server churning schemas recompiles
+      this.compiled.set(text, v);
+    }
+    return v as JsonSchemaValidator<T>;
+  }
+}
+
+const outputValidators = new SharedValidators();
 
 interface ServerTarget {
   name: string;
@@ -121,7 +164,10 @@ class Session {
         `${target.name}: transport "${target.transport}" is not supported by this worker (streamable-http, stdio).`,
       );
     }
-    const client = new Client({ name: 'abada-agent-worker', version: '1.0.0' });
+    const client = new Client(
+      { name: 'abada-agent-worker', version: '1.0.0' },
+      { jsonSchemaValidator: outputValidators },
+    );
     enableElicitation(client, target.name, opts.elicitation ?? 'none', opts.onElicitation);
     try {
       await client.connect(transport, { timeout: timeoutMs });

@@ -7,6 +7,7 @@
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import { traceHeaders } from '../telemetry/index.js';
 import type { WorkerConfig } from './config.js';
+import { httpFetch } from './fetch.js';
 import { backoffMs, sleep } from './graphql.js';
 import { assistantMessage, type FunctionTool, type Message } from './conversation.js';
 
@@ -96,6 +97,7 @@ export class ModelClient {
         // Local OpenAI-compatible servers often need no key; the SDK insists on a string.
         apiKey: route.apiKey ?? 'no-key',
         maxRetries: 0,
+        fetch: httpFetch,
         timeout: this.config.modelTimeoutMs,
       });
       this.clients.set(key, c);

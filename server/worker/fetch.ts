@@ -1,0 +1,152 @@
+/**
+ * The `fetch` the worker's model and tool clients use: the WHATWG signature over node:http / node:https
+ * on keep-alive agents. The agents in flight bench profiled the worker spending a quarter of its CPU
+ * inside undici's `fetch()` (Request objects, header guards, body mixins); this costs ~0.08 ms a request
+ * against ~0.28 ms (client and a local server together, measured side by side), and the worker makes
+ * about nine such requests per 002-shaped task (three model answers, the MCP session and its calls).
+ *
+ * The answer's body is a web stream over the socket, so streamed answers (SSE from an MCP server, a
+ * streamed chat completion) read as they arrive. What it does not do itself is handed to `fetch()`:
+ * a body that is not a string or bytes, a `Request` as input, any URL that is not http(s); a redirect is
+ * followed by `fetch()` too (the answer is drained and the request sent again there).
+ *
+ * A request that meets a kept-alive socket the server closed (ECONNRESET / EPIPE before any answer) is
+ * sent once more on a fresh socket when `resendOnStale(init)` allows it, as the Node.js documentation
+ * advises for keep-alive agents; a request the caller must not repeat (a tool call without a key) fails
+ * as `fetch()` fails, with a TypeError whose cause is the socket's error.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { Readable } from 'node:stream';
+import zlib from 'node:zlib';
+
+const agents = {
+  'http:': new http.Agent({ keepAlive: true }),
+  'https:': new https.Agent({ keepAlive: true }),
+};
+
+/** Statuses whose answer has no body (the Response constructor refuses one). */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+const REDIRECT = new Set([301, 302, 303, 307, 308]);
+
+export interface HttpFetchOptions {
+  /** Whether a request that met a stale kept-alive socket may be sent once more. Default: yes. */
+  resendOnStale?: (init: RequestInit | undefined) => boolean;
+}
+
+export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+export function createHttpFetch(opts: HttpFetchOptions = {}): Fetch {
+  return async (input, init) => {
+    const url = typeof input === 'string' ? new URL(input) : input instanceof URL ? input : null;
+    const body = init?.body;
+    if (
+      !url ||
+      (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+      (body != null && typeof body !== 'string' && !(body instanceof Uint8Array))
+    )
+      return fetch(input, init);
+    let answer: Response;
+    try {
+      answer = await once(url, init);
+    } catch (e) {
+      if (init?.signal?.aborted && e === init.signal.reason) throw e;
+      if (!(e instanceof StaleSocket) || !(opts.resendOnStale?.(init) ?? true))
+        throw new TypeError('fetch failed', { cause: e instanceof StaleSocket ? e.cause : e });
+      answer = await once(url, init);
+    }
+    if (REDIRECT.has(answer.status) && answer.headers.has('location') && init?.redirect !== 'manual') {
+      await answer.body?.cancel();
+      return fetch(input, init);
+    }
+    return answer;
+  };
+}
+
+/** The worker's fetch for model providers and MCP servers over HTTP. */
+export const httpFetch: Fetch = createHttpFetch();
+
+function once(url: URL, init: RequestInit | undefined): Promise<Response> {
+  return new Promise<Response>((resolve, reject) => {
+    const signal = init?.signal ?? undefined;
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const headers: Record<string, string> = {};
+    if (init?.headers) for (const [k, v] of new Headers(init.headers)) headers[k] = v;
+    const body = init?.body as string | Uint8Array | null | undefined;
+    if (body != null && headers['content-length'] === undefined)
+      headers['content-length'] = String(
+        typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength,
+      );
+    const mod = url.protocol === 'https:' ? https : http;
+    const req = mod.request(url, {
+      agent: agents[url.protocol as 'http:' | 'https:'],
+      method: init?.method ?? 'GET',
+      headers,
+    });
+    let answer: http.IncomingMessage | undefined;
+    // before the headers the request fails with the signal's reason; after, the body's stream does
+    const onAbort = () => {
+      if (answer) answer.destroy(asError(signal?.reason));
+      else {
+        req.destroy();
+        reject(signal?.reason);
+      }
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    req.on('error', (e: NodeJS.ErrnoException) => {
+      if (answer) return; // the body's stream carries it
+      signal?.removeEventListener('abort', onAbort);
+      if (req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE'))
+        reject(new StaleSocket('stale kept-alive socket', { cause: e }));
+      else reject(e);
+    });
+    req.on('response', (res) => {
+      answer = res;
+      const status = res.statusCode ?? 0;
+      const responseHeaders = new Headers();
+      for (let i = 0; i < res.rawHeaders.length; i += 2)
+        responseHeaders.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+      res.once('close', () => signal?.removeEventListener('abort', onAbort));
+      if (NULL_BODY.has(status) || init?.method === 'HEAD') {
+        res.resume();
+        resolve(new Response(null, { status, statusText: res.statusMessage, headers: responseHeaders }));
+        return;
+      }
+      const stream = decoded(res);
+      resolve(
+        new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, {
+          status,
+          statusText: res.statusMessage,
+          headers: responseHeaders,
+        }),
+      );
+    });
+    req.end(init?.body as string | Uint8Array | undefined);
+  });
+}
+
+/** The body as fetch() gives it: decompressed when the server compressed it. */
+function decoded(res: http.IncomingMessage): Readable {
+  const encoding = String(res.headers['content-encoding'] ?? '').toLowerCase();
+  const inflate =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? zlib.createGunzip()
+      : encoding === 'deflate'
+        ? zlib.createInflate()
+        : encoding === 'br'
+          ? zlib.createBrotliDecompress()
+          : null;
+  if (!inflate) return res;
+  res.on('error', (e) => inflate.destroy(e));
+  return res.pipe(inflate);
+}
+
+function asError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError');
+}
+
+/** A kept-alive socket closed by the server before it answered. */
+class StaleSocket extends Error {}
