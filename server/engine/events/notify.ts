@@ -31,12 +31,20 @@ export async function notifyTask(
   task: { id: string; processInstanceId: string; projectId: string; topicName: string },
   state: string,
 ): Promise<void> {
-  await notify(tx, {
+  await notify(tx, taskNotice(task, state));
+}
+
+/** The event notifyTask sends, for a command that sends its notices itself (the completion's tail). */
+export function taskNotice(
+  task: { id: string; processInstanceId: string; projectId: string; topicName: string },
+  state: string,
+): Extract<EngineEvent, { type: 'task' }> {
+  return {
     type: 'task',
     taskId: task.id,
     processInstanceId: task.processInstanceId,
     projectId: task.projectId,
     state,
     topic: task.topicName,
-  });
+  };
 }

@@ -18,14 +18,16 @@ import {
 import {
   type Actor,
   type EngineContext,
+  type EngineEvent,
   type Executor,
+  type StreamPayload,
   type Tx,
   actorProject,
   isUuid,
   sameProject,
 } from '../common/index.js';
 import { notify } from '../events/index.js';
-import { actorLabel, appendHistory } from '../history/index.js';
+import { actorLabel, appendHistory, type HistoryEntry } from '../history/index.js';
 import type { JsonObject } from '../../shared/types.js';
 import { startInstanceTrace } from '../../telemetry/index.js';
 import { type InstanceView, instanceView } from './views.js';
@@ -181,23 +183,44 @@ export function findNode(spec: FrozenProcess, id: string): ProcessNode {
   return node;
 }
 
-/** Moves the token onto `nodeId` and creates the work it needs; `end` completes the instance. */
+/**
+ * History rows and notices a command leaves for its own last statement instead of writing each at once
+ * (the completion: tasks/completion.ts); it must write them, in order, before it commits.
+ */
+export interface PendingWrites {
+  history: HistoryEntry[];
+  notices: Exclude<EngineEvent, StreamPayload>[];
+}
+
+/**
+ * Moves the token onto `nodeId` and creates the work it needs; `end` completes the instance. With
+ * `pending`, its history rows and task notices are left there for the caller's last statement.
+ */
 export async function enterNode(
   tx: Tx,
   inst: ProcessInstanceRow,
   spec: FrozenProcess,
   nodeId: string,
   actor: string,
+  pending?: PendingWrites,
 ): Promise<ProcessInstanceRow> {
   const node = findNode(spec, nodeId);
   const base = { projectId: inst.projectId, processInstanceId: inst.id, actor };
+  const record = async (e: HistoryEntry) => {
+    if (pending) pending.history.push(e);
+    else await appendHistory(tx, e);
+  };
+  const announce = async (e: Exclude<EngineEvent, StreamPayload>) => {
+    if (pending) pending.notices.push(e);
+    else await notify(tx, e);
+  };
   if (node.type === 'end') {
     const [done] = await tx
       .update(processInstances)
       .set({ state: 'COMPLETED', currentNodeId: node.id, endedAt: sql`now()`, updatedAt: sql`now()` })
       .where(eq(processInstances.id, inst.id))
       .returning();
-    await appendHistory(tx, { ...base, eventType: 'INSTANCE_COMPLETED', data: { nodeId: node.id } });
+    await record({ ...base, eventType: 'INSTANCE_COMPLETED', data: { nodeId: node.id } });
     if (inst.parentTaskId) await enqueueChildDone(tx, inst.id);
     return done;
   }
@@ -217,7 +240,7 @@ export async function enterNode(
         state: 'OPEN',
       })
       .returning();
-    await appendHistory(tx, {
+    await record({
       ...base,
       eventType: 'USER_TASK_CREATED',
       data: { nodeId: node.id, userTaskId: ut.id },
@@ -239,14 +262,14 @@ export async function enterNode(
       agentWork,
     })
     .returning({ id: externalTasks.id });
-  await appendHistory(tx, {
+  await record({
     ...base,
     eventType: 'TASK_CREATED',
     taskId: task.id,
     attempt: 1,
     data: { nodeId: node.id, topic: node.topic },
   });
-  await notify(tx, {
+  await announce({
     type: 'task',
     taskId: task.id,
     processInstanceId: inst.id,

@@ -2,10 +2,10 @@
  * The checks every worker report shares: the task is visible, not retired, leased by this caller and
  * worker, the lease is live (by the database clock), and the attempt is the current one.
  */
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { ExternalTaskRow } from '../../db/schema.js';
 import { EngineError, notFound } from '../../errors.js';
-import { type Actor, type Tx, query, sameProject, isUuid } from '../common/index.js';
+import { type Actor, type Tx, queryPrepared, sameProject, isUuid } from '../common/index.js';
 
 export type LockedTaskRow = ExternalTaskRow & { leaseLive: boolean; instanceState: string };
 
@@ -34,13 +34,27 @@ export function withTaskDates<T extends Record<string, unknown>>(row: T): T {
 
 /** Locks the external-task row (and only it) for the rest of the transaction. */
 export async function lockTask(tx: Tx, actor: Actor, taskId: string): Promise<LockedTaskRow> {
+  return lockTaskWith(tx, actor, taskId, sql``);
+}
+
+/**
+ * lockTask with the caller's own columns read in the same prepared statement (one round trip): `extra`
+ * is a list of `, <expression> AS "<name>"` items that may use the task row `t`; they come back as
+ * fields of the row under those names.
+ */
+export async function lockTaskWith<E extends Record<string, unknown>>(
+  tx: Tx,
+  actor: Actor,
+  taskId: string,
+  extra: SQL,
+): Promise<LockedTaskRow & E> {
   if (!isUuid(taskId)) throw notFound('external task', taskId);
-  const [row] = await query<Record<string, unknown>>(
+  const [row] = await queryPrepared<Record<string, unknown>>(
     tx,
-    sql`SELECT ${LOCKED_TASK_COLUMNS} FROM external_tasks t WHERE t.id = ${taskId} FOR UPDATE OF t`,
+    sql`SELECT ${LOCKED_TASK_COLUMNS}${extra} FROM external_tasks t WHERE t.id = ${taskId} FOR UPDATE OF t`,
   );
   if (!row || !sameProject(actor, row.projectId as string)) throw notFound('external task', taskId);
-  return withTaskDates(row) as unknown as LockedTaskRow;
+  return withTaskDates(row) as unknown as LockedTaskRow & E;
 }
 
 /** The task's work was retired: the task was cancelled, or its instance cancelled or suspended. */

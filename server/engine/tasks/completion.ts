@@ -6,15 +6,22 @@
  */
 import { Ajv } from 'ajv';
 import { and, eq, sql } from 'drizzle-orm';
+import { historyFromJson, historyInsert, historyRecords } from '../../db/rows.js';
 import { externalTasks, taskReports, type ExternalTaskRow } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
-import { failAttempt, assertLease, type LockedTaskRow, lockTask } from '../lease/index.js';
+import { failAttempt, assertLease, type LockedTaskRow, lockTask, lockTaskWith } from '../lease/index.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
-import { type Actor, type EngineContext, type Executor, queryPrepared, type Tx } from '../common/index.js';
-import { notifyTask } from '../events/index.js';
+import {
+  type Actor,
+  EVENTS_CHANNEL,
+  type EngineContext,
+  type Executor,
+  pgClientOf,
+  type Tx,
+} from '../common/index.js';
+import { taskNotice } from '../events/index.js';
 import { readDefinitionSpec } from '../definitions/index.js';
-import { appendHistory } from '../history/index.js';
-import { enterNode, findNode, mergeVariables } from '../instances/index.js';
+import { enterNode, findNode, mergeVariables, type PendingWrites } from '../instances/index.js';
 import { recordOutcome } from '../workers/index.js';
 import type { AttemptMetadata } from '../../shared/types.js';
 import { type JournalStepInput, journalSteps, journalThen } from '../journal/index.js';
@@ -95,36 +102,65 @@ async function storedReport(tx: Executor, taskId: string, attempt: number, opera
   return r;
 }
 
+/** What the completion reads with its lock: the stored report of this (task, attempt), an open step. */
+type CompletionReads = {
+  storedSha: string | null;
+  openStep: { sequence: number; state: string } | null;
+};
+
 /**
- * The completion's two reads in one round trip (a prepared statement): the stored report of this
- * (task, attempt), if any, and a step of the task's current attempt still open.
+ * The task locked, with the completion's two reads in the same prepared statement: the stored report of
+ * this (task, attempt), if any, and a step of the task's current attempt still open.
  */
-async function completionReads(tx: Tx, task: LockedTaskRow, attempt: number) {
-  const [r] = await queryPrepared<{
-    stored_sha: string | null;
-    open_sequence: number | null;
-    open_state: string | null;
-  }>(
+function lockForCompletion(tx: Tx, actor: Actor, taskId: string, attempt: number) {
+  return lockTaskWith<CompletionReads>(
     tx,
-    sql`SELECT (SELECT request_sha256 FROM task_reports
-                 WHERE task_id = ${task.id} AND attempt = ${attempt} AND operation = 'complete') AS stored_sha,
-               o.sequence AS open_sequence, o.state AS open_state
-        FROM (SELECT 1) one LEFT JOIN LATERAL (
-          SELECT sequence, state FROM steps
-          WHERE task_id = ${task.id} AND attempt = ${task.attempt} AND state IN ('PROPOSED', 'APPROVED', 'STARTED')
-          LIMIT 1) o ON true`,
+    actor,
+    taskId,
+    sql`, (SELECT request_sha256 FROM task_reports
+            WHERE task_id = t.id AND attempt = ${attempt} AND operation = 'complete') AS "storedSha",
+          (SELECT jsonb_build_object('sequence', s.sequence, 'state', s.state) FROM steps s
+            WHERE s.task_id = t.id AND s.attempt = t.attempt AND s.state IN ('PROPOSED', 'APPROVED', 'STARTED')
+            LIMIT 1) AS "openStep"`,
   );
-  return r;
 }
 
-function assertNoOpenStep(open: { open_sequence: number | null; open_state: string | null }) {
-  if (open.open_sequence !== null) {
+function assertNoOpenStep({ openStep }: CompletionReads) {
+  if (openStep !== null) {
     throw new EngineError(
       'SEQUENCE_OUT_OF_ORDER',
-      `Step ${open.open_sequence} is still ${open.open_state}; journal its outcome before completing the task.`,
-      { expectedSequence: open.open_sequence },
+      `Step ${openStep.sequence} is still ${openStep.state}; journal its outcome before completing the task.`,
+      { expectedSequence: openStep.sequence },
     );
   }
+}
+
+/**
+ * The completion's last statement: its history rows (TASK_COMPLETED and what entering the next node
+ * wrote, in order; the chain trigger links them), its stored report, and its task notices.
+ */
+const TAIL = `WITH h AS (${historyInsert(historyFromJson('$1'))}),
+  r AS (INSERT INTO task_reports (task_id, attempt, operation, request_sha256, outcome)
+        VALUES ($2, $3, 'complete', $4, $5))
+  SELECT pg_notify('${EVENTS_CHANNEL}', n) FROM jsonb_array_elements_text($6) n`;
+
+async function writeTail(
+  tx: Tx,
+  pending: PendingWrites,
+  report: { taskId: string; attempt: number; requestSha: string; state: string },
+) {
+  await pgClientOf(tx).query({
+    name: 'abada_completion_tail',
+    text: TAIL,
+    values: [
+      JSON.stringify(historyRecords(pending.history)),
+      report.taskId,
+      report.attempt,
+      report.requestSha,
+      JSON.stringify({ state: report.state }),
+      JSON.stringify(pending.notices.map((n) => JSON.stringify(n))),
+    ],
+  });
 }
 
 export async function completeTask(
@@ -156,12 +192,11 @@ async function completeIn(
   input: CompleteInput,
   requestSha: string,
 ): Promise<ExternalTaskRow> {
-  const task = await lockTask(tx, actor, input.taskId);
+  const task = await lockForCompletion(tx, actor, input.taskId, input.attempt);
   // A re-sent report (same request) gets the stored outcome; a different one is checked like any other.
-  const reads = await completionReads(tx, task, input.attempt);
-  if (reads.stored_sha === requestSha) return task;
+  if (task.storedSha === requestSha) return task;
   assertLease(task, actor, input.workerId, input.attempt);
-  assertNoOpenStep(reads);
+  assertNoOpenStep(task);
   const vars = input.variables;
   if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) {
     throw invalid('variables must be a JSON object.', 'variables', 'not an object');
@@ -172,6 +207,7 @@ async function completeIn(
       ? checkAgentOutput(task, vars as Record<string, unknown>, metadata)
       : { kind: 'ok' as const, vars: vars as Record<string, unknown> };
   const who = `worker:${input.workerId}`;
+  const pending: PendingWrites = { history: [], notices: [] };
   let row: ExternalTaskRow;
   if (outcome.kind === 'fail') {
     row = await failAttempt(tx, task, {
@@ -180,14 +216,21 @@ async function completeIn(
       actor: who,
     });
   } else {
-    row = await finish(tx, task, outcome.vars, metadata, outcome.kind === 'ok' ? null : outcome, who);
+    row = await finish(
+      tx,
+      task,
+      outcome.vars,
+      metadata,
+      outcome.kind === 'ok' ? null : outcome,
+      who,
+      pending,
+    );
   }
-  await tx.insert(taskReports).values({
+  await writeTail(tx, pending, {
     taskId: task.id,
     attempt: input.attempt,
-    operation: 'complete',
-    requestSha256: requestSha,
-    outcome: { state: row.state },
+    requestSha,
+    state: row.state,
   });
   return row;
 }
@@ -261,7 +304,10 @@ function checkAgentOutput(
   return { kind: 'ok', vars: out };
 }
 
-/** Stores the variables, completes the task and moves the token (to `next`, or to the route taken). */
+/**
+ * Stores the variables, completes the task and moves the token (to `next`, or to the route taken); the
+ * history rows and task notices are left in `pending` for the completion's last statement.
+ */
 async function finish(
   tx: Tx,
   task: LockedTaskRow,
@@ -269,6 +315,7 @@ async function finish(
   metadata: AttemptMetadata,
   route: Extract<OutputCheck, { kind: 'route' }> | null,
   who: string,
+  pending: PendingWrites,
 ): Promise<ExternalTaskRow> {
   const [row] = await tx
     .update(externalTasks)
@@ -277,7 +324,7 @@ async function finish(
     .returning();
   // The update locks the instance row (after the task row: the engine's lock order).
   const updated = await mergeVariables(tx, task.processInstanceId, vars);
-  await appendHistory(tx, {
+  pending.history.push({
     projectId: task.projectId,
     processInstanceId: task.processInstanceId,
     eventType: 'TASK_COMPLETED',
@@ -293,10 +340,10 @@ async function finish(
       route: route ? { reason: route.reason, to: route.to, message: route.message } : undefined,
     },
   });
-  await notifyTask(tx, task, 'COMPLETED');
+  pending.notices.push(taskNotice(task, 'COMPLETED'));
   const spec = await readDefinitionSpec(tx, updated.definitionId);
   const node = findNode(spec, task.nodeId);
-  await enterNode(tx, updated, spec, route?.to ?? node.next!, 'engine');
+  await enterNode(tx, updated, spec, route?.to ?? node.next!, 'engine', pending);
   return row;
 }
 
