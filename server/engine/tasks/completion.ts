@@ -137,17 +137,22 @@ function assertNoOpenStep({ openStep }: CompletionReads) {
 
 /**
  * The completion's last statement: its history rows (TASK_COMPLETED and what entering the next node
- * wrote, in order; the chain trigger links them), its stored report, and its task notices.
+ * wrote, in order; the chain trigger links them), its stored report, the worker's success (recordOutcome:
+ * its count of consecutive failures back to 0 where it is not, so no row is written or locked
+ * otherwise), and its task notices.
  */
 const TAIL = `WITH h AS (${historyInsert(historyFromJson('$1'))}),
   r AS (INSERT INTO task_reports (task_id, attempt, operation, request_sha256, outcome)
-        VALUES ($2, $3, 'complete', $4, $5))
+        VALUES ($2, $3, 'complete', $4, $5)),
+  w AS (UPDATE workers SET consecutive_failures = 0
+         WHERE principal_id = $7 AND worker_id = $8 AND consecutive_failures <> 0)
   SELECT pg_notify('${EVENTS_CHANNEL}', n) FROM jsonb_array_elements_text($6) n`;
 
 async function writeTail(
   tx: Tx,
   pending: PendingWrites,
-  report: { taskId: string; attempt: number; requestSha: string; state: string },
+  actor: Actor,
+  report: { taskId: string; workerId: string; attempt: number; requestSha: string; state: string },
 ) {
   await pgClientOf(tx).query({
     name: 'abada_completion_tail',
@@ -159,6 +164,8 @@ async function writeTail(
       report.requestSha,
       JSON.stringify({ state: report.state }),
       JSON.stringify(pending.notices.map((n) => JSON.stringify(n))),
+      actor.principalId,
+      report.workerId,
     ],
   });
 }
@@ -172,7 +179,7 @@ export async function completeTask(
     throw new EngineError('FORBIDDEN', 'Only a worker credential can complete tasks.');
   const requestSha = sha256Hex(canonicalJson(input.variables ?? null));
   const body = (tx: Tx) => completeIn(tx, actor, input, requestSha);
-  let result: ExternalTaskRow | undefined;
+  let result: Completed | undefined;
   if (input.steps?.length) {
     const { taskId, workerId, attempt } = input;
     const steps = input.steps.map((st) => ({ ...st, taskId, workerId, attempt }));
@@ -181,8 +188,15 @@ export async function completeTask(
     if (!result) await journalLastSteps(ctx, actor, input, requestSha);
   }
   result ??= await ctx.db.transaction(body);
-  await recordOutcome(ctx, actor.principalId, input.workerId, false);
-  return taskView(result);
+  // a completion answered from its stored report records the worker's success on its own
+  if (!result.tail) await recordOutcome(ctx, actor.principalId, input.workerId, false);
+  return taskView(result.row);
+}
+
+/** A completion's task row, and whether its last statement (writeTail) ran. */
+interface Completed {
+  row: ExternalTaskRow;
+  tail: boolean;
 }
 
 /** The completion itself, in the caller's transaction: idempotent per (task, attempt), then checked. */
@@ -191,10 +205,10 @@ async function completeIn(
   actor: Actor,
   input: CompleteInput,
   requestSha: string,
-): Promise<ExternalTaskRow> {
+): Promise<Completed> {
   const task = await lockForCompletion(tx, actor, input.taskId, input.attempt);
   // A re-sent report (same request) gets the stored outcome; a different one is checked like any other.
-  if (task.storedSha === requestSha) return task;
+  if (task.storedSha === requestSha) return { row: task, tail: false };
   assertLease(task, actor, input.workerId, input.attempt);
   assertNoOpenStep(task);
   const vars = input.variables;
@@ -226,13 +240,14 @@ async function completeIn(
       pending,
     );
   }
-  await writeTail(tx, pending, {
+  await writeTail(tx, pending, actor, {
     taskId: task.id,
+    workerId: input.workerId,
     attempt: input.attempt,
     requestSha,
     state: row.state,
   });
-  return row;
+  return { row, tail: true };
 }
 
 /** The steps that travel with a completion; refused as journalSteps refuses, unless already completed. */
