@@ -1,4 +1,5 @@
 /** 2. Whole 002-shaped tasks: fetch, journal, complete. */
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import {
   type Client,
@@ -92,6 +93,8 @@ async function oneTask(worker: Client, client: number, shape: Shape) {
         workerId: `task-bench-${client}`,
         maxTasks: 1,
         topics: [{ topicName: 'abada:agent', lockDurationMs: 60_000 }],
+        // the Agent Worker names every fetch, so a re-sent one gets its claim back (SPEC §3)
+        ...(shape === 'worker' ? { requestId: randomUUID() } : {}),
       },
     })
   ).fetchAndLock;

@@ -9,6 +9,7 @@ import {
   type EngineEvent,
   type Actor,
   type EngineContext,
+  type Executor,
   type Tx,
   query,
   queryPrepared,
@@ -170,27 +171,29 @@ async function claim(
  * leased by the same worker id and principal, lease live) come back as they were: same lease, no new
  * history, nothing counted.
  */
-/** The live leases a worker took with this request id; empty when the request never claimed anything. */
+/**
+ * The live leases a worker took with this request id; empty when the request never claimed anything.
+ * One prepared read outside any transaction (the worker re-sends a fetch only when it had no answer,
+ * so nothing else touches these leases meanwhile): a fresh request id costs one round trip.
+ */
 async function claimedBefore(
   ctx: EngineContext,
   actor: Actor,
   workerId: string,
   requestId: string,
 ): Promise<LeasedTaskView[]> {
-  return ctx.db.transaction(async (tx) => {
-    // Among LEASED rows (a partial index) of one worker: a handful of rows at most.
-    const rows = await query<ClaimedRow>(
-      tx,
-      sql`SELECT ${TASK_COLUMNS}, false AS was_expired, i.variables AS instance_variables,
-            (SELECT jsonb_agg(to_jsonb(s) ORDER BY s.sequence) FROM steps s
-              WHERE s.task_id = t.id AND s.attempt = t.attempt) AS current_steps
-          FROM external_tasks t JOIN process_instances i ON i.id = t.process_instance_id
-          WHERE t.state = 'LEASED' AND t.lease_request_id = ${requestId} AND t.worker_id = ${workerId}
-            AND t.leased_by = ${actor.principalId} AND t.lease_expires_at > now()
-          ORDER BY t.lease_expires_at`,
-    );
-    return leasedViews(tx, ctx, rows);
-  });
+  // Among LEASED rows (a partial index) of one worker: a handful of rows at most.
+  const rows = await queryPrepared<ClaimedRow>(
+    ctx.db,
+    sql`SELECT ${TASK_COLUMNS}, false AS was_expired, i.variables AS instance_variables,
+          (SELECT jsonb_agg(to_jsonb(s) ORDER BY s.sequence) FROM steps s
+            WHERE s.task_id = t.id AND s.attempt = t.attempt) AS current_steps
+        FROM external_tasks t JOIN process_instances i ON i.id = t.process_instance_id
+        WHERE t.state = 'LEASED' AND t.lease_request_id = ${requestId} AND t.worker_id = ${workerId}
+          AND t.leased_by = ${actor.principalId} AND t.lease_expires_at > now()
+        ORDER BY t.lease_expires_at`,
+  );
+  return rows.length === 0 ? [] : leasedViews(ctx.db, ctx, rows);
 }
 
 /*
@@ -284,7 +287,11 @@ function leasedHistory(maxTasks: number, source: string): string {
 }
 
 /** What the worker gets: each task with its variables, agent work, current steps and earlier writes. */
-async function leasedViews(tx: Tx, ctx: EngineContext, handed: ClaimedRow[]): Promise<LeasedTaskView[]> {
+async function leasedViews(
+  tx: Executor,
+  ctx: EngineContext,
+  handed: ClaimedRow[],
+): Promise<LeasedTaskView[]> {
   // the claim statement read each task's steps; a re-acquired lease may just have changed them
   const reacquired = handed.filter((r) => r.was_expired).map((r) => r.id);
   const steps = await loadSteps(tx, ctx, reacquired, { currentAttemptOnly: true });
