@@ -5,23 +5,16 @@
  * token; the model never advances the process.
  */
 import { Ajv } from 'ajv';
-import { and, eq, sql } from 'drizzle-orm';
-import { historyFromJson, historyInsert, historyRecords } from '../../db/rows.js';
-import { externalTasks, taskReports, type ExternalTaskRow } from '../../db/schema.js';
+import { and, eq } from 'drizzle-orm';
+import { taskReports, type ExternalTaskRow } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
-import { failAttempt, assertLease, type LockedTaskRow, lockTask, lockTaskWith } from '../lease/index.js';
+import { failAttempt, assertLease, type LockedTaskRow, lockTask } from '../lease/index.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
-import {
-  type Actor,
-  EVENTS_CHANNEL,
-  type EngineContext,
-  type Executor,
-  pgClientOf,
-  type Tx,
-} from '../common/index.js';
+import type { Actor, EngineContext, Executor, Tx } from '../common/index.js';
 import { taskNotice } from '../events/index.js';
 import { readDefinitionSpec } from '../definitions/index.js';
-import { enterNode, findNode, mergeVariables, type PendingWrites } from '../instances/index.js';
+import { enterNode, findNode, type PendingWrites } from '../instances/index.js';
+import { assertNoOpenStep, completeRows, lockForCompletion, writeTail } from './completion-sql.js';
 import { recordOutcome } from '../workers/index.js';
 import type { AttemptMetadata } from '../../shared/types.js';
 import { type JournalStepInput, journalSteps, journalThen } from '../journal/index.js';
@@ -100,74 +93,6 @@ async function storedReport(tx: Executor, taskId: string, attempt: number, opera
       ),
     );
   return r;
-}
-
-/** What the completion reads with its lock: the stored report of this (task, attempt), an open step. */
-type CompletionReads = {
-  storedSha: string | null;
-  openStep: { sequence: number; state: string } | null;
-};
-
-/**
- * The task locked, with the completion's two reads in the same prepared statement: the stored report of
- * this (task, attempt), if any, and a step of the task's current attempt still open.
- */
-function lockForCompletion(tx: Tx, actor: Actor, taskId: string, attempt: number) {
-  return lockTaskWith<CompletionReads>(
-    tx,
-    actor,
-    taskId,
-    sql`, (SELECT request_sha256 FROM task_reports
-            WHERE task_id = t.id AND attempt = ${attempt} AND operation = 'complete') AS "storedSha",
-          (SELECT jsonb_build_object('sequence', s.sequence, 'state', s.state) FROM steps s
-            WHERE s.task_id = t.id AND s.attempt = t.attempt AND s.state IN ('PROPOSED', 'APPROVED', 'STARTED')
-            LIMIT 1) AS "openStep"`,
-  );
-}
-
-function assertNoOpenStep({ openStep }: CompletionReads) {
-  if (openStep !== null) {
-    throw new EngineError(
-      'SEQUENCE_OUT_OF_ORDER',
-      `Step ${openStep.sequence} is still ${openStep.state}; journal its outcome before completing the task.`,
-      { expectedSequence: openStep.sequence },
-    );
-  }
-}
-
-/**
- * The completion's last statement: its history rows (TASK_COMPLETED and what entering the next node
- * wrote, in order; the chain trigger links them), its stored report, the worker's success (recordOutcome:
- * its count of consecutive failures back to 0 where it is not, so no row is written or locked
- * otherwise), and its task notices.
- */
-const TAIL = `WITH h AS (${historyInsert(historyFromJson('$1'))}),
-  r AS (INSERT INTO task_reports (task_id, attempt, operation, request_sha256, outcome)
-        VALUES ($2, $3, 'complete', $4, $5)),
-  w AS (UPDATE workers SET consecutive_failures = 0
-         WHERE principal_id = $7 AND worker_id = $8 AND consecutive_failures <> 0)
-  SELECT pg_notify('${EVENTS_CHANNEL}', n) FROM jsonb_array_elements_text($6) n`;
-
-async function writeTail(
-  tx: Tx,
-  pending: PendingWrites,
-  actor: Actor,
-  report: { taskId: string; workerId: string; attempt: number; requestSha: string; state: string },
-) {
-  await pgClientOf(tx).query({
-    name: 'abada_completion_tail',
-    text: TAIL,
-    values: [
-      JSON.stringify(historyRecords(pending.history)),
-      report.taskId,
-      report.attempt,
-      report.requestSha,
-      JSON.stringify({ state: report.state }),
-      JSON.stringify(pending.notices.map((n) => JSON.stringify(n))),
-      actor.principalId,
-      report.workerId,
-    ],
-  });
 }
 
 export async function completeTask(
@@ -332,13 +257,7 @@ async function finish(
   who: string,
   pending: PendingWrites,
 ): Promise<ExternalTaskRow> {
-  const [row] = await tx
-    .update(externalTasks)
-    .set({ state: 'COMPLETED', metadata, leaseExpiresAt: null, updatedAt: sql`now()`, endedAt: sql`now()` })
-    .where(eq(externalTasks.id, task.id))
-    .returning();
-  // The update locks the instance row (after the task row: the engine's lock order).
-  const updated = await mergeVariables(tx, task.processInstanceId, vars);
+  const { row, instance: updated } = await completeRows(tx, task, vars, metadata);
   pending.history.push({
     projectId: task.projectId,
     processInstanceId: task.processInstanceId,
