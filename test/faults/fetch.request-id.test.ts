@@ -4,6 +4,7 @@
  * same claim back — same tasks, same leases, no second TASK_LEASED, nothing counted as an expiry —
  * instead of new tasks while the first ones' leases lapse unworked.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf, startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { CRM_SERVER, Q } from '../helpers/fixtures.js';
@@ -68,6 +69,30 @@ describe('fetchAndLock with a requestId', () => {
     expect((await fetchWith(token, 'w-1', 'req-2')).data.fetchAndLock).toEqual([]);
     // the first request id still answers its claim while the leases live
     expect((await fetchWith(token, 'w-1', 'req-1')).data.fetchAndLock).toHaveLength(2);
+  });
+
+  it('finds a re-sent claim through its own index, not by reading every live lease', async () => {
+    // many live leases of other workers, then one claim with a request id
+    for (let i = 0; i < 30; i++) await startTriage(engine, 'C-42', 'rid');
+    await fetchWith(token, 'w-many', null, 30);
+    await startTriage(engine, 'C-42', 'rid');
+    await fetchWith(token, 'w-3', 'req-3', 1);
+    const db = new pg.Client({ connectionString: engine.databaseUrl });
+    await db.connect();
+    try {
+      await db.query('ANALYZE external_tasks');
+      const plan = await db.query(
+        `EXPLAIN (FORMAT JSON) SELECT t.id FROM external_tasks t
+          WHERE t.state = 'LEASED' AND t.lease_request_id = $1 AND t.worker_id = $2 AND t.lease_expires_at > now()`,
+        ['req-3', 'w-3'],
+      );
+      const text = JSON.stringify(plan.rows[0]['QUERY PLAN']);
+      expect(text).toContain('external_tasks_lease_request_idx');
+      expect(text).not.toContain('external_tasks_leased_idx');
+    } finally {
+      await db.end();
+    }
+    expect((await fetchWith(token, 'w-3', 'req-3', 1)).data.fetchAndLock).toHaveLength(1);
   });
 
   it('refuses a request id that is empty or too long', async () => {

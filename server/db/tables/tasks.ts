@@ -53,6 +53,10 @@ export const externalTasks = pgTable(
       .on(t.topicName, t.priority.desc(), t.availableAt)
       .where(sql`state = 'OPEN'`),
     index('external_tasks_leased_idx').on(t.leaseExpiresAt).where(sql`state = 'LEASED'`),
+    // a re-sent fetch finds its claim by request id (claimedBefore) without reading every live lease
+    index('external_tasks_lease_request_idx')
+      .on(t.leaseRequestId)
+      .where(sql`state = 'LEASED' AND lease_request_id IS NOT NULL`),
     index('external_tasks_instance_idx').on(t.processInstanceId),
   ],
 );

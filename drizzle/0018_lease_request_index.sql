@@ -1,0 +1,1 @@
+CREATE INDEX "external_tasks_lease_request_idx" ON "external_tasks" USING btree ("lease_request_id") WHERE state = 'LEASED' AND lease_request_id IS NOT NULL;
