@@ -192,6 +192,20 @@ export interface PendingWrites {
   notices: Exclude<EngineEvent, StreamPayload>[];
 }
 
+/** enterNode's history rows and notices: written at once, or left in `pending` when there is one. */
+function writerFor(tx: Tx, pending: PendingWrites | undefined) {
+  return {
+    record: async (e: HistoryEntry) => {
+      if (pending) pending.history.push(e);
+      else await appendHistory(tx, e);
+    },
+    announce: async (e: Exclude<EngineEvent, StreamPayload>) => {
+      if (pending) pending.notices.push(e);
+      else await notify(tx, e);
+    },
+  };
+}
+
 /**
  * Moves the token onto `nodeId` and creates the work it needs; `end` completes the instance. With
  * `pending`, its history rows and task notices are left there for the caller's last statement.
@@ -206,14 +220,7 @@ export async function enterNode(
 ): Promise<ProcessInstanceRow> {
   const node = findNode(spec, nodeId);
   const base = { projectId: inst.projectId, processInstanceId: inst.id, actor };
-  const record = async (e: HistoryEntry) => {
-    if (pending) pending.history.push(e);
-    else await appendHistory(tx, e);
-  };
-  const announce = async (e: Exclude<EngineEvent, StreamPayload>) => {
-    if (pending) pending.notices.push(e);
-    else await notify(tx, e);
-  };
+  const { record, announce } = writerFor(tx, pending);
   if (node.type === 'end') {
     const [done] = await tx
       .update(processInstances)
