@@ -115,13 +115,14 @@ async function fetchLoop(l: Loop) {
   // One id per fetch, kept until an answer comes: a fetch re-sent after no answer (the engine's
   // database restarted, the connection dropped) gets the claim it may already have made.
   let request: { id: string; sentAt: number; maxTasks: number } | null = null;
+  // one listener for the loop's life: a full worker waits here once per task that ends
+  const stopped = new Promise<void>((r) =>
+    stopping.signal.addEventListener('abort', () => r(), { once: true }),
+  );
   while (!stopping.signal.aborted) {
     const free = config.concurrency - running.size;
     if (free <= 0) {
-      await Promise.race([
-        ...running,
-        new Promise((r) => stopping.signal.addEventListener('abort', r, { once: true })),
-      ]);
+      await Promise.race([...running, stopped]);
       continue;
     }
     let tasks: LockedTask[];
