@@ -92,16 +92,24 @@ export interface TriageOpts {
   threshold?: number;
 }
 
-/** A one-step service process on its own topic (fetch-and-lock tests). */
-export const serviceProcess = (key: string, topic: string) => `
+/** A process of `steps` service nodes in a row on its own topic (fetch-and-lock tests: one step). */
+export const serviceProcess = (key: string, topic: string, steps = 1) => {
+  const id = (i: number) => (i === 0 ? 'work' : `work${i + 1}`);
+  const nodes = Array.from(
+    { length: steps },
+    (_, i) =>
+      `  - { id: ${id(i)}, type: service, topic: ${topic}, next: ${i + 1 < steps ? id(i + 1) : 'done'} }`,
+  );
+  return `
 kind: Process
 key: ${key}
 variables: { n: { type: integer } }
 start: work
 nodes:
-  - { id: work, type: service, topic: ${topic}, next: done }
+${nodes.join('\n')}
   - { id: done, type: end }
 `;
+};
 
 /** A support-triage variant on its own topic (so tests of one file never take each other's tasks). */
 export function triageProcess(o: TriageOpts): string {
@@ -140,18 +148,7 @@ export const GOOD = { triage: { ticketId: 'T-981', priority: 'high', _confidence
  */
 export async function twoServiceSteps(key: string, topic: string, workerId: string) {
   const engine = await startTestEngine();
-  await engine.ok(engine.adminToken, Q.deploy, {
-    s: `
-kind: Process
-key: ${key}
-variables: { n: { type: integer } }
-start: a
-nodes:
-  - { id: a, type: service, topic: ${topic}, next: b }
-  - { id: b, type: service, topic: ${topic}, next: done }
-  - { id: done, type: end }
-`,
-  });
+  await engine.ok(engine.adminToken, Q.deploy, { s: serviceProcess(key, topic, 2) });
   const w = new WorkerSim(engine, await engine.principal('WORKER', 'w', { topics: [topic] }), workerId);
   const db = new pg.Client({ connectionString: engine.databaseUrl });
   await db.connect();
