@@ -3,7 +3,7 @@
  * printed as figures and ratios (and written to bench/results/<time>.json). Loopback only, bounded in
  * time. `--smoke` runs every section tiny (used by `npm test`, which asserts only that it works).
  */
-import { chmodSync, mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -51,6 +51,10 @@ nodes:
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'abada-bench-'));
   chmodSync(dir, 0o755);
+  // The run's database is 0.7–6 GB; left behind by every run it filled the disk (and then failed CI).
+  // Removed on every exit, a signal or a failure included (BENCH_KEEP_DATA=1 keeps it to look into).
+  if (process.env.BENCH_KEEP_DATA !== '1')
+    process.on('exit', () => rmSync(dir, { recursive: true, force: true, maxRetries: 3 }));
   // BENCH_PG_STATS=1: PostgreSQL's own view of where its time went (pg_stat_statements), printed at the end.
   const pgStats = process.env.BENCH_PG_STATS === '1';
   // BENCH_EXPLAIN=<ms>: PostgreSQL logs the plan of every statement slower than that (auto_explain).

@@ -3,7 +3,7 @@
  * Migrations run once into a template database; each test file clones it (`CREATE DATABASE … TEMPLATE`),
  * so files run in parallel on isolated databases in milliseconds.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -18,6 +18,25 @@ declare module 'vitest' {
   }
 }
 
+const PG_LOG = path.resolve('test-results/postgres.log');
+
+/** Prints the lines of the shared server's log that say a backend died or the server reset. */
+function reportCrashes() {
+  let log = '';
+  try {
+    log = readFileSync(PG_LOG, 'utf8');
+  } catch {
+    return;
+  }
+  const lines = log.split('\n');
+  const at = lines.findIndex((l) =>
+    /terminated by signal|PANIC:|was terminated|all server processes terminated/.test(l),
+  );
+  if (at < 0) return;
+  console.error(`[global-setup] the shared PostgreSQL crashed during the run (${PG_LOG}):`);
+  console.error(lines.slice(Math.max(0, at - 30), at + 10).join('\n'));
+}
+
 export default async function setup(project: TestProject) {
   let serverUrl = process.env.DATABASE_URL;
   let stop: (() => Promise<void>) | null = null;
@@ -25,7 +44,13 @@ export default async function setup(project: TestProject) {
   if (!serverUrl) {
     dir = mkdtempSync(path.join(os.tmpdir(), 'abada-test-pg-'));
     chmodSync(dir, 0o755); // the embedded server runs as its own OS user when we are root
-    const embedded = await startEmbeddedPostgres(path.join(dir, 'data'));
+    // The server's own log, kept whole: if it crashes mid-run (a backend killed or faulting, "the database
+    // system is in recovery mode" in every test after), teardown prints why.
+    mkdirSync(path.dirname(PG_LOG), { recursive: true });
+    rmSync(PG_LOG, { force: true });
+    const embedded = await startEmbeddedPostgres(path.join(dir, 'data'), {
+      log: (line) => appendFileSync(PG_LOG, line.endsWith('\n') ? line : `${line}\n`),
+    });
     serverUrl = embedded.url;
     stop = embedded.stop;
   }
@@ -42,6 +67,7 @@ export default async function setup(project: TestProject) {
   project.provide('templateDb', templateDb);
   return async () => {
     if (stop) await stop();
+    if (dir) reportCrashes();
     if (dir) rmSync(dir, { recursive: true, force: true });
   };
 }
