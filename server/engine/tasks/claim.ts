@@ -136,8 +136,16 @@ async function claim(
   input: FetchInput,
   projectId: string | null,
 ): Promise<LeasedTaskView[]> {
+  // Ready work and no expired lease on the topics (nearly every fetch): one statement, its own transaction.
+  const fast = await queryPrepared<ClaimedRow & { any_expired: boolean }>(
+    ctx.db,
+    claimStatement(actor, input, projectId, 'ready-only'),
+  );
+  const leased = fast.filter((r) => r.id !== null);
+  if (leased.length > 0) return leasedViews(ctx.db, ctx, leased);
+  if (!fast.some((r) => r.any_expired)) return [];
   return ctx.db.transaction(async (tx) => {
-    const rows = await queryPrepared<ClaimedRow>(tx, claimStatement(actor, input, projectId));
+    const rows = await queryPrepared<ClaimedRow>(tx, claimStatement(actor, input, projectId, 'all'));
     const handed: ClaimedRow[] = [];
     for (const r of rows) {
       if (r.was_expired && (await reacquireIsBlocked(tx, ctx, r))) continue;
@@ -211,8 +219,19 @@ async function claimedBefore(
  * instant of its transaction; those it does not pick are skipped by concurrent fetchers only until it
  * commits. Finished rows are in neither index, so
  * a large history never slows a fetch.
+ *
+ * Mode 'ready-only' is the statement a fetch tries first, in its own implicit transaction (BEGIN and
+ * COMMIT cost two round trips of the fetch's four): it leases ready work only when no lease on the
+ * topics has expired (a one-time probe of the expired-lease index), and answers one row, nothing leased,
+ * when one has. Re-acquiring an expired lease needs checks in the same transaction (reacquireIsBlocked),
+ * so then the fetch runs mode 'all' in a transaction, as every fetch did before.
  */
-function claimStatement(actor: Actor, input: FetchInput, projectId: string | null) {
+function claimStatement(
+  actor: Actor,
+  input: FetchInput,
+  projectId: string | null,
+  mode: 'ready-only' | 'all',
+) {
   const topics = input.topics.map((t) => t.topicName);
   const durations = input.topics.map((t) => t.lockDurationMs);
   const projectFilter = projectId === null ? sql`TRUE` : sql`project_id = ${projectId}`;
@@ -220,26 +239,31 @@ function claimStatement(actor: Actor, input: FetchInput, projectId: string | nul
   // per value keeps a plan whose LIMIT is known (a generic plan with LIMIT $n may prefer a sort)
   const limitValue = Math.min(100, Math.max(1, Math.trunc(input.maxTasks)));
   const limit = sql.raw(String(limitValue));
-  return sql`WITH expired AS (
-        SELECT id FROM external_tasks
-        WHERE state = 'LEASED' AND lease_expires_at <= now() AND topic_name = ANY(${sql.param(topics)}::text[]) AND ${projectFilter}
+  const expiredWhere = sql`state = 'LEASED' AND lease_expires_at <= now() AND topic_name = ANY(${sql.param(topics)}::text[]) AND ${projectFilter}`;
+  const readyOnly = mode === 'ready-only';
+  return sql`WITH ${
+    readyOnly
+      ? sql`probe AS (SELECT EXISTS (SELECT 1 FROM external_tasks WHERE ${expiredWhere}) AS any_expired)`
+      : sql`expired AS (
+        SELECT id FROM external_tasks WHERE ${expiredWhere}
         ORDER BY lease_expires_at
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED
-      ), ready AS (
+      )`
+  }, ready AS (
         SELECT c.id, c.priority, c.available_at
         FROM unnest(${sql.param(topics)}::text[]) AS tp(name)
         CROSS JOIN LATERAL (
           SELECT id, priority, available_at FROM external_tasks
           WHERE state = 'OPEN' AND topic_name = tp.name AND available_at <= now() AND ${projectFilter}
+            ${readyOnly ? sql`AND NOT (SELECT any_expired FROM probe)` : sql``}
           ORDER BY priority DESC NULLS LAST, available_at
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED
         ) c
       ), picked AS (
-        SELECT id, true AS was_expired FROM expired
-        UNION ALL
-        SELECT id, false FROM (SELECT id FROM ready ORDER BY priority DESC NULLS LAST, available_at LIMIT ${limit}) r
+        ${readyOnly ? sql`` : sql`SELECT id, true AS was_expired FROM expired UNION ALL`}
+        SELECT id, false AS was_expired FROM (SELECT id FROM ready ORDER BY priority DESC NULLS LAST, available_at LIMIT ${limit}) r
         LIMIT ${limit}
       ), leased AS (
         UPDATE external_tasks t
@@ -269,7 +293,12 @@ function claimStatement(actor: Actor, input: FetchInput, projectId: string | nul
              FROM leased l WHERE NOT l.was_expired`,
         ),
       )}
-      SELECT * FROM leased`;
+      ${
+        // one row even when nothing was leased: whether an expired lease made the statement stand back
+        readyOnly
+          ? sql`SELECT l.*, p.any_expired FROM probe p LEFT JOIN leased l ON true`
+          : sql`SELECT * FROM leased`
+      }`;
 }
 
 /**
