@@ -5,6 +5,7 @@
  * period, then abandons the rest: their leases lapse and the journal lets another worker resume them.
  */
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import pino, { type Logger } from 'pino';
 import { traceLogFields } from '../telemetry/index.js';
 import type { WorkerConfig } from './config.js';
@@ -192,6 +193,9 @@ export async function startWorker(config: WorkerConfig, opts: StartOptions = {})
     hardStop: new AbortController(),
     running: new Set(),
   };
+  // Each running task's lease listens to the two stop signals until it ends: up to `concurrency` at
+  // once, removed as each ends. Node warns past 10 (MaxListenersExceededWarning) as if it were a leak.
+  setMaxListeners(config.concurrency + 10, l.stopping.signal, l.hardStop.signal);
   let fatal: Error | null = null;
   const done = (async () => {
     await register(l);

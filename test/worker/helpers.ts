@@ -25,12 +25,19 @@ export interface Harness {
 }
 
 export async function startHarness(
-  opts: { script?: Script; extraSource?: string; databaseUrl?: string; env?: Record<string, string> } = {},
+  opts: {
+    script?: Script;
+    extraSource?: string;
+    databaseUrl?: string;
+    env?: Record<string, string>;
+    /** how long the scripted model holds each answer (default 0) */
+    modelLatencyMs?: number;
+  } = {},
 ): Promise<Harness> {
   const [engine, crm, model] = await Promise.all([
     startTestEngine({ databaseUrl: opts.databaseUrl, env: opts.env }),
     startCrmServer({ token: CRM_SECRET }),
-    startModelServer({ script: opts.script }),
+    startModelServer({ script: opts.script, latencyMs: opts.modelLatencyMs }),
   ]);
   await engine.ok(engine.adminToken, Q.deploy, {
     s: `${CRM_SERVER(crm.url)}---${SUPPORT_TRIAGE}---${REFUND}${opts.extraSource ?? ''}`,
