@@ -2,13 +2,14 @@
 import type pg from 'pg';
 import { summarize } from '../lib.js';
 import { seedOpenTasks } from '../seed.js';
+import { rawClaimRate } from './raw.js';
 import { BACKLOG_BIG, type Client, FETCH, MS, measuredRate, results, row, rows, SMOKE } from './context.js';
 
 /** 3. fetchAndLock with maxTasks 1 and 50 (4 clients) against the raw claim statement. */
 export async function claimThroughput(pool: pg.Pool, worker: Client) {
   await seedOpenTasks(pool, 'claim', SMOKE ? 5_000 : 200_000);
-  const raw = results.rawClaimPerSec as number;
   for (const max of [1, 50]) {
+    const raw = await rawClaimRate(pool); // the baseline right before its figure (raw.ts)
     let claimed = 0;
     const t0 = performance.now();
     await measuredRate(4, MS, async (client) => {
@@ -29,10 +30,9 @@ export async function claimThroughput(pool: pg.Pool, worker: Client) {
       perSec,
       raw,
       'tasks/s',
-      'raw: one claim statement, 4 clients',
+      'raw: one claim statement, 4 clients, measured just before',
     );
   }
-  void pool;
 }
 
 /** 4. Fetch latency with a steady small vs huge backlog, completing what is fetched (dead tuples pile up). */

@@ -12,6 +12,7 @@ import {
   startMany,
   want,
 } from './context.js';
+import { rawUpdateRate } from './raw.js';
 
 /** Leased tasks for the clients, and the sequence each is at. */
 type Fresh = () => Promise<{ tasks: { id: string; attempt: number }[]; seq: number[] }>;
@@ -24,9 +25,10 @@ export async function journalThroughput(pool: pg.Pool, admin: Client, worker: Cl
     const tasks = await fetchTasks(worker, 'journal-bench', 16);
     return { tasks, seq: tasks.map(() => 0) };
   };
-  const raw = results.rawUpdateTps as Record<number, number>;
+  const raw = { ...(results.rawUpdateTps as Record<number, number>) };
   for (const c of want('journal') ? [1, 4, 16] : []) {
     const { tasks, seq } = await fresh();
+    raw[c] = await rawUpdateRate(pool, c); // the baseline right before its figure (raw.ts)
     // Each operation is one model call journaled STARTED then COMPLETED: two journalStep commits.
     const ops = await measuredRate(c, MS, async (client) => {
       const t = tasks[client];
@@ -55,14 +57,14 @@ export async function journalThroughput(pool: pg.Pool, admin: Client, worker: Cl
       ops * 2,
       raw[c],
       'commits/s',
-      'raw: single-row UPDATE … RETURNING',
+      'raw: single-row UPDATE … RETURNING, measured just before',
     );
   }
+  raw[16] = await rawUpdateRate(pool, 16);
   await journalBatches(fresh, worker, raw);
   // The floor of one GraphQL request on this engine: no database work at all.
   const floor = await measuredRate(16, MS, () => worker(`{ __typename }`));
   row('GraphQL `{ __typename }` requests/s, 16 clients', floor, raw[16], 'requests/s', 'no database work');
-  void pool;
 }
 
 /** journalSteps: a worker sends n steps (model calls, STARTED + COMPLETED) per request and commit. */
