@@ -6,7 +6,7 @@
  * about nine such requests per 002-shaped task (three model answers, the MCP session and its calls).
  *
  * The answer's body is a web stream over the socket, so streamed answers (SSE from an MCP server, a
- * streamed chat completion) read as they arrive. What it does not do itself is handed to `fetch()`:
+ * streamed chat completion) read as they arrive; any other answer is read whole first (readAtOnce). What it does not do itself is handed to `fetch()`:
  * a body that is not a string or bytes, a `Request` as input, any URL that is not http(s); a redirect is
  * followed by `fetch()` too (the answer is drained and the request sent again there).
  *
@@ -115,16 +115,46 @@ function once(url: URL, init: RequestInit | undefined): Promise<Response> {
         resolve(new Response(null, { status, statusText: res.statusMessage, headers: responseHeaders }));
         return;
       }
+      const init2 = { status, statusText: res.statusMessage, headers: responseHeaders };
       const stream = decoded(res);
-      resolve(
-        new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, {
-          status,
-          statusText: res.statusMessage,
-          headers: responseHeaders,
-        }),
-      );
+      if (readAtOnce(res)) readWhole(stream, signal, init2).then(resolve, reject);
+      else resolve(new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, init2));
     });
     req.end(init?.body as string | Uint8Array | undefined);
+  });
+}
+
+/*
+ * An answer that is not an event stream, and not announced larger than 1 MiB, is read whole before fetch
+ * resolves. Its socket goes back to the pool at once, whether or not the caller reads the body: the MCP
+ * SDK never reads the (chunked, empty) body of a notification's 202 nor that of the 405 refusing its GET
+ * stream, and each such answer held its kept-alive socket until the session closed and destroyed it —
+ * two new connections per MCP session, per task. The clients read such bodies whole anyway (`.json()`);
+ * event streams (SSE from an MCP server, a streamed chat completion) stay streamed as they arrive.
+ */
+const READ_AT_ONCE_BYTES = 1 << 20;
+
+function readAtOnce(res: http.IncomingMessage): boolean {
+  const type = String(res.headers['content-type'] ?? '').toLowerCase();
+  const length = Number(res.headers['content-length'] ?? 0);
+  return !type.startsWith('text/event-stream') && length <= READ_AT_ONCE_BYTES;
+}
+
+function readWhole(stream: Readable, signal: AbortSignal | undefined, init: ResponseInit): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let ended = false;
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.once('end', () => {
+      ended = true;
+      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      resolve(new Response(body as Uint8Array<ArrayBuffer>, init));
+    });
+    const fail = (e?: Error) => {
+      if (!ended) reject(signal?.aborted ? signal.reason : (e ?? new Error('the answer ended early')));
+    };
+    stream.once('error', fail);
+    stream.once('close', () => fail());
   });
 }
 

@@ -14,6 +14,7 @@ let base: string;
 const seen: { method: string; url: string; headers: http.IncomingHttpHeaders; body: string }[] = [];
 /** /stale answers the first request on a socket and drops the socket on any later one, unanswered. */
 const answeredOn = new WeakSet<object>();
+let connections = 0;
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
@@ -37,6 +38,11 @@ beforeAll(async () => {
         setTimeout(() => res.end('data: two\n\n'), 150);
       } else if (path === '/slow') {
         setTimeout(() => res.end('late'), 2_000);
+      } else if (path === '/refused') {
+        // chunked, as the MCP SDK's server answers a notification (202) or its GET stream (405)
+        res.writeHead(405, { 'content-type': 'application/json' });
+        res.write('{"error":"Method not allowed."}');
+        res.end();
       } else if (path === '/moved') {
         res.writeHead(307, { location: '/json' }).end();
       } else if (path === '/stale') {
@@ -50,6 +56,7 @@ beforeAll(async () => {
       }
     });
   });
+  server.on('connection', () => connections++);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -128,5 +135,24 @@ describe('the worker fetch over node:http', () => {
       cause: { code: 'ECONNRESET' },
     });
     expect(seen.length - before).toBe(1); // sent once, never again
+  });
+
+  it('an answer nobody reads gives its socket back: one connection for a whole exchange', async () => {
+    const f = createHttpFetch();
+    await (await f(`${base}/json`, { method: 'POST', body: 'warm' })).json();
+    const before = connections;
+    for (let i = 0; i < 5; i++) {
+      const refused = await f(`${base}/refused`); // the body is never read, as the MCP SDK does
+      expect(refused.status).toBe(405);
+    }
+    expect(await (await f(`${base}/json`, { method: 'POST', body: 'after' })).json()).toMatchObject({
+      echo: 'after',
+    });
+    expect(connections - before).toBe(0);
+    // an event stream still arrives as it is sent (the first event before the second is written)
+    const sse = await f(`${base}/sse`);
+    const reader = sse.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: one\n\n');
+    await reader.cancel();
   });
 });
