@@ -38,11 +38,25 @@ export interface AuditVerification {
 
 /** Recomputes the chain of one instance; the first row whose link or hash does not match is reported. */
 export async function verifyChain(ex: Executor, processInstanceId: string): Promise<AuditVerification> {
-  const rows = await query<{ seq: number; prev_hash: string; hash: string; canonical: string }>(
+  // The rows and the chain head in one statement, so one snapshot: read in two, an append committed
+  // between them (a running instance) looked like rows removed after the last one — a false alarm.
+  const all = await query<{
+    seq: number;
+    prev_hash: string;
+    hash: string;
+    canonical: string;
+    is_head: boolean;
+  }>(
     ex,
-    sql`SELECT h.seq, h.prev_hash, h.hash, abada_history_canonical(h) AS canonical
-        FROM history h WHERE h.process_instance_id = ${processInstanceId} ORDER BY h.seq`,
+    sql`SELECT h.seq, h.prev_hash, h.hash, abada_history_canonical(h) AS canonical, false AS is_head
+          FROM history h WHERE h.process_instance_id = ${processInstanceId}
+        UNION ALL
+        SELECT hh.seq, NULL, hh.hash, NULL, true
+          FROM history_heads hh WHERE hh.process_instance_id = ${processInstanceId}
+        ORDER BY is_head, seq`,
   );
+  const rows = all.filter((r) => !r.is_head);
+  const head = all.filter((r) => r.is_head);
   let prev = '';
   let expectedSeq = 1;
   for (const r of rows) {
@@ -63,10 +77,6 @@ export async function verifyChain(ex: Executor, processInstanceId: string): Prom
     prev = r.hash;
     expectedSeq++;
   }
-  const head = await query<{ seq: number; hash: string }>(
-    ex,
-    sql`SELECT seq, hash FROM history_heads WHERE process_instance_id = ${processInstanceId}`,
-  );
   if (head[0] && (head[0].seq !== rows.length || head[0].hash !== prev)) {
     // Same length but another hash: the last row was rewritten (and re-hashed), nothing was removed.
     const rewritten = head[0].seq === rows.length;

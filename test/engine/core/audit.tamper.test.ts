@@ -115,4 +115,32 @@ describe('verifyAudit', () => {
     expect(v).toMatchObject({ valid: false, rows: 8, firstBrokenSeq: 8 });
     expect(v.reason).toMatch(/rewritten/);
   });
+
+  it('a running instance verifies while rows are appended: never a false alarm', async () => {
+    const id = await finished(9);
+    const [{ project_id: projectId }] = (
+      await db.query('SELECT project_id FROM process_instances WHERE id = $1', [id])
+    ).rows as { project_id: string }[];
+    // rows appended as the engine appends them (the chain trigger), one commit each, while verifying
+    let appending = true;
+    let appended = 0;
+    const appender = (async () => {
+      while (appending) {
+        await db.query(
+          `INSERT INTO history (project_id, process_instance_id, event_type, actor, data, seq, prev_hash, hash)
+           VALUES ($1, $2, 'TEST_APPENDED', 'test', '{}'::jsonb, 0, '', '')`,
+          [projectId, id],
+        );
+        appended++;
+      }
+    })();
+    const results = [];
+    for (let i = 0; i < 60; i++) results.push(await verify(id));
+    appending = false;
+    await appender;
+    expect(appended).toBeGreaterThan(20);
+    expect(results.filter((v) => !v.valid)).toEqual([]);
+    const last = await verify(id);
+    expect(last).toMatchObject({ valid: true, rows: 8 + appended });
+  });
 });
