@@ -6,7 +6,14 @@ import { sql } from 'drizzle-orm';
 import { historyChainedCtes, historyInsert } from '../../db/rows.js';
 import type { Actor } from '../common/index.js';
 import { TASK_COLUMNS } from '../lease/index.js';
-import type { FetchInput } from './claim.js';
+
+/** What the claim statement reads of a fetch (claim.ts's FetchInput, validated there). */
+export interface ClaimInput {
+  workerId: string;
+  maxTasks: number;
+  topics: { topicName: string; lockDurationMs: number }[];
+  requestId?: string | null;
+}
 
 /*
  * The claim statement. Two candidate sets, each read through its own partial index and locked with
@@ -32,7 +39,7 @@ import type { FetchInput } from './claim.js';
  */
 export function claimStatement(
   actor: Actor,
-  input: FetchInput,
+  input: ClaimInput,
   projectId: string | null,
   mode: 'ready-only' | 'all',
 ) {
