@@ -3,7 +3,7 @@
  * GraphQL with ABADA_URL / ABADA_TOKEN. Deploy errors point at file:line, a refund proposed by a worker
  * is approved from the command line, --json output parses, exit codes say what happened.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,7 +22,10 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'abada-cli-'));
   admin = { ABADA_URL: engine.url, ABADA_TOKEN: engine.adminToken };
 });
-afterAll(() => engine?.close());
+afterAll(async () => {
+  await engine?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 const file = (name: string, text: string) => {
   const p = path.join(dir, name);

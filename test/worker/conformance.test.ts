@@ -7,10 +7,10 @@
  * ones, expected to fail at their 401, run by suite.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -23,6 +23,7 @@ const CLI = [
 ];
 const CLIENT = `node --import tsx ${path.join(DIR, 'client.ts')}`;
 const OUT = mkdtempSync(path.join(tmpdir(), 'abada-conformance-'));
+afterAll(() => rmSync(OUT, { recursive: true, force: true }));
 
 function conformance(
   args: string[],
