@@ -6,9 +6,10 @@
  * about nine such requests per 002-shaped task (three model answers, the MCP session and its calls).
  *
  * The answer's body is a web stream over the socket, so streamed answers (SSE from an MCP server, a
- * streamed chat completion) read as they arrive; any other answer is read whole first (readAtOnce). What it does not do itself is handed to `fetch()`:
- * a body that is not a string or bytes, a `Request` as input, any URL that is not http(s); a redirect is
- * followed by `fetch()` too (the answer is drained and the request sent again there).
+ * streamed chat completion) read as they arrive; any other answer is read whole first (readAtOnce).
+ * What it does not do itself is handed to `fetch()`: a body that is not a string or bytes, a `Request`
+ * as input, any URL that is not http(s); a redirect is followed by `fetch()` too (the answer is drained
+ * and the request sent again there).
  *
  * A request that meets a kept-alive socket the server closed (ECONNRESET / EPIPE before any answer) is
  * sent once more on a fresh socket when `resendOnStale(init)` allows it, as the Node.js documentation
