@@ -116,10 +116,10 @@ function once(url: URL, init: RequestInit | undefined): Promise<Response> {
         resolve(new Response(null, { status, statusText: res.statusMessage, headers: responseHeaders }));
         return;
       }
-      const init2 = { status, statusText: res.statusMessage, headers: responseHeaders };
+      const answerInit = { status, statusText: res.statusMessage, headers: responseHeaders };
       const stream = decoded(res);
-      if (readAtOnce(res)) readWhole(stream, signal, init2).then(resolve, reject);
-      else resolve(new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, init2));
+      if (readAtOnce(res)) readWhole(stream, signal, answerInit).then(resolve, reject);
+      else resolve(new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, answerInit));
     });
     req.end(init?.body as string | Uint8Array | undefined);
   });

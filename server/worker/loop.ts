@@ -193,9 +193,10 @@ export async function startWorker(config: WorkerConfig, opts: StartOptions = {})
     hardStop: new AbortController(),
     running: new Set(),
   };
-  // Each running task's lease listens to the two stop signals until it ends: up to `concurrency` at
+  // Each running task's lease listens to the hard-stop signal until it ends: up to `concurrency` at
   // once, removed as each ends. Node warns past 10 (MaxListenersExceededWarning) as if it were a leak.
-  setMaxListeners(config.concurrency + 10, l.stopping.signal, l.hardStop.signal);
+  // The stopping signal keeps Node's default, so a listener leak there still shows.
+  setMaxListeners(config.concurrency + 10, l.hardStop.signal);
   let fatal: Error | null = null;
   const done = (async () => {
     await register(l);

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { supportTriageScript } from '../../server/demo/scripts.js';
 import { type OwnPostgres, startOwnPostgres } from '../helpers/pg-server.js';
 import {
+  allAtNode,
   type Harness,
-  instance,
   spawnWorker,
   startHarness,
   startProcess,
@@ -60,16 +60,7 @@ async function outage(kind: 'stop' | 'kill9') {
   await pgs.start();
 }
 
-async function allTriaged(ids: string[]) {
-  return waitFor(
-    'every instance past triage',
-    async () => {
-      const all = await Promise.all(ids.map((id) => instance(h, id)));
-      return all.every((i) => i.currentNodeId === 'notify_customer') ? all : null;
-    },
-    90_000,
-  );
-}
+const allTriaged = (ids: string[]) => allAtNode(h, ids, 'notify_customer', 90_000);
 
 describe('PostgreSQL restarts while engine and worker run', () => {
   it('a clean stop and a kill -9 of the postmaster: nothing lost, nothing duplicated, no person needed', async () => {

@@ -29,9 +29,7 @@ function reportCrashes() {
     return;
   }
   const lines = log.split('\n');
-  const at = lines.findIndex((l) =>
-    /terminated by signal|PANIC:|was terminated|all server processes terminated/.test(l),
-  );
+  const at = lines.findIndex((l) => /terminated by signal|PANIC:|all server processes terminated/.test(l));
   if (at < 0) return;
   console.error(`[global-setup] the shared PostgreSQL crashed during the run (${PG_LOG}):`);
   console.error(lines.slice(Math.max(0, at - 30), at + 10).join('\n'));

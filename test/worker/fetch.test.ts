@@ -149,10 +149,6 @@ describe('the worker fetch over node:http', () => {
       echo: 'after',
     });
     expect(connections - before).toBe(0);
-    // an event stream still arrives as it is sent (the first event before the second is written)
-    const sse = await f(`${base}/sse`);
-    const reader = sse.body!.getReader();
-    expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: one\n\n');
-    await reader.cancel();
+    // event streams stay streamed: 'streams an answer as it arrives' above
   });
 });

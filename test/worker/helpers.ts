@@ -11,7 +11,9 @@ import { type ModelServer, type Script, startModelServer } from '../../server/de
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { CRM_SERVER, Q, REFUND, SUPPORT_TRIAGE } from '../helpers/fixtures.js';
 
-export { waitFor } from '../helpers/wait.js';
+import { waitFor } from '../helpers/wait.js';
+
+export { waitFor };
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const CRM_SECRET = 'crm-secret-9f3a1c';
@@ -177,6 +179,18 @@ export async function instance(h: Harness, id: string) {
 export async function startProcess(h: Harness, key: string, variables: Record<string, unknown>) {
   const r = await h.engine.ok(h.engine.adminToken, Q.start, { key, v: variables });
   return r.startProcess.id as string;
+}
+
+/** Waits until every instance of `ids` stands at `nodeId`; their views then. */
+export async function allAtNode(h: Harness, ids: string[], nodeId: string, timeoutMs = 60_000) {
+  return waitFor(
+    `${ids.length} instances at ${nodeId}`,
+    async () => {
+      const all = await Promise.all(ids.map((id) => instance(h, id)));
+      return all.every((i) => i.currentNodeId === nodeId) ? all : null;
+    },
+    timeoutMs,
+  );
 }
 
 /** `1:MODEL_CALL:COMPLETED`-style journal summary of a task. */

@@ -9,12 +9,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { supportTriageScript } from '../../server/demo/scripts.js';
 import {
+  allAtNode,
   type Harness,
-  instance,
   spawnWorker,
   startHarness,
   startProcess,
-  waitFor,
   type WorkerProcess,
 } from './helpers.js';
 
@@ -34,14 +33,7 @@ async function runTasks(worker: WorkerProcess, n: number) {
   const ids: string[] = [];
   for (let i = 0; i < n; i++)
     ids.push(await startProcess(h, 'support-triage', { customerId: 'C-42', message: `parcel ${i}` }));
-  await waitFor(
-    `${n} tasks done by ${worker.workerId}`,
-    async () => {
-      const all = await Promise.all(ids.map((id) => instance(h, id)));
-      return all.every((i) => i.currentNodeId === 'notify_customer');
-    },
-    60_000,
-  );
+  await allAtNode(h, ids, 'notify_customer');
   worker.kill('SIGTERM');
   expect((await worker.exited).code).toBe(0);
 }

@@ -7,11 +7,19 @@ import { historyChainedCtes, historyInsert } from '../../db/rows.js';
 import type { Actor } from '../common/index.js';
 import { TASK_COLUMNS } from '../lease/index.js';
 
-/** What the claim statement reads of a fetch (claim.ts's FetchInput, validated there). */
-export interface ClaimInput {
+export interface TopicRequest {
+  topicName: string;
+  lockDurationMs: number;
+}
+
+/** A worker's fetch (validated in claim.ts); defined here, beside the statement that reads it. */
+export interface FetchInput {
   workerId: string;
   maxTasks: number;
-  topics: { topicName: string; lockDurationMs: number }[];
+  topics: TopicRequest[];
+  asyncResponseTimeoutMs?: number | null;
+  projectId?: string | null;
+  /** the worker's id for this request: the same request re-sent (no answer came) gets the same claim back */
   requestId?: string | null;
 }
 
@@ -39,7 +47,7 @@ export interface ClaimInput {
  */
 export function claimStatement(
   actor: Actor,
-  input: ClaimInput,
+  input: FetchInput,
   projectId: string | null,
   mode: 'ready-only' | 'all',
 ) {

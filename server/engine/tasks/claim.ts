@@ -4,7 +4,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { stepFromRecord as toStepRow } from '../../db/rows.js';
-import { claimStatement } from './claim-sql.js';
+import { claimStatement, type FetchInput } from './claim-sql.js';
 import type { ExternalTaskRow } from '../../db/schema.js';
 import {
   type EngineEvent,
@@ -23,20 +23,7 @@ import { loadEarlierWrites, loadSteps, type StepView, toStepView } from '../jour
 import { heartbeat, recordRejection } from '../workers/index.js';
 import { traceClaims } from '../../telemetry/index.js';
 
-export interface TopicRequest {
-  topicName: string;
-  lockDurationMs: number;
-}
-
-export interface FetchInput {
-  workerId: string;
-  maxTasks: number;
-  topics: TopicRequest[];
-  asyncResponseTimeoutMs?: number | null;
-  projectId?: string | null;
-  /** the worker's id for this request: the same request re-sent (no answer came) gets the same claim back */
-  requestId?: string | null;
-}
+export type { FetchInput, TopicRequest } from './claim-sql.js';
 
 export interface LeasedTaskView {
   id: string;

@@ -1,8 +1,8 @@
 /**
  * The fetch's two ways (issue 18): with no expired lease on the requested topics, the claim is one
  * statement in its own transaction; with one, the fetch falls back to the transaction that re-acquires
- * it first (its checks run in that transaction). Either way the worker gets the same tasks in the same
- * order, each with one audit row, and every chain verifies.
+ * it first (its checks run in that transaction). Either way an expired lease is taken before ready work,
+ * each lease has one audit row, and every chain verifies.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
