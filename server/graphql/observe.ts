@@ -5,6 +5,9 @@ import type { Logger } from '../log.js';
 import type { EngineMetrics } from '../metrics/index.js';
 import { commandFields, commandIds } from './commands.js';
 
+/** The commands a worker sends all the time: logged at debug when they succeed. */
+const ROUTINE_COMMANDS = new Set(['fetchAndLock', 'journalStep', 'journalSteps', 'extendLock']);
+
 /** Times and logs the engine commands of each GraphQL mutation. */
 export function observePlugin(metrics: EngineMetrics, log: Logger): Plugin {
   return {
@@ -19,7 +22,6 @@ export function observePlugin(metrics: EngineMetrics, log: Logger): Plugin {
           for (const f of fields) {
             const err = errors.find((e) => e.path?.[0] === f.key);
             const code = err ? codeOf(err) : null;
-            const ids = commandIds(f.name, f.args);
             const input = (f.args.input ?? {}) as Record<string, unknown>;
             if (f.name === 'fetchAndLock') {
               const longPoll = Number(input.asyncResponseTimeoutMs ?? 0) > 0 ? 'true' : 'false';
@@ -31,21 +33,18 @@ export function observePlugin(metrics: EngineMetrics, log: Logger): Plugin {
                 outcome: code ? 'error' : 'ok',
               });
             }
+            // a worker's routine commands log at debug: with debug off, no log entry is built for them
+            const routine = !code && ROUTINE_COMMANDS.has(f.name);
+            if (routine && !log.isLevelEnabled('debug')) continue;
             const entry = {
               command: f.name,
-              ...ids,
+              ...commandIds(f.name, f.args),
               durationMs: Math.round(seconds * 1000),
               ...(code ? { code } : {}),
             };
             if (code === 'INTERNAL') log.error(entry, 'engine command failed');
             else if (code) log.info(entry, 'engine command refused');
-            else if (
-              f.name === 'fetchAndLock' ||
-              f.name === 'journalStep' ||
-              f.name === 'journalSteps' ||
-              f.name === 'extendLock'
-            )
-              log.debug(entry, 'engine command');
+            else if (routine) log.debug(entry, 'engine command');
             else log.info(entry, 'engine command');
           }
         },

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as nodeCrypto from 'node:crypto';
 
 /**
  * Canonical JSON: object keys sorted (by UTF-16 code units), no whitespace, `undefined` members dropped.
@@ -19,9 +19,11 @@ export function canonicalJson(value: unknown): string {
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
 }
 
-export function sha256Hex(text: string | Buffer): string {
-  return createHash('sha256').update(text).digest('hex');
-}
+/** SHA-256 hex; `crypto.hash` (one shot, no Hash object) where this Node has it. */
+export const sha256Hex: (text: string | Buffer) => string =
+  typeof nodeCrypto.hash === 'function'
+    ? (text) => nodeCrypto.hash('sha256', text, 'hex')
+    : (text) => nodeCrypto.createHash('sha256').update(text).digest('hex');
 
 /** The digest of a tool call: SHA-256 over canonical `{ toolRef, arguments }` (the call id is not part of it). */
 export function toolCallDigest(toolRef: string, args: unknown): string {

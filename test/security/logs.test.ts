@@ -100,6 +100,12 @@ describe('engine logs', () => {
     }).catch(() => {});
     await waitFor('the log line of the marker command', () => output.includes('"command":"extendLock"'));
     expect(output).toContain('"command":"journalStep"');
+    // a worker's routine command that succeeded is logged at debug (and its entry is built only then)
+    const routine = output
+      .split('\n')
+      .filter((l) => l.includes('"command":"journalStep"') && !l.includes('"code"'));
+    expect(routine.length).toBeGreaterThan(0);
+    for (const line of routine) expect(line).toContain('"level":"debug"');
     for (const mark of [SECRET, ADMIN, workerToken, PROMPT_MARK, ARG_MARK])
       expect(output, mark).not.toContain(mark);
   });

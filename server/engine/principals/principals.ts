@@ -38,6 +38,15 @@ export function constantTimeEqual(a: string, b: string): boolean {
   return timingSafeEqual(ha, hb);
 }
 
+let adminHashOf: { token: string; hash: Buffer } | null = null;
+/** SHA-256 of the bootstrap admin token (kept for the last configured value), or null without one. */
+function adminTokenHash(adminToken: string | null): Buffer | null {
+  if (!adminToken) return null;
+  if (adminHashOf?.token !== adminToken)
+    adminHashOf = { token: adminToken, hash: Buffer.from(sha256Hex(adminToken), 'hex') };
+  return adminHashOf.hash;
+}
+
 /** Resolves a bearer token to an actor, or null when it is unknown or disabled. */
 export async function authenticate(
   ctx: EngineContext,
@@ -64,10 +73,13 @@ export async function identify(
   token: string | null | undefined,
 ): Promise<{ actor: Actor | null; refusal: string | null }> {
   if (!token) return { actor: null, refusal: null };
-  if (ctx.config.adminToken && constantTimeEqual(token, ctx.config.adminToken)) {
+  // one hash of the token serves both the admin comparison (hash against hash, in constant time) and
+  // the lookup; the admin token's hash is computed once per configured value
+  const hash = sha256Hex(token);
+  const adminHash = adminTokenHash(ctx.config.adminToken);
+  if (adminHash && timingSafeEqual(Buffer.from(hash, 'hex'), adminHash)) {
     return { actor: { principalId: BOOTSTRAP_ADMIN_ID, ...BOOTSTRAP_ACTOR }, refusal: null };
   }
-  const hash = sha256Hex(token);
   const now = Date.now();
   const cache = identityCache(ctx);
   const hit = cache.get(hash, now);
