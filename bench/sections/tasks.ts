@@ -45,6 +45,7 @@ export async function taskThroughput(pool: pg.Pool, admin: Client, worker: Clien
       [16, 'worker'],
     ] as const
   ).filter(([, shape]) => !only || only.includes(shape));
+  await startCost(admin, raw[16]);
   for (const [loops, shape] of runs) {
     await startMany(admin, 'bench', SMOKE ? 40 : 1200);
     const r = await measuredRate(loops, MS, (client) => oneTask(worker, client, shape));
@@ -61,6 +62,23 @@ export async function taskThroughput(pool: pg.Pool, admin: Client, worker: Clien
   }
   headline();
   void pool;
+}
+
+/**
+ * What starting an agent costs: `startProcess` of the 002-shaped process (the instance, its first task,
+ * their history rows and the task's notice), 16 clients. Not part of the headline, which starts its
+ * instances beforehand; the agents-in-flight section starts one per task. `cpuMsPerStart` in the JSON.
+ */
+async function startCost(admin: Client, raw16: number) {
+  const starts = await measuredRate(16, MS, (client, i) =>
+    admin(`mutation($k: String!, $v: JSON) { startProcess(key: $k, variables: $v) { id } }`, {
+      k: 'bench',
+      v: { n: client * 1_000_000 + i },
+    }),
+  );
+  row('startProcess, 16 clients (instance + first task)', starts, raw16, 'starts/s', 'a commit each');
+  const cpu = rows[rows.length - 1].cpuPerUnit;
+  if (cpu) results.cpuMsPerStart = cpu.engines + cpu.postgres;
 }
 
 /** Engine + PostgreSQL CPU per task from the last row (CPU per commit × commits per task). */

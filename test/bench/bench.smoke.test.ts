@@ -20,6 +20,7 @@ describe('npm run bench (smoke)', () => {
       /^journalSteps \(8 per request\)/,
       /^journalSteps \(32 per request\)/,
       /^GraphQL `\{ __typename \}`/,
+      /^startProcess, 16 clients/,
       /^002-shaped tasks, 16 loops, end with next start/,
       /^002-shaped tasks, 16 loops, as the worker journals it/,
       /^fetchAndLock maxTasks 50/,
@@ -29,7 +30,7 @@ describe('npm run bench (smoke)', () => {
         figures.some((f) => section.test(f)),
         String(section),
       ).toBe(true);
-    expect(figures).toHaveLength(17);
+    expect(figures).toHaveLength(18);
     for (const x of json.table) expect(Number.isFinite(x.ratio), x.figure).toBe(true);
     // where the CPU went is recorded for every throughput figure
     for (const x of json.table.filter((x: { unit: string }) => x.unit !== 'ms')) {
@@ -39,6 +40,8 @@ describe('npm run bench (smoke)', () => {
     // the headline: engine + PostgreSQL CPU per 002-shaped task and the agents per core it implies
     expect(json.cpuMsPerTask).toBeGreaterThan(0);
     expect(json.agentsPerCore).toBeCloseTo(3000 / json.cpuMsPerTask, 6);
+    // what starting an agent costs (instance + first task), beside it
+    expect(json.cpuMsPerStart).toBeGreaterThan(0);
     expect(r.stdout).toContain('agents per core');
     // agents in flight: real Agent Worker processes finished tasks against the doubles (the warm-up waits
     // for 4; how many more fall in the short window depends on the machine, so it is not asserted)

@@ -30,7 +30,10 @@ import { notify } from '../events/index.js';
 import { actorLabel, appendHistory, type HistoryEntry } from '../history/index.js';
 import type { JsonObject } from '../../shared/types.js';
 import { startInstanceTrace } from '../../telemetry/index.js';
+import { type PendingWrites, writePending } from './pending.js';
 import { type InstanceView, instanceView } from './views.js';
+
+export type { PendingWrites } from './pending.js';
 
 const TEMPLATE_RE = /\$\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}/g;
 
@@ -167,29 +170,34 @@ export async function startInstanceTx(
     })
     .returning();
   traced?.end(inst.id);
-  await appendHistory(tx, {
-    projectId: a.projectId,
-    processInstanceId: inst.id,
-    eventType: 'INSTANCE_STARTED',
-    actor: a.actor,
-    data: { key: def.key, version: def.version, definitionId: def.id, parentTaskId: a.parentTaskId ?? null },
-  });
-  return enterNode(tx, inst, def.spec, def.spec.start, 'engine');
+  // INSTANCE_STARTED and what entering the start node writes go out together, in order, with its
+  // notices: one statement (pending.ts)
+  const pending: PendingWrites = {
+    history: [
+      {
+        projectId: a.projectId,
+        processInstanceId: inst.id,
+        eventType: 'INSTANCE_STARTED',
+        actor: a.actor,
+        data: {
+          key: def.key,
+          version: def.version,
+          definitionId: def.id,
+          parentTaskId: a.parentTaskId ?? null,
+        },
+      },
+    ],
+    notices: [],
+  };
+  const entered = await enterNode(tx, inst, def.spec, def.spec.start, 'engine', pending, true);
+  await writePending(tx, pending);
+  return entered;
 }
 
 export function findNode(spec: FrozenProcess, id: string): ProcessNode {
   const node = spec.nodes.find((n) => n.id === id);
   if (!node) throw new EngineError('INTERNAL', `node ${id} missing from a frozen definition`);
   return node;
-}
-
-/**
- * History rows and notices a command leaves for its own last statement instead of writing each at once
- * (the completion: tasks/completion.ts); it must write them, in order, before it commits.
- */
-export interface PendingWrites {
-  history: HistoryEntry[];
-  notices: Exclude<EngineEvent, StreamPayload>[];
 }
 
 /** enterNode's history rows and notices: written at once, or left in `pending` when there is one. */
@@ -209,6 +217,8 @@ function writerFor(tx: Tx, pending: PendingWrites | undefined) {
 /**
  * Moves the token onto `nodeId` and creates the work it needs; `end` completes the instance. With
  * `pending`, its history rows and task notices are left there for the caller's last statement.
+ * `inserted`: the instance row was inserted at this node by this transaction, so it already says so
+ * (and its updated_at is this transaction's now()): it is not updated again.
  */
 export async function enterNode(
   tx: Tx,
@@ -217,6 +227,7 @@ export async function enterNode(
   nodeId: string,
   actor: string,
   pending?: PendingWrites,
+  inserted = false,
 ): Promise<ProcessInstanceRow> {
   const node = findNode(spec, nodeId);
   const base = { projectId: inst.projectId, processInstanceId: inst.id, actor };
@@ -231,11 +242,14 @@ export async function enterNode(
     if (inst.parentTaskId) await enqueueChildDone(tx, inst.id);
     return done;
   }
-  const [moved] = await tx
-    .update(processInstances)
-    .set({ currentNodeId: node.id, updatedAt: sql`now()` })
-    .where(eq(processInstances.id, inst.id))
-    .returning();
+  const [moved] =
+    inserted && inst.currentNodeId === node.id
+      ? [inst]
+      : await tx
+          .update(processInstances)
+          .set({ currentNodeId: node.id, updatedAt: sql`now()` })
+          .where(eq(processInstances.id, inst.id))
+          .returning();
   if (node.type === 'user_task') {
     const [ut] = await tx
       .insert(userTasks)
