@@ -20,19 +20,28 @@ export interface PendingWrites {
   notices: Exclude<EngineEvent, StreamPayload>[];
 }
 
-/** $1 the history records in order, $2 the notices (JSON texts); the insert runs whether or not any notice does. */
-const PENDING = `WITH h AS (${historyInsert(historyFromJson('$1'))})
+/**
+ * The statement that writes what a command left pending: $1 the history records in order, $2 the
+ * notices (JSON texts). `more` adds a command's own CTEs to the same statement (parameters from $3;
+ * the completion's report and worker row). Every CTE runs whether or not a notice does.
+ */
+export function pendingStatement(more = ''): string {
+  return `WITH h AS (${historyInsert(historyFromJson('$1'))})${more}
   SELECT pg_notify('${EVENTS_CHANNEL}', n) FROM jsonb_array_elements_text($2) n`;
+}
+
+/** $1 and $2 of pendingStatement. */
+export function pendingValues(pending: PendingWrites): [string, string] {
+  return [
+    JSON.stringify(historyRecords(pending.history)),
+    JSON.stringify(pending.notices.map((n) => JSON.stringify(n))),
+  ];
+}
+
+const PENDING = pendingStatement();
 
 /** Writes what a command left pending, in one prepared statement on the command's transaction. */
 export async function writePending(tx: Tx, pending: PendingWrites): Promise<void> {
   if (pending.history.length === 0 && pending.notices.length === 0) return;
-  await pgClientOf(tx).query({
-    name: 'abada_pending_writes',
-    text: PENDING,
-    values: [
-      JSON.stringify(historyRecords(pending.history)),
-      JSON.stringify(pending.notices.map((n) => JSON.stringify(n))),
-    ],
-  });
+  await pgClientOf(tx).query({ name: 'abada_pending_writes', text: PENDING, values: pendingValues(pending) });
 }

@@ -33,8 +33,6 @@ import { startInstanceTrace } from '../../telemetry/index.js';
 import { type PendingWrites, writePending } from './pending.js';
 import { type InstanceView, instanceView } from './views.js';
 
-export type { PendingWrites } from './pending.js';
-
 const TEMPLATE_RE = /\$\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}/g;
 
 /** `${var}` interpolation: a template that is exactly one reference keeps the variable's type. */

@@ -4,12 +4,11 @@
  * the most statements of an agent's task (issue 18): each round trip saved here is one per task.
  */
 import { getTableColumns, sql } from 'drizzle-orm';
-import { historyFromJson, historyInsert, historyRecords } from '../../db/rows.js';
 import { type ExternalTaskRow, type ProcessInstanceRow, processInstances } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import type { AttemptMetadata } from '../../shared/types.js';
-import { type Actor, EVENTS_CHANNEL, pgClientOf, queryPrepared, type Tx } from '../common/index.js';
-import type { PendingWrites } from '../instances/index.js';
+import { type Actor, pgClientOf, queryPrepared, type Tx } from '../common/index.js';
+import { type PendingWrites, pendingStatement, pendingValues } from '../instances/index.js';
 import { type LockedTaskRow, lockTaskWith, TASK_COLUMNS, withTaskDates } from '../lease/index.js';
 
 /** What the completion reads with its lock: the stored report of this (task, attempt), an open step. */
@@ -51,12 +50,11 @@ export function assertNoOpenStep({ openStep }: CompletionReads) {
  * its count of consecutive failures back to 0 where it is not, so no row is written or locked
  * otherwise), and its task notices.
  */
-const TAIL = `WITH h AS (${historyInsert(historyFromJson('$1'))}),
+const TAIL = pendingStatement(`,
   r AS (INSERT INTO task_reports (task_id, attempt, operation, request_sha256, outcome)
-        VALUES ($2, $3, 'complete', $4, $5)),
+        VALUES ($3, $4, 'complete', $5, $6)),
   w AS (UPDATE workers SET consecutive_failures = 0
-         WHERE principal_id = $7 AND worker_id = $8 AND consecutive_failures <> 0)
-  SELECT pg_notify('${EVENTS_CHANNEL}', n) FROM jsonb_array_elements_text($6) n`;
+         WHERE principal_id = $7 AND worker_id = $8 AND consecutive_failures <> 0)`);
 
 export async function writeTail(
   tx: Tx,
@@ -68,12 +66,11 @@ export async function writeTail(
     name: 'abada_completion_tail',
     text: TAIL,
     values: [
-      JSON.stringify(historyRecords(pending.history)),
+      ...pendingValues(pending),
       report.taskId,
       report.attempt,
       report.requestSha,
       JSON.stringify({ state: report.state }),
-      JSON.stringify(pending.notices.map((n) => JSON.stringify(n))),
       actor.principalId,
       report.workerId,
     ],
