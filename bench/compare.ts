@@ -23,6 +23,7 @@ const median = (xs: number[]) => {
 interface Run {
   table: Row[];
   cpuMsPerTask?: number;
+  cpuMsPerTaskUnbatched?: number;
   agentsPerCore?: number;
   inFlight?: {
     inFlight: number;
@@ -38,6 +39,8 @@ function extras(run: Run): Map<string, number> {
   const out = new Map<string, number>();
   if (run.cpuMsPerTask !== undefined)
     out.set('engine + PostgreSQL CPU ms per 002-shaped task', run.cpuMsPerTask);
+  if (run.cpuMsPerTaskUnbatched !== undefined)
+    out.set('the same, each task its own journal requests', run.cpuMsPerTaskUnbatched);
   if (run.agentsPerCore !== undefined)
     out.set('agents per core (3 s of model time per task)', run.agentsPerCore);
   for (const x of run.inFlight ?? []) {

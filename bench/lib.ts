@@ -78,7 +78,7 @@ export async function spawnEngine(env: Record<string, string>): Promise<EnginePr
 export function gqlClient(url: string, token: string) {
   const client = createClient({ url, token, timeoutMs: 0 });
   // biome-ignore lint/suspicious/noExplicitAny: the bench's documents are untyped strings
-  return async <T = any>(query: string, variables?: Record<string, unknown>): Promise<T> => {
+  const send = async <T = any>(query: string, variables?: Record<string, unknown>): Promise<T> => {
     try {
       return await client.request<T>(query, variables);
     } catch (e) {
@@ -86,6 +86,8 @@ export function gqlClient(url: string, token: string) {
       throw e;
     }
   };
+  // where and as whom it sends: for the Agent Worker's own client (the tasks section)
+  return Object.assign(send, { url, token });
 }
 
 export function wsClient(url: string, token: string) {

@@ -84,6 +84,12 @@ function printAgents(fmt: (n: number) => string) {
       console.log(
         `  (the same task journaled in the earlier 8-request shape, same run: ${paired.toFixed(2)} ms — ${(perTask / paired).toFixed(2)}×)`,
       );
+    const unbatched = results.cpuMsPerTaskUnbatched as number | undefined;
+    const b = results.journalBatching as { callsPerRequest: number } | undefined;
+    if (unbatched !== undefined && b)
+      console.log(
+        `  (each task with its own journal requests, same run: ${unbatched.toFixed(2)} ms — ${(perTask / unbatched).toFixed(2)}×; batched: ${b.callsPerRequest.toFixed(1)} journal calls per request)`,
+      );
   }
   const inFlight = (results.inFlight ?? []) as InFlightResult[];
   if (inFlight.length) {
@@ -99,14 +105,14 @@ function printAgents(fmt: (n: number) => string) {
   }
   const peer = (results.peer ?? []) as PeerResult[];
   if (peer.length) {
-    const tasks = rows.find((r) => r.figure.includes('as the worker journals it'));
+    const tasks = rows.find((r) => r.figure.includes('as the Agent Worker journals it'));
     console.log(
       `\nThe peer: graphile-worker on the same database (add + complete), next to Abada's 002-shaped task\n\n| | per second | CPU ms per unit: PostgreSQL | engine / library | total |\n|---|---|---|---|---|`,
     );
     if (tasks?.cpuPerUnit) {
       const c = tasks.cpuPerUnit;
       console.log(
-        `| Abada, 002-shaped task as the worker journals it (7 commits) | ${fmt(tasks.abada / 7)} tasks/s | ${fmt(c.postgres * 7)} | ${fmt(c.engines * 7)} | ${fmt((c.postgres + c.engines) * 7)} |`,
+        `| Abada, 002-shaped task as the Agent Worker journals it (7 commits) | ${fmt(tasks.abada / 7)} tasks/s | ${fmt(c.postgres * 7)} | ${fmt(c.engines * 7)} | ${fmt((c.postgres + c.engines) * 7)} |`,
       );
     }
     for (const p of peer)

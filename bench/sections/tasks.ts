@@ -1,6 +1,7 @@
 /** 2. Whole 002-shaped tasks: fetch, journal, complete. */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { EngineClient } from '../../server/worker/graphql.js';
 import {
   type Client,
   COMPLETE,
@@ -24,13 +25,22 @@ import {
  *  - `worker`: as the Agent Worker journals it now — a read goes out while only lossless ends are held,
  *    so the model's answer, the read's answer and the next model call travel together, and the last
  *    model call's end travels with the completion: fetch, 4 journal requests, complete — 6 requests,
- *    7 commits (the completion journals its steps, then commits itself).
+ *    7 commits (the completion journals its steps, then commits itself);
+ *  - `batched`: the same requests, but the 16 loops are 16 tasks of one Agent Worker process and share
+ *    its client: journal calls of tasks that are ready at the same moment go in one journalBatch request
+ *    (server/worker/batcher.ts) — as the Agent Worker sends them since issue 18's seventh slice. Fetches
+ *    and completions stay one per task.
  */
-type Shape = 'single' | 'paired' | 'worker';
+type Shape = 'single' | 'paired' | 'worker' | 'batched';
 const SHAPES: Record<Shape, { commits: number; requests: number; label: string }> = {
   single: { commits: 11, requests: 11, label: '' },
   paired: { commits: 8, requests: 8, label: ', end with next start (8 requests)' },
-  worker: { commits: 7, requests: 6, label: ', as the worker journals it (6 requests)' },
+  worker: { commits: 7, requests: 6, label: ', each task its own journal requests (6 requests)' },
+  batched: {
+    commits: 7,
+    requests: 6,
+    label: ', as the Agent Worker journals it: 16 tasks on one client, journal calls batched',
+  },
 };
 
 export async function taskThroughput(pool: pg.Pool, admin: Client, worker: Client) {
@@ -43,14 +53,19 @@ export async function taskThroughput(pool: pg.Pool, admin: Client, worker: Clien
       [16, 'single'],
       [16, 'paired'],
       [16, 'worker'],
+      [16, 'batched'],
     ] as const
   ).filter(([, shape]) => !only || only.includes(shape));
   await startCost(admin, raw[16]);
+  // the Agent Worker's own client (its journal batcher), shared by the loops of the batched shape
+  const agentClient = new EngineClient(worker.url, worker.token);
   for (const [loops, shape] of runs) {
     await startMany(admin, 'bench', SMOKE ? 40 : 1200);
-    const r = await measuredRate(loops, MS, (client) => oneTask(worker, client, shape));
+    const before = { ...agentClient.journal.counts };
+    const r = await measuredRate(loops, MS, (client) => oneTask(worker, client, shape, agentClient));
     const { commits, label } = SHAPES[shape];
-    if (shape === 'worker') results.pairedTasks = r * (MS / 1000);
+    if (shape === 'batched') results.pairedTasks = r * (MS / 1000);
+    if (shape === 'batched') results.journalBatching = batchingOf(before, agentClient.journal.counts);
     row(
       `002-shaped tasks, ${loops} loops${label} (×${commits} commits)`,
       r * commits,
@@ -59,6 +74,7 @@ export async function taskThroughput(pool: pg.Pool, admin: Client, worker: Clien
       `${r.toFixed(1)} tasks/s`,
     );
     if (shape === 'paired') results.cpuMsPerTaskPaired = perTask(commits);
+    if (shape === 'worker') results.cpuMsPerTaskUnbatched = perTask(commits);
   }
   headline();
   void pool;
@@ -97,27 +113,44 @@ export const MODEL_MS_PER_TASK = 3000;
 function headline() {
   const cpu = rows[rows.length - 1].cpuPerUnit;
   if (!cpu) return;
-  const { commits } = SHAPES.worker;
+  const { commits } = SHAPES.batched;
   results.cpuMsPerTask = perTask(commits);
   results.cpuMsPerTaskSplit = { engines: cpu.engines * commits, postgres: cpu.postgres * commits };
   results.agentsPerCore = MODEL_MS_PER_TASK / (results.cpuMsPerTask as number);
 }
 
+/** How the batched shape's journal calls travelled: calls per request, and how many went together. */
+function batchingOf(
+  a: EngineClient['journal']['counts'],
+  b: EngineClient['journal']['counts'],
+): { calls: number; requests: number; callsPerRequest: number; batchedShare: number } {
+  const calls = b.calls - a.calls;
+  const requests = b.requests - a.requests;
+  return {
+    calls,
+    requests,
+    callsPerRequest: requests ? calls / requests : 0,
+    batchedShare: calls ? (b.batched - a.batched) / calls : 0,
+  };
+}
+
 /** One task on loop `client`: fetched, journaled in `shape`, completed. */
-async function oneTask(worker: Client, client: number, shape: Shape) {
+async function oneTask(worker: Client, client: number, shape: Shape, agentClient: EngineClient) {
+  // the batched shape's loops are the tasks of one Agent Worker process: one worker id
+  const workerId = shape === 'batched' ? 'task-bench-agent-worker' : `task-bench-${client}`;
   const [t] = (
     await worker(FETCH, {
       i: {
-        workerId: `task-bench-${client}`,
+        workerId,
         maxTasks: 1,
         topics: [{ topicName: 'abada:agent', lockDurationMs: 60_000 }],
         // the Agent Worker names every fetch, so a re-sent one gets its claim back (SPEC §3)
-        ...(shape === 'worker' ? { requestId: randomUUID() } : {}),
+        ...(shape === 'worker' || shape === 'batched' ? { requestId: randomUUID() } : {}),
       },
     })
   ).fetchAndLock;
   if (!t) return;
-  const base = { taskId: t.id, workerId: `task-bench-${client}`, attempt: t.attempt };
+  const base = { taskId: t.id, workerId, attempt: t.attempt };
   const model = (sequence: number, state: string) => ({
     sequence,
     kind: 'MODEL_CALL',
@@ -135,9 +168,16 @@ async function oneTask(worker: Client, client: number, shape: Shape) {
     request: { callId: `c${sequence}`, arguments: { customerId: 'C-42' } },
     response: state === 'COMPLETED' ? { ok: true } : null,
   });
-  const one = (step: Record<string, unknown>) => worker(JOURNAL, { i: { ...base, ...step } });
-  const two = (a: Record<string, unknown>, b: Record<string, unknown>) =>
-    worker(BATCH, { i: { ...base, steps: [a, b] } });
+  const batched = shape === 'batched';
+  const one = (step: Record<string, unknown>) =>
+    batched
+      ? agentClient.journalStep({ ...base, ...step } as never)
+      : worker(JOURNAL, { i: { ...base, ...step } });
+  const batch = (...steps: Record<string, unknown>[]) =>
+    batched
+      ? agentClient.journalSteps({ ...base, steps } as never)
+      : worker(BATCH, { i: { ...base, steps } });
+  const two = (a: Record<string, unknown>, b: Record<string, unknown>) => batch(a, b);
   const complete = (steps: Record<string, unknown>[]) =>
     worker(COMPLETE, {
       i: {
@@ -147,8 +187,7 @@ async function oneTask(worker: Client, client: number, shape: Shape) {
         ...(steps.length ? { steps } : {}),
       },
     });
-  const batch = (...steps: Record<string, unknown>[]) => worker(BATCH, { i: { ...base, steps } });
-  if (shape === 'worker') {
+  if (shape === 'worker' || batched) {
     await one(model(1, 'STARTED'));
     await batch(model(1, 'COMPLETED'), tool(2, 'COMPLETED', 'crm/get_customer'), model(3, 'STARTED'));
     await two(model(3, 'COMPLETED'), tool(4, 'STARTED', 'crm/create_ticket'));

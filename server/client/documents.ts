@@ -78,6 +78,15 @@ export const JournalSteps = graphql(
   [JournalResultFields],
 );
 
+export const JournalBatch = graphql(
+  `
+  mutation JournalBatch($input: JournalBatchInput!) {
+    journalBatch(input: $input) { taskId attempt results { ...JournalResultFields } }
+  }
+`,
+  [JournalResultFields],
+);
+
 export const CompleteTask = graphql(`
   mutation CompleteTask($input: CompleteTaskInput!) { completeTask(input: $input) { id state attempt } }
 `);

@@ -9,6 +9,7 @@ export const COMMANDS: ReadonlySet<string> = new Set([
   'fetchAndLock',
   'journalStep',
   'journalSteps',
+  'journalBatch',
   'completeTask',
   'failTask',
   'extendLock',
@@ -63,6 +64,9 @@ export function commandIds(field: string, args: Record<string, unknown>): Record
     ...pick(input, 'kind'),
     ...pick(input, 'state'),
     ...pick(input, 'workerId'),
+    ...(field === 'journalBatch' && Array.isArray(input.entries)
+      ? { taskIds: input.entries.map((e) => (e as { taskId?: unknown }).taskId) }
+      : {}),
     ...pick(input, 'approvalId'),
     ...pick(input, 'decision'),
     ...(field === 'cancelProcess' ? { processInstanceId: args.id } : {}),

@@ -6,7 +6,13 @@ import type { EngineMetrics } from '../metrics/index.js';
 import { commandFields, commandIds } from './commands.js';
 
 /** The commands a worker sends all the time: logged at debug when they succeed. */
-const ROUTINE_COMMANDS = new Set(['fetchAndLock', 'journalStep', 'journalSteps', 'extendLock']);
+const ROUTINE_COMMANDS = new Set([
+  'fetchAndLock',
+  'journalStep',
+  'journalSteps',
+  'journalBatch',
+  'extendLock',
+]);
 
 /** Times and logs the engine commands of each GraphQL mutation. */
 export function observePlugin(metrics: EngineMetrics, log: Logger): Plugin {

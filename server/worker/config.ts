@@ -12,6 +12,8 @@ export interface WorkerConfig {
   token: string;
   workerId: string;
   concurrency: number;
+  /** ABADA_WORKER_JOURNAL_BATCH (default true): journal calls of several tasks go in one request when ready together */
+  journalBatch: boolean;
   topics: string[];
   /** Models announced at registration (ABADA_WORKER_MODELS); informative for operators. */
   models: string[];
@@ -89,6 +91,14 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       .map((s) => s.trim())
       .filter(Boolean);
   };
+  const bool = (name: string, def: boolean): boolean => {
+    const raw = str(name)?.toLowerCase();
+    if (raw === undefined || raw === null) return def;
+    if (raw === 'true' || raw === '1') return true;
+    if (raw === 'false' || raw === '0') return false;
+    problems.push(`${name} must be true or false, got "${raw}".`);
+    return def;
+  };
   const oneOf = <T extends string>(name: string, allowed: readonly T[], def: T): T => {
     const raw = str(name) ?? def;
     if ((allowed as readonly string[]).includes(raw)) return raw as T;
@@ -112,6 +122,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     token: token ?? '',
     workerId,
     concurrency: int('ABADA_WORKER_CONCURRENCY', 4, 1, 100),
+    journalBatch: bool('ABADA_WORKER_JOURNAL_BATCH', true),
     topics,
     models: list('ABADA_WORKER_MODELS') ?? [],
     lockMs: int('ABADA_WORKER_LOCK_MS', 60_000, 300, 3_600_000),

@@ -12,11 +12,13 @@ import {
   type VariablesOf,
 } from '../client/index.js';
 import { traceHeaders } from '../telemetry/index.js';
+import { type BatchAnswer, JournalBatcher } from './batcher.js';
 import {
   CompleteTask,
   ExtendLock,
   FailTask,
   FetchAndLock,
+  JournalBatch,
   JournalStep,
   JournalSteps,
   RegisterWorker,
@@ -54,9 +56,19 @@ export const DROP_CODES: ReadonlySet<string> = new Set([
 /** The engine's mutations and queries a worker sends, one method each. */
 export class EngineClient {
   private readonly client: GraphQLClient;
+  /** the journal calls of this worker's tasks, sent together when several are ready at once (batcher.ts) */
+  readonly journal: JournalBatcher<JournalResult>;
 
-  constructor(engineUrl: string, token: string) {
+  /** `batchJournal: false` sends every journal call on its own (ABADA_WORKER_JOURNAL_BATCH=false) */
+  constructor(engineUrl: string, token: string, opts: { batchJournal?: boolean } = {}) {
     this.client = createClient({ url: engineUrl, token, headers: traceHeaders });
+    this.journal = new JournalBatcher<JournalResult>(
+      async (workerId, entries) =>
+        (await this.client.execute(JournalBatch, {
+          input: { workerId, entries: entries as VariablesOf<typeof JournalBatch>['input']['entries'] },
+        })) as BatchAnswer<JournalResult>,
+      opts.batchJournal !== false,
+    );
   }
 
   get endpoint(): string {
@@ -80,8 +92,17 @@ export class EngineClient {
     return (await this.client.request(ExtendLock, { input }, opts)).extendLock;
   }
 
-  async journalStep(input: JournalInput, opts?: RequestOptions): Promise<JournalResult> {
-    return (await this.client.request(JournalStep, { input }, opts)).journalStep;
+  async journalStep(input: JournalInput, opts: RequestOptions = {}): Promise<JournalResult> {
+    const { taskId, workerId, attempt, ...step } = input;
+    const [out] = await this.journal.send({
+      taskId: String(taskId),
+      attempt,
+      workerId,
+      steps: [step],
+      opts,
+      alone: async () => [(await this.client.request(JournalStep, { input }, opts)).journalStep],
+    });
+    return out;
   }
 
   /**
@@ -91,9 +112,16 @@ export class EngineClient {
    */
   async journalSteps(
     input: VariablesOf<typeof JournalSteps>['input'],
-    opts?: RequestOptions,
+    opts: RequestOptions = {},
   ): Promise<JournalResult[]> {
-    return (await this.client.request(JournalSteps, { input }, opts)).journalSteps;
+    return this.journal.send({
+      taskId: String(input.taskId),
+      attempt: input.attempt,
+      workerId: input.workerId,
+      steps: input.steps,
+      opts,
+      alone: async () => (await this.client.request(JournalSteps, { input }, opts)).journalSteps,
+    });
   }
 
   async completeTask(input: VariablesOf<typeof CompleteTask>['input'], opts?: RequestOptions) {

@@ -187,7 +187,7 @@ export async function startWorker(config: WorkerConfig, opts: StartOptions = {})
     config,
     opts,
     log,
-    client: new EngineClient(config.engineUrl, config.token),
+    client: new EngineClient(config.engineUrl, config.token, { batchJournal: config.journalBatch }),
     models: new ModelClient(config),
     stopping: new AbortController(),
     hardStop: new AbortController(),

@@ -22,7 +22,8 @@ describe('npm run bench (smoke)', () => {
       /^GraphQL `\{ __typename \}`/,
       /^startProcess, 16 clients/,
       /^002-shaped tasks, 16 loops, end with next start/,
-      /^002-shaped tasks, 16 loops, as the worker journals it/,
+      /^002-shaped tasks, 16 loops, each task its own journal requests/,
+      /^002-shaped tasks, 16 loops, as the Agent Worker journals it: 16 tasks on one client/,
       /^fetchAndLock maxTasks 50/,
       /^fetch p50 ms, backlog/,
     ])
@@ -30,7 +31,7 @@ describe('npm run bench (smoke)', () => {
         figures.some((f) => section.test(f)),
         String(section),
       ).toBe(true);
-    expect(figures).toHaveLength(18);
+    expect(figures).toHaveLength(19);
     for (const x of json.table) expect(Number.isFinite(x.ratio), x.figure).toBe(true);
     // where the CPU went is recorded for every throughput figure
     for (const x of json.table.filter((x: { unit: string }) => x.unit !== 'ms')) {
@@ -40,6 +41,10 @@ describe('npm run bench (smoke)', () => {
     // the headline: engine + PostgreSQL CPU per 002-shaped task and the agents per core it implies
     expect(json.cpuMsPerTask).toBeGreaterThan(0);
     expect(json.agentsPerCore).toBeCloseTo(3000 / json.cpuMsPerTask, 6);
+    // the tasks of the headline shared the Agent Worker's client: its journal calls went through the batcher
+    expect(json.cpuMsPerTaskUnbatched).toBeGreaterThan(0);
+    expect(json.journalBatching.calls).toBeGreaterThan(0);
+    expect(json.journalBatching.requests).toBeLessThanOrEqual(json.journalBatching.calls);
     // what starting an agent costs (instance + first task), beside it
     expect(json.cpuMsPerStart).toBeGreaterThan(0);
     expect(r.stdout).toContain('agents per core');

@@ -129,6 +129,7 @@ describe('routing and configuration', () => {
     expect(config).toMatchObject({
       engineUrl: 'http://e:3000',
       concurrency: 4,
+      journalBatch: true,
       topics: ['abada:agent'],
       lockMs: 60_000,
       geminiBaseUrl: 'https://generativelanguage.googleapis.com/v1beta/openai',
@@ -152,7 +153,11 @@ describe('routing and configuration', () => {
 
   it('lists every configuration problem at once', () => {
     try {
-      loadWorkerConfig({ ABADA_WORKER_LOCK_MS: '5', ABADA_LOG_LEVEL: 'loud' });
+      loadWorkerConfig({
+        ABADA_WORKER_LOCK_MS: '5',
+        ABADA_LOG_LEVEL: 'loud',
+        ABADA_WORKER_JOURNAL_BATCH: 'maybe',
+      });
       expect.unreachable();
     } catch (e) {
       expect(e).toBeInstanceOf(WorkerConfigError);
@@ -160,9 +165,14 @@ describe('routing and configuration', () => {
         'ABADA_URL',
         'ABADA_TOKEN',
         'ABADA_LOG_LEVEL',
+        'ABADA_WORKER_JOURNAL_BATCH',
         'ABADA_WORKER_LOCK_MS',
       ]);
     }
+    expect(
+      loadWorkerConfig({ ABADA_URL: 'http://e', ABADA_TOKEN: 't', ABADA_WORKER_JOURNAL_BATCH: 'FALSE' })
+        .journalBatch,
+    ).toBe(false);
   });
 
   it('allows servers or exact server/tool refs', () => {

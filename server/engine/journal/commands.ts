@@ -42,6 +42,74 @@ export async function journalSteps(
   return out;
 }
 
+/** Most tasks in one journalBatch: the group commit's own bound (group.ts), so they fit one group. */
+export const MAX_BATCH_TASKS = 32;
+
+/** One task's part of a journalBatch: its steps, as journalSteps takes them. */
+export interface JournalBatchEntry {
+  taskId: string;
+  steps: JournalStepInput[];
+}
+
+/**
+ * Several tasks' journal calls in one request: a worker that runs many agents sends what its tasks have
+ * ready at the same moment together, and pays one request for them. Each entry is its own task's call —
+ * journalStep's when it holds one step, journalSteps' (all or nothing) when it holds several — checked,
+ * refused and answered exactly as that call alone would be, and all entries
+ * go to the group commit at once, so they normally commit in one transaction (group.ts). The answer is
+ * one promise per entry, in order: an entry's refusal never fails another. Only the batch's own shape
+ * (1 to MAX_BATCH_TASKS entries, one per task) is refused as a whole.
+ */
+export function journalBatch(
+  ctx: EngineContext,
+  actor: Actor,
+  entries: JournalBatchEntry[],
+): Promise<JournalResult[]>[] {
+  if (entries.length === 0 || entries.length > MAX_BATCH_TASKS) {
+    throw invalid(`A journal batch holds 1 to ${MAX_BATCH_TASKS} tasks.`, 'entries');
+  }
+  const tasks = new Set<string>();
+  for (const [i, e] of entries.entries()) {
+    if (tasks.has(e.taskId))
+      throw invalid(
+        `Entry ${i} repeats task ${e.taskId}: a journal batch holds one entry per task (put all of a task's steps in its entry).`,
+        `entries.${i}.taskId`,
+      );
+    tasks.add(e.taskId);
+  }
+  const refused = entries.map((e) => {
+    try {
+      // an entry of one step is journalStep's call (its refusal names no index), of several journalSteps'
+      if (e.steps.length === 1) precheck(ctx, actor, e.steps[0]);
+      else checkBatch(ctx, actor, e.steps);
+      return null;
+    } catch (err) {
+      return err;
+    }
+  });
+  const live = entries.filter((_, i) => refused[i] === null);
+  const sent = live.length
+    ? journalGroups(ctx).submitMany(
+        actor,
+        live.map((e) => ({ inputs: e.steps, batch: e.steps.length > 1 })),
+      )
+    : [];
+  let next = 0;
+  return entries.map((_, i) => {
+    const answer =
+      refused[i] !== null
+        ? Promise.reject(refused[i])
+        : sent[next++].then((out) => {
+            if (entries[i].steps.length === 1) ctx.counters.journalCalls.single++;
+            else ctx.counters.journalCalls.batch++;
+            return out;
+          });
+    // the caller reads each answer when it gets to that entry: a refusal is not unhandled meanwhile
+    answer.catch(() => {});
+    return answer;
+  });
+}
+
 /** What a batch must be before it is loaded: 1 to 50 steps of one task attempt, each checked alone. */
 export function checkBatch(ctx: EngineContext, actor: Actor, inputs: JournalStepInput[]): void {
   if (inputs.length === 0 || inputs.length > MAX_BATCH_STEPS) {

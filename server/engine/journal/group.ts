@@ -79,6 +79,25 @@ export class JournalGroups {
     });
   }
 
+  /**
+   * Several tasks' calls at once (journalBatch): all are queued before a group is formed, so they share
+   * one group (and its COMMIT) unless the groups in flight are all busy. One promise per call, in order.
+   */
+  submitMany(
+    actor: Actor,
+    calls: { inputs: JournalStepInput[]; batch: boolean }[],
+  ): Promise<JournalResult[]>[] {
+    if (this.maxGroup === 1) return calls.map((c) => runOne(this.ctx, actor, c.inputs, c.batch));
+    const out = calls.map(
+      ({ inputs, batch }) =>
+        new Promise<JournalResult[]>((resolve, reject) => {
+          this.queue.push({ actor, inputs, batch, resolve, reject });
+        }),
+    );
+    this.pump();
+    return out;
+  }
+
   private pump(): void {
     while (
       this.inFlight < Math.min(GROUPS_IN_FLIGHT + this.stalled, MAX_IN_FLIGHT) &&

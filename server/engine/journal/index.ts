@@ -1,5 +1,11 @@
 /** The step journal (SPEC §4): its commands, and the journal as callers see it. */
-export { journalStep, journalSteps } from './commands.js';
+export {
+  type JournalBatchEntry,
+  journalBatch,
+  journalStep,
+  journalSteps,
+  MAX_BATCH_TASKS,
+} from './commands.js';
 export { journalThen } from './then.js';
 export type { JournalStepInput, StepKind, StepState } from './input.js';
 export type { JournalResult } from './rules.js';

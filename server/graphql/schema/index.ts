@@ -1,6 +1,7 @@
 import './principal.js';
 import './definition.js';
 import './step.js';
+import './journal-batch.js';
 import './task.js';
 import './instance.js';
 import './approval.js';

@@ -86,7 +86,7 @@ const JournalStepInput = builder.inputType('JournalStepInput', {
   }),
 });
 
-const JournalResultRef = builder.objectRef<JournalResult>('JournalResult').implement({
+export const JournalResultRef = builder.objectRef<JournalResult>('JournalResult').implement({
   fields: (t) => ({
     step: t.field({ type: Step, resolve: (r) => r.step }),
     idempotencyKey: t.exposeString('idempotencyKey', { nullable: true }),

@@ -1,0 +1,83 @@
+/**
+ * journalBatch: several tasks' journal calls in one request (engine/journal/commands.ts). Each entry is
+ * answered on its own: its results, or — when the rules refuse it — an error at
+ * `["journalBatch", <entry>, "results"]` with the code and details journalSteps would have given it
+ * (`results` is null then). A batch that is malformed as a whole (no entries, more than 32, a task
+ * twice) is refused as a whole, with VALIDATION_FAILED.
+ */
+import { type JournalResult, journalBatch, MAX_BATCH_TASKS } from '../../engine/journal/index.js';
+import { builder } from '../builder.js';
+import { BatchStepInput, JournalResultRef } from './step.js';
+
+interface EntryAnswer {
+  taskId: string;
+  attempt: number;
+  results: Promise<JournalResult[]>;
+}
+
+const JournalBatchEntryInput = builder.inputType('JournalBatchEntryInput', {
+  fields: (t) => ({
+    taskId: t.id({ required: true }),
+    attempt: t.int({ required: true }),
+    steps: t.field({
+      type: [BatchStepInput],
+      required: true,
+      description: "1 to 50 steps of this task's attempt, applied in order, all or nothing.",
+    }),
+  }),
+});
+
+const JournalBatchInput = builder.inputType('JournalBatchInput', {
+  fields: (t) => ({
+    workerId: t.string({ required: true }),
+    entries: t.field({
+      type: [JournalBatchEntryInput],
+      required: true,
+      description: `1 to ${MAX_BATCH_TASKS} entries, one per task.`,
+    }),
+  }),
+});
+
+const JournalBatchEntry = builder.objectRef<EntryAnswer>('JournalBatchEntry').implement({
+  description: "One task's answer in a journalBatch.",
+  fields: (t) => ({
+    taskId: t.exposeID('taskId'),
+    attempt: t.exposeInt('attempt'),
+    results: t.field({
+      type: [JournalResultRef],
+      nullable: true,
+      description:
+        "The entry's steps as journalSteps answers them; null when the entry was refused (its error carries the code).",
+      resolve: (e) => e.results,
+    }),
+  }),
+});
+
+builder.mutationField('journalBatch', (t) =>
+  t.field({
+    type: [JournalBatchEntry],
+    description:
+      "Several tasks' journal calls in one request (a worker running many agents): each entry is journalSteps of its own task, checked and refused on its own; all of them normally commit together.",
+    authScopes: { worker: true },
+    args: { input: t.arg({ type: JournalBatchInput, required: true }) },
+    resolve: (_r, { input }, ctx) => {
+      const entries = input.entries.map((e) => ({
+        taskId: String(e.taskId),
+        steps: e.steps.map((st) => ({
+          ...st,
+          taskId: String(e.taskId),
+          workerId: input.workerId,
+          attempt: e.attempt,
+          request: st.request ?? null,
+          response: st.response ?? undefined,
+        })),
+      }));
+      const answers = journalBatch(ctx.engine, ctx.actor!, entries);
+      return entries.map((e, i) => ({
+        taskId: e.taskId,
+        attempt: input.entries[i].attempt,
+        results: answers[i],
+      }));
+    },
+  }),
+);

@@ -1,0 +1,218 @@
+/**
+ * The journal calls of a worker's tasks, sent together (issue 18): a worker that runs many agents has
+ * journal calls of several tasks ready at the same moment; while its earlier journal requests are still
+ * out, the next calls wait and then go in one `journalBatch` request — one HTTP request and, in the
+ * engine, one transaction for all of them — instead of one request each. The same idea as the engine's
+ * group commit (server/engine/journal/group.ts), one hop earlier: it costs no wait when the worker is
+ * quiet (a call alone goes out at once, as the very request it was before) and saves a request per call
+ * when it is busy.
+ *
+ * Every call keeps the answer it would have had alone:
+ *  - a call alone in its turn is sent as before (`journalStep` or `journalSteps`, with its own retries);
+ *  - in a batch, each entry is answered on its own (the engine checks and refuses each entry as that call
+ *    alone); an entry's refusal becomes the same GraphQLRequestError, code and details, for that call;
+ *  - when the batch as a whole gets no answer (the engine is unreachable, restarting, or older and has no
+ *    `journalBatch`), each call is sent again on its own with its own retries: a journal call may be
+ *    re-sent unchanged (the engine answers a step it already holds as reused). An engine without
+ *    `journalBatch` turns batching off for this client.
+ *  - a call whose lease is aborted (its signal) ends at once, as its own request would.
+ *
+ * A batched request carries the trace context of its first call; a call sent alone keeps its own.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import {
+  type GraphQLErrorEntry,
+  GraphQLRequestError,
+  type RequestOptions,
+  UnreachableError,
+} from '../client/index.js';
+
+/** One task's call as the batcher holds it (the worker's journalStep or journalSteps input). */
+export interface JournalCall<R> {
+  taskId: string;
+  workerId: string;
+  attempt: number;
+  steps: unknown[];
+  opts: RequestOptions;
+  /** the call sent alone, as it was before batching (its own document and retries) */
+  alone(): Promise<R[]>;
+}
+
+/** What a journalBatch request answered: per entry its results, or null with an error at its path. */
+export interface BatchAnswer<R> {
+  data?: { journalBatch: { results: R[] | null }[] } | null;
+  errors?: GraphQLErrorEntry[];
+}
+
+export type SendBatch<R> = (
+  workerId: string,
+  entries: { taskId: string; attempt: number; steps: unknown[] }[],
+) => Promise<BatchAnswer<R>>;
+
+/** Journal requests of this worker out at once before new calls wait to go together. */
+const IN_FLIGHT = 2;
+/** A request out longer than this (a slow step, a lock) lets one more go, up to MAX_IN_FLIGHT. */
+const STALLED_MS = 25;
+const MAX_IN_FLIGHT = 8;
+/** The engine's bound on a journalBatch. */
+export const MAX_BATCH_TASKS = 32;
+
+interface Held<R> {
+  call: JournalCall<R>;
+  run: <T>(fn: () => T) => T;
+  resolve(out: R[]): void;
+  reject(e: unknown): void;
+  done: boolean;
+}
+
+export class JournalBatcher<R> {
+  private queue: Held<R>[] = [];
+  private inFlight = 0;
+  private stalled = 0;
+  private scheduled = false;
+  private batching: boolean;
+  /** requests sent and calls carried (for tests and the bench) */
+  readonly counts = { calls: 0, requests: 0, batches: 0, batched: 0, fallbacks: 0 };
+
+  /** `enabled: false`: every call alone, as before batching */
+  constructor(
+    private readonly sendBatch: SendBatch<R>,
+    enabled = true,
+  ) {
+    this.batching = enabled;
+  }
+
+  send(call: JournalCall<R>): Promise<R[]> {
+    this.counts.calls++;
+    if (!this.batching || call.opts.signal?.aborted) return this.alone(call);
+    return new Promise<R[]>((resolve, reject) => {
+      const held: Held<R> = { call, run: AsyncLocalStorage.snapshot(), resolve, reject, done: false };
+      const signal = call.opts.signal;
+      if (signal) {
+        const onAbort = () => {
+          if (held.done) return;
+          held.done = true;
+          this.queue = this.queue.filter((h) => h !== held);
+          reject(new UnreachableError('The journal request was aborted.', { cause: signal.reason }));
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        const settle =
+          <T>(fn: (v: T) => void) =>
+          (v: T) => {
+            signal.removeEventListener('abort', onAbort);
+            fn(v);
+          };
+        held.resolve = settle(resolve);
+        held.reject = settle(reject);
+      }
+      this.queue.push(held);
+      this.kick();
+    });
+  }
+
+  private alone(call: JournalCall<R>): Promise<R[]> {
+    this.counts.requests++;
+    return call.alone();
+  }
+
+  /** Sends what waits on the next turn of the event loop: calls made in the same turn go together. */
+  private kick(): void {
+    if (this.scheduled || this.queue.length === 0 || this.inFlight >= this.limit()) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.pump();
+    });
+  }
+
+  private limit(): number {
+    return Math.min(IN_FLIGHT + this.stalled, MAX_IN_FLIGHT);
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.limit() && this.queue.length > 0) {
+      const turn: Held<R>[] = [];
+      const rest: Held<R>[] = [];
+      const tasks = new Set<string>();
+      const workerId = this.queue[0].call.workerId;
+      for (const h of this.queue) {
+        if (turn.length < MAX_BATCH_TASKS && !tasks.has(h.call.taskId) && h.call.workerId === workerId) {
+          turn.push(h);
+          tasks.add(h.call.taskId);
+        } else rest.push(h);
+      }
+      this.queue = rest;
+      this.inFlight++;
+      let stalled = false;
+      const timer = setTimeout(() => {
+        stalled = true;
+        this.stalled++;
+        this.kick();
+      }, STALLED_MS);
+      void this.dispatch(turn).finally(() => {
+        clearTimeout(timer);
+        if (stalled) this.stalled--;
+        this.inFlight--;
+        this.kick();
+      });
+    }
+  }
+
+  private async dispatch(turn: Held<R>[]): Promise<void> {
+    if (turn.length === 1) return this.settleAlone(turn[0]);
+    this.counts.requests++;
+    this.counts.batches++;
+    this.counts.batched += turn.length;
+    let answer: BatchAnswer<R>;
+    try {
+      answer = await turn[0].run(() =>
+        this.sendBatch(
+          turn[0].call.workerId,
+          turn.map(({ call }) => ({ taskId: call.taskId, attempt: call.attempt, steps: call.steps })),
+        ),
+      );
+    } catch {
+      // no answer: each call on its own, with its own retries (a re-sent step is answered as reused)
+      return this.fallBack(turn);
+    }
+    const entries = answer.data?.journalBatch;
+    if (!entries || entries.length !== turn.length) {
+      // refused as a whole: an engine without journalBatch, or one that cannot serve now
+      if (answer.errors?.some((e) => e.extensions?.code === 'GRAPHQL_VALIDATION_FAILED'))
+        this.batching = false;
+      return this.fallBack(turn);
+    }
+    const again: Held<R>[] = [];
+    for (const [i, h] of turn.entries()) {
+      const results = entries[i].results;
+      const error = answer.errors?.find((e) => e.path?.[1] === i);
+      if (results) this.finish(h, () => h.resolve(results));
+      // no error for it (cannot happen), or the database was away: alone, with the call's own retries
+      else if (!error || (error.extensions?.code === 'UNAVAILABLE' && h.call.opts.retryUntil !== undefined))
+        again.push(h);
+      else this.finish(h, () => h.reject(new GraphQLRequestError([error], 200)));
+    }
+    if (again.length) await this.fallBack(again);
+  }
+
+  private async fallBack(turn: Held<R>[]): Promise<void> {
+    this.counts.fallbacks += turn.length;
+    await Promise.all(turn.map((h) => this.settleAlone(h)));
+  }
+
+  private async settleAlone(h: Held<R>): Promise<void> {
+    if (h.done) return;
+    try {
+      const out = await h.run(() => this.alone(h.call));
+      this.finish(h, () => h.resolve(out));
+    } catch (e) {
+      this.finish(h, () => h.reject(e));
+    }
+  }
+
+  private finish(h: Held<R>, fn: () => void): void {
+    if (h.done) return;
+    h.done = true;
+    fn();
+  }
+}
