@@ -26,10 +26,11 @@ import {
  *    so the model's answer, the read's answer and the next model call travel together, and the last
  *    model call's end travels with the completion: fetch, 4 journal requests, complete — 6 requests,
  *    7 commits (the completion journals its steps, then commits itself);
- *  - `batched`: the same requests, but the 16 loops are 16 tasks of one Agent Worker process and share
- *    its client: journal calls of tasks that are ready at the same moment go in one journalBatch request
- *    (server/worker/batcher.ts) — as the Agent Worker sends them since issue 18's seventh slice. Fetches
- *    and completions stay one per task.
+ *  - `batched`: the same calls, but the 16 loops are 16 tasks of one Agent Worker process, as its
+ *    fetch loop and client run them: one fetch at a time for every free slot (a loop waiting for its next
+ *    task is a free slot; server/worker/loop.ts), and journal calls of tasks that are ready at the same
+ *    moment in one journalBatch request (server/worker/batcher.ts) — as the Agent Worker sends them since
+ *    issue 18's seventh slice. Completions stay one request per task.
  */
 type Shape = 'single' | 'paired' | 'worker' | 'batched';
 const SHAPES: Record<Shape, { commits: number; requests: number; label: string }> = {
@@ -39,7 +40,7 @@ const SHAPES: Record<Shape, { commits: number; requests: number; label: string }
   batched: {
     commits: 7,
     requests: 6,
-    label: ', as the Agent Worker journals it: 16 tasks on one client, journal calls batched',
+    label: ', as the Agent Worker journals it: 16 tasks on one client, fetches and journal calls batched',
   },
 };
 
@@ -58,14 +59,20 @@ export async function taskThroughput(pool: pg.Pool, admin: Client, worker: Clien
   ).filter(([, shape]) => !only || only.includes(shape));
   await startCost(admin, raw[16]);
   // the Agent Worker's own client (its journal batcher), shared by the loops of the batched shape
-  const agentClient = new EngineClient(worker.url, worker.token);
+  const agent = { client: new EngineClient(worker.url, worker.token), slots: new SlotFetcher(worker) };
   for (const [loops, shape] of runs) {
     await startMany(admin, 'bench', SMOKE ? 40 : 1200);
-    const before = { ...agentClient.journal.counts };
-    const r = await measuredRate(loops, MS, (client) => oneTask(worker, client, shape, agentClient));
+    const before = { ...agent.client.journal.counts };
+    const fetchesBefore = agent.slots.counts.fetches;
+    const r = await measuredRate(loops, MS, (client) => oneTask(worker, client, shape, agent));
     const { commits, label } = SHAPES[shape];
-    if (shape === 'batched') results.pairedTasks = r * (MS / 1000);
-    if (shape === 'batched') results.journalBatching = batchingOf(before, agentClient.journal.counts);
+    if (shape === 'batched') {
+      results.pairedTasks = r * (MS / 1000);
+      results.journalBatching = {
+        ...batchingOf(before, agent.client.journal.counts),
+        tasksPerFetch: (r * (MS / 1000)) / Math.max(1, agent.slots.counts.fetches - fetchesBefore),
+      };
+    }
     row(
       `002-shaped tasks, ${loops} loops${label} (×${commits} commits)`,
       r * commits,
@@ -134,21 +141,75 @@ function batchingOf(
   };
 }
 
-/** One task on loop `client`: fetched, journaled in `shape`, completed. */
-async function oneTask(worker: Client, client: number, shape: Shape, agentClient: EngineClient) {
-  // the batched shape's loops are the tasks of one Agent Worker process: one worker id
-  const workerId = shape === 'batched' ? 'task-bench-agent-worker' : `task-bench-${client}`;
-  const [t] = (
+const AGENT_WORKER_ID = 'task-bench-agent-worker';
+
+/**
+ * The Agent Worker's fetch loop (server/worker/loop.ts) for the batched shape: one fetch at a time, for as
+ * many tasks as loops are waiting (its free slots).
+ */
+class SlotFetcher {
+  private waiting: { resolve(t: Task | undefined): void; reject(e: unknown): void }[] = [];
+  private fetching = false;
+  readonly counts = { fetches: 0 };
+
+  constructor(private readonly worker: Client) {}
+
+  next(): Promise<Task | undefined> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    if (this.fetching || this.waiting.length === 0) return;
+    this.fetching = true;
+    setImmediate(async () => {
+      const free = this.waiting.splice(0, 100);
+      this.counts.fetches++;
+      try {
+        const got = await fetchAgentTasks(this.worker, AGENT_WORKER_ID, free.length);
+        free.forEach((w, i) => w.resolve(got[i]));
+      } catch (e) {
+        for (const w of free) w.reject(e);
+      } finally {
+        this.fetching = false;
+        this.pump();
+      }
+    });
+  }
+}
+
+type Task = { id: string; attempt: number };
+
+async function fetchAgentTasks(worker: Client, workerId: string, maxTasks: number, named = true): Promise<Task[]> {
+  return (
     await worker(FETCH, {
       i: {
         workerId,
-        maxTasks: 1,
+        maxTasks,
         topics: [{ topicName: 'abada:agent', lockDurationMs: 60_000 }],
         // the Agent Worker names every fetch, so a re-sent one gets its claim back (SPEC §3)
-        ...(shape === 'worker' || shape === 'batched' ? { requestId: randomUUID() } : {}),
+        ...(named ? { requestId: randomUUID() } : {}),
       },
     })
   ).fetchAndLock;
+}
+
+/** One task on loop `client`: fetched, journaled in `shape`, completed. */
+async function oneTask(
+  worker: Client,
+  client: number,
+  shape: Shape,
+  agent: { client: EngineClient; slots: SlotFetcher },
+) {
+  // the batched shape's loops are the tasks of one Agent Worker process: one worker id, its fetch loop
+  const batched = shape === 'batched';
+  const workerId = batched ? AGENT_WORKER_ID : `task-bench-${client}`;
+  const agentClient = agent.client;
+  const t = batched
+    ? await agent.slots.next()
+    : (await fetchAgentTasks(worker, workerId, 1, shape === 'worker'))[0];
   if (!t) return;
   const base = { taskId: t.id, workerId, attempt: t.attempt };
   const model = (sequence: number, state: string) => ({
@@ -168,7 +229,6 @@ async function oneTask(worker: Client, client: number, shape: Shape, agentClient
     request: { callId: `c${sequence}`, arguments: { customerId: 'C-42' } },
     response: state === 'COMPLETED' ? { ok: true } : null,
   });
-  const batched = shape === 'batched';
   const one = (step: Record<string, unknown>) =>
     batched
       ? agentClient.journalStep({ ...base, ...step } as never)
