@@ -4,6 +4,7 @@
  * filled in, and the ids a command concerns — never its payloads.
  */
 import { getOperationAST, Kind, type OperationDefinitionNode, valueFromASTUntyped } from 'graphql';
+import { isUnavailable } from '../errors.js';
 
 export const COMMANDS: ReadonlySet<string> = new Set([
   'fetchAndLock',
@@ -74,4 +75,12 @@ export function commandIds(field: string, args: Record<string, unknown>): Record
     ...(field === 'resolveIncident' ? { incidentId: input.id } : {}),
     ...(field === 'startProcess' ? { key: args.key } : {}),
   };
+}
+
+/** The SPEC §9 code of a command's error as execution left it (before the response masks it). */
+export function codeOf(err: { extensions?: Record<string, unknown>; originalError?: unknown }): string {
+  const original = err.originalError as { code?: unknown; extensions?: { code?: unknown } } | undefined;
+  if (isUnavailable(original)) return 'UNAVAILABLE';
+  const code = err.extensions?.code ?? original?.extensions?.code ?? original?.code;
+  return typeof code === 'string' && code !== 'INTERNAL_SERVER_ERROR' ? code : 'INTERNAL';
 }

@@ -1,9 +1,8 @@
 /** Times and logs the tracked engine commands of each GraphQL mutation (the latency histograms of /metrics). */
 import type { Plugin } from 'graphql-yoga';
-import { isUnavailable } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { EngineMetrics } from '../metrics/index.js';
-import { commandFields, commandIds } from './commands.js';
+import { codeOf, commandFields, commandIds } from './commands.js';
 
 /** The commands a worker sends all the time: logged at debug when they succeed. */
 const ROUTINE_COMMANDS = new Set([
@@ -57,11 +56,4 @@ export function observePlugin(metrics: EngineMetrics, log: Logger): Plugin {
       };
     },
   };
-}
-
-function codeOf(err: { extensions?: Record<string, unknown>; originalError?: unknown }): string {
-  const original = err.originalError as { code?: unknown; extensions?: { code?: unknown } } | undefined;
-  if (isUnavailable(original)) return 'UNAVAILABLE';
-  const code = err.extensions?.code ?? original?.extensions?.code ?? original?.code;
-  return typeof code === 'string' && code !== 'INTERNAL_SERVER_ERROR' ? code : 'INTERNAL';
 }

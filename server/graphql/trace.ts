@@ -3,12 +3,14 @@
  * (`traceparent`: the worker sends its attempt's), and each engine command of a mutation is a SERVER span
  * named after it (`abada journalSteps`), with ids and the refusal's code. fetchAndLock is left to the
  * engine's `claim` spans, which land in each claimed instance's trace instead of one per long poll.
- * Nothing at all while tracing is off.
+ * A journalBatch is one span per entry, in the trace its entry names (`traceparent`, the task's attempt),
+ * named after the call the entry stands for (`abada journalStep` or `abada journalSteps`): a trace shows
+ * a task's journal calls whether or not its worker batched them. Nothing at all while tracing is off.
  */
 import { SpanKind, type Span } from '@opentelemetry/api';
 import type { Plugin } from 'graphql-yoga';
-import { ABADA, continueTrace, markFailed, openSpan, tracingOn } from '../telemetry/index.js';
-import { commandFields, commandIds } from './commands.js';
+import { ABADA, contextOf, continueTrace, markFailed, openSpan, tracingOn } from '../telemetry/index.js';
+import { codeOf, commandFields, commandIds } from './commands.js';
 
 /** The span attributes of a command: its ids (commands.ts), never its payloads. */
 function attributesOf(field: string, args: Record<string, unknown>): Record<string, string | number> {
@@ -35,10 +37,14 @@ export function tracePlugin(): Plugin {
       operation: ({ request }, wrapped) => continueTrace(request?.headers, wrapped),
     },
     onExecute({ args }) {
-      const spans: { key: string; span: Span }[] = [];
+      const spans: { key: string; entry?: number; span: Span }[] = [];
       // fetchAndLock: the claim spans, in each claimed instance's trace (see above)
       for (const f of commandFields(args)) {
         if (f.name === 'fetchAndLock') continue;
+        if (f.name === 'journalBatch') {
+          spans.push(...entrySpans(f.key, f.args));
+          continue;
+        }
         const span = openSpan({
           name: `abada ${f.name}`,
           kind: SpanKind.SERVER,
@@ -50,12 +56,14 @@ export function tracePlugin(): Plugin {
       return {
         onExecuteDone({ result }) {
           const errors = 'errors' in result ? (result.errors ?? []) : [];
-          for (const { key, span } of spans) {
-            const err = errors.find((e) => e.path?.[0] === key);
+          for (const { key, entry, span } of spans) {
+            const err = errors.find(
+              (e) => e.path?.[0] === key && (entry === undefined || e.path.length < 2 || e.path[1] === entry),
+            );
             if (err) {
-              const code = err.extensions?.code ?? 'INTERNAL';
-              span.setAttribute(ABADA.code, String(code));
-              markFailed(span, err, String(code));
+              const code = codeOf(err);
+              span.setAttribute(ABADA.code, code);
+              markFailed(span, err, code);
             }
             span.end();
           }
@@ -63,4 +71,30 @@ export function tracePlugin(): Plugin {
       };
     },
   };
+}
+
+/** One span per journalBatch entry, in the entry's own trace, named after the call it stands for. */
+function entrySpans(
+  key: string,
+  args: Record<string, unknown>,
+): { key: string; entry: number; span: Span }[] {
+  const input = (args.input ?? {}) as { workerId?: unknown; entries?: unknown };
+  if (!Array.isArray(input.entries)) return [];
+  return input.entries.map((raw, entry) => {
+    const e = (raw ?? {}) as { taskId?: unknown; attempt?: unknown; steps?: unknown; traceparent?: unknown };
+    const steps = Array.isArray(e.steps) ? e.steps : [];
+    const name = steps.length === 1 ? 'journalStep' : 'journalSteps';
+    const attributes: Record<string, string | number> = { [ABADA.command]: name };
+    if (typeof e.taskId === 'string') attributes[ABADA.taskId] = e.taskId;
+    if (typeof e.attempt === 'number') attributes[ABADA.attempt] = e.attempt;
+    if (typeof input.workerId === 'string') attributes[ABADA.workerId] = input.workerId;
+    const span = openSpan({
+      name: `abada ${name}`,
+      kind: SpanKind.SERVER,
+      attributes,
+      // an entry without its own trace context stays in the request's
+      ...(typeof e.traceparent === 'string' ? { parent: contextOf(e.traceparent) } : {}),
+    });
+    return { key, entry, span };
+  });
 }

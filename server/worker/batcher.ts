@@ -11,13 +11,15 @@
  *  - a call alone in its turn is sent as before (`journalStep` or `journalSteps`, with its own retries);
  *  - in a batch, each entry is answered on its own (the engine checks and refuses each entry as that call
  *    alone); an entry's refusal becomes the same GraphQLRequestError, code and details, for that call;
- *  - when the batch as a whole gets no answer (the engine is unreachable, restarting, or older and has no
- *    `journalBatch`), each call is sent again on its own with its own retries: a journal call may be
+ *  - when the batch as a whole gets no answer, or is refused as a whole (the engine is unreachable,
+ *    restarting, older and without `journalBatch`, or the batch is over its body limit with large step
+ *    payloads), each call is sent again on its own with its own retries: a journal call may be
  *    re-sent unchanged (the engine answers a step it already holds as reused). An engine without
  *    `journalBatch` turns batching off for this client.
  *  - a call whose lease is aborted (its signal) ends at once, as its own request would.
  *
- * A batched request carries the trace context of its first call; a call sent alone keeps its own.
+ * Each call's trace context travels with its entry (`traceparent`), so the engine's span for it lands in
+ * its task's trace; a call sent alone carries its own in the request's header, as before.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import {
@@ -32,6 +34,8 @@ export interface JournalCall<R> {
   taskId: string;
   workerId: string;
   attempt: number;
+  /** the call's trace context (its task's attempt), for its entry in a batch */
+  traceparent?: string;
   steps: unknown[];
   opts: RequestOptions;
   /** the call sent alone, as it was before batching (its own document and retries) */
@@ -46,7 +50,7 @@ export interface BatchAnswer<R> {
 
 export type SendBatch<R> = (
   workerId: string,
-  entries: { taskId: string; attempt: number; steps: unknown[] }[],
+  entries: { taskId: string; attempt: number; steps: unknown[]; traceparent?: string }[],
 ) => Promise<BatchAnswer<R>>;
 
 /** Journal requests of this worker out at once before new calls wait to go together. */
@@ -168,7 +172,12 @@ export class JournalBatcher<R> {
       answer = await turn[0].run(() =>
         this.sendBatch(
           turn[0].call.workerId,
-          turn.map(({ call }) => ({ taskId: call.taskId, attempt: call.attempt, steps: call.steps })),
+          turn.map(({ call }) => ({
+            taskId: call.taskId,
+            attempt: call.attempt,
+            steps: call.steps,
+            ...(call.traceparent ? { traceparent: call.traceparent } : {}),
+          })),
         ),
       );
     } catch {

@@ -99,6 +99,7 @@ export class EngineClient {
       attempt,
       workerId,
       steps: [step],
+      traceparent: traceHeaders().traceparent,
       opts,
       alone: async () => [(await this.client.request(JournalStep, { input }, opts)).journalStep],
     });
@@ -119,6 +120,7 @@ export class EngineClient {
       attempt: input.attempt,
       workerId: input.workerId,
       steps: input.steps,
+      traceparent: traceHeaders().traceparent,
       opts,
       alone: async () => (await this.client.request(JournalSteps, { input }, opts)).journalSteps,
     });

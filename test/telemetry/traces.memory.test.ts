@@ -5,12 +5,13 @@
  * the JSON logs name it; no content reaches a span.
  */
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { SpanKind } from '@opentelemetry/api';
+import { context, SpanKind, trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundScript, supportTriageScript } from '../../server/demo/scripts.js';
 import { createLogger } from '../../server/log.js';
 import { startTracing, type TracingHandle } from '../../server/telemetry/index.js';
 import { workerConfig } from '../../server/worker/config.js';
+import { EngineClient } from '../../server/worker/graphql.js';
 import { startWorker, type WorkerHandle } from '../../server/worker/loop.js';
 import { Q } from '../helpers/fixtures.js';
 import { type Harness, instance, startHarness, startProcess, waitFor } from '../worker/helpers.js';
@@ -142,4 +143,46 @@ describe('seed 002 traced (in-memory exporter)', () => {
     expect(trace.filter((s) => s.name === 'tools/call refund')).toHaveLength(1);
     expectNoContent(spans);
   }, 40_000);
+
+  it("journal calls of several tasks batched in one request: each engine span lands in its own task's trace", async () => {
+    const client = new EngineClient(h.engine.url, h.workerToken);
+    const tracer = trace.getTracer('abada-test');
+    // three tasks' calls made at once, each in its own trace (tasks the engine does not know: refused)
+    const taskIds = [1, 2, 3].map((n) => `00000000-0000-4000-8000-00000000000${n}`);
+    const roots = taskIds.map((id) => tracer.startSpan(`task ${id}`));
+    const answers = await Promise.allSettled(
+      taskIds.map((taskId, i) =>
+        context.with(trace.setSpan(context.active(), roots[i]), () =>
+          client.journalStep({
+            taskId,
+            workerId: 'traced-worker',
+            attempt: 1,
+            sequence: 1,
+            kind: 'MODEL_CALL',
+            state: 'STARTED',
+            model: 'gpt-4.1-mini',
+            request: {},
+          }),
+        ),
+      ),
+    );
+    for (const r of roots) r.end();
+    expect(client.journal.counts).toMatchObject({ requests: 1, batches: 1, batched: 3 });
+    expect(answers.map((a) => a.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    const engineSpans = await waitFor('an engine span for each entry', () => {
+      const found = exporter
+        .getFinishedSpans()
+        .map(seen)
+        .filter(
+          (s) => s.name === 'abada journalStep' && taskIds.includes(String(s.attributes['abada.task.id'])),
+        );
+      return found.length === 3 ? found : null;
+    });
+    for (const [i, id] of taskIds.entries()) {
+      const span = engineSpans.find((s) => s.attributes['abada.task.id'] === id)!;
+      expect(span.traceId).toBe(roots[i].spanContext().traceId);
+      expect(span.parentSpanId).toBe(roots[i].spanContext().spanId);
+      expect(span.attributes['abada.error.code']).toBe('NOT_FOUND');
+    }
+  });
 });

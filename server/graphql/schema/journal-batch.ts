@@ -19,6 +19,10 @@ const JournalBatchEntryInput = builder.inputType('JournalBatchEntryInput', {
   fields: (t) => ({
     taskId: t.id({ required: true }),
     attempt: t.int({ required: true }),
+    traceparent: t.string({
+      description:
+        "The W3C traceparent of this entry's task (its attempt's trace): the engine's span for the entry lands there.",
+    }),
     steps: t.field({
       type: [BatchStepInput],
       required: true,
