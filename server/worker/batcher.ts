@@ -14,7 +14,7 @@
  *  - when the batch as a whole gets no answer, or is refused as a whole (the engine is unreachable,
  *    restarting, older and without `journalBatch`, or the batch is over its body limit with large step
  *    payloads), each call is sent again on its own with its own retries: a journal call may be
- *    re-sent unchanged (the engine answers a step it already holds as reused). An engine without
+ *    re-sent unchanged (the engine answers a step it already holds from the journal). An engine without
  *    `journalBatch` turns batching off for this client.
  *  - a call whose lease is aborted (its signal) ends at once, as its own request would.
  *
@@ -181,7 +181,7 @@ export class JournalBatcher<R> {
         ),
       );
     } catch {
-      // no answer: each call on its own, with its own retries (a re-sent step is answered as reused)
+      // no answer: each call on its own, with its own retries (a re-sent step is answered from the journal)
       return this.fallBack(turn);
     }
     const entries = answer.data?.journalBatch;

@@ -208,7 +208,8 @@ export async function startWorker(config: WorkerConfig, opts: StartOptions = {})
       l.stopping.abort();
     })
     .then(() => drain(l))
-    .finally(() => log.info({ event: 'worker.stopped' }, 'worker stopped'));
+    // how its journal calls travelled (calls, requests, batches): batching shows only under load
+    .finally(() => log.info({ event: 'worker.stopped', journal: l.client.journal.counts }, 'worker stopped'));
 
   return {
     workerId: config.workerId,

@@ -3,7 +3,8 @@
  * counts requests and can break them: journal calls of several tasks made at once go in one journalBatch
  * request and one engine transaction; each call gets the answer — or the refusal, code and message —
  * it gets alone; a batch that gets no answer, or an engine without journalBatch, falls back to each call
- * alone with its own retries and nothing is lost or doubled; a call whose lease is aborted ends at once.
+ * alone with its own retries and nothing is lost or doubled (also when the engine committed the batch and
+ * only its answer was lost); a call whose lease is aborted ends at once.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,7 +17,7 @@ import { Q } from '../helpers/fixtures.js';
 import { modelStep } from '../helpers/steps.js';
 import { type Locked, setupSeeds, WorkerSim } from '../helpers/worker-sim.js';
 
-type Mode = 'pass' | 'drop-batch' | 'old-engine';
+type Mode = 'pass' | 'drop-batch' | 'lose-answer' | 'old-engine';
 
 let engine: TestEngine;
 let w: WorkerSim;
@@ -40,6 +41,12 @@ async function startProxy(target: string) {
       );
     }
     const up = http.request(target, { method: 'POST', headers: req.headers }, (r) => {
+      // the engine committed the batch; its answer never reaches the worker
+      if (op === 'journalBatch' && state.mode === 'lose-answer') {
+        r.resume();
+        r.on('end', () => req.socket.destroy());
+        return;
+      }
       res.writeHead(r.statusCode ?? 502, r.headers);
       r.pipe(res);
     });
@@ -149,6 +156,26 @@ describe('the worker journal batcher', () => {
     expect(proxy.operations.filter((o) => o === 'journalStep')).toHaveLength(4);
     for (const t of tasks) expect(await stepsOf(t)).toEqual(['1:STARTED']);
     proxy.mode = 'pass';
+  });
+
+  it('a batch committed whose answer was lost: each call re-sent alone gets the steps as they stand', async () => {
+    const tasks = await leased(3);
+    const client = new EngineClient(proxy.url, w.token);
+    proxy.mode = 'lose-answer';
+    proxy.operations.length = 0;
+    const out = await Promise.all(
+      tasks.map((t) =>
+        client.journalSteps({ ...ids(t), steps: [model(1, 'STARTED'), model(1, 'COMPLETED')] }, retry()),
+      ),
+    );
+    proxy.mode = 'pass';
+    // (the transport sends a request cut off on a kept-alive socket once more: the batch may go twice)
+    expect(proxy.operations.filter((o) => o === 'journalBatch').length).toBeGreaterThanOrEqual(1);
+    expect(proxy.operations.filter((o) => o === 'journalSteps')).toHaveLength(3);
+    expect(client.journal.counts.fallbacks).toBe(3);
+    for (const r of out) expect(r.map((x) => x.step.state)).toEqual(['COMPLETED', 'COMPLETED']);
+    // one step each, journaled once
+    for (const t of tasks) expect(await stepsOf(t)).toEqual(['1:COMPLETED']);
   });
 
   it('an engine without journalBatch: batching turns off, every call alone', async () => {
