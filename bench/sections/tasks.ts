@@ -169,7 +169,7 @@ class SlotFetcher {
       this.counts.fetches++;
       try {
         const got = await fetchAgentTasks(this.worker, AGENT_WORKER_ID, free.length);
-        free.forEach((w, i) => w.resolve(got[i]));
+        for (const [i, w] of free.entries()) w.resolve(got[i]);
       } catch (e) {
         for (const w of free) w.reject(e);
       } finally {
@@ -182,7 +182,12 @@ class SlotFetcher {
 
 type Task = { id: string; attempt: number };
 
-async function fetchAgentTasks(worker: Client, workerId: string, maxTasks: number, named = true): Promise<Task[]> {
+async function fetchAgentTasks(
+  worker: Client,
+  workerId: string,
+  maxTasks: number,
+  named = true,
+): Promise<Task[]> {
   return (
     await worker(FETCH, {
       i: {

@@ -22,6 +22,7 @@
  * its task's trace; a call sent alone carries its own in the request's header, as before.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { Turns } from '../shared/turns.js';
 import {
   type GraphQLErrorEntry,
   GraphQLRequestError,
@@ -70,10 +71,18 @@ interface Held<R> {
 }
 
 export class JournalBatcher<R> {
-  private queue: Held<R>[] = [];
-  private inFlight = 0;
-  private stalled = 0;
-  private scheduled = false;
+  private readonly turns = new Turns<Held<R>>({
+    inFlight: IN_FLIGHT,
+    stalledMs: STALLED_MS,
+    maxInFlight: MAX_IN_FLIGHT,
+    maxTurn: MAX_BATCH_TASKS,
+    key: (h) => h.call.taskId,
+    // a batch names one worker
+    joins: (first, h) => h.call.workerId === first.call.workerId,
+    run: (turn) => this.dispatch(turn),
+    // calls made in the same turn of the event loop go together
+    defer: true,
+  });
   private batching: boolean;
   /** requests sent and calls carried (for tests and the bench) */
   readonly counts = { calls: 0, requests: 0, batches: 0, batched: 0, fallbacks: 0 };
@@ -96,7 +105,7 @@ export class JournalBatcher<R> {
         const onAbort = () => {
           if (held.done) return;
           held.done = true;
-          this.queue = this.queue.filter((h) => h !== held);
+          this.turns.remove(held);
           reject(new UnreachableError('The journal request was aborted.', { cause: signal.reason }));
         };
         signal.addEventListener('abort', onAbort, { once: true });
@@ -109,57 +118,13 @@ export class JournalBatcher<R> {
         held.resolve = settle(resolve);
         held.reject = settle(reject);
       }
-      this.queue.push(held);
-      this.kick();
+      this.turns.push(held);
     });
   }
 
   private alone(call: JournalCall<R>): Promise<R[]> {
     this.counts.requests++;
     return call.alone();
-  }
-
-  /** Sends what waits on the next turn of the event loop: calls made in the same turn go together. */
-  private kick(): void {
-    if (this.scheduled || this.queue.length === 0 || this.inFlight >= this.limit()) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      this.pump();
-    });
-  }
-
-  private limit(): number {
-    return Math.min(IN_FLIGHT + this.stalled, MAX_IN_FLIGHT);
-  }
-
-  private pump(): void {
-    while (this.inFlight < this.limit() && this.queue.length > 0) {
-      const turn: Held<R>[] = [];
-      const rest: Held<R>[] = [];
-      const tasks = new Set<string>();
-      const workerId = this.queue[0].call.workerId;
-      for (const h of this.queue) {
-        if (turn.length < MAX_BATCH_TASKS && !tasks.has(h.call.taskId) && h.call.workerId === workerId) {
-          turn.push(h);
-          tasks.add(h.call.taskId);
-        } else rest.push(h);
-      }
-      this.queue = rest;
-      this.inFlight++;
-      let stalled = false;
-      const timer = setTimeout(() => {
-        stalled = true;
-        this.stalled++;
-        this.kick();
-      }, STALLED_MS);
-      void this.dispatch(turn).finally(() => {
-        clearTimeout(timer);
-        if (stalled) this.stalled--;
-        this.inFlight--;
-        this.kick();
-      });
-    }
   }
 
   private async dispatch(turn: Held<R>[]): Promise<void> {

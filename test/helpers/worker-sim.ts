@@ -52,6 +52,18 @@ export class WorkerSim {
     return d.fetchAndLock;
   }
 
+  /** Starts `n` support-triage instances (seed 002) and leases their tasks. */
+  async leaseTriage(n: number): Promise<Locked[]> {
+    for (let i = 0; i < n; i++)
+      await this.engine.ok(this.engine.adminToken, Q.start, {
+        key: 'support-triage',
+        v: { customerId: 'C-42' },
+      });
+    const tasks = await this.fetch({ maxTasks: n, waitMs: 2000 });
+    if (tasks.length !== n) throw new Error(`leased ${tasks.length} tasks, expected ${n}`);
+    return tasks;
+  }
+
   async fetchOne(opts: Parameters<WorkerSim['fetch']>[0] = {}): Promise<Locked> {
     const [t] = await this.fetch({ waitMs: 2000, ...opts });
     if (!t) throw new Error('no task to fetch');

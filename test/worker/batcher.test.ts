@@ -70,14 +70,6 @@ afterAll(async () => {
   await engine?.close();
 });
 
-async function leased(n: number): Promise<Locked[]> {
-  for (let i = 0; i < n; i++)
-    await engine.ok(engine.adminToken, Q.start, { key: 'support-triage', v: { customerId: 'C-42' } });
-  const tasks = await w.fetch({ maxTasks: n, waitMs: 2000 });
-  expect(tasks).toHaveLength(n);
-  return tasks;
-}
-
 /** A model call step as the worker writes it. */
 const model = (sequence: number, state: string) => modelStep(sequence, state) as StepWrite;
 const ids = (t: Locked) => ({ taskId: t.id, workerId: w.workerId, attempt: t.attempt });
@@ -91,7 +83,7 @@ async function stepsOf(t: Locked): Promise<string[]> {
 describe('the worker journal batcher', () => {
   it('sends calls of several tasks made at once in one request and one transaction', async () => {
     proxy.mode = 'pass';
-    const tasks = await leased(8);
+    const tasks = await w.leaseTriage(8);
     const client = new EngineClient(proxy.url, w.token);
     const groups = journalGroups(engine.context).counts;
     const before = groups.groups;
@@ -144,7 +136,7 @@ describe('the worker journal batcher', () => {
   });
 
   it('a batch without an answer: each call alone, with its own retries; nothing lost or doubled', async () => {
-    const tasks = await leased(4);
+    const tasks = await w.leaseTriage(4);
     const client = new EngineClient(proxy.url, w.token);
     proxy.mode = 'drop-batch';
     proxy.operations.length = 0;
@@ -159,7 +151,7 @@ describe('the worker journal batcher', () => {
   });
 
   it('a batch committed whose answer was lost: each call re-sent alone gets the steps as they stand', async () => {
-    const tasks = await leased(3);
+    const tasks = await w.leaseTriage(3);
     const client = new EngineClient(proxy.url, w.token);
     proxy.mode = 'lose-answer';
     proxy.operations.length = 0;
@@ -179,7 +171,7 @@ describe('the worker journal batcher', () => {
   });
 
   it('an engine without journalBatch: batching turns off, every call alone', async () => {
-    const tasks = await leased(3);
+    const tasks = await w.leaseTriage(3);
     const client = new EngineClient(proxy.url, w.token);
     proxy.mode = 'old-engine';
     proxy.operations.length = 0;
@@ -198,7 +190,7 @@ describe('the worker journal batcher', () => {
   });
 
   it('a call whose lease is aborted while it waits ends at once, and the others go on', async () => {
-    const tasks = await leased(3);
+    const tasks = await w.leaseTriage(3);
     const client = new EngineClient(proxy.url, w.token);
     const lease = new AbortController();
     const calls = tasks.map((t, i) =>

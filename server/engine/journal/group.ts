@@ -21,6 +21,7 @@ import { type Actor, type EngineContext, isUuid, sameProject } from '../common/i
 import { applyAll, loadKeyOf, onConnection, ownTransaction, readsOf, runOne } from './exec.js';
 import type { JournalStepInput } from './input.js';
 import type { JournalResult } from './rules.js';
+import { Turns } from '../../shared/turns.js';
 import { beginAndLoadMany, write } from './sql.js';
 import { JournalState } from './state.js';
 
@@ -57,10 +58,7 @@ export function journalGroups(ctx: EngineContext): JournalGroups {
 }
 
 export class JournalGroups {
-  private queue: Call[] = [];
-  private inFlight = 0;
-  /** groups in flight for longer than STALLED_MS: each lets one more group start */
-  private stalled = 0;
+  private readonly turns: Turns<Call>;
   /** calls journaled, and how many of them in groups of two or more (for the bench and the tests) */
   readonly counts = { calls: 0, grouped: 0, groups: 0, fallbacks: 0 };
 
@@ -69,14 +67,19 @@ export class JournalGroups {
 
   constructor(private readonly ctx: EngineContext) {
     this.maxGroup = ctx.config.journalGroupCommit ? MAX_GROUP : 1;
+    this.turns = new Turns<Call>({
+      inFlight: GROUPS_IN_FLIGHT,
+      stalledMs: STALLED_MS,
+      maxInFlight: MAX_IN_FLIGHT,
+      maxTurn: this.maxGroup,
+      key: (c) => c.inputs[0].taskId,
+      run: (group) => this.run(group),
+    });
   }
 
   submit(actor: Actor, inputs: JournalStepInput[], batch: boolean): Promise<JournalResult[]> {
     if (this.maxGroup === 1) return runOne(this.ctx, actor, inputs, batch);
-    return new Promise((resolve, reject) => {
-      this.queue.push({ actor, inputs, batch, resolve, reject });
-      this.pump();
-    });
+    return new Promise((resolve, reject) => this.turns.push({ actor, inputs, batch, resolve, reject }));
   }
 
   /**
@@ -88,46 +91,15 @@ export class JournalGroups {
     calls: { inputs: JournalStepInput[]; batch: boolean }[],
   ): Promise<JournalResult[]>[] {
     if (this.maxGroup === 1) return calls.map((c) => runOne(this.ctx, actor, c.inputs, c.batch));
+    const queued: Call[] = [];
     const out = calls.map(
       ({ inputs, batch }) =>
         new Promise<JournalResult[]>((resolve, reject) => {
-          this.queue.push({ actor, inputs, batch, resolve, reject });
+          queued.push({ actor, inputs, batch, resolve, reject });
         }),
     );
-    this.pump();
+    this.turns.push(...queued);
     return out;
-  }
-
-  private pump(): void {
-    while (
-      this.inFlight < Math.min(GROUPS_IN_FLIGHT + this.stalled, MAX_IN_FLIGHT) &&
-      this.queue.length > 0
-    ) {
-      const group: Call[] = [];
-      const rest: Call[] = [];
-      const tasks = new Set<string>();
-      for (const c of this.queue) {
-        const task = c.inputs[0].taskId;
-        if (group.length < this.maxGroup && !tasks.has(task)) {
-          group.push(c);
-          tasks.add(task);
-        } else rest.push(c);
-      }
-      this.queue = rest;
-      this.inFlight++;
-      let stalled = false;
-      const timer = setTimeout(() => {
-        stalled = true;
-        this.stalled++;
-        this.pump();
-      }, STALLED_MS);
-      void this.run(group).finally(() => {
-        clearTimeout(timer);
-        if (stalled) this.stalled--;
-        this.inFlight--;
-        this.pump();
-      });
-    }
   }
 
   private async run(group: Call[]): Promise<void> {

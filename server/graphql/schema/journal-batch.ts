@@ -7,7 +7,7 @@
  */
 import { type JournalResult, journalBatch, MAX_BATCH_TASKS } from '../../engine/journal/index.js';
 import { builder } from '../builder.js';
-import { BatchStepInput, JournalResultRef } from './step.js';
+import { BatchStepInput, JournalResultRef, stepsOf } from './step.js';
 
 interface EntryAnswer {
   taskId: string;
@@ -67,14 +67,7 @@ builder.mutationField('journalBatch', (t) =>
     resolve: (_r, { input }, ctx) => {
       const entries = input.entries.map((e) => ({
         taskId: String(e.taskId),
-        steps: e.steps.map((st) => ({
-          ...st,
-          taskId: String(e.taskId),
-          workerId: input.workerId,
-          attempt: e.attempt,
-          request: st.request ?? null,
-          response: st.response ?? undefined,
-        })),
+        steps: stepsOf(e.steps, { taskId: e.taskId, workerId: input.workerId, attempt: e.attempt }),
       }));
       const answers = journalBatch(ctx.engine, ctx.actor!, entries);
       return entries.map((e, i) => ({

@@ -131,18 +131,21 @@ builder.mutationField('journalSteps', (t) =>
     description: 'Several steps of one attempt in one request and one transaction (see journalStep).',
     authScopes: { worker: true },
     args: { input: t.arg({ type: JournalStepsInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      journalSteps(
-        ctx.engine,
-        ctx.actor!,
-        input.steps.map((st) => ({
-          ...st,
-          taskId: String(input.taskId),
-          workerId: input.workerId,
-          attempt: input.attempt,
-          request: st.request ?? null,
-          response: st.response ?? undefined,
-        })),
-      ),
+    resolve: (_r, { input }, ctx) => journalSteps(ctx.engine, ctx.actor!, stepsOf(input.steps, input)),
   }),
 );
+
+/** A task attempt's batch steps as the journal takes them (journalSteps, each entry of journalBatch). */
+export function stepsOf<S extends { request?: unknown; response?: unknown }>(
+  steps: S[],
+  at: { taskId: string | number; workerId: string; attempt: number },
+) {
+  return steps.map((st) => ({
+    ...st,
+    taskId: String(at.taskId),
+    workerId: at.workerId,
+    attempt: at.attempt,
+    request: st.request ?? null,
+    response: st.response ?? undefined,
+  }));
+}

@@ -30,14 +30,6 @@ type Entry = { taskId: string; attempt: number; steps: unknown[] };
 const multi = (entries: Entry[]) => engine.gql(w.token, MULTI, { input: { workerId: w.workerId, entries } });
 const entry = (t: Locked, steps: unknown[], attempt = t.attempt): Entry => ({ taskId: t.id, attempt, steps });
 
-async function leased(n: number): Promise<Locked[]> {
-  for (let i = 0; i < n; i++)
-    await engine.ok(engine.adminToken, Q.start, { key: 'support-triage', v: { customerId: 'C-42' } });
-  const tasks = await w.fetch({ maxTasks: n, waitMs: 2000 });
-  expect(tasks).toHaveLength(n);
-  return tasks;
-}
-
 async function stepsOf(instanceId: string): Promise<string[]> {
   const inst = (await engine.ok(engine.adminToken, Q.instance, { id: instanceId })).processInstance;
   return inst.tasks[0].steps.map((s: { sequence: number; state: string }) => `${s.sequence}:${s.state}`);
@@ -45,7 +37,7 @@ async function stepsOf(instanceId: string): Promise<string[]> {
 
 describe('journalBatch', () => {
   it('journals several tasks in one transaction, each entry answered as its call alone', async () => {
-    const tasks = await leased(6);
+    const tasks = await w.leaseTriage(6);
     const read = [
       model(1, 'STARTED'),
       model(1, 'COMPLETED'),
@@ -104,7 +96,7 @@ describe('journalBatch', () => {
   });
 
   it('refuses a malformed batch as a whole, and a task it cannot see as that entry', async () => {
-    const [t] = await leased(1);
+    const [t] = await w.leaseTriage(1);
     expect(codeOf(await multi([]))).toBe('VALIDATION_FAILED');
     const twice = await multi([entry(t, [model(1, 'STARTED')]), entry(t, [model(2, 'STARTED')])]);
     expect(codeOf(twice)).toBe('VALIDATION_FAILED');
