@@ -51,9 +51,8 @@ type Env = Record<string, string | undefined>;
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 export const DEFAULT_GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta/openai/';
 
-/** Reads and validates the configuration; throws WorkerConfigError listing every problem. */
-export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
-  const problems: string[] = [];
+/** Typed readers of the environment's variables; each problem is added to `problems`. */
+function readerOf(env: Env, problems: string[]) {
   const str = (name: string): string | null => {
     const v = env[name]?.trim();
     return v ? v : null;
@@ -105,6 +104,14 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     problems.push(`${name} must be one of ${allowed.join(', ')}, got "${raw}".`);
     return def;
   };
+
+  return { str, url, int, list, bool, oneOf };
+}
+
+/** Reads and validates the configuration; throws WorkerConfigError listing every problem. */
+export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
+  const problems: string[] = [];
+  const { str, url, int, list, bool, oneOf } = readerOf(env, problems);
 
   const engineUrl = url('ABADA_URL', true);
   const token = str('ABADA_TOKEN');

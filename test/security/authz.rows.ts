@@ -168,6 +168,14 @@ export const MATRIX: Record<string, Record<string, Row>> = {
       }),
       expect: 'DADDDD',
     },
+    journalBatch: {
+      op: (i) => ({
+        query:
+          'mutation($t: ID!) { journalBatch(input: {workerId: "m", entries: [{taskId: $t, attempt: 1, steps: [{sequence: 1, kind: MODEL_CALL, state: STARTED, model: "x", request: {}}]}]}) { taskId results { reused } } }',
+        variables: { t: i.taskId },
+      }),
+      expect: 'DADDDD',
+    },
     completeTask: {
       op: (i) => ({
         query:
