@@ -57,6 +57,8 @@ export interface InFlightResult {
   engineRssMb: number[];
   /** CPU ms per completed task by process group (doubles = this process) */
   cpuPerTask: { engines: number; postgres: number; workers: number; doubles: number };
+  /** how the workers' journal calls reached the engine in the window (its /metrics): calls per request */
+  journalCallsPerRequest: number;
 }
 
 /** Runs the in-flight measurement at each N; `engineUrl` is engine A, `adminToken` its admin. */
@@ -120,12 +122,14 @@ async function measureAt(n: number, s: Setup): Promise<InFlightResult> {
     const meter = new CpuMeter(cpuOf.enginePids, cpuOf.pgDir);
     const workerCpu0 = await Promise.all(workers.map((w) => procStats(w.pid!)));
     const before = await completed(s.pool);
+    const journal0 = await journalTraffic(s.engineUrl);
     const t0 = performance.timeOrigin + performance.now();
     meter.start();
     await new Promise((r) => setTimeout(r, WINDOW_MS));
     const cpu = meter.stop();
     const t1 = performance.timeOrigin + performance.now();
     const completedTotal = await completed(s.pool);
+    const journal1 = await journalTraffic(s.engineUrl);
     const done = completedTotal - before;
     const workerStats = await Promise.all(workers.map((w) => procStats(w.pid!)));
     const engineStats = await Promise.all(cpuOf.enginePids.map((pid) => procStats(pid)));
@@ -153,6 +157,7 @@ async function measureAt(n: number, s: Setup): Promise<InFlightResult> {
         workers: per(workersMs),
         doubles: per(cpu.bench),
       },
+      journalCallsPerRequest: callsPerRequest(journal0, journal1),
     };
   } finally {
     // a profiled worker must stop on its own to write its profile (SIGTERM, then at most 5 s)
@@ -265,4 +270,31 @@ function spawnWorker(id: string, s: Setup, concurrency: number): ChildProcess {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   return child;
+}
+
+/** The engine's journal counters (/metrics): calls committed, journalBatch requests and their entries. */
+async function journalTraffic(
+  engineUrl: string,
+): Promise<{ calls: number; batches: number; entries: number }> {
+  const body = await (await fetch(`${engineUrl}/metrics`)).text();
+  const sum = (name: string) =>
+    [...body.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)$`, 'gm'))].reduce(
+      (a, m) => a + Number(m[1]),
+      0,
+    );
+  return {
+    calls: sum('abada_journal_calls_total'),
+    batches: sum('abada_journal_batches_total'),
+    entries: sum('abada_journal_batch_entries_total'),
+  };
+}
+
+/** Journal calls per request in a window: a batch is one request for its entries, any other call one. */
+function callsPerRequest(
+  a: { calls: number; batches: number; entries: number },
+  b: { calls: number; batches: number; entries: number },
+): number {
+  const calls = b.calls - a.calls;
+  const requests = calls - (b.entries - a.entries) + (b.batches - a.batches);
+  return requests > 0 ? calls / requests : Number.NaN;
 }

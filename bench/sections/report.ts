@@ -102,6 +102,9 @@ function printAgents(fmt: (n: number) => string) {
         `| ${x.inFlight} | ${fmt(x.tasksPerSec)} | ${fmt(x.idealTasksPerSec)} | ${x.ratio.toFixed(2)} | ${fmt(x.stepGap.p50)} / ${fmt(x.stepGap.p99)} ms (${x.stepGap.n} steps; before a tool call ${fmt(x.stepGapBefore.tool.p50)} / ${fmt(x.stepGapBefore.tool.p99)}, before a model call ${fmt(x.stepGapBefore.model.p50)} / ${fmt(x.stepGapBefore.model.p99)}) | ${x.workerRssMb.map((v) => v.toFixed(0)).join(' / ')} | ${x.engineRssMb.map((v) => v.toFixed(0)).join(' / ')} | ${fmt(c.engines)} / ${fmt(c.postgres)} / ${fmt(c.workers)} / ${fmt(c.doubles)} |`,
       );
     }
+    console.log(
+      `  journal calls per request, workers → engine A (its /metrics): ${inFlight.map((x) => `N = ${x.inFlight}: ${x.journalCallsPerRequest?.toFixed(2)}`).join(', ')}`,
+    );
   }
   const peer = (results.peer ?? []) as PeerResult[];
   if (peer.length) {

@@ -102,13 +102,28 @@ function usageLines(g: DbGauges): string[] {
 /** This process's own counts. */
 function counterLines(ctx: EngineContext): string[] {
   const calls = ctx.counters.journalCalls;
-  return family(
-    'abada_journal_calls_total',
-    'counter',
-    'Journal calls committed by this process: single journalStep calls and journalSteps batches.',
-    [
-      [{ kind: 'single' }, calls.single],
-      [{ kind: 'batch' }, calls.batch],
-    ],
-  );
+  const batches = ctx.counters.journalBatches;
+  return [
+    ...family(
+      'abada_journal_calls_total',
+      'counter',
+      'Journal calls committed by this process: single journalStep calls and journalSteps batches (a journalBatch entry counts as the call it stands for).',
+      [
+        [{ kind: 'single' }, calls.single],
+        [{ kind: 'batch' }, calls.batch],
+      ],
+    ),
+    ...family(
+      'abada_journal_batches_total',
+      'counter',
+      "journalBatch requests this process accepted (several tasks' journal calls in one request).",
+      [[{}, batches.requests]],
+    ),
+    ...family(
+      'abada_journal_batch_entries_total',
+      'counter',
+      "Entries (one task's journal call each) carried by those journalBatch requests.",
+      [[{}, batches.entries]],
+    ),
+  ];
 }

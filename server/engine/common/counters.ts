@@ -6,8 +6,10 @@
 export interface EngineCounters {
   /** journal calls committed by this process: single journalStep calls and journalSteps batches */
   journalCalls: { single: number; batch: number };
+  /** journalBatch requests this process accepted, and the entries (tasks' calls) they carried */
+  journalBatches: { requests: number; entries: number };
 }
 
 export function createCounters(): EngineCounters {
-  return { journalCalls: { single: 0, batch: 0 } };
+  return { journalCalls: { single: 0, batch: 0 }, journalBatches: { requests: 0, entries: 0 } };
 }

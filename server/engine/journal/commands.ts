@@ -55,10 +55,10 @@ export interface JournalBatchEntry {
  * Several tasks' journal calls in one request: a worker that runs many agents sends what its tasks have
  * ready at the same moment together, and pays one request for them. Each entry is its own task's call —
  * journalStep's when it holds one step, journalSteps' (all or nothing) when it holds several — checked,
- * refused and answered exactly as that call alone would be, and all entries
- * go to the group commit at once, so they normally commit in one transaction (group.ts). The answer is
- * one promise per entry, in order: an entry's refusal never fails another. Only the batch's own shape
- * (1 to MAX_BATCH_TASKS entries, one per task) is refused as a whole.
+ * refused and answered exactly as that call alone would be. All entries go to the group commit at once,
+ * so they normally commit in one transaction (group.ts). The answer is one promise per entry, in order:
+ * an entry's refusal never fails another. Only the batch's own shape (1 to MAX_BATCH_TASKS entries, one
+ * per task) is refused as a whole.
  */
 export function journalBatch(
   ctx: EngineContext,
@@ -77,6 +77,8 @@ export function journalBatch(
       );
     tasks.add(e.taskId);
   }
+  ctx.counters.journalBatches.requests++;
+  ctx.counters.journalBatches.entries += entries.length;
   const refused = entries.map((e) => {
     try {
       // an entry of one step is journalStep's call (its refusal names no index), of several journalSteps'

@@ -30,6 +30,16 @@ type Entry = { taskId: string; attempt: number; steps: unknown[] };
 const multi = (entries: Entry[]) => engine.gql(w.token, MULTI, { input: { workerId: w.workerId, entries } });
 const entry = (t: Locked, steps: unknown[], attempt = t.attempt): Entry => ({ taskId: t.id, attempt, steps });
 
+/** This engine's journalBatch counters, from /metrics. */
+async function batchMetrics() {
+  const body = await (await fetch(`${engine.url}/metrics`)).text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(body)?.[1]);
+  return {
+    requests: value('abada_journal_batches_total'),
+    entries: value('abada_journal_batch_entries_total'),
+  };
+}
+
 async function stepsOf(instanceId: string): Promise<string[]> {
   const inst = (await engine.ok(engine.adminToken, Q.instance, { id: instanceId })).processInstance;
   return inst.tasks[0].steps.map((s: { sequence: number; state: string }) => `${s.sequence}:${s.state}`);
@@ -45,6 +55,7 @@ describe('journalBatch', () => {
     ];
     const counts = journalGroups(engine.context).counts;
     const before = { ...counts };
+    const metrics0 = await batchMetrics();
     const r = await multi([
       entry(tasks[0], read),
       entry(tasks[1], [model(1, 'STARTED')]),
@@ -59,6 +70,9 @@ describe('journalBatch', () => {
     // one group and one commit for all six (the refused ones add nothing to its write)
     expect(counts.groups - before.groups).toBe(1);
     expect(counts.grouped - before.grouped).toBe(6);
+    // /metrics: one journalBatch request carrying six entries
+    const metrics1 = await batchMetrics();
+    expect([metrics1.requests - metrics0.requests, metrics1.entries - metrics0.entries]).toEqual([1, 6]);
     const out = r.data.journalBatch;
     expect(out.map((e: { taskId: string }) => e.taskId)).toEqual(tasks.map((t) => t.id));
     expect(out[0].results.map((x: { step: { state: string } }) => x.step.state)).toEqual([
