@@ -242,7 +242,6 @@ async function oneTask(
     batched
       ? agentClient.journalSteps({ ...base, steps } as never)
       : worker(BATCH, { i: { ...base, steps } });
-  const two = (a: Record<string, unknown>, b: Record<string, unknown>) => batch(a, b);
   const complete = (steps: Record<string, unknown>[]) =>
     worker(COMPLETE, {
       i: {
@@ -255,17 +254,17 @@ async function oneTask(
   if (shape === 'worker' || batched) {
     await one(model(1, 'STARTED'));
     await batch(model(1, 'COMPLETED'), tool(2, 'COMPLETED', 'crm/get_customer'), model(3, 'STARTED'));
-    await two(model(3, 'COMPLETED'), tool(4, 'STARTED', 'crm/create_ticket'));
-    await two(tool(4, 'COMPLETED', 'crm/create_ticket'), model(5, 'STARTED'));
+    await batch(model(3, 'COMPLETED'), tool(4, 'STARTED', 'crm/create_ticket'));
+    await batch(tool(4, 'COMPLETED', 'crm/create_ticket'), model(5, 'STARTED'));
     await complete([model(5, 'COMPLETED')]);
     return;
   }
   if (shape === 'paired') {
     await one(model(1, 'STARTED'));
     await one(model(1, 'COMPLETED'));
-    await two(tool(2, 'COMPLETED', 'crm/get_customer'), model(3, 'STARTED'));
-    await two(model(3, 'COMPLETED'), tool(4, 'STARTED', 'crm/create_ticket'));
-    await two(tool(4, 'COMPLETED', 'crm/create_ticket'), model(5, 'STARTED'));
+    await batch(tool(2, 'COMPLETED', 'crm/get_customer'), model(3, 'STARTED'));
+    await batch(model(3, 'COMPLETED'), tool(4, 'STARTED', 'crm/create_ticket'));
+    await batch(tool(4, 'COMPLETED', 'crm/create_ticket'), model(5, 'STARTED'));
     await one(model(5, 'COMPLETED'));
   } else {
     await one(model(1, 'STARTED'));

@@ -59,8 +59,8 @@ const IN_FLIGHT = 2;
 /** A request out longer than this (a slow step, a lock) lets one more go, up to MAX_IN_FLIGHT. */
 const STALLED_MS = 25;
 const MAX_IN_FLIGHT = 8;
-/** The engine's bound on a journalBatch. */
-export const MAX_BATCH_TASKS = 32;
+/** The engine's bound on a journalBatch (schema.graphql: 1 to 32 entries). */
+const MAX_BATCH_TASKS = 32;
 
 interface Held<R> {
   call: JournalCall<R>;

@@ -92,7 +92,7 @@ function readerOf(env: Env, problems: string[]) {
   };
   const bool = (name: string, def: boolean): boolean => {
     const raw = str(name)?.toLowerCase();
-    if (raw === undefined || raw === null) return def;
+    if (raw === undefined) return def;
     if (raw === 'true' || raw === '1') return true;
     if (raw === 'false' || raw === '0') return false;
     problems.push(`${name} must be true or false, got "${raw}".`);

@@ -6,7 +6,7 @@
 import { invalid } from '../../errors.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import { withIndex } from './exec.js';
-import { journalGroups } from './group.js';
+import { journalGroups, MAX_GROUP } from './group.js';
 import { type JournalStepInput, precheck } from './input.js';
 import type { JournalResult } from './rules.js';
 
@@ -43,7 +43,7 @@ export async function journalSteps(
 }
 
 /** Most tasks in one journalBatch: the group commit's own bound (group.ts), so they fit one group. */
-export const MAX_BATCH_TASKS = 32;
+export const MAX_BATCH_TASKS = MAX_GROUP;
 
 /** One task's part of a journalBatch: its steps, as journalSteps takes them. */
 export interface JournalBatchEntry {

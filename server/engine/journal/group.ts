@@ -30,7 +30,8 @@ const GROUPS_IN_FLIGHT = 2;
 const STALLED_MS = 25;
 /** Groups in flight at most, stalled ones included (the pool has 20 connections). */
 const MAX_IN_FLIGHT = 8;
-const MAX_GROUP = 32;
+/** Calls in one group at most (journalBatch's bound too: a batch fits one group). */
+export const MAX_GROUP = 32;
 
 interface Call {
   actor: Actor;
