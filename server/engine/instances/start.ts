@@ -236,8 +236,7 @@ export async function enterNode(
       .set({ state: 'COMPLETED', currentNodeId: node.id, endedAt: sql`now()`, updatedAt: sql`now()` })
       .where(eq(processInstances.id, inst.id))
       .returning();
-    await record({ ...base, eventType: 'INSTANCE_COMPLETED', data: { nodeId: node.id } });
-    if (inst.parentTaskId) await enqueueChildDone(tx, inst.id);
+    await instanceEnded(tx, done, node.id, actor, pending);
     return done;
   }
   const [moved] =
@@ -297,6 +296,29 @@ export async function enterNode(
     topic: node.topic,
   });
   return moved;
+}
+
+/**
+ * What follows an instance's row saying COMPLETED at end node `nodeId` (enterNode, or a command that
+ * wrote the end with its own update, as the completion does): INSTANCE_COMPLETED, and a delegated
+ * child's parent task learns of it.
+ */
+export async function instanceEnded(
+  tx: Tx,
+  inst: ProcessInstanceRow,
+  nodeId: string,
+  actor: string,
+  pending?: PendingWrites,
+): Promise<void> {
+  const { record } = writerFor(tx, pending);
+  await record({
+    projectId: inst.projectId,
+    processInstanceId: inst.id,
+    actor,
+    eventType: 'INSTANCE_COMPLETED',
+    data: { nodeId },
+  });
+  if (inst.parentTaskId) await enqueueChildDone(tx, inst.id);
 }
 
 /** The agent profile an agent node's task carries, its prompt and inputs interpolated from the variables. */

@@ -62,9 +62,34 @@ const WRITE = `WITH s AS (${stepUpsert('$1')} RETURNING 1),
   h AS (${historyInsert(historyFromJson('$2'))} RETURNING 1)
   SELECT (SELECT count(*) FROM s) AS steps, (SELECT count(*) FROM h) AS history`;
 
-const PREPARE = `PREPARE abada_journal_load (uuid, int, int[], boolean) AS ${LOAD};
+const JOURNAL_PREPARE = `PREPARE abada_journal_load (uuid, int, int[], boolean) AS ${LOAD};
 PREPARE abada_journal_load_many (jsonb) AS ${LOAD_MANY};
 PREPARE abada_journal_write (jsonb, jsonb) AS ${WRITE};`;
+
+/**
+ * Statements of other commands that run in a journal transaction's round trips (journalThen's `after`
+ * and `last`: the completion's reads and its last statement), prepared on a connection together with
+ * the journal's own. Their modules register them when they load, before any connection is prepared.
+ */
+const more: string[] = [];
+let preparing: string | undefined;
+
+/** Registers `PREPARE name AS text` (parameter types inferred from the text) with the journal's. */
+export function prepareWithJournal(name: string, text: string): void {
+  if (preparing !== undefined) throw new Error(`${name} is registered after connections were prepared.`);
+  more.push(`PREPARE ${name} AS ${text};`);
+}
+
+/** Every PREPARE a journal connection runs once: the journal's own, then the registered ones. */
+function prepareAll(): string {
+  preparing ??= [JOURNAL_PREPARE, ...more].join('\n');
+  return preparing;
+}
+
+/** A value as a literal of an `EXECUTE` statement: NULL, or quoted (the statement's types apply). */
+export function literal(value: string | number | null): string {
+  return value === null ? 'NULL' : pg.escapeLiteral(String(value));
+}
 
 /** Connections (pg clients) that hold the two prepared statements. */
 const prepared = new WeakSet<object>();
@@ -110,7 +135,7 @@ export async function beginAndLoadMany(
 async function run(client: pg.PoolClient, load: string): Promise<Record<string, unknown>[]> {
   let results: pg.QueryResult[];
   try {
-    results = (await client.query(prepared.has(client) ? load : `${PREPARE}\n${load}`)) as never;
+    results = (await client.query(prepared.has(client) ? load : `${prepareAll()}\n${load}`)) as never;
   } catch (e) {
     // Our record of the connection was wrong (a PREPARE outlived a failed query, or the session was
     // reset): roll back whatever began, correct the record and try once more.
@@ -119,22 +144,30 @@ async function run(client: pg.PoolClient, load: string): Promise<Record<string, 
     await client.query('ROLLBACK');
     if (code === '42P05') prepared.add(client);
     else prepared.delete(client);
-    results = (await client.query(prepared.has(client) ? load : `${PREPARE}\n${load}`)) as never;
+    results = (await client.query(prepared.has(client) ? load : `${prepareAll()}\n${load}`)) as never;
   }
   prepared.add(client);
   return results[results.length - 1].rows as Record<string, unknown>[];
 }
 
-/** Writes the changes (when there are any), then COMMIT when asked — one round trip. */
+/**
+ * Writes the changes (when there are any), then `after` (a statement prepared with the journal's, on this
+ * connection), then COMMIT when asked — one round trip. `after`'s rows, if it was given.
+ */
 export async function write(
   client: pg.PoolClient,
   changes: { steps: unknown[]; history: unknown[] },
   commit: boolean,
-): Promise<void> {
+  after?: string,
+): Promise<Record<string, unknown>[] | undefined> {
   const text =
     changes.steps.length > 0 || changes.history.length > 0
       ? `EXECUTE abada_journal_write(${pg.escapeLiteral(JSON.stringify(changes.steps))}, ${pg.escapeLiteral(JSON.stringify(changes.history))})`
       : '';
-  const sql = commit ? (text ? `${text}; COMMIT` : 'COMMIT') : text;
-  if (sql) await client.query(sql);
+  const parts = [text, after ?? '', commit ? 'COMMIT' : ''].filter((p) => p !== '');
+  if (parts.length === 0) return undefined;
+  const result = (await client.query(parts.join('; '))) as pg.QueryResult | pg.QueryResult[];
+  if (after === undefined) return undefined;
+  const results = Array.isArray(result) ? result : [result];
+  return results[text ? 1 : 0].rows;
 }

@@ -9,22 +9,35 @@
  * throws, everything is rolled back and it returns `undefined`; the caller then takes the separate path
  * (journalSteps, then its own transaction), which answers exactly as before — the steps committed
  * first, the refusal in its usual form.
+ *
+ * The caller's work gets the task the journal locked and loaded (its row as lockTask reads it), and can
+ * spare two round trips: `after`, a statement run with the journal's write (its first row comes with
+ * the task: reads that must see the steps just written), and `last`, a statement its work returns to run
+ * with the COMMIT. Both are EXECUTEs of statements registered with prepareWithJournal (sql.ts).
  */
 import { type Actor, type EngineContext, isUuid, sameProject, type Tx } from '../common/index.js';
 import { checkBatch } from './commands.js';
 import { applyAll, loadKeyOf, onConnection, ownTransaction, readsOf } from './exec.js';
 import type { JournalStepInput } from './input.js';
+import type { LockedTaskRow } from '../lease/index.js';
 import { beginAndLoad, write } from './sql.js';
 import { JournalState } from './state.js';
 
 /** Anything this transaction will not answer: the separate path will. */
 class SeparatePath extends Error {}
 
+/** What the caller's work of journalThen gets: the locked task, and the first row of `after`. */
+export interface JournalLocked {
+  task: LockedTaskRow;
+  after: Record<string, unknown> | undefined;
+}
+
 export async function journalThen<T>(
   ctx: EngineContext,
   actor: Actor,
   inputs: JournalStepInput[],
-  then: (tx: Tx) => Promise<T>,
+  then: (tx: Tx, locked: JournalLocked) => Promise<{ value: T; last?: string }>,
+  after?: string,
 ): Promise<{ value: T } | undefined> {
   try {
     checkBatch(ctx, actor, inputs);
@@ -41,9 +54,9 @@ export async function journalThen<T>(
       const reads = readsOf(client, state, () => db);
       const { refusal } = await applyAll(state, ctx, actor, reads, inputs, true);
       if (refusal || state.effects.length > 0) throw new SeparatePath();
-      await write(client, state.takeChanges(), false);
-      const value = await then(db);
-      await client.query('COMMIT');
+      const rows = await write(client, state.takeChanges(), false, after);
+      const { value, last } = await then(db, { task: state.task, after: rows?.[0] });
+      await client.query(last ? `${last}; COMMIT` : 'COMMIT');
       committed();
       ctx.counters.journalCalls.batch++;
       return { value };

@@ -13,8 +13,17 @@ import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Executor, Tx } from '../common/index.js';
 import { taskNotice } from '../events/index.js';
 import { readDefinitionSpec } from '../definitions/index.js';
-import { enterNode, findNode, type PendingWrites } from '../instances/index.js';
-import { assertNoOpenStep, completeRows, lockForCompletion, writeTail } from './completion-sql.js';
+import { enterNode, findNode, instanceEnded, type PendingWrites } from '../instances/index.js';
+import {
+  assertNoOpenStep,
+  type CompletionReport,
+  type CompletionTask,
+  completeRows,
+  completionReadsAfter,
+  lockForCompletion,
+  tailStatement,
+  writeTail,
+} from './completion-sql.js';
 import { recordOutcome } from '../workers/index.js';
 import type { AttemptMetadata } from '../../shared/types.js';
 import { type JournalStepInput, journalSteps, journalThen } from '../journal/index.js';
@@ -103,37 +112,60 @@ export async function completeTask(
   if (actor.kind !== 'WORKER')
     throw new EngineError('FORBIDDEN', 'Only a worker credential can complete tasks.');
   const requestSha = sha256Hex(canonicalJson(input.variables ?? null));
-  const body = (tx: Tx) => completeIn(tx, actor, input, requestSha);
   let result: Completed | undefined;
   if (input.steps?.length) {
     const { taskId, workerId, attempt } = input;
     const steps = input.steps.map((st) => ({ ...st, taskId, workerId, attempt }));
-    // the steps and the completion in one transaction; on any refusal, the separate path answers
-    result = (await journalThen(ctx, actor, steps, body))?.value;
+    // the steps and the completion in one transaction: the task the journal locked, the completion's
+    // reads with the journal's write, its last statement with the COMMIT (four round trips in all); on
+    // any refusal, the separate path answers
+    const ran = await journalThen(
+      ctx,
+      actor,
+      steps,
+      async (tx, locked) => {
+        const task = { ...locked.task, ...locked.after } as CompletionTask;
+        const done = await completeIn(tx, actor, input, requestSha, task);
+        return { value: done, last: done.tail && tailStatement(done.tail.pending, actor, done.tail.report) };
+      },
+      completionReadsAfter(taskId, attempt),
+    );
+    result = ran?.value;
     if (!result) await journalLastSteps(ctx, actor, input, requestSha);
   }
-  result ??= await ctx.db.transaction(body);
+  result ??= await ctx.db.transaction(async (tx) => {
+    const task = await lockForCompletion(tx, actor, input.taskId, input.attempt);
+    const done = await completeIn(tx, actor, input, requestSha, task);
+    if (done.tail) await writeTail(tx, done.tail.pending, actor, done.tail.report);
+    return done;
+  });
   // a completion answered from its stored report records the worker's success on its own
   if (!result.tail) await recordOutcome(ctx, actor.principalId, input.workerId, false);
   return taskView(result.row);
 }
 
-/** A completion's task row, and whether its last statement (writeTail) ran. */
+/**
+ * A completion's task row, and its last statement's writes (writeTail) — none when the completion was
+ * answered from its stored report.
+ */
 interface Completed {
   row: ExternalTaskRow;
-  tail: boolean;
+  tail?: { pending: PendingWrites; report: CompletionReport };
 }
 
-/** The completion itself, in the caller's transaction: idempotent per (task, attempt), then checked. */
+/**
+ * The completion itself, in the caller's transaction on the locked task: idempotent per (task,
+ * attempt), then checked. Its last statement is left to the caller.
+ */
 async function completeIn(
   tx: Tx,
   actor: Actor,
   input: CompleteInput,
   requestSha: string,
+  task: CompletionTask,
 ): Promise<Completed> {
-  const task = await lockForCompletion(tx, actor, input.taskId, input.attempt);
   // A re-sent report (same request) gets the stored outcome; a different one is checked like any other.
-  if (task.storedSha === requestSha) return { row: task, tail: false };
+  if (task.storedSha === requestSha) return { row: task };
   assertLease(task, actor, input.workerId, input.attempt);
   assertNoOpenStep(task);
   const vars = input.variables;
@@ -165,14 +197,14 @@ async function completeIn(
       pending,
     );
   }
-  await writeTail(tx, pending, actor, {
+  const report = {
     taskId: task.id,
     workerId: input.workerId,
     attempt: input.attempt,
     requestSha,
     state: row.state,
-  });
-  return { row, tail: true };
+  };
+  return { row, tail: { pending, report } };
 }
 
 /** The steps that travel with a completion; refused as journalSteps refuses, unless already completed. */
@@ -250,14 +282,18 @@ function checkAgentOutput(
  */
 async function finish(
   tx: Tx,
-  task: LockedTaskRow,
+  task: CompletionTask,
   vars: Record<string, unknown>,
   metadata: AttemptMetadata,
   route: Extract<OutputCheck, { kind: 'route' }> | null,
   who: string,
   pending: PendingWrites,
 ): Promise<ExternalTaskRow> {
-  const { row, instance: updated } = await completeRows(tx, task, vars, metadata);
+  const spec = await readDefinitionSpec(tx, task.definitionId);
+  const nextId = route?.to ?? findNode(spec, task.nodeId).next!;
+  // an end event next: the update that stores the variables completes the instance too
+  const endNodeId = findNode(spec, nextId).type === 'end' ? nextId : null;
+  const { row, instance: updated } = await completeRows(tx, task, vars, metadata, endNodeId);
   pending.history.push({
     projectId: task.projectId,
     processInstanceId: task.processInstanceId,
@@ -275,9 +311,8 @@ async function finish(
     },
   });
   pending.notices.push(taskNotice(task, 'COMPLETED'));
-  const spec = await readDefinitionSpec(tx, updated.definitionId);
-  const node = findNode(spec, task.nodeId);
-  await enterNode(tx, updated, spec, route?.to ?? node.next!, 'engine', pending);
+  if (endNodeId !== null) await instanceEnded(tx, updated, endNodeId, 'engine', pending);
+  else await enterNode(tx, updated, spec, nextId, 'engine', pending);
   return row;
 }
 

@@ -122,6 +122,38 @@ describe('completeTask carrying steps: one transaction, the separate path on a r
     await auditOk(engine, id);
   });
 
+  it('takes four round trips to PostgreSQL: load, write with the reads, the updates, the last statement with COMMIT', async () => {
+    const { id, task } = await take('plain', 't-plain');
+    await w.model(task, 1, 'STARTED');
+    // every query the engine's connection for this completion sends (the engine runs in this process)
+    const sent = new Map<object, string[]>();
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: object, ...args: unknown[]) {
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string })?.text;
+      if (text) sent.set(this, [...(sent.get(this) ?? []), text]);
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    try {
+      expect((await withSteps(task, [modelEnd(1)])).data.completeTask).toMatchObject({ state: 'COMPLETED' });
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+    const trips = [...sent.values()].find((texts) => texts[0].includes('abada_journal_load'));
+    expect(trips?.map((t) => t.replace(/\s+/g, ' ').slice(0, 60))).toEqual([
+      expect.stringMatching(/^BEGIN; EXECUTE abada_journal_load\(/),
+      expect.stringMatching(/^EXECUTE abada_journal_write\(.*/),
+      expect.stringMatching(/^WITH done AS \( UPDATE external_tasks/),
+      expect.stringMatching(/^EXECUTE abada_completion_tail_sql\(/),
+    ]);
+    expect(trips?.[1]).toMatch(/; EXECUTE abada_completion_reads\('[-0-9a-f]{36}', '\d+'\)$/);
+    expect(trips?.[3]).toMatch(/; COMMIT$/);
+    // the instance ended in the completion's own update: TASK_COMPLETED, then INSTANCE_COMPLETED
+    const inst = await instance(engine, id);
+    expect(inst.state).toBe('COMPLETED');
+    expect((await events(engine, id)).slice(-2)).toEqual(['TASK_COMPLETED', 'INSTANCE_COMPLETED']);
+    await auditOk(engine, id);
+  });
+
   it('a refused completion keeps its steps: they are journaled on the separate path, as before', async () => {
     const { id, task } = await take('plain', 't-plain');
     await w.model(task, 1, 'STARTED');

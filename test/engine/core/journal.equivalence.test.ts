@@ -184,7 +184,10 @@ describe('journalSteps batch path', () => {
       await expect(beginAndLoad(client, task.id, 2 ** 40, [1], false)).rejects.toThrow(/out of range/);
       await c.query('ROLLBACK');
       const held = await c.query('SELECT name FROM pg_prepared_statements ORDER BY name');
+      // the journal's own, and the completion's that run in a journal transaction (journalThen)
       expect(held.rows.map((r) => r.name)).toEqual([
+        'abada_completion_reads',
+        'abada_completion_tail_sql',
         'abada_journal_load',
         'abada_journal_load_many',
         'abada_journal_write',
