@@ -46,7 +46,9 @@ export async function spawnEngine(env: Record<string, string>): Promise<EnginePr
   const prof = process.env.BENCH_CPU_PROF
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
     : [];
-  const child = spawn(process.execPath, [...prof, '--import', 'tsx', 'bench/engine-proc.ts'], {
+  // BENCH_ENGINE_FLAGS: node flags for the engine processes only (e.g. a V8 heap setting to compare)
+  const flags = process.env.BENCH_ENGINE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...prof, ...flags, '--import', 'tsx', 'bench/engine-proc.ts'], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
