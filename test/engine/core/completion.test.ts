@@ -148,7 +148,7 @@ describe('completeTask carrying steps: one transaction, the separate path on a r
       expect.stringMatching(/^WITH done AS \( UPDATE external_tasks/),
       expect.stringMatching(/^EXECUTE abada_completion_tail_sql\(/),
     ]);
-    expect(trips?.[1]).toMatch(/; EXECUTE abada_completion_reads\('[-0-9a-f]{36}', '\d+'\)$/);
+    expect(trips?.[1]).toMatch(/; EXECUTE abada_completion_reads\(\$j\$[-0-9a-f]{36}\$j\$, \$j\$\d+\$j\$\)$/);
     expect(trips?.[3]).toMatch(/; COMMIT$/);
     // the instance ended in the completion's own update: TASK_COMPLETED, then INSTANCE_COMPLETED
     const inst = await instance(engine, id);
