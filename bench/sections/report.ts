@@ -79,6 +79,11 @@ function printAgents(fmt: (n: number) => string) {
     console.log(
       `\nHeadline: engine + PostgreSQL CPU per 002-shaped task (as the Agent Worker journals it): ${perTask.toFixed(2)} ms (engine ${split.engines.toFixed(2)}, PostgreSQL ${split.postgres.toFixed(2)}) → ${fmt(results.agentsPerCore as number)} agents per core at 3 s of model time per task`,
     );
+    const overClient = results.cpuPerTaskOverClient as number | undefined;
+    if (overClient !== undefined)
+      console.log(
+        `  (${overClient.toFixed(2)}× the bench client's own CPU per task in the same window: compare runs by this when the machine's speed drifts)`,
+      );
     const paired = results.cpuMsPerTaskPaired as number | undefined;
     if (paired !== undefined)
       console.log(

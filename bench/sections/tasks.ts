@@ -124,6 +124,9 @@ function headline() {
   results.cpuMsPerTask = perTask(commits);
   results.cpuMsPerTaskSplit = { engines: cpu.engines * commits, postgres: cpu.postgres * commits };
   results.agentsPerCore = MODEL_MS_PER_TASK / (results.cpuMsPerTask as number);
+  // the bench client does the same work per task whatever the engine does, so engine + PostgreSQL CPU
+  // over the client's, in the same window, compares runs minutes apart on a machine whose speed drifts
+  if (cpu.bench > 0) results.cpuPerTaskOverClient = (cpu.engines + cpu.postgres) / cpu.bench;
 }
 
 /** How the batched shape's journal calls travelled: calls per request, and how many went together. */

@@ -41,6 +41,10 @@ describe('npm run bench (smoke)', () => {
     // the headline: engine + PostgreSQL CPU per 002-shaped task and the agents per core it implies
     expect(json.cpuMsPerTask).toBeGreaterThan(0);
     expect(json.agentsPerCore).toBeCloseTo(3000 / json.cpuMsPerTask, 6);
+    // and the same over the bench client's own CPU per task in that window (the machine's speed gauge)
+    const headline = json.table.find((x: { figure: string }) => x.figure.includes('as the Agent Worker'));
+    const c = headline.cpuPerUnit;
+    expect(json.cpuPerTaskOverClient).toBeCloseTo((c.engines + c.postgres) / c.bench, 6);
     // the tasks of the headline shared the Agent Worker's client: its journal calls went through the batcher
     expect(json.cpuMsPerTaskUnbatched).toBeGreaterThan(0);
     expect(json.journalBatching.calls).toBeGreaterThan(0);
