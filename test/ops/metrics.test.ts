@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { setupSeeds, WorkerSim } from '../helpers/worker-sim.js';
+import { metricValue } from '../helpers/metrics.js';
 import { oneDoneOneWaiting } from './metrics-scenario.js';
 
 let engine: TestEngine;
@@ -19,10 +20,7 @@ afterAll(() => engine?.close());
 const scrape = (token: string | null) =>
   fetch(`${engine.url}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
 
-const value = (body: string, series: string) => {
-  const line = body.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-};
+const value = metricValue;
 
 describe('/metrics', () => {
   it('reports tasks, approvals, workers, tokens and latencies in Prometheus text format', async () => {

@@ -16,6 +16,16 @@ const dialect = new PgDialect();
 const statementNames = new Map<string, string>();
 
 /**
+ * The SQL text of a drizzle fragment without parameters, for statements written as text (SQL-level
+ * `PREPARE`, whose parameters are `$n` placed with `sql.raw`).
+ */
+export function sqlText(q: SQL): string {
+  const { sql: text, params } = dialect.sqlToQuery(q);
+  if (params.length > 0) throw new Error('sqlText: the fragment has parameters; place them with sql.raw');
+  return text;
+}
+
+/**
  * `query` as a named prepared statement: PostgreSQL parses and plans it once per connection instead of
  * on every call. For the hot path only (the claim, the step-by-step journal's writes): each distinct
  * text gets its own name and stays prepared on every connection that ran it, so a statement's text may

@@ -7,12 +7,12 @@
  * cores: planning the load had cost more than running it (0.3 vs 0.12 ms), hence generic plans (the pool
  * sets plan_cache_mode, see db/client.ts).
  */
-import { PgDialect } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
 import { historyFromJson, historyInsert, stepUpsert } from '../../db/rows.js';
+import { sqlText } from '../common/index.js';
 import { LOCKED_TASK_COLUMNS } from '../lease/index.js';
 
-const LOCKED_COLUMNS = new PgDialect().sqlToQuery(LOCKED_TASK_COLUMNS).sql;
+const LOCKED_COLUMNS = sqlText(LOCKED_TASK_COLUMNS);
 
 /**
  * Whether the agent node has a limit (as `hasLimits` in limits.ts): only then is the usage so far

@@ -7,11 +7,11 @@
  * instance completes in the same update), and the last statement with the COMMIT. Alone it takes
  * five: BEGIN, the lock with the reads, the updates, the last statement, COMMIT.
  */
-import { getTableColumns, sql } from 'drizzle-orm';
+import { getTableColumns, type SQL, sql } from 'drizzle-orm';
 import { type ExternalTaskRow, type ProcessInstanceRow, processInstances } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import type { AttemptMetadata } from '../../shared/types.js';
-import { type Actor, pgClientOf, queryPrepared, type Tx } from '../common/index.js';
+import { type Actor, pgClientOf, queryPrepared, sqlText, type Tx } from '../common/index.js';
 import { type PendingWrites, pendingStatement, pendingValues } from '../instances/index.js';
 import { literal, prepareWithJournal } from '../journal/index.js';
 import { type LockedTaskRow, lockTaskWith, TASK_COLUMNS, withTaskDates } from '../lease/index.js';
@@ -26,8 +26,8 @@ type CompletionReads = {
   definitionId: string;
 };
 
-/** The completion's reads of task `t`, `attempt` the SQL of the report's attempt. */
-const completionReads = (attempt: string) => `
+/** The completion's reads of task `t`; `attempt` is the report's attempt. */
+const completionReads = (attempt: SQL) => sql`
   (SELECT request_sha256 FROM task_reports
     WHERE task_id = t.id AND attempt = ${attempt} AND operation = 'complete') AS "storedSha",
   (SELECT jsonb_build_object('sequence', s.sequence, 'state', s.state) FROM steps s
@@ -44,13 +44,12 @@ export type CompletionTask = LockedTaskRow & CompletionReads;
  * write: completionReadsAfter.)
  */
 export function lockForCompletion(tx: Tx, actor: Actor, taskId: string, attempt: number) {
-  const [head, tail] = completionReads('\u0000').split('\u0000');
-  return lockTaskWith<CompletionReads>(tx, actor, taskId, sql`, ${sql.raw(head)}${attempt}${sql.raw(tail)}`);
+  return lockTaskWith<CompletionReads>(tx, actor, taskId, sql`, ${completionReads(sql`${attempt}`)}`);
 }
 
 prepareWithJournal(
   'abada_completion_reads',
-  `SELECT ${completionReads('$2')} FROM external_tasks t WHERE t.id = $1`,
+  `SELECT ${sqlText(completionReads(sql.raw('$2')))} FROM external_tasks t WHERE t.id = $1`,
 );
 
 /** The completion's reads after the journal's write of its last steps (journalThen's `after`). */

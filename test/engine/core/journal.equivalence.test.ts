@@ -9,6 +9,7 @@ import { pgClientOf } from '../../../server/engine/common/index.js';
 import { beginAndLoad } from '../../../server/engine/journal/index.js';
 import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { CRM_SERVER, Q } from '../../helpers/fixtures.js';
+import { scrapeMetric } from '../../helpers/metrics.js';
 import { type Locked, WorkerSim } from '../../helpers/worker-sim.js';
 import { startTriage, triageProcess } from './helpers.js';
 
@@ -101,8 +102,7 @@ async function recordOf(instanceId: string, taskId: string) {
 
 /** How many journal calls of a kind this engine process committed (from /metrics). */
 async function journalCalls(kind: 'single' | 'batch') {
-  const body = await (await fetch(`${engine.url}/metrics`)).text();
-  return Number(new RegExp(`^abada_journal_calls_total\\{kind="${kind}"\\} (\\d+)$`, 'm').exec(body)?.[1]);
+  return scrapeMetric(engine.url, `abada_journal_calls_total{kind="${kind}"}`);
 }
 
 describe('journalSteps batch path', () => {

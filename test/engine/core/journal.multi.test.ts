@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { journalGroups } from '../../../server/engine/journal/group.js';
 import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { Q } from '../../helpers/fixtures.js';
+import { scrapeMetric } from '../../helpers/metrics.js';
 import { modelStep as model, toolStep as tool } from '../../helpers/steps.js';
 import { type Locked, setupSeeds, WorkerSim } from '../../helpers/worker-sim.js';
 
@@ -32,11 +33,9 @@ const entry = (t: Locked, steps: unknown[], attempt = t.attempt): Entry => ({ ta
 
 /** This engine's journalBatch counters, from /metrics. */
 async function batchMetrics() {
-  const body = await (await fetch(`${engine.url}/metrics`)).text();
-  const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(body)?.[1]);
   return {
-    requests: value('abada_journal_batches_total'),
-    entries: value('abada_journal_batch_entries_total'),
+    requests: await scrapeMetric(engine.url, 'abada_journal_batches_total'),
+    entries: await scrapeMetric(engine.url, 'abada_journal_batch_entries_total'),
   };
 }
 
