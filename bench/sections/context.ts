@@ -36,12 +36,19 @@ export async function measuredRate(
 ): Promise<number> {
   const meter = new CpuMeter(cpuOf.enginePids, cpuOf.pgDir);
   profileWindow();
+  const from = monotonic();
   meter.start();
   const r = await rate(clients, ms, op);
   lastCpu = { ...meter.stop(), seconds: ms / 1000 };
   profileWindow();
+  // BENCH_WINDOWS=1: each window's CLOCK_MONOTONIC span on stderr, for `perf report --time <from>,<to>`
+  if (process.env.BENCH_WINDOWS === '1')
+    console.error(`window ${from},${monotonic()} (${rows.length} rows before)`);
   return r;
 }
+/** Seconds on CLOCK_MONOTONIC (perf's clock with `-k CLOCK_MONOTONIC`). */
+const monotonic = () => (Number(process.hrtime.bigint() / 1000n) / 1e6).toFixed(6);
+
 /** With BENCH_PROFILE_WINDOWS, each engine profiles exactly the measured window (bench/engine-proc.ts). */
 function profileWindow() {
   if (process.env.BENCH_PROFILE_WINDOWS) for (const pid of cpuOf.enginePids) process.kill(pid, 'SIGUSR2');

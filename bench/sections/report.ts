@@ -6,24 +6,36 @@ import { results, rows, SECONDS, SMOKE } from './context.js';
 import type { InFlightResult } from './inflight.js';
 import type { PeerResult } from './peer.js';
 
-export async function printPgStats(pool: pg.Pool) {
+export async function printPgStats(pool: pg.Pool, window?: { title: string; units: number; unit: string }) {
+  const per = window ? `, per ${window.unit} (${window.units.toFixed(0)} ${window.unit}s)` : '';
   const { rows: top } = await pool.query(
     `SELECT calls, round(total_exec_time::numeric, 0) AS total_ms, round(mean_exec_time::numeric, 3) AS mean_ms,
-       round(mean_plan_time::numeric, 3) AS plan_ms, plans,
+       round(mean_plan_time::numeric, 3) AS plan_ms, plans, total_exec_time + total_plan_time AS all_ms,
        left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query
      FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25`,
   );
-  console.log('\npg_stat_statements (top 25 by total time)');
-  for (const r of top)
+  console.log(`\npg_stat_statements${window ? ` of ${window.title}` : ''} (top 25 by total time${per})`);
+  for (const r of top) {
+    const unitShare = window
+      ? `${(r.calls / window.units).toFixed(2).padStart(6)}× ${(r.all_ms / window.units).toFixed(3)} ms  `
+      : '';
     console.log(
-      `${String(r.total_ms).padStart(8)} ms ${String(r.calls).padStart(8)}× ${String(r.mean_ms).padStart(8)} ms (${r.plans} plans of ${r.plan_ms} ms)  ${r.query}`,
+      `${unitShare}${String(r.total_ms).padStart(8)} ms ${String(r.calls).padStart(8)}× ${String(r.mean_ms).padStart(8)} ms (${r.plans} plans of ${r.plan_ms} ms)  ${r.query}`,
     );
+  }
   const { rows: fns } = await pool.query(
     `SELECT funcname, calls, round(total_time::numeric, 0) AS total_ms, round(self_time::numeric, 0) AS self_ms
      FROM pg_stat_user_functions ORDER BY total_time DESC LIMIT 10`,
   );
   for (const r of fns)
     console.log(`fn ${r.funcname}: ${r.calls}× total ${r.total_ms} ms self ${r.self_ms} ms`);
+}
+
+/** BENCH_PG_STATS=1: PostgreSQL's statistics start again here (for one window's own figures). */
+export async function resetPgStats(pool: pg.Pool) {
+  if (process.env.BENCH_PG_STATS !== '1') return false;
+  await pool.query('SELECT pg_stat_statements_reset(), pg_stat_reset()');
+  return true;
 }
 
 export function print() {
@@ -94,6 +106,11 @@ function printAgents(fmt: (n: number) => string) {
     if (unbatched !== undefined && b)
       console.log(
         `  (each task with its own journal requests, same run: ${unbatched.toFixed(2)} ms — ${(perTask / unbatched).toFixed(2)}×; batched: ${b.callsPerRequest.toFixed(1)} journal calls per request)`,
+      );
+    const floor = results.rawTaskFloor as { postgres: number; client: number } | undefined;
+    if (floor)
+      console.log(
+        `  (the floor: the same task's rows written by hand with pg, same run: PostgreSQL ${floor.postgres.toFixed(2)} ms + client ${floor.client.toFixed(2)} ms per task; the headline's PostgreSQL share is ${(split.postgres / floor.postgres).toFixed(2)}× the floor's, the whole headline ${(perTask / floor.postgres).toFixed(2)}×)`,
       );
   }
   const inFlight = (results.inFlight ?? []) as InFlightResult[];

@@ -24,6 +24,7 @@ describe('npm run bench (smoke)', () => {
       /^002-shaped tasks, 16 loops, end with next start/,
       /^002-shaped tasks, 16 loops, each task its own journal requests/,
       /^002-shaped tasks, 16 loops, as the Agent Worker journals it: 16 tasks on one client/,
+      /^raw: the 002-shaped task’s rows by hand/,
       /^fetchAndLock maxTasks 50/,
       /^fetch p50 ms, backlog/,
     ])
@@ -31,7 +32,7 @@ describe('npm run bench (smoke)', () => {
         figures.some((f) => section.test(f)),
         String(section),
       ).toBe(true);
-    expect(figures).toHaveLength(19);
+    expect(figures).toHaveLength(20);
     for (const x of json.table) expect(Number.isFinite(x.ratio), x.figure).toBe(true);
     // where the CPU went is recorded for every throughput figure
     for (const x of json.table.filter((x: { unit: string }) => x.unit !== 'ms')) {
@@ -49,6 +50,13 @@ describe('npm run bench (smoke)', () => {
     expect(json.cpuMsPerTaskUnbatched).toBeGreaterThan(0);
     expect(json.journalBatching.calls).toBeGreaterThan(0);
     expect(json.journalBatching.requests).toBeLessThanOrEqual(json.journalBatching.calls);
+    // the floor: the same task's rows written by hand with pg, in the same run — whole tasks done, and
+    // PostgreSQL's and the client's CPU per task recomputed from its row (7 commits a task)
+    const floor = json.table.find((x: { figure: string }) => x.figure.includes('rows by hand'));
+    expect(json.rawTaskFloor.tasksPerSecond).toBeGreaterThan(0);
+    expect(json.rawTaskFloor.postgres).toBeCloseTo(floor.cpuPerUnit.postgres * 7, 6);
+    expect(json.rawTaskFloor.client).toBeCloseTo(floor.cpuPerUnit.bench * 7, 6);
+    expect(floor.cpuPerUnit.engines).toBe(0);
     // what starting an agent costs (instance + first task), beside it
     expect(json.cpuMsPerStart).toBeGreaterThan(0);
     expect(r.stdout).toContain('agents per core');
