@@ -68,10 +68,10 @@ export async function taskThroughput(pool: pg.Pool, admin: Client, worker: Clien
   // the Agent Worker's own client (its journal batcher), shared by the loops of the batched shape
   const agent = { client: new EngineClient(worker.url, worker.token), slots: new SlotFetcher(worker) };
   for (const [loops, shape] of runs) {
-    await startMany(admin, 'bench', SMOKE ? 40 : 1200 + WARM_UP_MS / 5);
     // unmeasured, the same shape first: every engine connection prepares its statements (once per
     // connection, ~5 ms for the journal's), as connections that served this shape before have
     const warm = Number(process.env.BENCH_WARMUP_MS ?? WARM_UP_MS);
+    await startMany(admin, 'bench', SMOKE ? 40 : 1200 + Math.ceil(warm / 5));
     if (warm > 0) await rate(loops, warm, (client) => oneTask(worker, client, shape, agent));
     const before = { ...agent.client.journal.counts };
     const fetchesBefore = agent.slots.counts.fetches;
