@@ -14,7 +14,11 @@ export function summarize(samples: number[]) {
   return { n: s.length, p50: percentile(s, 50), p99: percentile(s, 99), max: s[s.length - 1] ?? Number.NaN };
 }
 
-/** Runs `clients` loops of `op` for `ms` milliseconds; returns operations per second. */
+/**
+ * Runs `clients` loops of `op` for `ms` milliseconds; returns operations per second. An `op` that
+ * resolves to `false` found no work left: it is not counted, and its loop idles to the window's end (so
+ * the window keeps its length, and the CPU measured over it is divided by whole operations only).
+ */
 export async function rate(
   clients: number,
   ms: number,
@@ -27,7 +31,10 @@ export async function rate(
     Array.from({ length: clients }, async (_, c) => {
       let i = 0;
       while (Date.now() < until) {
-        await op(c, i++);
+        if ((await op(c, i++)) === false) {
+          await new Promise((r) => setTimeout(r, Math.max(0, until - Date.now())));
+          break;
+        }
         count++;
       }
     }),

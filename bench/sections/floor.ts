@@ -13,6 +13,7 @@
  * PostgreSQL CPU per task, measured minutes apart in the same run (`rawTaskFloor` in the JSON).
  */
 import type pg from 'pg';
+import { historyInsert } from '../../server/db/rows.js';
 import { printPgStats, resetPgStats } from './report.js';
 import { MS, measuredRate, results, row, rows, startMany, type Client } from './context.js';
 
@@ -31,8 +32,18 @@ const STEPS = [
   ['MODEL_CALL', null, null, 'gpt-4.1-mini'],
 ] as const;
 
-const HISTORY = `INSERT INTO history (project_id, process_instance_id, event_type, actor, task_id, attempt, sequence, data, seq, prev_hash, hash)`;
+/**
+ * The history rows of one statement through the engine's own insert (`historyInsert`: the column list of
+ * server/db/rows.ts, chained by the trigger in `ord` order). `source` yields, per row, `ord`,
+ * `event_type`, `actor`, `task_id`, `attempt`, `sequence` and `data`; $3 and $4 are the project and
+ * the instance.
+ */
+const history = (source: string) =>
+  historyInsert(`SELECT $3::text AS project_id, $4::uuid AS process_instance_id, x.event_type, x.actor,
+      x.task_id, x.attempt, x.sequence, NULL::uuid AS approval_id, NULL::uuid AS incident_id, x.data, x.ord
+    FROM (${source}) x`);
 
+/** The lease; its history row's project and instance come from the leased task. */
 const CLAIM = `WITH c AS (
     SELECT id FROM external_tasks WHERE state = 'OPEN' AND topic_name = 'abada:agent' AND available_at <= now()
     ORDER BY priority DESC NULLS LAST, available_at LIMIT 1 FOR UPDATE SKIP LOCKED
@@ -41,8 +52,9 @@ const CLAIM = `WITH c AS (
            leased_at = now(), updated_at = now()
       FROM c WHERE t.id = c.id RETURNING t.id, t.project_id, t.process_instance_id, t.attempt, t.lease_expires_at
   ), h AS (
-    ${HISTORY} SELECT project_id, process_instance_id, 'TASK_LEASED', 'worker:${WORKER}', id, attempt, NULL,
-      jsonb_build_object('workerId', '${WORKER}', 'leaseExpiresAt', lease_expires_at), 0, '', '' FROM l
+    ${historyInsert(`SELECT project_id, process_instance_id, 'TASK_LEASED' AS event_type, 'worker:${WORKER}' AS actor,
+        id AS task_id, attempt, NULL::int AS sequence, NULL::uuid AS approval_id, NULL::uuid AS incident_id,
+        jsonb_build_object('workerId', '${WORKER}', 'leaseExpiresAt', lease_expires_at) AS data, 1 AS ord FROM l`)}
   ) SELECT id, project_id, process_instance_id, attempt FROM l`;
 
 /** $1 task, $2 attempt, $3 project, $4 instance, $5 the ended step's sequence (0: none), $6–$9 the new step. */
@@ -52,13 +64,13 @@ const JOURNAL = `WITH e AS (
   ), s AS (
     INSERT INTO steps (task_id, attempt, sequence, kind, state, tool_ref, policy, model, digest, request_enc, key_id)
     VALUES ($1, $2, $5 + 1, $6, 'STARTED', $7, $8, $9, '${DIGEST}', '${SEALED}', 'k1')
-  ) ${HISTORY}
-    SELECT $3, $4, x.event_type, 'worker:${WORKER}', $1, $2, x.sequence, x.data, 0, '', '' FROM (
-      SELECT 1 AS ord, 'STEP_COMPLETED' AS event_type, $5 AS sequence,
+  ) ${history(`
+      SELECT 1 AS ord, 'STEP_COMPLETED' AS event_type, 'worker:${WORKER}' AS actor, $1::uuid AS task_id,
+             $2::int AS attempt, $5::int AS sequence,
              jsonb_build_object('kind', e.kind, 'toolRef', e.tool_ref, 'model', e.model, 'digest', '${DIGEST}') AS data FROM e
       UNION ALL
-      SELECT 2, 'STEP_STARTED', $5 + 1, jsonb_build_object('kind', $6::text, 'toolRef', $7::text, 'model', $9::text, 'digest', '${DIGEST}')
-    ) x ORDER BY x.ord`;
+      SELECT 2, 'STEP_STARTED', 'worker:${WORKER}', $1, $2, $5 + 1,
+             jsonb_build_object('kind', $6::text, 'toolRef', $7::text, 'model', $9::text, 'digest', '${DIGEST}')`)}`;
 
 /** $1 task, $2 attempt, $3 project, $4 instance, $5 the last step's sequence. */
 const COMPLETE = `WITH e AS (
@@ -73,13 +85,11 @@ const COMPLETE = `WITH e AS (
   ), r AS (
     INSERT INTO task_reports (task_id, attempt, operation, request_sha256, outcome)
     VALUES ($1, $2, 'complete', '${DIGEST}', '{"state": "COMPLETED"}')
-  ) ${HISTORY}
-    SELECT $3, $4, x.event_type, x.actor, x.task_id, x.attempt, x.sequence, x.data, 0, '', '' FROM (
+  ) ${history(`
       SELECT 1 AS ord, 'STEP_COMPLETED' AS event_type, 'worker:${WORKER}' AS actor, $1::uuid AS task_id,
              $2::int AS attempt, $5::int AS sequence, jsonb_build_object('kind', e.kind, 'model', e.model, 'digest', '${DIGEST}') AS data FROM e
       UNION ALL SELECT 2, 'TASK_COMPLETED', 'worker:${WORKER}', $1, $2, NULL, '{}'::jsonb FROM t
-      UNION ALL SELECT 3, 'INSTANCE_COMPLETED', 'engine', NULL, NULL, NULL, '{}'::jsonb FROM i
-    ) x ORDER BY x.ord`;
+      UNION ALL SELECT 3, 'INSTANCE_COMPLETED', 'engine', NULL, NULL, NULL, '{}'::jsonb FROM i`)}`;
 
 /** One task's seven commits, each one prepared statement; false when no open task was left. */
 async function oneTask(pool: pg.Pool): Promise<boolean> {
@@ -102,20 +112,13 @@ async function oneTask(pool: pg.Pool): Promise<boolean> {
 /**
  * Measures the floor (16 clients) on freshly started instances, and records PostgreSQL's and the
  * client's CPU per task (`rawTaskFloor`). A client that finds no open task left idles to the window's
- * end (counted tasks are whole ones only).
+ * end (rate(): only whole tasks count).
  */
 export async function rawTaskFloor(pool: pg.Pool, admin: Client, starts: number): Promise<void> {
   await startMany(admin, 'bench', starts);
   const pgStats = await resetPgStats(pool);
-  let done = 0;
-  const until = Date.now() + MS;
-  const t0 = performance.now();
-  await measuredRate(16, MS, async () => {
-    if (await oneTask(pool)) done++;
-    else await new Promise((r) => setTimeout(r, Math.max(0, until - Date.now())));
-  });
-  const tasks = done / ((performance.now() - t0) / 1000);
-  if (pgStats) await printPgStats(pool, { title: 'the floor', units: done, unit: 'task' });
+  const tasks = await measuredRate(16, MS, () => oneTask(pool));
+  if (pgStats) await printPgStats(pool, { title: 'the floor', units: tasks * (MS / 1000), unit: 'task' });
   row(
     'raw: the 002-shaped task’s rows by hand, 16 clients (×7 commits)',
     tasks * 7,

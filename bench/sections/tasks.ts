@@ -71,6 +71,7 @@ export async function taskThroughput(pool: pg.Pool, admin: Client, worker: Clien
     // unmeasured, the same shape first: every engine connection prepares its statements (once per
     // connection, ~5 ms for the journal's), as connections that served this shape before have
     const warm = Number(process.env.BENCH_WARMUP_MS ?? WARM_UP_MS);
+    // enough open tasks for the window and the warm-up (at up to ~200 tasks/s)
     await startMany(admin, 'bench', SMOKE ? 40 : 1200 + Math.ceil(warm / 5));
     if (warm > 0) await rate(loops, warm, (client) => oneTask(worker, client, shape, agent));
     const before = { ...agent.client.journal.counts };
@@ -101,6 +102,7 @@ export async function taskThroughput(pool: pg.Pool, admin: Client, worker: Clien
   headline();
   // the same task's rows written by hand, right after the headline: what PostgreSQL must do anyway
   if (runs.some(([, shape]) => shape === 'batched'))
+    // (the floor runs up to ~1,200 tasks/s; a client that runs out idles, rate() counts whole tasks)
     await rawTaskFloor(pool, admin, SMOKE ? 40 : Math.ceil(SECONDS * 1200));
 }
 
