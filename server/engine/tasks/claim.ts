@@ -4,7 +4,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { stepFromRecord as toStepRow } from '../../db/rows.js';
-import { claimStatement, type FetchInput } from './claim-sql.js';
+import { type ClaimedColumns, claimStatement, type FetchInput } from './claim-sql.js';
 import type { ExternalTaskRow } from '../../db/schema.js';
 import {
   type EngineEvent,
@@ -111,12 +111,14 @@ export async function fetchAndLock(
   }
 }
 
-type ClaimedRow = ExternalTaskRow & {
+/** What a claim answers beside the task's columns (all of them, or mode 'ready-only''s ClaimedColumns). */
+interface Claimed {
   was_expired: boolean;
   instance_variables: Record<string, unknown>;
   instance_traceparent: string | null;
   current_steps: Record<string, unknown>[] | null;
-};
+}
+type ClaimedRow = ExternalTaskRow & Claimed;
 
 async function claim(
   ctx: EngineContext,
@@ -125,7 +127,7 @@ async function claim(
   projectId: string | null,
 ): Promise<LeasedTaskView[]> {
   // Ready work and no expired lease on the topics (nearly every fetch): one statement, its own transaction.
-  const fast = await queryPrepared<ClaimedRow & { any_expired: boolean }>(
+  const fast = await queryPrepared<ClaimedColumns & Claimed & { any_expired: boolean }>(
     ctx.db,
     claimStatement(actor, input, projectId, 'ready-only'),
   );
@@ -196,7 +198,7 @@ async function claimedBefore(
 async function leasedViews(
   tx: Executor,
   ctx: EngineContext,
-  handed: ClaimedRow[],
+  handed: (ClaimedColumns & Claimed)[],
 ): Promise<LeasedTaskView[]> {
   // the claim statement read each task's steps; a re-acquired lease may just have changed them
   const reacquired = handed.filter((r) => r.was_expired).map((r) => r.id);
