@@ -20,6 +20,8 @@ export interface BotStats {
   secondDecisionWrong: number;
   unknownResolvedHappened: number;
   unknownResolvedNotHappened: number;
+  /** passes that left an unknown outcome open: the call was sent less than SETTLE_MS ago */
+  unknownDeferred: number;
   taskRetries: number;
   otherIncidentsResolved: number;
   errors: number;
@@ -34,6 +36,7 @@ export const newBotStats = (): BotStats => ({
   secondDecisionWrong: 0,
   unknownResolvedHappened: 0,
   unknownResolvedNotHappened: 0,
+  unknownDeferred: 0,
   taskRetries: 0,
   otherIncidentsResolved: 0,
   errors: 0,
@@ -43,7 +46,7 @@ const PENDING = `query { approvals(state: PENDING, first: 100) { edges { node { 
 const DECIDE = `mutation($input: DecideApprovalInput!) { decideApproval(input: $input) { id state } }`;
 const CANCEL = `mutation($id: ID!, $r: String!) { cancelProcess(id: $id, reason: $r) { id state } }`;
 const INCIDENTS = `query { incidents(state: OPEN, first: 100) { edges { node { id type taskId attempt sequence processInstanceId } } } }`;
-const TASK = `query($id: ID!) { externalTask(id: $id) { id state steps { attempt sequence toolRef state request } } }`;
+const TASK = `query($id: ID!) { externalTask(id: $id) { id state steps { attempt sequence toolRef state request createdAt } } }`;
 const RESOLVE = `mutation($input: ResolveIncidentInput!) { resolveIncident(input: $input) { id state } }`;
 const RETRY = `mutation($id: ID!) { retryTask(id: $id) { id state attempt } }`;
 
@@ -133,7 +136,19 @@ interface StepView {
   toolRef: string | null;
   state: string;
   request: { arguments?: Record<string, unknown> } | null;
+  /** when the step was journaled STARTED, i.e. before the call was sent */
+  createdAt: string;
 }
+
+/*
+ * The operator says a call did not happen only once it was sent SETTLE_MS ago or more. A worker killed
+ * just after writing its request leaves that request in flight: on a loaded machine the CRM may read it
+ * seconds later, after the lease lapsed and the incident opened. An operator who looked at once would
+ * say "did not happen" about an e-mail that then arrives, and the agent would send it again. That is the
+ * person's wrong statement (docs/guarantees.md, limits of guarantee 3), not the engine's re-send, but the
+ * keyless row would count it. A call the CRM shows is said to have happened at once.
+ */
+export const SETTLE_MS = 8_000;
 
 const retries = new Map<string, number>();
 
@@ -163,6 +178,10 @@ export async function incidentPass(ctx: BotContext, round: number): Promise<void
         (c) =>
           c.tool === tool && canonicalJson(c.args) === args && (c.status === 'ok' || c.status === 'replayed'),
       );
+      if (!seen && Date.now() - Date.parse(step.createdAt) < SETTLE_MS) {
+        ctx.stats.unknownDeferred++;
+        continue;
+      }
       const input = seen
         ? { id: node.id, happened: true, result: seen.result, comment: `CRM call #${seen.seq} found` }
         : { id: node.id, happened: false, comment: 'no such call in the CRM' };

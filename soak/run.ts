@@ -16,7 +16,7 @@ import { freePort } from '../server/db/client.js';
 import { runMigrations } from '../server/db/migrate.js';
 import { startCrmServer } from '../server/demo/crm-server.js';
 import { startModelServer } from '../server/demo/model-server.js';
-import { approvalPass, type BotContext, incidentPass, loop, newBotStats } from './bots.js';
+import { approvalPass, type BotContext, incidentPass, loop, newBotStats, SETTLE_MS } from './bots.js';
 import { printTable, runChecks } from './check.js';
 import { CRM_SECRET, DEFINITIONS, storyFor } from './defs.js';
 import { EngineSlot, Fleet, gql, type WorkerEnv } from './procs.js';
@@ -286,7 +286,7 @@ async function main(): Promise<number> {
   });
   rows.splice(2, 0, {
     check: 'people',
-    figure: `approved ${stats.approved}, rejected ${stats.rejected}, cancelled while waiting ${stats.cancelledWaiting}, second decisions ${stats.secondDecisions} (refused ${stats.secondDecisionRefused}), unknown outcomes resolved ${stats.unknownResolvedHappened} happened / ${stats.unknownResolvedNotHappened} not, task retries ${stats.taskRetries}, bot errors ${stats.errors}`,
+    figure: `approved ${stats.approved}, rejected ${stats.rejected}, cancelled while waiting ${stats.cancelledWaiting}, second decisions ${stats.secondDecisions} (refused ${stats.secondDecisionRefused}), unknown outcomes resolved ${stats.unknownResolvedHappened} happened / ${stats.unknownResolvedNotHappened} not (left open by a pass while the call was under ${SETTLE_MS / 1000} s old: ${stats.unknownDeferred}), task retries ${stats.taskRetries}, bot errors ${stats.errors}`,
     violations: stats.secondDecisionWrong + stats.errors,
   });
   rows.push(subscriberRow);

@@ -38,6 +38,10 @@ export function ResolveForm({ id, outcomeUnknown, onDone }: { id: string; outcom
       {outcomeUnknown ? (
         <fieldset>
           <legend>Did the call take effect? (check the target system)</legend>
+          <p className="muted small">
+            A call sent moments before its worker stopped can still reach the target system: if it is not there yet,
+            look again in a few seconds before answering no.
+          </p>
           <label>
             <input type="radio" name={`${uid}-h`} checked={happened === 'yes'} onChange={() => setHappened('yes')} /> Yes, it happened
           </label>
