@@ -96,7 +96,7 @@ export async function shot(page: Page, name: string) {
 
 const W = 'e2e-sim-worker';
 const FETCH = `mutation($i: FetchAndLockInput!) { fetchAndLock(input: $i) { id attempt steps { sequence state } } }`;
-const JOURNAL = `mutation($i: JournalStepInput!) { journalStep(input: $i) { taskState } }`;
+export const JOURNAL = `mutation($i: JournalStepInput!) { journalStep(input: $i) { taskState } }`;
 
 async function simFetch() {
   const d = await ok(process.env.E2E_WORKER_TOKEN ?? '', FETCH, {
@@ -116,7 +116,8 @@ async function step(t: { id: string; attempt: number }, sequence: number, s: Rec
   });
 }
 
-const model = (state: string) => ({
+/** A model call's journal step (a stand-in worker's, with its fixed hash and usage). */
+export const model = (state: string) => ({
   kind: 'MODEL_CALL',
   state,
   model: 'gemini-3.6-flash',

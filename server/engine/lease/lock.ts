@@ -2,21 +2,25 @@
  * The checks every worker report shares: the task is visible, not retired, leased by this caller and
  * worker, the lease is live (by the database clock), and the attempt is the current one.
  */
-import { type SQL, sql } from 'drizzle-orm';
-import type { ExternalTaskRow } from '../../db/schema.js';
+import { getTableColumns, type SQL, sql } from 'drizzle-orm';
+import { type ExternalTaskRow, externalTasks } from '../../db/schema.js';
 import { EngineError, notFound } from '../../errors.js';
 import { type Actor, type Tx, queryPrepared, sameProject, isUuid } from '../common/index.js';
 
 export type LockedTaskRow = ExternalTaskRow & { leaseLive: boolean; instanceState: string };
 
-/** The columns of `external_tasks t` under their drizzle names, for hand-written statements. */
-export const TASK_COLUMNS = sql`t.id, t.project_id AS "projectId", t.process_instance_id AS "processInstanceId",
-  t.node_id AS "nodeId", t.node_type AS "nodeType", t.topic_name AS "topicName", t.state, t.priority, t.attempt,
-  t.max_attempts AS "maxAttempts", t.worker_id AS "workerId", t.leased_by AS "leasedBy",
-  t.lease_expires_at AS "leaseExpiresAt", t.leased_at AS "leasedAt", t.lease_request_id AS "leaseRequestId",
-  t.available_at AS "availableAt", t.lease_expiries AS "leaseExpiries",
-  t.agent_work AS "agentWork", t.metadata, t.error_type AS "errorType", t.error_message AS "errorMessage",
-  t.created_at AS "createdAt", t.updated_at AS "updatedAt", t.ended_at AS "endedAt"`;
+/**
+ * Columns of `external_tasks t` under their drizzle names (`t.project_id AS "projectId"`, …), for
+ * hand-written statements whose rows must read as ExternalTaskRow (or the part of it they select).
+ */
+export function taskColumns(keys: readonly (keyof ExternalTaskRow)[]): SQL {
+  return sql.raw(keys.map((k) => `t.${externalTasks[k].name} AS "${k}"`).join(', '));
+}
+
+/** Every column of `external_tasks t` under its drizzle name. */
+export const TASK_COLUMNS = taskColumns(
+  Object.keys(getTableColumns(externalTasks)) as (keyof ExternalTaskRow)[],
+);
 
 /** TASK_COLUMNS plus what the lease checks need: whether the lease is live, the instance's state. */
 export const LOCKED_TASK_COLUMNS = sql`${TASK_COLUMNS},

@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import { historyChainedCtes, historyInsert } from '../../db/rows.js';
 import type { ExternalTaskRow } from '../../db/schema.js';
 import type { Actor } from '../common/index.js';
-import { TASK_COLUMNS } from '../lease/index.js';
+import { TASK_COLUMNS, taskColumns } from '../lease/index.js';
 
 export interface TopicRequest {
   topicName: string;
@@ -25,23 +25,21 @@ export interface FetchInput {
 }
 
 /** The columns of a claimed task that the worker's view and the TASK_LEASED row need (mode 'ready-only'). */
-const CLAIMED_COLUMNS = sql`t.id, t.project_id AS "projectId", t.process_instance_id AS "processInstanceId",
-  t.node_id AS "nodeId", t.topic_name AS "topicName", t.attempt, t.worker_id AS "workerId",
-  t.lease_expires_at AS "leaseExpiresAt", t.agent_work AS "agentWork"`;
+const CLAIMED_KEYS = [
+  'id',
+  'projectId',
+  'processInstanceId',
+  'nodeId',
+  'topicName',
+  'attempt',
+  'workerId',
+  'leaseExpiresAt',
+  'agentWork',
+] as const satisfies readonly (keyof ExternalTaskRow)[];
+const CLAIMED_COLUMNS = taskColumns(CLAIMED_KEYS);
 
 /** A claimed task as mode 'ready-only' returns it (CLAIMED_COLUMNS); mode 'all' returns the whole row. */
-export type ClaimedColumns = Pick<
-  ExternalTaskRow,
-  | 'id'
-  | 'projectId'
-  | 'processInstanceId'
-  | 'nodeId'
-  | 'topicName'
-  | 'attempt'
-  | 'workerId'
-  | 'leaseExpiresAt'
-  | 'agentWork'
->;
+export type ClaimedColumns = Pick<ExternalTaskRow, (typeof CLAIMED_KEYS)[number]>;
 
 /*
  * The claim statement. Two candidate sets, each read through its own partial index and locked with
