@@ -55,15 +55,38 @@ export interface ApprovalSettings {
   redactResult?: string[];
 }
 
-/** A conditional approval rule: when `when` holds over the call's arguments, these levels decide in turn. */
+/**
+ * A rule over a call's arguments (SPEC §14.1): when `when` holds, exactly one outcome applies — these
+ * `levels` decide in turn, the call runs with no person (`auto`), or it is refused (`deny`).
+ */
 export interface ApprovalRule {
   /** expression over the tool arguments, e.g. `amount > 1000` (see expression.ts) */
   when: string;
-  /** each level is a list of candidate groups; a different person must decide each level */
+  /** each level is a list of candidate groups; a different person must decide each level (empty: auto or deny) */
   levels: string[][];
+  /** the call runs without a person (approval_required tools only) */
+  auto?: true;
+  /** the call is refused with this reason */
+  deny?: string;
 }
 
-export interface ToolSpec extends ApprovalSettings {
+/** A deterministic check of a call's arguments before anyone is asked (SPEC §14.2). */
+export interface ArgumentCheck {
+  /** must hold over the arguments (the `approval.when` language) */
+  expect: string;
+  /** what the model (or the approver who edited) reads when it does not */
+  message: string;
+}
+
+/** What a write or approval_required tool checks of every call (absent on older definitions). */
+export interface CallChecks {
+  /** checks in the order declared (the tool's, then the node's) */
+  validate?: ArgumentCheck[];
+  /** JSON Schema the arguments must satisfy (the tool's and the node's, as allOf) */
+  inputSchema?: Record<string, unknown> | null;
+}
+
+export interface ToolSpec extends ApprovalSettings, CallChecks {
   policy: ToolPolicy;
   idempotency: Idempotency;
   approvers: string[];
@@ -90,7 +113,7 @@ export interface ToolServerSpec {
 }
 
 /** A tool as frozen on an agent node of a definition version. */
-export interface ToolBinding extends ApprovalSettings {
+export interface ToolBinding extends ApprovalSettings, CallChecks {
   /** `server/tool`, or `delegate:<process-key>` */
   ref: string;
   server: string;
@@ -109,7 +132,10 @@ export interface ToolBinding extends ApprovalSettings {
   approvalSlaHours: number | null;
   editable: boolean;
   redact: string[];
+  /** the tool's rules, then the node's (`ApprovalRule.index` counts in this merged list) */
   approvalRules: ApprovalRule[];
+  /** the node dropped the tool's `auto` rules: every call a person would decide goes to people */
+  dropAuto?: boolean;
 }
 
 export type VariableType = 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array';

@@ -7,6 +7,7 @@
  */
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import { FACTS_CHANGED_PREFIX } from '../shared/guard.js';
+import { isEngineRefusal } from '../shared/refusals.js';
 import type { AgentWork, Step, ToolBinding } from './graphql.js';
 
 export const GUARD_TEXT = [
@@ -168,9 +169,12 @@ export function toolStepContent(step: Step): string | null {
     case 'FAILED':
       return `Error: ${step.error ?? resultText(step.response)}`;
     case 'REJECTED':
-      // the engine's own rejections — nobody decided in time, the facts changed — are read as written
-      return step.comment?.startsWith(TIMED_OUT_PREFIX) || step.comment?.startsWith(FACTS_CHANGED_PREFIX)
-        ? step.comment
+      // the engine's own rejections — nobody decided in time, the facts changed, the rules refused the
+      // call before anyone was asked — are read as written, never as a person's
+      return step.comment?.startsWith(TIMED_OUT_PREFIX) ||
+        step.comment?.startsWith(FACTS_CHANGED_PREFIX) ||
+        isEngineRefusal(step.comment)
+        ? (step.comment as string)
         : `${REJECTED_PREFIX}${step.comment ?? '(no comment)'}`;
     case 'OUTCOME_UNKNOWN': {
       // A person stated whether the call happened (and what it returned): that is the call's result,

@@ -198,8 +198,9 @@ export const MATRIX: Record<string, Record<string, Row>> = {
           'mutation($a: ID!, $d: String!) { decideApproval(input: {approvalId: $a, decision: REJECT, comment: "matrix", digest: $d}) { id } }',
         variables: { a: i.approvalId, d: i.digest },
       }),
-      // another project's admin is refused as an admin before the id is even looked up
-      expect: 'DDADDD',
+      // a worker or this project's admin is refused (and the attempt recorded, SPEC §14.5); another
+      // project's admin does not learn the approval exists
+      expect: 'DDADDN',
     },
     revokeApproval: {
       op: (i) => ({

@@ -52,6 +52,10 @@ export const approvals = pgTable(
     comment: text('comment'),
     /** the approval rule whose levels apply: its `when`, or null for the tool's approvers */
     rule: text('rule'),
+    /** that rule's index in the binding's merged rule list (null: the tool's approvers, or older rows) */
+    ruleIndex: integer('rule_index'),
+    /** the arguments as the agent proposed them: version 1 (or the reopened version) before any edit */
+    proposedArgumentsEnc: text('proposed_arguments_enc'),
     /** the version of the definition the instance runs (null on approvals opened before it was kept) */
     definitionVersion: integer('definition_version'),
     /** the precondition read's answer when the call was proposed (sealed like the arguments) */
@@ -81,8 +85,17 @@ export const approvalDecisions = pgTable(
     approvalId: uuid('approval_id')
       .notNull()
       .references(() => approvals.id),
-    /** the level decided on, 0-based like approvals.current_level */
-    level: integer('level').notNull(),
+    /**
+     * The level the decision counts for, 0-based like approvals.current_level; null when it counts for
+     * none (an approver's edit whose new version has no level naming their groups, or a refused attempt
+     * by someone who decides no level).
+     */
+    level: integer('level'),
+    /**
+     * The version of the call the decision is on: the approval's version, or for an approval with
+     * changes the version it made (SPEC §14.3: decisions on v never count for v+1).
+     */
+    version: integer('version').notNull().default(1),
     principalId: uuid('principal_id').notNull(),
     principalName: text('principal_name').notNull(),
     decision: text('decision').$type<'APPROVE' | 'REJECT'>().notNull(),
@@ -97,6 +110,13 @@ export const approvalDecisions = pgTable(
     groups: text('groups').array(),
     /** ACCEPTED, or the refusal code (ALREADY_DECIDED, STALE_DIGEST, …) */
     outcome: text('outcome').notNull(),
+    /**
+     * For a refusal: whether it has its own APPROVAL_DECISION_REFUSED history row (at most one per
+     * actor, approval and code a minute; the others are counted on the next one).
+     */
+    chained: boolean('chained').notNull().default(true),
+    /** what kind of attempt: a decision, or a revoke */
+    action: text('action').$type<'DECIDE' | 'REVOKE'>().notNull().default('DECIDE'),
     createdAt: createdAt(),
   },
   (t) => [index('approval_decisions_approval_idx').on(t.approvalId, t.createdAt)],

@@ -1,7 +1,9 @@
 /**
- * The apply half of deciding an approval, once decision-check.ts accepted it: a level approved moves
- * the approval to the next level; a final decision settles the approval and its step and makes the task
- * acquirable again on the same attempt. Never moves the token.
+ * The apply half of deciding an approval, once decision-check.ts accepted it. An approval with changes
+ * makes version v+1 whose levels start afresh (the editor's decision counts for one of them, SPEC
+ * §14.3). A level approved moves the approval to the first undecided level of its version; the last
+ * one, or a rejection, settles the approval and its step and makes the task acquirable again on the
+ * same attempt. Never moves the token.
  */
 import { and, eq, isNotNull, sql } from 'drizzle-orm';
 import {
@@ -16,8 +18,9 @@ import { type Actor, type EngineContext, type Tx, describeChanges } from '../com
 import { notify, notifyTask } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import type { LockedTaskRow } from '../lease/index.js';
-import type { DecideInput, Edit } from './decision-check.js';
-import { levelNumber } from './views.js';
+import { approvalRule, decisionEvidence } from './attempts.js';
+import type { DecideInput, Edit, VersionDecider } from './decision-check.js';
+import { ruleRecord } from './rules.js';
 import { approvalHistoryBase } from './withdraw.js';
 
 interface Decided {
@@ -28,60 +31,116 @@ interface Decided {
   step: StepRow;
   input: DecideInput;
   edit: Edit | null;
+  /** who decided which level of the current version before this decision */
+  deciders: VersionDecider[];
+}
+
+/** What the decision makes of the approval: its version, levels, and the level it counts for. */
+interface Standing {
+  version: number;
+  levels: string[][];
+  /** the level this decision counts for (null: none) */
+  level: number | null;
+  /** the first level of the version still undecided after it (-1: none) */
+  next: number;
+  final: boolean;
+}
+
+function standingAfter(d: Decided): Standing {
+  const { a, edit } = d;
+  const version = edit ? edit.version : a.proposalVersion;
+  const levels = edit ? edit.levels : a.levels;
+  const level = edit ? edit.level : a.currentLevel;
+  const decided = new Set(edit ? [] : d.deciders.map((x) => x.level));
+  if (level !== null) decided.add(level);
+  const next = levels.findIndex((_, i) => !decided.has(i));
+  return { version, levels, level, next, final: d.input.decision === 'REJECT' || next === -1 };
 }
 
 /** Applies an accepted decision and returns the approval as it now stands. */
 export async function applyDecision(tx: Tx, d: Decided): Promise<ApprovalRow> {
-  const lastLevel = d.a.currentLevel >= d.a.levels.length - 1;
-  const final = d.input.decision === 'REJECT' || lastLevel;
-  const row = final ? await settle(tx, d) : await approveLevel(tx, d);
+  const s = standingAfter(d);
+  await recordAccepted(tx, d, s);
+  const row = s.final ? await settle(tx, d, s) : await advance(tx, d, s);
   await notify(tx, { type: 'approval', approvalId: d.a.id, projectId: d.a.projectId, change: 'decided' });
-  if (final) await notifyTask(tx, d.task, 'OPEN');
+  if (s.final) await notifyTask(tx, d.task, 'OPEN');
   return row;
 }
 
-function historyBase({ a, actor }: Decided) {
-  return approvalHistoryBase(a, actorLabel(actor));
+async function recordAccepted(tx: Tx, d: Decided, s: Standing): Promise<void> {
+  const { ctx, actor, a, input, edit } = d;
+  await tx.insert(approvalDecisions).values({
+    approvalId: a.id,
+    level: s.level,
+    version: s.version,
+    principalId: actor.principalId,
+    principalName: actor.name,
+    decision: input.decision,
+    digest: input.digest,
+    comment: input.comment ?? null,
+    editedDigest: edit?.digest ?? null,
+    editedArgumentsEnc: edit ? ctx.sealer.sealJson(edit.args) : null,
+    outcome: 'ACCEPTED',
+    definitionVersion: a.definitionVersion,
+    rule: edit ? (edit.rule?.when ?? null) : a.rule,
+    groups: actor.groups,
+  });
 }
 
-/** The approval's new proposal when the approver edited it: digest, sealed arguments, next version. */
-function editedFields({ ctx, a, edit }: Decided) {
+/** The fields an edit changes: the call's new version, its digest, arguments, levels and rule. */
+function editedFields({ ctx, edit }: Decided) {
   return edit
     ? {
         digest: edit.digest,
         argumentsEnc: ctx.sealer.sealJson(edit.args),
-        proposalVersion: a.proposalVersion + 1,
+        proposalVersion: edit.version,
+        levels: edit.levels,
+        rule: edit.rule?.when ?? null,
+        ruleIndex: edit.rule?.index ?? null,
       }
     : {};
 }
 
-/** A level of several approved: the next level's groups decide, on the same (possibly edited) digest. */
-async function approveLevel(tx: Tx, d: Decided): Promise<ApprovalRow> {
-  const { a, edit } = d;
+/** The history row of the decision, with its evidence (SPEC §14.6). */
+function evidenceRow(d: Decided, s: Standing, eventType: string) {
+  const { a, actor, input, edit, task } = d;
+  const binding = task.agentWork?.toolBindings.find((b) => b.ref === a.toolRef);
+  return {
+    ...approvalHistoryBase(a, actorLabel(actor)),
+    eventType,
+    data: decisionEvidence({
+      actor,
+      a,
+      version: s.version,
+      level: s.level,
+      of: s.levels.length,
+      decision: input.decision,
+      digest: edit?.digest ?? a.digest,
+      decidedOn: input.digest,
+      editedFrom: edit ? { version: a.proposalVersion, digest: a.digest } : undefined,
+      rule: edit ? ruleRecord(edit.rule) : approvalRule(binding, a),
+      comment: input.comment,
+    }),
+  };
+}
+
+/** Levels remain: the first undecided level of the (possibly new) version decides next, on its digest. */
+async function advance(tx: Tx, d: Decided, s: Standing): Promise<ApprovalRow> {
   const [row] = await tx
     .update(approvals)
-    .set({
-      ...editedFields(d),
-      currentLevel: a.currentLevel + 1,
-      candidateGroups: a.levels[a.currentLevel + 1],
-    })
-    .where(eq(approvals.id, a.id))
+    .set({ ...editedFields(d), currentLevel: s.next, candidateGroups: s.levels[s.next] })
+    .where(eq(approvals.id, d.a.id))
     .returning();
-  await appendHistory(tx, {
-    ...historyBase(d),
-    eventType: 'APPROVAL_LEVEL_APPROVED',
-    data: {
-      level: levelNumber(a.currentLevel),
-      of: a.levels.length,
-      digest: edit?.digest ?? a.digest,
-      editedFrom: edit ? a.digest : undefined,
-    },
-  });
+  // an approval with changes that counts for no level of its new version only made that version
+  await appendHistory(
+    tx,
+    evidenceRow(d, s, s.level === null ? 'APPROVAL_EDITED' : 'APPROVAL_LEVEL_APPROVED'),
+  );
   return row;
 }
 
 /** The final decision: the approval and its step are APPROVED or REJECTED, the task OPEN again. */
-async function settle(tx: Tx, d: Decided): Promise<ApprovalRow> {
+async function settle(tx: Tx, d: Decided, s: Standing): Promise<ApprovalRow> {
   const { actor, task, a, input, edit } = d;
   const approved = input.decision === 'APPROVE';
   const digest = edit?.digest ?? a.digest;
@@ -89,6 +148,7 @@ async function settle(tx: Tx, d: Decided): Promise<ApprovalRow> {
     .update(approvals)
     .set({
       ...editedFields(d),
+      ...(s.level !== null ? { currentLevel: s.level } : {}),
       state: approved ? 'APPROVED' : 'REJECTED',
       decidedById: actor.principalId,
       decidedByName: actor.name,
@@ -103,18 +163,8 @@ async function settle(tx: Tx, d: Decided): Promise<ApprovalRow> {
     .update(externalTasks)
     .set({ state: 'OPEN', workerId: null, availableAt: sql`now()`, updatedAt: sql`now()` })
     .where(and(eq(externalTasks.id, task.id), eq(externalTasks.state, 'AWAITING_APPROVAL')));
-  await appendHistory(tx, {
-    ...historyBase(d),
-    eventType: approved ? 'APPROVAL_APPROVED' : 'APPROVAL_REJECTED',
-    data: {
-      digest,
-      decidedOn: input.digest,
-      edited: edit ? true : undefined,
-      level: levelNumber(a.currentLevel),
-    },
-  });
-  await appendHistory(tx, {
-    ...historyBase(d),
+  await appendHistory(tx, evidenceRow(d, s, approved ? 'APPROVAL_APPROVED' : 'APPROVAL_REJECTED'), {
+    ...approvalHistoryBase(a, actorLabel(actor)),
     eventType: approved ? 'STEP_APPROVED' : 'STEP_REJECTED',
     data: { digest },
   });

@@ -1,8 +1,9 @@
 /**
- * The check half of deciding an approval: who may decide, on what, and with which edits. It writes
- * nothing; it answers with a verdict that decide.ts carries out.
+ * The check half of deciding an approval: who may decide, on what, when, and with which edits. It
+ * writes nothing; it answers with a verdict that decide.ts carries out (a refusal may carry a change
+ * that commits with it: an approval found past its timeout expires, SPEC §14.4).
  */
-import { and, eq } from 'drizzle-orm';
+import { and, eq, isNotNull } from 'drizzle-orm';
 import {
   approvalDecisions,
   processInstances,
@@ -15,6 +16,8 @@ import { toolCallDigest } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { parseRedactPath, REDACTED, redactArguments, type ToolBinding } from '../definitions/index.js';
 import { isRetired, type LockedTaskRow } from '../lease/index.js';
+import { expireApproval } from './expiry.js';
+import { argumentFailures, type RuleRef, ruleFor } from './rules.js';
 import { maySeeApproval } from './visibility.js';
 
 export interface DecideInput {
@@ -25,10 +28,24 @@ export interface DecideInput {
   arguments?: Record<string, unknown> | null;
 }
 
-/** Arguments an approver edited (approve with changes), with the digest of the edited call. */
+/**
+ * Arguments an approver edited (approve with changes): version v+1 of the call, judged by the rules
+ * again (SPEC §14.3). Its levels start afresh; the editor's decision counts for `level`, the lowest
+ * level naming one of their groups (null: none).
+ */
 export interface Edit {
   args: Record<string, unknown>;
   digest: string;
+  version: number;
+  levels: string[][];
+  rule: RuleRef | null;
+  level: number | null;
+}
+
+/** Who decided which level of the approval's current version (accepted decisions only). */
+export interface VersionDecider {
+  level: number;
+  principalId: string;
 }
 
 /**
@@ -40,10 +57,14 @@ export interface Edit {
 export interface Refusal {
   error: EngineError;
   recorded: boolean;
+  /** a change that commits although the decision is refused */
+  effect?: (tx: Tx) => Promise<unknown>;
 }
 
 type Refused = { refusal: Refusal };
-export type Verdict = Refused | { accepted: { step: StepRow; edit: Edit | null } };
+export type Verdict =
+  | Refused
+  | { accepted: { step: StepRow; edit: Edit | null; deciders: VersionDecider[] } };
 
 function refuse(
   recorded: boolean,
@@ -52,6 +73,22 @@ function refuse(
   details?: Record<string, unknown>,
 ): Refused {
   return { refusal: { error: new EngineError(code, message, details), recorded } };
+}
+
+/** The accepted decisions on the approval's current version that count for a level. */
+export async function versionDeciders(tx: Tx, a: ApprovalRow): Promise<VersionDecider[]> {
+  const rows = await tx
+    .select({ level: approvalDecisions.level, principalId: approvalDecisions.principalId })
+    .from(approvalDecisions)
+    .where(
+      and(
+        eq(approvalDecisions.approvalId, a.id),
+        eq(approvalDecisions.outcome, 'ACCEPTED'),
+        eq(approvalDecisions.version, a.proposalVersion),
+        isNotNull(approvalDecisions.level),
+      ),
+    );
+  return rows as VersionDecider[];
 }
 
 /** Every rule of a decision, in the order a person should hear about them. */
@@ -65,16 +102,17 @@ export async function checkDecision(
 ): Promise<Verdict> {
   const standing = checkStanding(actor, task, a, input);
   if (standing) return standing;
-  const duty = await checkSeparationOfDuties(tx, actor, a);
+  const deciders = await versionDeciders(tx, a);
+  const duty = await checkSeparationOfDuties(tx, actor, a, deciders);
   if (duty) return duty;
   const [step] = await tx
     .select()
     .from(steps)
     .where(and(eq(steps.taskId, a.taskId), eq(steps.attempt, a.attempt), eq(steps.sequence, a.sequence)));
   const binding = task.agentWork!.toolBindings.find((b) => b.ref === a.toolRef)!;
-  const edit = checkEdit(ctx, a, binding, input);
+  const edit = checkEdit(ctx, actor, a, binding, input);
   if (edit && 'refusal' in edit) return edit;
-  return { accepted: { step, edit } };
+  return { accepted: { step, edit, deciders } };
 }
 
 /** Whether this person may decide this approval now, on the digest they saw. */
@@ -84,12 +122,20 @@ function checkStanding(
   a: ApprovalRow,
   input: DecideInput,
 ): Refused | null {
+  // Every refused attempt is evidence (SPEC §14.5): a worker's or an admin's as much as an outsider's.
+  if (actor.kind !== 'HUMAN') {
+    return refuse(
+      true,
+      'FORBIDDEN',
+      'Only a person (a human principal in a candidate group) can decide an approval; worker and admin credentials never can.',
+    );
+  }
   // A member of another level who lost the race to a final decision is told ALREADY_DECIDED (and
   // recorded) below, like anyone else who came second; outsiders are FORBIDDEN.
   const lostRace = a.state !== 'PENDING' && maySeeApproval(actor, a);
   if (!a.candidateGroups.some((g) => actor.groups.includes(g)) && !lostRace) {
     return refuse(
-      false,
+      true,
       'FORBIDDEN',
       `Only members of ${a.candidateGroups.join(' or ')} can decide this approval.`,
     );
@@ -100,6 +146,17 @@ function checkStanding(
       'WORK_RETIRED',
       'The process was cancelled or suspended while this call waited; the decision has no effect and the call will never run.',
     );
+  }
+  // Time is checked when a person acts, not only by the sweep (SPEC §14.4).
+  if (a.state === 'PENDING' && a.expiresAt && a.expiresAt.getTime() <= Date.now()) {
+    const expired = refuse(
+      true,
+      'APPROVAL_EXPIRED',
+      `This approval expired at ${a.expiresAt.toISOString()} with no decision; the agent was told and the call will not run as proposed.`,
+      { expiresAt: a.expiresAt.toISOString() },
+    );
+    expired.refusal.effect = (tx) => expireApproval(tx, task, a);
+    return expired;
   }
   if (a.state !== 'PENDING') {
     return refuse(
@@ -122,8 +179,16 @@ function checkStanding(
   return null;
 }
 
-/** The person who started the process, or who decided an earlier level, may not decide (this level). */
-async function checkSeparationOfDuties(tx: Tx, actor: Actor, a: ApprovalRow): Promise<Refused | null> {
+/**
+ * The person who started the process never decides its calls; within one version each level is decided
+ * by a different person (whoever decided level k of v may decide level k of v+1).
+ */
+async function checkSeparationOfDuties(
+  tx: Tx,
+  actor: Actor,
+  a: ApprovalRow,
+  deciders: VersionDecider[],
+): Promise<Refused | null> {
   const [inst] = await tx
     .select({ startedBy: processInstances.startedBy })
     .from(processInstances)
@@ -135,23 +200,23 @@ async function checkSeparationOfDuties(tx: Tx, actor: Actor, a: ApprovalRow): Pr
       'You started this process, so you cannot approve its calls; another member of the group must decide.',
     );
   }
-  const earlier = await tx
-    .select({ principalId: approvalDecisions.principalId })
-    .from(approvalDecisions)
-    .where(and(eq(approvalDecisions.approvalId, a.id), eq(approvalDecisions.outcome, 'ACCEPTED')));
-  if (earlier.some((d) => d.principalId === actor.principalId)) {
+  if (deciders.some((d) => d.principalId === actor.principalId)) {
     return refuse(
       true,
       'SEPARATION_OF_DUTIES',
-      'You already decided an earlier level of this approval; a different person must decide this level.',
+      `You already decided a level of version ${a.proposalVersion} of this call; a different person must decide this level.`,
     );
   }
   return null;
 }
 
-/** Edited arguments: an object, on an editable tool, with APPROVE. Null when nothing was edited. */
+/**
+ * Edited arguments: an object, on an editable tool, with APPROVE, that the rules accept (SPEC §14.3:
+ * validated again, refused by a matching deny). Null when nothing was edited.
+ */
 function checkEdit(
   ctx: EngineContext,
+  actor: Actor,
   a: ApprovalRow,
   binding: ToolBinding,
   input: DecideInput,
@@ -174,7 +239,7 @@ function checkEdit(
   if (digest === a.digest) return null;
   if (!binding.editable) {
     return refuse(
-      false,
+      true,
       'FORBIDDEN',
       `${a.toolRef} is not editable: approve or reject the arguments as proposed.`,
     );
@@ -187,7 +252,34 @@ function checkEdit(
       },
     };
   }
-  return { args: proposed, digest };
+  const failures = argumentFailures(binding, proposed);
+  if (failures.length > 0) {
+    return refuse(
+      true,
+      'INVALID_ARGUMENTS',
+      `Your changes are not valid: ${failures.map((f) => f.message).join('; ')}. Fix them, or approve the call as proposed.`,
+      { failures: failures.map((f) => ({ check: f.check, message: f.message })) },
+    );
+  }
+  const outcome = ruleFor(binding, proposed, { persons: true });
+  if (outcome.kind === 'deny') {
+    return refuse(
+      true,
+      'POLICY_DENIED',
+      `Refused by policy: ${outcome.rule.deny} Your changes were not applied; the call stays as proposed.`,
+      { rule: { index: outcome.rule.index, when: outcome.rule.when, deny: outcome.rule.deny } },
+    );
+  }
+  if (outcome.kind === 'auto') throw new Error('an edited call matched auto');
+  const level = outcome.levels.findIndex((groups) => groups.some((g) => actor.groups.includes(g)));
+  return {
+    args: proposed,
+    digest,
+    version: a.proposalVersion + 1,
+    levels: outcome.levels,
+    rule: outcome.rule,
+    level: level === -1 ? null : level,
+  };
 }
 
 /**

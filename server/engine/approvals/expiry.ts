@@ -7,8 +7,8 @@
  */
 import { withdrawApproval } from './withdraw.js';
 import { and, eq, lte, sql } from 'drizzle-orm';
-import { approvals, externalTasks } from '../../db/schema.js';
-import type { EngineContext } from '../common/index.js';
+import { approvals, externalTasks, type ApprovalRow } from '../../db/schema.js';
+import type { EngineContext, Executor } from '../common/index.js';
 
 /** Expires the PENDING approvals past their timeout; returns how many. */
 export async function sweepExpired(ctx: EngineContext, batch = 50): Promise<number> {
@@ -29,14 +29,27 @@ async function expireOne(ctx: EngineContext, approvalId: string, taskId: string)
     // decided, retired or revoked meanwhile: nothing to do
     if (!task || !a || a.state !== 'PENDING' || !a.expiresAt || a.expiresAt.getTime() > Date.now())
       return false;
-    const comment = `Rejected: no decision before ${a.expiresAt.toISOString()}.`;
-    await withdrawApproval(tx, task, a, {
-      state: 'EXPIRED',
-      comment,
-      reason: comment,
-      actor: 'engine',
-      data: { digest: a.digest, expiresAt: a.expiresAt.toISOString() },
-    });
+    await expireApproval(tx, task, a);
     return true;
+  });
+}
+
+/**
+ * A PENDING approval past its timeout becomes EXPIRED: the sweep does it, and so does a person acting
+ * on it (SPEC §14.4), under the caller's locks (task, then approval).
+ */
+export function expireApproval(
+  ex: Executor,
+  task: Parameters<typeof withdrawApproval>[1],
+  a: ApprovalRow,
+): Promise<ApprovalRow> {
+  const at = a.expiresAt!.toISOString();
+  const comment = `Rejected: no decision before ${at}.`;
+  return withdrawApproval(ex, task, a, {
+    state: 'EXPIRED',
+    comment,
+    reason: comment,
+    actor: 'engine',
+    data: { digest: a.digest, expiresAt: at },
   });
 }

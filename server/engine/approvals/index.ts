@@ -9,3 +9,15 @@ export * from './visibility.js';
 export * from './revoke.js';
 export * from './standing.js';
 export * from './expiry.js';
+export {
+  type ArgumentFailure,
+  argumentFailures,
+  failureRecord,
+  type RuleOutcome,
+  type RuleRef,
+  ruleAt,
+  ruleFor,
+  ruleRecord,
+} from './rules.js';
+export type { ApprovalVersion } from './versions.js';
+export { reapproveByRule, reopenLapsed } from './lapse.js';

@@ -1,42 +1,41 @@
 /**
- * Approvals (SPEC §5). A proposal parks the task and opens an approval bound to the digest of the exact
- * call, for the groups of the strictest matching rule (or the approvers). Deciding lives in decide.ts.
+ * Approvals (SPEC §5, §14.1). A proposal the rules send to people parks the task and opens an approval
+ * bound to the digest of the exact call, for the groups of the rule with most levels (or the approvers);
+ * one an `auto` rule matches is stored APPROVED by the policy and the worker goes on under its lease.
+ * Deciding lives in decide.ts.
  */
 import { and, desc, eq, lt, sql } from 'drizzle-orm';
 import { approvals, externalTasks, processInstances, steps, type StepRow } from '../../db/schema.js';
-import { type AgentWork, bindingPolicy, matchesRule, type ToolBinding } from '../definitions/index.js';
+import { type AgentWork, bindingPolicy, type ToolBinding } from '../definitions/index.js';
 import type { EngineContext, Executor } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
-import type { HistoryEntry } from '../history/index.js';
+import { appendHistory, type HistoryEntry } from '../history/index.js';
 import type { LockedTaskRow } from '../lease/index.js';
+import { type RuleOutcome, type RuleRef, ruleRecord } from './rules.js';
 
-/**
- * The levels that must decide this call: the matching conditional rule with the most levels (the first
- * of equals), else the approvers. A matching one-level rule replaces the approvers too (`amount > 100`
- * → cfo instead of finance).
- */
-export function levelsFor(binding: ToolBinding, args: Record<string, unknown>): string[][] {
-  return approvalRuleFor(binding, args).levels;
+/** Who decided an approval an `auto` rule approved (`Approval.decidedBy`). */
+export const POLICY_DECIDER = 'policy';
+
+/** Whether an approval was approved by an `auto` rule (no person decided it). */
+export function isAutoApproval(
+  a: Pick<typeof approvals.$inferSelect, 'decidedById' | 'decidedByName' | 'state'>,
+) {
+  return a.decidedById === null && a.decidedByName === POLICY_DECIDER;
 }
 
-/** levelsFor with the rule it came from: the rule's `when`, or null for the approvers. */
-export function approvalRuleFor(
-  binding: ToolBinding,
-  args: Record<string, unknown>,
-): { levels: string[][]; rule: string | null } {
-  let chosen: { levels: string[][]; when: string } | null = null;
-  for (const rule of binding.approvalRules ?? []) {
-    if (rule.levels.length === 0 || (chosen && rule.levels.length <= chosen.levels.length)) continue;
-    if (matchesRule(rule.when, args)) chosen = rule;
-  }
-  return chosen ? { levels: chosen.levels, rule: chosen.when } : { levels: [binding.approvers], rule: null };
+/** The outcome a proposal opens an approval for: people's levels, or an `auto` rule. */
+export type OpenOutcome = Exclude<RuleOutcome, { kind: 'deny' }>;
+
+/** The levels an outcome asks for: an auto approval keeps the tool's approvers as who may see it. */
+export function levelsOf(outcome: OpenOutcome, binding: ToolBinding): string[][] {
+  return outcome.kind === 'levels' ? outcome.levels : [binding.approvers];
 }
 
 /** The APPROVAL_OPENED history row; the journal puts it just before the step's STEP_PROPOSED. */
 export function approvalOpened(
   task: LockedTaskRow,
   step: Pick<StepRow, 'sequence' | 'digest'>,
-  binding: ToolBinding,
+  binding: Pick<ToolBinding, 'ref'>,
   levels: string[][],
   approvalId: string,
 ): HistoryEntry {
@@ -59,7 +58,7 @@ export interface Proposal {
   binding: ToolBinding;
   args: Record<string, unknown>;
   work: AgentWork;
-  levels: string[][];
+  outcome: OpenOutcome;
   /** chosen by the journal, so that the step row names its approval when it is written */
   approvalId: string;
   /** the precondition read's answer at proposal time, sealed (SPEC §11 facts) */
@@ -69,11 +68,13 @@ export interface Proposal {
 }
 
 /**
- * Opens the approval of a proposed step (already journaled, with its history) and parks the task: the
- * lease goes back with the proposal.
+ * Opens the approval of a proposed step (already journaled, with its history): for people, it parks
+ * the task (the lease goes back with the proposal); approved by an `auto` rule, it writes APPROVAL_AUTO
+ * and STEP_APPROVED after the step's STEP_PROPOSED and leaves the lease with the worker.
  */
 export async function openApproval(ex: Executor, ctx: EngineContext, p: Proposal): Promise<void> {
-  const { task, step, binding, levels } = p;
+  const { task, step, binding, outcome } = p;
+  const levels = levelsOf(outcome, binding);
   // The approver is shown the model that asked for the call: a fallback model when the node fell back.
   const [proposer] = await ex
     .select({ model: steps.model })
@@ -92,9 +93,12 @@ export async function openApproval(ex: Executor, ctx: EngineContext, p: Proposal
     .select({ version: processInstances.version })
     .from(processInstances)
     .where(eq(processInstances.id, task.processInstanceId));
+  const argumentsEnc = ctx.sealer.sealJson(p.args);
+  const auto = outcome.kind === 'auto';
   await ex.insert(approvals).values({
     id: p.approvalId,
-    rule: approvalRuleFor(binding, p.args).rule,
+    rule: outcome.rule?.when ?? null,
+    ruleIndex: outcome.rule?.index ?? null,
     definitionVersion: instance?.version ?? null,
     projectId: task.projectId,
     processInstanceId: task.processInstanceId,
@@ -104,17 +108,61 @@ export async function openApproval(ex: Executor, ctx: EngineContext, p: Proposal
     nodeId: task.nodeId,
     toolRef: binding.ref,
     model: proposer?.model ?? p.work.model,
-    state: 'PENDING',
+    state: auto ? 'APPROVED' : 'PENDING',
     digest: step.digest,
-    argumentsEnc: ctx.sealer.sealJson(p.args),
+    argumentsEnc,
+    proposedArgumentsEnc: argumentsEnc,
     factsEnc: p.factsEnc ?? null,
     toolDescription: p.toolDescription ?? null,
     keyId: ctx.sealer.currentKeyId,
     candidateGroups: levels[0],
     levels,
-    ...timeBounds(binding),
+    ...(auto
+      ? { decidedById: null, decidedByName: POLICY_DECIDER, decidedAt: sql`now()` }
+      : timeBounds(binding)),
   });
-  await parkForApproval(ex, task, p.approvalId);
+  if (outcome.kind !== 'auto') return parkForApproval(ex, task, p.approvalId);
+  await appendHistory(
+    ex,
+    ...autoHistory(task, step, outcome.rule, 1, instance?.version ?? null, p.approvalId),
+  );
+  await notify(ex, {
+    type: 'approval',
+    approvalId: p.approvalId,
+    projectId: task.projectId,
+    change: 'decided',
+  });
+}
+
+/**
+ * APPROVAL_AUTO (the evidence: the version, digest, rule and definition version) and the step's
+ * STEP_APPROVED: what an `auto` rule's approval writes to the chain.
+ */
+export function autoHistory(
+  task: Pick<LockedTaskRow, 'projectId' | 'processInstanceId' | 'id' | 'attempt'>,
+  step: Pick<StepRow, 'sequence' | 'digest'>,
+  rule: RuleRef,
+  version: number,
+  definitionVersion: number | null,
+  approvalId: string,
+): HistoryEntry[] {
+  const base = {
+    projectId: task.projectId,
+    processInstanceId: task.processInstanceId,
+    taskId: task.id,
+    attempt: task.attempt,
+    sequence: step.sequence,
+    approvalId,
+  };
+  return [
+    {
+      ...base,
+      eventType: 'APPROVAL_AUTO',
+      actor: POLICY_DECIDER,
+      data: { version, decision: 'APPROVE', digest: step.digest, rule: ruleRecord(rule), definitionVersion },
+    },
+    { ...base, eventType: 'STEP_APPROVED', actor: POLICY_DECIDER, data: { digest: step.digest, auto: true } },
+  ];
 }
 
 /** When a new approval's SLA falls due and when, undecided, it expires — from its binding. */

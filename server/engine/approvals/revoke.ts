@@ -5,17 +5,23 @@
  * its step REJECTED with the revoker's reason — the model reads it as a rejection — and the task is
  * handed out again on the same attempt. A worker that had already taken the approved call (leased, not
  * yet started) loses its lease: its `STARTED` is refused `LEASE_NOT_HELD` and it lets the task go.
+ * Time is checked when the person acts (SPEC §14.4): past its window (or its timeout) the approval
+ * expires instead, and the revoke is refused APPROVAL_EXPIRED. Refused attempts are evidence (§14.5).
  * Locks the external task, then the approval, never the instance (the decision's lock order).
  */
-import { withdrawApproval } from './withdraw.js';
 import { and, eq } from 'drizzle-orm';
-import { approvalDecisions, approvals, steps } from '../../db/schema.js';
+import { approvalDecisions, approvals, steps, type ApprovalRow } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { actorLabel } from '../history/index.js';
 import { isRetired, type LockedTaskRow, lockTask } from '../lease/index.js';
+import { recordRefusal } from './attempts.js';
 import { getApprovalRow } from './decide.js';
+import { expireApproval } from './expiry.js';
+import { reopenLapsed } from './lapse.js';
+import { approvalStanding, lapseOf } from './standing.js';
 import { type ApprovalView, toApprovalView } from './views.js';
+import { withdrawApproval } from './withdraw.js';
 
 export interface RevokeInput {
   approvalId: string;
@@ -25,61 +31,117 @@ export interface RevokeInput {
 /** Steps past this point have gone out (or may have): revoking can no longer stop the call. */
 const EXECUTING = new Set(['STARTED', 'COMPLETED', 'FAILED', 'OUTCOME_UNKNOWN']);
 
+/** A refused revoke, and the change that commits with it (an approval found expired). */
+interface Refused {
+  error: EngineError;
+  effect?: (tx: Tx) => Promise<unknown>;
+}
+
 export async function revokeApproval(
   ctx: EngineContext,
   actor: Actor,
   input: RevokeInput,
 ): Promise<ApprovalView> {
-  if (actor.kind === 'WORKER')
-    throw new EngineError(
-      'FORBIDDEN',
-      'A worker credential cannot revoke an approval; a person or an admin can.',
-    );
   if (!input.comment?.trim())
     throw new EngineError(
       'COMMENT_REQUIRED',
       'Say why you revoke the approval: the agent reads your comment.',
     );
   const found = await getApprovalRow(ctx.db, actor, input.approvalId);
-  const row = await ctx.db.transaction(async (tx) => {
+  const outcome: { refused: Refused } | { row: ApprovalRow } = await ctx.db.transaction(async (tx) => {
     const task = await lockTask(tx, actor, found.taskId);
     const [a] = await tx.select().from(approvals).where(eq(approvals.id, found.id)).for('update');
-    await assertMayRevoke(tx, actor, task, a);
-    const [step] = await tx
-      .select()
-      .from(steps)
-      .where(and(eq(steps.taskId, a.taskId), eq(steps.attempt, a.attempt), eq(steps.sequence, a.sequence)));
-    if (step && EXECUTING.has(step.state)) {
-      throw new EngineError(
-        'ALREADY_EXECUTING',
-        `The approved call (step ${a.sequence}) is already ${step.state}; it can no longer be revoked. Open an incident or act on the outcome instead.`,
-        { stepState: step.state },
-      );
+    const refused = await checkRevoke(tx, actor, task, a);
+    if (refused) {
+      if (refused.effect) await refused.effect(tx);
+      await recordRefusal(tx, actor, a, {
+        action: 'REVOKE',
+        code: refused.error.code,
+        decision: null,
+        digest: a.digest,
+        comment: input.comment.trim(),
+      });
+      return { refused };
     }
-    return revoke(tx, actor, task, a, input.comment.trim());
+    return { row: await revoke(tx, actor, task, a, input.comment.trim()) };
   });
-  return toApprovalView(ctx, row);
+  if ('refused' in outcome) throw outcome.refused.error;
+  return toApprovalView(ctx, outcome.row);
 }
 
-type ApprovalRow = typeof approvals.$inferSelect;
-
-/** Who may revoke what: an admin any approval of the project; a person one they decided. */
-async function assertMayRevoke(tx: Tx, actor: Actor, task: LockedTaskRow, a: ApprovalRow) {
-  if (actor.kind !== 'ADMIN' && !(await hasDecided(tx, actor, a))) {
-    throw new EngineError(
-      'FORBIDDEN',
-      'Only a person who decided this approval, or an admin, can revoke it.',
-    );
-  }
+/** Who may revoke what, and when: an admin any approval of the project; a person one they decided. */
+async function checkRevoke(
+  tx: Tx,
+  actor: Actor,
+  task: LockedTaskRow,
+  a: ApprovalRow,
+): Promise<Refused | null> {
+  if (actor.kind === 'WORKER')
+    return {
+      error: new EngineError(
+        'FORBIDDEN',
+        'A worker credential cannot revoke an approval; a person or an admin can.',
+      ),
+    };
+  if (actor.kind !== 'ADMIN' && !(await hasDecided(tx, actor, a)))
+    return {
+      error: new EngineError(
+        'FORBIDDEN',
+        'Only a person who decided this approval, or an admin, can revoke it.',
+      ),
+    };
   if (isRetired(task))
-    throw new EngineError('WORK_RETIRED', 'The work this approval was for was cancelled or suspended.');
+    return {
+      error: new EngineError('WORK_RETIRED', 'The work this approval was for was cancelled or suspended.'),
+    };
   if (a.state !== 'PENDING' && a.state !== 'APPROVED') {
+    return {
+      error: new EngineError(
+        'ALREADY_DECIDED',
+        `The approval is ${a.state}; only a pending or approved call can be revoked.`,
+        { state: a.state },
+      ),
+    };
+  }
+  const [step] = await tx
+    .select({ state: steps.state })
+    .from(steps)
+    .where(and(eq(steps.taskId, a.taskId), eq(steps.attempt, a.attempt), eq(steps.sequence, a.sequence)));
+  if (step && EXECUTING.has(step.state)) {
     throw new EngineError(
-      'ALREADY_DECIDED',
-      `The approval is ${a.state}; only a pending or approved call can be revoked.`,
-      { state: a.state },
+      'ALREADY_EXECUTING',
+      `The approved call (step ${a.sequence}) is already ${step.state}; it can no longer be revoked. Open an incident or act on the outcome instead.`,
+      { stepState: step.state },
     );
   }
+  return checkTime(tx, actor, task, a);
+}
+
+/** Past its timeout (pending) or its window (approved), the approval expires rather than being revoked. */
+async function checkTime(tx: Tx, actor: Actor, task: LockedTaskRow, a: ApprovalRow): Promise<Refused | null> {
+  if (a.state === 'PENDING' && a.expiresAt && a.expiresAt.getTime() <= Date.now()) {
+    return {
+      error: new EngineError(
+        'APPROVAL_EXPIRED',
+        `This approval expired at ${a.expiresAt.toISOString()} with no decision; the call will not run as proposed.`,
+        { expiresAt: a.expiresAt.toISOString() },
+      ),
+      effect: (ex) => expireApproval(ex, task, a),
+    };
+  }
+  if (a.state !== 'APPROVED') return null;
+  const standing = await approvalStanding(tx, a.id);
+  const binding = task.agentWork?.toolBindings.find((b) => b.ref === a.toolRef);
+  const lapse = standing ? lapseOf(standing, binding, new Date()) : null;
+  if (lapse?.state !== 'EXPIRED') return null;
+  return {
+    error: new EngineError(
+      'APPROVAL_EXPIRED',
+      `This approval was valid until ${String(lapse.details.validUntil)}; it has expired and a new version of the call waits for a decision. Reject that one if the call must not run.`,
+      lapse.details,
+    ),
+    effect: (ex) => reopenLapsed(ex, { task, old: a, lapse, binding, actor: actorLabel(actor) }),
+  };
 }
 
 async function hasDecided(tx: Tx, actor: Actor, a: ApprovalRow): Promise<boolean> {
@@ -91,6 +153,7 @@ async function hasDecided(tx: Tx, actor: Actor, a: ApprovalRow): Promise<boolean
         eq(approvalDecisions.approvalId, a.id),
         eq(approvalDecisions.principalId, actor.principalId),
         eq(approvalDecisions.outcome, 'ACCEPTED'),
+        eq(approvalDecisions.action, 'DECIDE'),
       ),
     )
     .limit(1);

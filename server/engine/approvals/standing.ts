@@ -5,7 +5,7 @@
  * expires or voids the approval and opens a new version of the same call (same digest) at once — the
  * model is not asked again; people decide again.
  */
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull } from 'drizzle-orm';
 import { approvalDecisions, approvals, principals, type ApprovalRow } from '../../db/schema.js';
 import type { HistoryEntry } from '../../db/rows.js';
 import type { Executor } from '../common/index.js';
@@ -30,7 +30,15 @@ export async function approvalStanding(ex: Executor, approvalId: string): Promis
       principalId: approvalDecisions.principalId,
     })
     .from(approvalDecisions)
-    .where(and(eq(approvalDecisions.approvalId, approvalId), eq(approvalDecisions.outcome, 'ACCEPTED')));
+    .where(
+      and(
+        eq(approvalDecisions.approvalId, approvalId),
+        eq(approvalDecisions.outcome, 'ACCEPTED'),
+        // only the deciders of the version that runs count (SPEC §14.3)
+        eq(approvalDecisions.version, approval.proposalVersion),
+        isNotNull(approvalDecisions.level),
+      ),
+    );
   const people =
     rows.length === 0
       ? []
@@ -48,7 +56,12 @@ export async function approvalStanding(ex: Executor, approvalId: string): Promis
     approval,
     deciders: rows.map((r) => {
       const p = byId.get(r.principalId);
-      return { level: r.level, name: r.name, enabled: !!p && p.disabledAt === null, groups: p?.groups ?? [] };
+      return {
+        level: r.level!,
+        name: r.name,
+        enabled: !!p && p.disabledAt === null,
+        groups: p?.groups ?? [],
+      };
     }),
   };
 }

@@ -10,6 +10,8 @@ import {
 import { bindingPolicy, redactArguments, renderTemplate, type ToolBinding } from '../definitions/index.js';
 import { type Actor, type EngineContext, diffJson, type Change, isUuid } from '../common/index.js';
 import { onApprovalSentence } from './basis.js';
+import { type RuleRef, ruleAt } from './rules.js';
+import { type ApprovalVersion, approvalVersions } from './versions.js';
 import { maySeeApproval } from './visibility.js';
 
 /**
@@ -61,6 +63,8 @@ export interface ApprovalView {
   toolDescription: string | null;
   /** the precondition's answer when the call was proposed, as its tool's result redaction keeps it */
   facts: unknown;
+  /** the rule that asked for these levels, or approved the call by itself (null: the tool's approvers) */
+  rule: RuleRef | null;
   createdAt: Date;
 }
 
@@ -74,8 +78,12 @@ export function levelNumber(index: number): number {
 
 export interface DecisionView {
   id: string;
-  /** the level decided on, 0-based like ApprovalView.currentLevel */
-  level: number;
+  /** the level the decision counts for, 0-based like ApprovalView.currentLevel (null: none) */
+  level: number | null;
+  /** the version of the call it is on (an approval with changes: the version it made) */
+  version: number;
+  /** DECIDE or REVOKE */
+  action: string;
   principalName: string;
   decision: string;
   digest: string;
@@ -171,6 +179,7 @@ function toView(
       ? redactArguments(ctx.sealer.openJson(a.factsEnc), bindingPolicy(factsBinding ?? {}).redactResult).view
       : null,
     ...readable(binding, a, view),
+    rule: ruleOf(binding, a),
     createdAt: a.createdAt,
   };
 }
@@ -203,6 +212,8 @@ export async function decisionsOf(ctx: EngineContext, approvalId: string): Promi
     .select({
       id: approvalDecisions.id,
       level: approvalDecisions.level,
+      version: approvalDecisions.version,
+      action: approvalDecisions.action,
       principalName: approvalDecisions.principalName,
       decision: approvalDecisions.decision,
       digest: approvalDecisions.digest,
@@ -267,4 +278,18 @@ function readable(binding: ToolBinding | undefined, a: ApprovalRow, shownArgs: u
         ? new Date(a.decidedAt.getTime() + minutes * 60_000)
         : null,
   };
+}
+
+/** The rule of an approval: by its index; older rows kept only the rule's `when`. */
+function ruleOf(binding: ToolBinding | undefined, a: ApprovalRow): RuleRef | null {
+  if (a.ruleIndex !== null) return ruleAt(binding, a.ruleIndex);
+  if (!a.rule) return null;
+  const i = (binding?.approvalRules ?? []).findIndex((r) => r.when === a.rule && r.levels.length > 0);
+  return i === -1 ? null : ruleAt(binding, i);
+}
+
+/** The versions of the approval's call, with who made each and what it changed. */
+export async function versionsOf(ctx: EngineContext, a: ApprovalView): Promise<ApprovalVersion[]> {
+  const [{ binding }] = await contextsOf(ctx, [a]);
+  return approvalVersions(ctx, a, binding);
 }

@@ -8,9 +8,13 @@ import type { StepRow } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import {
   approvalOpened,
+  autoHistory,
+  isAutoApproval,
   type Lapse,
   lapseHistory,
+  reapproveByRule,
   reopenApproval,
+  ruleAt,
   type Standing,
   voidApproval,
 } from '../approvals/index.js';
@@ -56,6 +60,32 @@ export function reopen(
   j.park('AWAITING_APPROVAL');
   j.after((db) => reopenApproval(db, { task, old, newId, lapse, binding, sequence: e.sequence }));
   throw new RefusalAfterCommit(new EngineError(lapse.code, lapse.message, lapse.details));
+}
+
+/**
+ * An approval an `auto` rule gave whose window lapsed before the call started: the rule approves the
+ * new version at once (SPEC §14.1) — the old approval EXPIRED, APPROVAL_AUTO again — and the start goes
+ * on. Null when the approval is a person's (or its rule is gone): people decide again (`reopen`).
+ */
+export function reapprove(
+  j: JournalState,
+  e: StepRow,
+  binding: ToolBinding | undefined,
+  standing: Standing,
+  lapse: Lapse,
+): StepRow | null {
+  const old = standing.approval;
+  const rule = isAutoApproval(old) && lapse.state === 'EXPIRED' ? ruleAt(binding, old.ruleIndex) : null;
+  if (!rule?.auto) return null;
+  const task = j.task;
+  const newId = randomUUID();
+  const step: StepRow = { ...e, approvalId: newId, updatedAt: new Date() };
+  j.put(step, [
+    lapseHistory(task, old, lapse),
+    ...autoHistory(task, step, rule, old.proposalVersion + 1, old.definitionVersion, newId),
+  ]);
+  j.after((db) => reapproveByRule(db, { task, old, newId, lapse, sequence: e.sequence }));
+  return step;
 }
 
 /**

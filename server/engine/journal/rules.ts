@@ -10,11 +10,10 @@
  * OUTCOME_UNKNOWN. Re-sending a step in the same or an earlier state of its life with the same digest is
  * answered from the journal (idempotent replay); anything else for an existing sequence is DIVERGENT_STEP.
  */
-import { randomUUID } from 'node:crypto';
 import type { StepRow } from '../../db/schema.js';
 import { toolCallDigest } from '../../shared/canonical.js';
 import { EngineError, invalid } from '../../errors.js';
-import { approvalOpened, lapseOf, levelsFor, openApproval, type Standing } from '../approvals/index.js';
+import { lapseOf, type Standing } from '../approvals/index.js';
 import { type Actor, type EngineContext, idempotencyKeyFor, type Tx } from '../common/index.js';
 import type { AgentWork, ToolBinding } from '../definitions/index.js';
 import { startDelegation } from '../instances/index.js';
@@ -22,8 +21,9 @@ import { assertLease, type LockedTaskRow } from '../lease/index.js';
 import { argumentsOf, digestOf, type JournalStepInput, type StepState } from './input.js';
 import { assertWithinLimits, hasLimits, type priceUsage, priceUsageCached, type Usage } from './limits.js';
 import type { Reusable } from './reuse.js';
-import { assertNextSequence, checkPrecondition, factsFor, reconciliation } from './guards.js';
-import { reopen, voidForFacts } from './reopen.js';
+import { assertNextSequence, checkPrecondition, reconciliation } from './guards.js';
+import { propose, refuseByRules } from './propose.js';
+import { reapprove, reopen, voidForFacts } from './reopen.js';
 import { type JournalState, stepHistory } from './state.js';
 import { type StepView, toStepView } from './views.js';
 
@@ -128,6 +128,9 @@ async function transition(
       `Step ${e.sequence} waits for a person's approval; it cannot start yet.`,
     );
   }
+  // a write the rules refused at STARTED: the re-sent STARTED is answered from the journal (SPEC §14.2)
+  if (e.state === 'REJECTED' && e.policy === 'write' && input.state === 'STARTED')
+    return answer(ctx, e, task.state);
   if (e.state === 'REJECTED') {
     throw new EngineError(
       'APPROVAL_REQUIRED',
@@ -183,7 +186,8 @@ async function startApproved(
   // SPEC §11 order at STARTED: the window, then the deciders' authority, then the precondition
   const standing = e.approvalId ? await reads.approval(e.approvalId) : null;
   const lapse = standing ? lapseOf(standing, binding, new Date()) : null;
-  if (standing && lapse) reopen(j, e, input, binding, standing, lapse);
+  if (standing && lapse)
+    e = reapprove(j, e, binding, standing, lapse) ?? reopen(j, e, input, binding, standing, lapse);
   const facts = checkPrecondition(j, ctx, e, binding, standing);
   if (!facts.ok) voidForFacts(j, e, input, standing, facts.explanation);
   const key =
@@ -287,13 +291,18 @@ async function create(
   // only a later attempt can reuse (and only then is the database asked)
   const reusable = task.attempt > 1 ? await reads.reusable(task, input.sequence, digest) : null;
   if (reusable) return reuse(j, ctx, input, base, reusable);
-  if (b.policy === 'approval_required') return propose(j, ctx, input, base, b, work!);
+  if (b.policy === 'approval_required') {
+    const step = propose(j, ctx, input, base, b, work!);
+    return answer(ctx, step, task.state);
+  }
   if (input.state !== 'STARTED') {
     throw invalid(
       `${b.ref} is a write: journal it STARTED before sending it, then COMPLETED or FAILED.`,
       'state',
     );
   }
+  const refused = refuseByRules(j, input, base, b, argumentsOf(input.request) as Record<string, unknown>);
+  if (refused) return answer(ctx, refused, task.state);
   const key = b.idempotency === 'key' ? idempotencyKeyFor(task.id, task.attempt, input.sequence) : null;
   const row = put({ ...base, state: 'STARTED', idempotencyKey: key });
   if (b.transport === 'delegate') return delegate(j, ctx, row, b);
@@ -331,42 +340,4 @@ function withOutcome(ctx: EngineContext, base: StepRow, input: JournalStepInput)
     responseEnc: input.response === undefined ? null : ctx.sealer.sealJson(input.response),
     errorEnc: input.error ? ctx.sealer.sealJson(input.error) : null,
   };
-}
-
-/**
- * A call that needs a person: journaled PROPOSED with its approval (APPROVAL_OPENED joins the chain
- * just before STEP_PROPOSED); the approval row and the parked task are written after the step.
- */
-function propose(
-  j: JournalState,
-  ctx: EngineContext,
-  input: JournalStepInput,
-  base: StepRow,
-  binding: ToolBinding,
-  work: AgentWork,
-): JournalResult {
-  if (input.state !== 'PROPOSED') {
-    throw new EngineError(
-      'APPROVAL_REQUIRED',
-      `${binding.ref} needs a person's approval: journal it PROPOSED and let the task go.`,
-    );
-  }
-  const task = j.task;
-  const args = argumentsOf(input.request) as Record<string, unknown>;
-  const levels = levelsFor(binding, args);
-  const approvalId = randomUUID();
-  const step = { ...base, state: 'PROPOSED' as const, approvalId };
-  j.put(step, [
-    approvalOpened(task, step, binding, levels, approvalId),
-    stepHistory(task, input.workerId, step, { approvalId }),
-  ]);
-  j.park('AWAITING_APPROVAL');
-  const evidence = {
-    factsEnc: factsFor(j, ctx, binding, step.sequence, args),
-    toolDescription: input.toolDescription?.slice(0, 4000) ?? null,
-  };
-  j.after((db) =>
-    openApproval(db, ctx, { task, step, binding, args, work, levels, approvalId, ...evidence }),
-  );
-  return answer(ctx, step, 'AWAITING_APPROVAL');
 }

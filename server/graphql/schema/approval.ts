@@ -13,6 +13,9 @@ import {
   loadApprovalFor,
   maySeeApproval,
   revokeApproval,
+  type ApprovalVersion,
+  type RuleRef,
+  versionsOf,
 } from '../../engine/approvals/index.js';
 import { cursorOf } from '../../engine/events/index.js';
 import { builder, connection, type GraphQLContext } from '../builder.js';
@@ -27,10 +30,20 @@ const Decision = builder.enumType('Decision', { values: ['APPROVE', 'REJECT'] as
 
 const ApprovalDecision = builder.objectRef<DecisionView>('ApprovalDecision').implement({
   description:
-    'A decision attempt on an approval; refused attempts (ALREADY_DECIDED, STALE_DIGEST…) are kept too.',
+    'A decision or revoke attempt on an approval; refused attempts (ALREADY_DECIDED, STALE_DIGEST, FORBIDDEN…) are kept too.',
   fields: (t) => ({
     id: t.exposeID('id'),
-    level: t.int({ resolve: (d) => levelNumber(d.level) }),
+    level: t.int({
+      nullable: true,
+      description:
+        "The level the decision counts for, from 1; null when it counts for none (an approval with changes whose new version has no level naming the editor's groups).",
+      resolve: (d) => (d.level === null ? null : levelNumber(d.level)),
+    }),
+    version: t.exposeInt('version', {
+      description:
+        'The version of the call the decision is on; an approval with changes is on the version it made. Decisions on one version never count for another.',
+    }),
+    action: t.exposeString('action', { description: 'DECIDE or REVOKE.' }),
     decidedBy: t.exposeString('principalName'),
     decision: t.field({ type: Decision, resolve: (d) => d.decision as 'APPROVE' | 'REJECT' }),
     digest: t.exposeString('digest'),
@@ -76,6 +89,54 @@ const EarlierProposalRef = builder.objectRef<EarlierProposal>('EarlierProposal')
       description: 'What differs from this approval.',
       resolve: (p) => p.changes,
     }),
+  }),
+});
+
+const ApprovalLevel = builder.objectRef<string[]>('ApprovalLevel').implement({
+  description: 'One level of a rule: any member of these groups may decide it.',
+  fields: (t) => ({ groups: t.stringList({ resolve: (g) => g }) }),
+});
+
+const ApprovalRuleRef = builder.objectRef<RuleRef>('ApprovalRule').implement({
+  description:
+    "A rule over the call's arguments: when `when` holds, its levels decide, it runs with no person (auto), or it is refused (deny).",
+  fields: (t) => ({
+    index: t.exposeInt('index', {
+      description: "Its place in the binding's rules (the tool's rules, then the node's), from 0.",
+    }),
+    when: t.exposeString('when'),
+    levels: t.field({
+      type: [ApprovalLevel],
+      description: 'The groups deciding in turn (empty for auto and deny).',
+      resolve: (r) => r.levels,
+    }),
+    auto: t.exposeBoolean('auto'),
+    deny: t.exposeString('deny', { nullable: true }),
+  }),
+});
+
+const ApprovalVersionRef = builder.objectRef<ApprovalVersion>('ApprovalVersion').implement({
+  description:
+    'One version of the call: as the agent proposed it, then each approval with changes. Every level decides the version that runs.',
+  fields: (t) => ({
+    version: t.exposeInt('version'),
+    digest: t.exposeString('digest'),
+    arguments: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'As the evidence policy keeps them; null when an older approval kept no copy.',
+      resolve: (v) => v.arguments,
+    }),
+    editedBy: t.exposeString('editedBy', {
+      nullable: true,
+      description: "Who made this version by approving with changes; null for the agent's proposal.",
+    }),
+    changes: t.field({
+      type: [ArgumentChange],
+      description: 'What differs from the version before.',
+      resolve: (v) => v.changes,
+    }),
+    createdAt: t.field({ type: 'DateTime', resolve: (v) => v.createdAt }),
   }),
 });
 
@@ -138,10 +199,14 @@ export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
       deprecationReason: 'Use version.',
     }),
     version: t.exposeInt('proposalVersion', {
-      description: '1 as proposed; +1 each time an approver approved with changes (see decisions).',
+      description:
+        "1 as proposed; +1 each time an approver approved with changes, or the approval was opened again after its window or its deciders' authority lapsed (see versions and decisions).",
     }),
     candidateGroups: t.exposeStringList('candidateGroups'),
-    level: t.int({ resolve: (a) => levelNumber(a.currentLevel) }),
+    level: t.int({
+      description: 'The first undecided level of the current version, from 1.',
+      resolve: (a) => levelNumber(a.currentLevel),
+    }),
     levels: t.int({ resolve: (a) => a.levels.length }),
     escalated: t.exposeBoolean('escalated'),
     slaDueAt: t.field({ type: 'DateTime', nullable: true, resolve: (a) => a.slaDueAt }),
@@ -202,6 +267,18 @@ builder.objectFields(Approval, (t) => ({
     nullable: true,
     description: 'An approved call must start by then (approval_valid_minutes).',
     resolve: (a) => a.validUntil,
+  }),
+  rule: t.field({
+    type: ApprovalRuleRef,
+    nullable: true,
+    description:
+      'The rule that asked for these levels, or approved the call with no person (decidedBy "policy"); null when the tool\'s approvers decide.',
+    resolve: (a) => a.rule,
+  }),
+  versions: t.field({
+    type: [ApprovalVersionRef],
+    description: 'The versions of the call, oldest first, with who made each and what it changed.',
+    resolve: (a, _x, ctx) => versionsOf(ctx.engine, a),
   }),
 }));
 

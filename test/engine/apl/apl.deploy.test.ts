@@ -41,6 +41,8 @@ const crmBinding = (over: Partial<ToolBinding>): ToolBinding => ({
   editable: false,
   redact: [],
   approvalRules: [],
+  validate: [],
+  inputSchema: null,
   ...SETTING_DEFAULTS,
   ...over,
 });
@@ -188,6 +190,8 @@ tools:
       editable: false,
       redact: ['card.number'],
       approvalRules: [],
+      validate: [],
+      inputSchema: null,
       ...SETTING_DEFAULTS,
     });
     const override = `kind: ToolServer\nname: billing\ntransport: streamable-http\nurl: http://b/mcp\ntools:\n  charge: { policy: read }\n---\n`;
@@ -225,6 +229,8 @@ tools:
       editable: false,
       redact: [],
       approvalRules: [],
+      validate: [],
+      inputSchema: null,
       ...SETTING_DEFAULTS,
     });
     expect(b[1].tool).toBe('old-one');

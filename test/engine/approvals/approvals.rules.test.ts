@@ -73,6 +73,8 @@ describe('two-level approval rule', () => {
     expect(l2.data?.decideApproval).toMatchObject({ state: 'APPROVED', decidedBy: 'lee', digest: p.digest });
     a = await approvalOf(engine, fin, p.approvalId);
     expect(a.decisions.map((d: any) => [d.level, d.decidedBy, d.digest === p.digest, d.outcome])).toEqual([
+      // an outsider's attempt is evidence too (SPEC §14.5)
+      [1, 'lee', true, 'FORBIDDEN'],
       [1, 'fran', true, 'ACCEPTED'],
       [2, 'lee', false, 'STALE_DIGEST'],
       [2, 'lee', true, 'ACCEPTED'],
@@ -103,13 +105,15 @@ describe('two-level approval rule', () => {
     expect(h.map((e) => e.eventType).slice(3)).toEqual([
       'APPROVAL_OPENED',
       'STEP_PROPOSED',
+      'APPROVAL_DECISION_REFUSED',
       'APPROVAL_LEVEL_APPROVED',
       'APPROVAL_DECISION_REFUSED',
       'APPROVAL_APPROVED',
       'STEP_APPROVED',
     ]);
-    expect(h[5].data).toMatchObject({ level: 1, of: 2, digest: p.digest });
-    expect(h[7].data).toMatchObject({ digest: p.digest, decidedOn: p.digest, level: 2 });
+    expect(h[5].data).toMatchObject({ code: 'FORBIDDEN', level: 1 });
+    expect(h[6].data).toMatchObject({ level: 1, of: 2, digest: p.digest, version: 1, groups: ['finance'] });
+    expect(h[8].data).toMatchObject({ digest: p.digest, decidedOn: p.digest, level: 2, version: 1 });
     const t = await w.fetchOne({ topic: 'two' });
     expect((await tool(w, t, 1, 'pay/refund', 'STARTED', args)).idempotencyKey).toMatch(/^abada-/);
   });
@@ -296,7 +300,12 @@ describe('approve with changes', () => {
     expect((await tool(w, t, 1, 'pay/adjust', 'STARTED', edited)).idempotencyKey).toMatch(/^abada-/);
     const h = await historyOf(engine, p.instanceId);
     const approved = h.find((e) => e.eventType === 'APPROVAL_APPROVED')!;
-    expect(approved.data).toMatchObject({ digest: newDigest, decidedOn: p.digest, edited: true });
+    expect(approved.data).toMatchObject({
+      digest: newDigest,
+      decidedOn: p.digest,
+      version: 2,
+      editedFrom: { version: 1, digest: p.digest },
+    });
   });
 
   it('edits at the first of two levels reach the step the second level approves', async () => {

@@ -3,6 +3,7 @@ import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
 import { has, isObj, type Reader } from './fields.js';
 import { applySettings, checkNodeGuards, type PlacedBinding } from './guards.js';
 import { withDefaults } from './policy.js';
+import { bothSchemas, type EntryChecks, placeEntryChecks, readEntryChecks, RULE_FIELDS } from './rules.js';
 import { readSettings, SETTING_FIELDS, type WrittenSettings } from './settings.js';
 import { POLICIES } from './toolserver.js';
 import type { ToolBinding, ToolPolicy, ToolServerSpec } from './types.js';
@@ -31,6 +32,8 @@ interface ToolEntry {
   policy: ToolPolicy | null;
   sla: number | null;
   settings: WrittenSettings;
+  /** deny rules, validate, input_schema and drop_auto the node adds */
+  checks: EntryChecks | null;
 }
 
 const RANK: Record<ToolPolicy, number> = { read: 0, write: 1, approval_required: 2 };
@@ -75,7 +78,8 @@ export function resolveBindings(
       ? resolveDelegate(r, entry, ctx)
       : resolveServerTool(r, entry, ctx);
     const narrowed = base && applyOverrides(r, base, entry);
-    const binding = narrowed && applySettings(r, narrowed, entry.settings, entry.ep);
+    const settled = narrowed && applySettings(r, narrowed, entry.settings, entry.ep);
+    const binding = settled && addEntryChecks(r, settled, entry);
     if (!binding) {
       failedRefs.add(entry.ref);
       return;
@@ -93,7 +97,16 @@ const GUARD_NAMES = ['precondition', 'lookup'] as const;
 /** Reads an entry's shape: a bare ref string, or `{ ref, approvers, policy, approval_sla_hours }`. */
 function readEntry(r: Reader, entry: unknown, ep: string): ToolEntry | null {
   if (typeof entry === 'string')
-    return { ref: entry.trim(), ep, refPath: ep, approvers: null, policy: null, sla: null, settings: {} };
+    return {
+      ref: entry.trim(),
+      ep,
+      refPath: ep,
+      approvers: null,
+      policy: null,
+      sla: null,
+      settings: {},
+      checks: null,
+    };
   if (!isObj(entry)) {
     r.err(
       APL.DOC_FIELD,
@@ -102,7 +115,12 @@ function readEntry(r: Reader, entry: unknown, ep: string): ToolEntry | null {
     );
     return null;
   }
-  r.keys(entry, ep, ['ref', 'approvers', 'policy', 'approval_sla_hours', ...SETTING_FIELDS], 'a tool ref');
+  r.keys(
+    entry,
+    ep,
+    ['ref', 'approvers', 'policy', 'approval_sla_hours', 'drop_auto', ...RULE_FIELDS, ...SETTING_FIELDS],
+    'a tool ref',
+  );
   const ref = r.str(entry, 'ref', ep, 'a tool ref', {
     required: true,
     help: 'server/tool or delegate:<process-key>.',
@@ -123,7 +141,8 @@ function readEntry(r: Reader, entry: unknown, ep: string): ToolEntry | null {
     policy = entry.policy as ToolPolicy;
   }
   const settings = readSettings(r, entry, ep, 'a tool ref');
-  return { ref: ref.trim(), ep, refPath: joinKey(ep, 'ref'), approvers, policy, sla, settings };
+  const checks = readEntryChecks(r, entry, ep);
+  return { ref: ref.trim(), ep, refPath: joinKey(ep, 'ref'), approvers, policy, sla, settings, checks };
 }
 
 /** `delegate:<process-key>`: the key must be deployed or defined in this source. */
@@ -165,6 +184,8 @@ function resolveDelegate(r: Reader, { ref, refPath }: ToolEntry, ctx: BindingCon
     editable: false,
     redact: [],
     approvalRules: [],
+    validate: [],
+    inputSchema: null,
     ...withDefaults({}),
   };
 }
@@ -227,7 +248,9 @@ function resolveServerTool(r: Reader, { ref, refPath }: ToolEntry, ctx: BindingC
     approvalSlaHours: tool.approvalSlaHours,
     editable: tool.editable,
     redact: [...tool.redact],
-    approvalRules: tool.approvalRules.map((x) => ({ when: x.when, levels: x.levels.map((l) => [...l]) })),
+    approvalRules: structuredClone(tool.approvalRules),
+    validate: structuredClone(tool.validate ?? []),
+    inputSchema: structuredClone(tool.inputSchema ?? null),
     ...withDefaults(structuredClone(tool)),
   };
 }
@@ -265,5 +288,23 @@ function applyOverrides(r: Reader, base: ToolBinding, entry: ToolEntry): ToolBin
     policy: effective,
     approvers: [...finalApprovers],
     approvalSlaHours: entry.sla ?? base.approvalSlaHours,
+  };
+}
+
+/**
+ * The node's checks join the tool's: its deny rules after the tool's rules (so `ApprovalRule.index`
+ * counts the tool's first), its validate after the tool's, both schemas must hold, and drop_auto.
+ */
+function addEntryChecks(r: Reader, b: ToolBinding, entry: ToolEntry): ToolBinding | null {
+  if (!entry.checks) return b;
+  const before = r.sink.errors.length;
+  const c = placeEntryChecks(r, entry.checks, entry.ep, entry.ref, b.policy);
+  if (r.sink.errors.length > before) return null;
+  return {
+    ...b,
+    approvalRules: [...b.approvalRules, ...c.rules],
+    validate: [...(b.validate ?? []), ...c.validate],
+    inputSchema: bothSchemas(b.inputSchema, c.inputSchema),
+    ...(c.dropAuto ? { dropAuto: true } : {}),
   };
 }

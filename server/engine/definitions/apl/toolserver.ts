@@ -1,10 +1,10 @@
 /** The `ToolServer` document: schema checks and normalisation to `ToolServerSpec`. */
-import { APL, describe, joinIndex, joinKey } from './errors.js';
-import { parseExpression } from '../../../shared/expression.js';
-import { has, isObj, type Obj, type Reader, reservedName } from './fields.js';
+import { APL, describe, joinKey } from './errors.js';
+import { has, type Obj, type Reader, reservedName } from './fields.js';
+import { placeToolChecks, readChecks, RULE_FIELDS } from './rules.js';
 import { toolSettings } from './guards.js';
 import { readSettings, redactPaths, SETTING_FIELDS } from './settings.js';
-import type { ApprovalRule, Idempotency, ToolPolicy, ToolServerSpec, ToolSpec, Transport } from './types.js';
+import type { Idempotency, ToolPolicy, ToolServerSpec, ToolSpec, Transport } from './types.js';
 
 export const SERVER_NAME = /^[a-z0-9][a-z0-9_.-]*$/i;
 export const TOOL_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
@@ -29,7 +29,7 @@ const TOOL_FIELDS = [
   'input_schema_sha256',
   'editable',
   'redact',
-  'approval',
+  ...RULE_FIELDS,
   ...SETTING_FIELDS,
 ];
 
@@ -205,8 +205,9 @@ function validateTool(r: Reader, value: unknown, p: string, toolName: string): T
   const rl = r.strList(o, 'redact', p, what);
   const redact = rl ? redactPaths(r, rl, joinKey(p, 'redact'), 'argument paths') : [];
   const settings = toolSettings(r, readSettings(r, o, p, what), p, toolName, policy, idempotency);
-  const approvalRules = readApprovalRules(r, o, p, what);
+  const written = readChecks(r, o, p, what);
   if (policy === null) return null;
+  const checks = placeToolChecks(r, written, p, `Tool "${toolName}"`, policy);
   return {
     policy,
     idempotency,
@@ -215,77 +216,9 @@ function validateTool(r: Reader, value: unknown, p: string, toolName: string): T
     inputSchemaSha256,
     editable,
     redact,
-    approvalRules,
+    approvalRules: checks.rules,
+    validate: checks.validate,
+    inputSchema: checks.inputSchema,
     ...settings,
   };
-}
-
-function readApprovalRules(r: Reader, o: Obj, p: string, what: string): ApprovalRule[] {
-  const rules: ApprovalRule[] = [];
-  if (!has(o, 'approval') || o.approval === null) return rules;
-  const ap = joinKey(p, 'approval');
-  if (!Array.isArray(o.approval)) {
-    r.err(
-      APL.DOC_FIELD,
-      ap,
-      `approval on ${what} must be a list of { when: "<expression>", levels: [group, ...] }.`,
-    );
-    return rules;
-  }
-  o.approval.forEach((rule, i) => {
-    const rp = joinIndex(ap, i);
-    if (!isObj(rule)) {
-      r.err(
-        APL.DOC_FIELD,
-        rp,
-        `Each approval rule must be { when: "<expression>", levels: [group, ...] }, not ${describe(rule)}.`,
-      );
-      return;
-    }
-    r.keys(rule, rp, ['when', 'levels'], 'an approval rule');
-    const when = r.str(rule, 'when', rp, 'an approval rule', {
-      required: true,
-      help: 'an expression such as "amount > 1000".',
-    });
-    if (when !== null) {
-      const parsed = parseExpression(when);
-      if (!parsed.ok) {
-        r.err(
-          APL.EXPR_INVALID,
-          joinKey(rp, 'when'),
-          `The expression ${JSON.stringify(when.slice(0, 80))} does not parse: ${parsed.message} at character ${parsed.position + 1}.`,
-        );
-      }
-    }
-    const levels: string[][] = [];
-    let levelsOk = true;
-    if (!has(rule, 'levels') || rule.levels === null) {
-      r.missing(
-        rp,
-        'levels',
-        'an approval rule',
-        'the groups deciding in turn, e.g. [finance, finance-leads].',
-      );
-      levelsOk = false;
-    } else if (!Array.isArray(rule.levels) || rule.levels.length === 0) {
-      r.err(
-        APL.DOC_FIELD,
-        joinKey(rp, 'levels'),
-        'levels must be a non-empty list: each entry a group or a list of groups.',
-      );
-      levelsOk = false;
-    } else {
-      rule.levels.forEach((lv, j) => {
-        const lp = joinIndex(joinKey(rp, 'levels'), j);
-        const groups = r.strListValue(lv, lp, 'an approval level', { single: true });
-        if (groups && groups.length === 0) {
-          r.err(APL.DOC_FIELD, lp, 'An approval level needs at least one group.');
-          levelsOk = false;
-        } else if (groups) levels.push(groups);
-        else levelsOk = false;
-      });
-    }
-    if (when !== null && levelsOk) rules.push({ when, levels });
-  });
-  return rules;
 }

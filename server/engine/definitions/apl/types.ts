@@ -12,6 +12,8 @@ export type {
   AgentNode,
   ApprovalRule,
   ApprovalSettings,
+  ArgumentCheck,
+  CallChecks,
   EndNode,
   GuardRead,
   Lookup,

@@ -1,0 +1,152 @@
+/**
+ * A call the rules judge before it goes out (SPEC §14): a write at STARTED, an approval_required call
+ * at PROPOSED. In this order: the input schema and `validate` (ARGUMENTS_INVALID), a `deny` rule
+ * (POLICY_DENIED), at PROPOSED the precondition read just before it (`Not proposed:`), then `levels` or
+ * `auto`. A refusal is a REJECTED step the model reads — never an error the worker must handle — and a
+ * re-send of it is answered from the journal. Part of the rules of a step (rules.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import type { StepRow } from '../../db/schema.js';
+import { EngineError } from '../../errors.js';
+import { checkGuard } from '../../shared/guard.js';
+import { deniedComment, invalidComment, notProposedComment } from '../../shared/refusals.js';
+import {
+  approvalOpened,
+  argumentFailures,
+  failureRecord,
+  levelsOf,
+  openApproval,
+  ruleFor,
+  ruleRecord,
+} from '../approvals/index.js';
+import type { EngineContext } from '../common/index.js';
+import type { AgentWork, ToolBinding } from '../definitions/index.js';
+import type { HistoryEntry } from '../history/index.js';
+import { factsFor, guardOf } from './guards.js';
+import { argumentsOf, type JournalStepInput } from './input.js';
+import { type JournalState, stepHistory } from './state.js';
+
+/** A step refused before it went out: its REJECTED row, and the history that says why. */
+function refuse(
+  j: JournalState,
+  input: JournalStepInput,
+  base: StepRow,
+  comment: string,
+  why: HistoryEntry,
+): StepRow {
+  const step: StepRow = { ...base, state: 'REJECTED', comment };
+  return j.put(step, [why, stepHistory(j.task, input.workerId, step)]);
+}
+
+function refusalRow(
+  j: JournalState,
+  input: JournalStepInput,
+  eventType: string,
+  data: Record<string, unknown>,
+) {
+  const t = j.task;
+  return {
+    projectId: t.projectId,
+    processInstanceId: t.processInstanceId,
+    taskId: t.id,
+    attempt: t.attempt,
+    sequence: input.sequence,
+    eventType,
+    actor: 'engine',
+    data,
+  };
+}
+
+/**
+ * The checks every write and approval_required call passes first: its arguments (schema, validate),
+ * then the deny rules. Returns the REJECTED step when one refuses, else null.
+ */
+export function refuseByRules(
+  j: JournalState,
+  input: JournalStepInput,
+  base: StepRow,
+  binding: ToolBinding,
+  args: Record<string, unknown>,
+): StepRow | null {
+  const failures = argumentFailures(binding, args);
+  if (failures.length > 0) {
+    const data = { toolRef: binding.ref, digest: base.digest, failures: failures.map(failureRecord) };
+    return refuse(
+      j,
+      input,
+      base,
+      invalidComment(failures.map((f) => f.message)),
+      refusalRow(j, input, 'ARGUMENTS_INVALID', data),
+    );
+  }
+  const outcome = ruleFor(binding, args);
+  if (outcome.kind !== 'deny') return null;
+  const data = { toolRef: binding.ref, digest: base.digest, rule: ruleRecord(outcome.rule) };
+  return refuse(
+    j,
+    input,
+    base,
+    deniedComment(outcome.rule.deny!),
+    refusalRow(j, input, 'POLICY_DENIED', data),
+  );
+}
+
+/**
+ * A call that may need a person: PROPOSED, judged by the rules. Refused, it is REJECTED with the reason;
+ * moot (its precondition read already fails), REJECTED `Not proposed:`; approved by an `auto` rule, it
+ * is APPROVED at once and the worker keeps its lease; otherwise it parks with an approval for the levels
+ * (APPROVAL_OPENED joins the chain just before STEP_PROPOSED; the approval row and the parked task are
+ * written after the step).
+ */
+export function propose(
+  j: JournalState,
+  ctx: EngineContext,
+  input: JournalStepInput,
+  base: StepRow,
+  binding: ToolBinding,
+  work: AgentWork,
+): StepRow {
+  if (input.state !== 'PROPOSED') {
+    throw new EngineError(
+      'APPROVAL_REQUIRED',
+      `${binding.ref} needs a person's approval: journal it PROPOSED and let the task go.`,
+    );
+  }
+  const task = j.task;
+  const args = argumentsOf(input.request) as Record<string, unknown>;
+  const refused = refuseByRules(j, input, base, binding, args);
+  if (refused) return refused;
+  const factsEnc = factsFor(j, ctx, binding, base.sequence, args);
+  const guard = guardOf(binding, 'PRECONDITION');
+  if (guard && factsEnc) {
+    const facts = checkGuard(guard.expression, ctx.sealer.openJson(factsEnc), args);
+    if (!facts.holds) {
+      const data = { toolRef: binding.ref, digest: base.digest, failed: guard.expression };
+      return refuse(
+        j,
+        input,
+        base,
+        notProposedComment(facts.explanation),
+        refusalRow(j, input, 'NOT_PROPOSED', data),
+      );
+    }
+  }
+  const outcome = ruleFor(binding, args);
+  if (outcome.kind === 'deny') throw new Error('a deny rule matched after refuseByRules passed');
+  const approvalId = randomUUID();
+  const auto = outcome.kind === 'auto';
+  const step: StepRow = { ...base, state: auto ? 'APPROVED' : 'PROPOSED', approvalId };
+  const proposed = stepHistory(task, input.workerId, { ...step, state: 'PROPOSED' }, { approvalId });
+  j.put(
+    step,
+    auto
+      ? [proposed]
+      : [approvalOpened(task, step, binding, levelsOf(outcome, binding), approvalId), proposed],
+  );
+  if (!auto) j.park('AWAITING_APPROVAL');
+  const evidence = { factsEnc, toolDescription: input.toolDescription?.slice(0, 4000) ?? null };
+  j.after((db) =>
+    openApproval(db, ctx, { task, step, binding, args, work, outcome, approvalId, ...evidence }),
+  );
+  return step;
+}
