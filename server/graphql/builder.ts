@@ -6,6 +6,7 @@ import SchemaBuilder from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import type { Actor, EngineContext } from '../engine/common/index.js';
+import { log } from '../log.js';
 import type { Loaders } from './loaders.js';
 import type { EventHub } from './pubsub.js';
 
@@ -34,12 +35,23 @@ export const builder = new SchemaBuilder<{
       worker: ctx.actor?.kind === 'WORKER',
       human: ctx.actor?.kind === 'HUMAN',
     }),
-    unauthorizedError: (_parent, ctx) =>
-      ctx.actor === null
-        ? new GraphQLError(ctx.authRefusal ?? 'Sign in: send Authorization: Bearer <token>.', {
-            extensions: { code: 'UNAUTHENTICATED' },
-          })
-        : new GraphQLError('Your principal may not use this field.', { extensions: { code: 'FORBIDDEN' } }),
+    unauthorizedError: (_parent, ctx, info) => {
+      if (ctx.actor !== null)
+        return new GraphQLError('Your principal may not use this field.', {
+          extensions: { code: 'FORBIDDEN' },
+        });
+      // an attempt to decide with no credential has no actor to chain (SPEC §14.5): count and log it
+      if (info.fieldName === 'decideApproval' || info.fieldName === 'revokeApproval') {
+        ctx.engine.counters.unauthenticatedDecisions++;
+        log.warn(
+          { event: 'decision.unauthenticated', field: info.fieldName },
+          'unauthenticated decision attempt',
+        );
+      }
+      return new GraphQLError(ctx.authRefusal ?? 'Sign in: send Authorization: Bearer <token>.', {
+        extensions: { code: 'UNAUTHENTICATED' },
+      });
+    },
   },
 });
 

@@ -125,5 +125,11 @@ function counterLines(ctx: EngineContext): string[] {
       "Entries (one task's journal call each) carried by those journalBatch requests.",
       [[{}, batches.entries]],
     ),
+    ...family(
+      'abada_decision_unauthenticated_total',
+      'counter',
+      'decideApproval and revokeApproval requests refused UNAUTHENTICATED (no actor: logged, not in history).',
+      [[{}, ctx.counters.unauthenticatedDecisions]],
+    ),
   ];
 }

@@ -62,7 +62,7 @@ export async function reopenLapsed(
     .where(
       and(eq(steps.taskId, old.taskId), eq(steps.attempt, old.attempt), eq(steps.sequence, old.sequence)),
     );
-  if (!step || step.state !== 'APPROVED') return;
+  if (step?.state !== 'APPROVED') return;
   const newId = randomUUID();
   const rule = isAutoApproval(old) ? ruleAt(binding, old.ruleIndex) : null;
   const where = and(

@@ -8,8 +8,17 @@ export interface EngineCounters {
   journalCalls: { single: number; batch: number };
   /** journalBatch requests this process accepted, and the entries (tasks' calls) they carried */
   journalBatches: { requests: number; entries: number };
+  /**
+   * decideApproval and revokeApproval requests with no valid credential: no actor, so no history row
+   * (SPEC §14.5); counted here and logged instead
+   */
+  unauthenticatedDecisions: number;
 }
 
 export function createCounters(): EngineCounters {
-  return { journalCalls: { single: 0, batch: 0 }, journalBatches: { requests: 0, entries: 0 } };
+  return {
+    journalCalls: { single: 0, batch: 0 },
+    journalBatches: { requests: 0, entries: 0 },
+    unauthenticatedDecisions: 0,
+  };
 }
