@@ -4,7 +4,10 @@
  * so the demo and the scenario tests tell the same story.
  */
 
-/** The CRM ToolServer at `url`; refund needs approval from finance (narrowed to finance-leads by the node). */
+/**
+ * The CRM ToolServer at `url`. A refund runs with no person at or below 20 EUR, needs finance above
+ * (narrowed to finance-leads by the refund node), is refused above 5000 EUR and must be positive.
+ */
 export const CRM_SERVER = (url: string) => `
 kind: ToolServer
 name: crm
@@ -26,6 +29,11 @@ tools:
     impact: "Refund \${amount} \${currency} to order \${orderId}"
     reversible: false
     risk: high
+    validate:
+      - { expect: "amount > 0", message: "a refund amount must be greater than 0" }
+    approval:
+      - { when: "amount <= 20", auto: true }
+      - { when: "amount > 5000", deny: "refunds above 5000 EUR go through the finance desk, not an agent" }
     precondition:
       tool: crm/get_order
       arguments: { orderId: "\${orderId}" }

@@ -4,6 +4,7 @@
  * `tool_call_id`) and never counts its own calls. A worker that rebuilds the conversation from the journal
  * after a crash therefore gets exactly the same next answer.
  */
+import { isEngineRefusal } from '../shared/refusals.js';
 
 export interface ChatToolCall {
   id: string;
@@ -97,6 +98,13 @@ export function parseJson(text: string): Record<string, unknown> | undefined {
 
 const final = (value: Record<string, unknown>): ScriptAnswer => ({ content: JSON.stringify(value) });
 
+/** The amount a customer asks for in their message ("€89", "15 EUR", "-5 EUR"), else undefined. */
+export function askedAmount(message: string | undefined): number | undefined {
+  const m = /(?:€\s?|EUR\s)(-?\d+(?:\.\d+)?)|(-?\d+(?:\.\d+)?)\s?(?:€|EUR)/.exec(message ?? '');
+  const n = m ? Number(m[1] ?? m[2]) : Number.NaN;
+  return Number.isFinite(n) ? n : undefined;
+}
+
 interface CustomerRecord {
   customerId?: string;
   tier?: string;
@@ -158,7 +166,7 @@ export const refundScript: Script = ({ messages }) => {
     const order = lostOrder(parseJson(customerResult.content) as CustomerRecord | undefined);
     const args = {
       orderId: order?.orderId ?? '5531',
-      amount: order?.amount ?? 89,
+      amount: askedAmount(userInput(messages, 'message')) ?? order?.amount ?? 89,
       currency: order?.currency ?? 'EUR',
     };
     // the model says why, next to the call: the approver reads it in the approval's basis
@@ -173,6 +181,8 @@ export const refundScript: Script = ({ messages }) => {
     const reason = /Reason:\s*([\s\S]*)$/.exec(text)?.[1]?.trim() || text;
     return final({ refunded: false, reason, _confidence: 90 });
   }
+  // refused by the rules before anyone was asked: the engine's own words are the reason
+  if (isEngineRefusal(text)) return final({ refunded: false, reason: text, _confidence: 90 });
   const refund = parseJson(text);
   if (!refund || typeof refund.refundId !== 'string') {
     return final({ refunded: false, reason: text, _confidence: 50 });

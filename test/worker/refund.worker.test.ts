@@ -156,6 +156,8 @@ describe('seed 000 with real worker processes', () => {
 
   it('feeds a rejection to the model as the tool answer; the refund never runs', async () => {
     h.model.reset();
+    // order 5531 was refunded above: a second refund would be moot and never reach a person (SPEC §14.2)
+    h.crm.reset();
     const before = h.crm.countCalls('refund');
     const id = await startProcess(h, 'refund', { customerId: 'C-42', message: 'Refund please' });
     const approval = await pendingApproval(id);
