@@ -7,7 +7,6 @@ import { and, asc, eq, isNotNull } from 'drizzle-orm';
 import { approvalDecisions, approvals } from '../../db/schema.js';
 import { type Change, diffJson, type EngineContext } from '../common/index.js';
 import { redactArguments, type ToolBinding } from '../definitions/index.js';
-import type { ApprovalView } from './views.js';
 
 export interface ApprovalVersion {
   version: number;
@@ -23,7 +22,7 @@ export interface ApprovalVersion {
 
 export async function approvalVersions(
   ctx: EngineContext,
-  a: Pick<ApprovalView, 'id' | 'proposalVersion' | 'digest' | 'arguments' | 'createdAt'>,
+  a: { id: string; proposalVersion: number; digest: string; arguments: unknown; createdAt: Date },
   binding: ToolBinding | undefined,
 ): Promise<ApprovalVersion[]> {
   const edits = await ctx.db
