@@ -69,7 +69,7 @@ interface Decision {
   at: string;
   comment: string | null;
   digest: string;
-  level: number;
+  level: number | null;
 }
 
 export function DecisionHistory({ decisions }: { decisions: readonly Decision[] }) {
@@ -82,7 +82,8 @@ export function DecisionHistory({ decisions }: { decisions: readonly Decision[] 
         <ol className="timeline" data-testid="decision-history">
           {decisions.map((d) => (
             <li key={d.id}>
-              <strong>{d.decidedBy}</strong> {d.decision.toLowerCase()}d at level {d.level} —{' '}
+              <strong>{d.decidedBy}</strong> {d.decision.toLowerCase()}d
+              {d.level === null ? ' (counting for no level)' : ` at level ${d.level}`} —{' '}
               {d.outcome.replace(/_/g, ' ').toLowerCase()}{' '}
               <span className="muted small">
                 {when(d.at)} · digest {d.digest.slice(0, 12)}…
