@@ -3,14 +3,14 @@
  * that embedded.ts starts when it is unset.
  */
 import { sql } from 'drizzle-orm';
-import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
+import { bindDb, type Db } from './pg.js';
 import * as schema from './schema.js';
 
 // BIGINT counts come back as strings by default; ours fit in a double.
 pg.types.setTypeParser(20, (v) => Number(v));
 
-export type Db = NodePgDatabase<typeof schema>;
+export type { Db };
 
 // bench/ and soak/ start their embedded servers through this module.
 export { type EmbeddedServer, freePort, startEmbeddedPostgres } from './embedded.js';
@@ -64,6 +64,9 @@ export function connect(url: string, opts: { max?: number } = {}): Database {
     // claim): they look rows up by key and were re-planned on every call under the default, planning
     // costing more than running. Unnamed statements (drizzle's) are planned per call regardless.
     options: '-c plan_cache_mode=force_generic_plan',
+    // a statement goes out without waiting for the one before it (BEGIN with a transaction's first
+    // statement, a write with its COMMIT): server/db/pg.ts
+    pipeline: true,
   });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
@@ -78,7 +81,7 @@ export function connect(url: string, opts: { max?: number } = {}): Database {
     clients.add(client);
   });
   pool.on('remove', (client) => clients.delete(client));
-  const db = drizzle(pool, { schema });
+  const db = bindDb(pool, schema);
   return {
     url,
     pool,

@@ -15,6 +15,7 @@ import { applyDecision } from './decision-apply.js';
 import { checkDecision, type DecideInput, type Refusal } from './decision-check.js';
 import { traceDecision } from './trace.js';
 import { type ApprovalView, toApprovalView } from './views.js';
+import { transaction } from '../../db/pg.js';
 
 export type { DecideInput } from './decision-check.js';
 
@@ -36,7 +37,7 @@ export async function decideApproval(
   input: DecideInput,
 ): Promise<ApprovalView> {
   const found = await getApprovalRow(ctx.db, actor, input.approvalId);
-  const outcome: { refusal: Refusal } | { approval: ApprovalRow } = await ctx.db.transaction(async (tx) => {
+  const outcome: { refusal: Refusal } | { approval: ApprovalRow } = await transaction(ctx.db, async (tx) => {
     const task = await lockTask(tx, actor, found.taskId);
     const [a] = await tx.select().from(approvals).where(eq(approvals.id, found.id)).for('update');
     const verdict = await checkDecision(tx, ctx, actor, task, a, input);

@@ -9,6 +9,7 @@ import { withdrawApproval } from './withdraw.js';
 import { and, eq, lte, sql } from 'drizzle-orm';
 import { approvals, externalTasks, type ApprovalRow } from '../../db/schema.js';
 import type { EngineContext, Executor } from '../common/index.js';
+import { transaction } from '../../db/pg.js';
 
 /** Expires the PENDING approvals past their timeout; returns how many. */
 export async function sweepExpired(ctx: EngineContext, batch = 50): Promise<number> {
@@ -23,7 +24,7 @@ export async function sweepExpired(ctx: EngineContext, batch = 50): Promise<numb
 }
 
 async function expireOne(ctx: EngineContext, approvalId: string, taskId: string): Promise<boolean> {
-  return ctx.db.transaction(async (tx) => {
+  return transaction(ctx.db, async (tx) => {
     const [task] = await tx.select().from(externalTasks).where(eq(externalTasks.id, taskId)).for('update');
     const [a] = await tx.select().from(approvals).where(eq(approvals.id, approvalId)).for('update');
     // decided, retired or revoked meanwhile: nothing to do

@@ -22,6 +22,7 @@ import { reopenLapsed } from './lapse.js';
 import { approvalStanding, lapseOf } from './standing.js';
 import { type ApprovalView, toApprovalView } from './views.js';
 import { withdrawApproval } from './withdraw.js';
+import { transaction } from '../../db/pg.js';
 
 export interface RevokeInput {
   approvalId: string;
@@ -48,7 +49,7 @@ export async function revokeApproval(
       'Say why you revoke the approval: the agent reads your comment.',
     );
   const found = await getApprovalRow(ctx.db, actor, input.approvalId);
-  const outcome: { refused: Refused } | { row: ApprovalRow } = await ctx.db.transaction(async (tx) => {
+  const outcome: { refused: Refused } | { row: ApprovalRow } = await transaction(ctx.db, async (tx) => {
     const task = await lockTask(tx, actor, found.taskId);
     const [a] = await tx.select().from(approvals).where(eq(approvals.id, found.id)).for('update');
     const refused = await checkRevoke(tx, actor, task, a);

@@ -9,12 +9,13 @@ import { type EngineContext, query } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
 import { sweepExpired } from './expiry.js';
+import { transaction } from '../../db/pg.js';
 
 const SLA_LOCK = 0x4abada + 1;
 
 /** Marks overdue approvals escalated (TASK_SLA_BREACHED); candidates do not change. Returns how many. */
 export async function sweepSla(ctx: EngineContext): Promise<number> {
-  return ctx.db.transaction(async (tx) => {
+  return transaction(ctx.db, async (tx) => {
     const [{ locked }] = await query<{ locked: boolean }>(
       tx,
       sql`SELECT pg_try_advisory_xact_lock(${SLA_LOCK}) AS locked`,

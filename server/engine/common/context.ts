@@ -8,8 +8,10 @@ import type { EventFeed } from './event.js';
 import type { EngineCounters } from './counters.js';
 import type { Sealer } from './crypto.js';
 
-export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
-export type Executor = Db | Tx;
+/** drizzle on a transaction's connection (db/pg.ts `transaction`). */
+export type Tx = Db;
+/** drizzle on the pool or on a transaction's connection. */
+export type Executor = Db;
 
 export interface EngineContext {
   db: Db;

@@ -5,11 +5,12 @@
 import type { SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type pg from 'pg';
+import { connectionOf } from '../../db/pg.js';
 import type { Executor } from './context.js';
 
 /** The pg client under a drizzle executor: the transaction's connection, or the pool outside one. */
 export function pgClientOf(ex: Executor): pg.ClientBase | pg.Pool {
-  return (ex as unknown as { session: { client: pg.ClientBase | pg.Pool } }).session.client;
+  return connectionOf(ex);
 }
 
 const dialect = new PgDialect();

@@ -9,6 +9,7 @@ import { validateSource } from './apl/index.js';
 import type { FrozenProcess, ToolServerSpec } from './apl/types.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
 import { type Actor, type EngineContext, type Executor, type Tx, actorProject } from '../common/index.js';
+import { transaction } from '../../db/pg.js';
 
 export interface DefinitionView {
   id: string;
@@ -51,7 +52,7 @@ export async function deploy(
       },
     );
   }
-  return ctx.db.transaction(async (tx) => {
+  return transaction(ctx.db, async (tx) => {
     // One deployment per project at a time, so version numbers and tool server specs never race.
     await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${`deploy:${projectId}`}))`);
     const existing = await tx.select().from(toolServers).where(eq(toolServers.projectId, projectId));

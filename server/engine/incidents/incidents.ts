@@ -28,6 +28,7 @@ import {
 import { notify, notifyTask } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import { type IncidentView, incidentView } from './views.js';
+import { transaction } from '../../db/pg.js';
 
 export interface OpenIncident {
   projectId: string | null;
@@ -106,7 +107,7 @@ export async function resolveIncident(
       'Say what you checked: a comment is required to resolve an incident.',
     );
   const inc0 = await incidentRow(ctx.db, actor, input.id);
-  const resolved = await ctx.db.transaction(async (tx) => {
+  const resolved = await transaction(ctx.db, async (tx) => {
     const label = actorLabel(actor);
     if (inc0.type === 'TOOL_OUTCOME_UNKNOWN' && inc0.taskId) {
       if (typeof input.happened !== 'boolean') {

@@ -6,11 +6,12 @@
 import { sql } from 'drizzle-orm';
 import { startBackgroundRunner, type EngineContext, query } from '../common/index.js';
 import { childDone } from './delegation.js';
+import { savepoint, transaction } from '../../db/pg.js';
 
 export async function runJobs(ctx: EngineContext, batch = 20): Promise<number> {
   let done = 0;
   for (;;) {
-    const n = await ctx.db.transaction(async (tx) => {
+    const n = await transaction(ctx.db, async (tx) => {
       const jobs = await query<{ id: string; kind: string; payload: Record<string, unknown> }>(
         tx,
         sql`SELECT id, kind, payload FROM jobs WHERE state = 'PENDING' AND run_at <= now()
@@ -18,7 +19,7 @@ export async function runJobs(ctx: EngineContext, batch = 20): Promise<number> {
       );
       for (const job of jobs) {
         try {
-          await tx.transaction(async (sp) => {
+          await savepoint(tx, async (sp) => {
             if (job.kind === 'CHILD_DONE') await childDone(sp, ctx, String(job.payload.childInstanceId));
           });
           await tx.execute(sql`UPDATE jobs SET state = 'DONE', attempts = attempts + 1 WHERE id = ${job.id}`);

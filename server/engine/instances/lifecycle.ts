@@ -13,6 +13,7 @@ import { actorLabel, appendHistory } from '../history/index.js';
 import { enqueueChildDone, getInstance } from './start.js';
 import { retireApprovalsOfTasks } from '../approvals/index.js';
 import { type InstanceView, instanceView } from './views.js';
+import { transaction } from '../../db/pg.js';
 
 function requireOperator(actor: Actor, what: string) {
   if (actor.kind !== 'ADMIN')
@@ -78,7 +79,9 @@ export async function cancelProcess(
 ): Promise<InstanceView> {
   requireOperator(actor, 'cancel');
   if (!reason?.trim()) throw invalid('Give a reason for the cancellation.', 'reason', 'required');
-  return ctx.db.transaction((tx) => cancelTx(tx, actor, id, reason, actorLabel(actor), 0)).then(instanceView);
+  return transaction(ctx.db, (tx) => cancelTx(tx, actor, id, reason, actorLabel(actor), 0)).then(
+    instanceView,
+  );
 }
 
 /**
@@ -149,79 +152,67 @@ async function cancelTx(
 
 export async function suspendProcess(ctx: EngineContext, actor: Actor, id: string): Promise<InstanceView> {
   requireOperator(actor, 'suspend');
-  return ctx.db
-    .transaction(async (tx) => {
-      const label = actorLabel(actor);
-      await retireWork(tx, await getInstance(tx, actor, id), label, 'SUSPENDED');
-      const inst = await lockInstance(tx, id);
-      if (inst.state !== 'ACTIVE') {
-        throw invalid(
-          `Only an ACTIVE instance can be suspended; this one is ${inst.state}.`,
-          'id',
-          inst.state,
-        );
-      }
-      await retireWork(tx, inst, label, 'SUSPENDED');
-      return setInstanceState(tx, id, 'SUSPENDED', label);
-    })
-    .then(instanceView);
+  return transaction(ctx.db, async (tx) => {
+    const label = actorLabel(actor);
+    await retireWork(tx, await getInstance(tx, actor, id), label, 'SUSPENDED');
+    const inst = await lockInstance(tx, id);
+    if (inst.state !== 'ACTIVE') {
+      throw invalid(`Only an ACTIVE instance can be suspended; this one is ${inst.state}.`, 'id', inst.state);
+    }
+    await retireWork(tx, inst, label, 'SUSPENDED');
+    return setInstanceState(tx, id, 'SUSPENDED', label);
+  }).then(instanceView);
 }
 
 /** Resumes a suspended instance: its retired tasks reopen on a fresh attempt (the suspension costs none). */
 export async function resumeProcess(ctx: EngineContext, actor: Actor, id: string): Promise<InstanceView> {
   requireOperator(actor, 'resume');
-  return ctx.db
-    .transaction(async (tx) => {
-      const label = actorLabel(actor);
-      await getInstance(tx, actor, id);
-      const suspended = await tx
-        .select()
-        .from(externalTasks)
-        .where(
-          and(
-            eq(externalTasks.processInstanceId, id),
-            eq(externalTasks.state, 'CANCELLED'),
-            eq(externalTasks.errorType, 'SUSPENDED'),
-          ),
-        )
-        .for('update');
-      const inst = await lockInstance(tx, id);
-      if (inst.state !== 'SUSPENDED') {
-        throw invalid(
-          `Only a SUSPENDED instance can be resumed; this one is ${inst.state}.`,
-          'id',
-          inst.state,
-        );
-      }
-      for (const t of suspended) {
-        // A keyless write in flight when the work was retired is never re-sent: it waits for a person.
-        if ((await settleUnknownOutcomes(tx, t, label)) > 0) continue;
-        await tx
-          .update(externalTasks)
-          .set({
-            state: 'OPEN',
-            attempt: t.attempt + 1,
-            maxAttempts: t.maxAttempts + 1,
-            leaseExpiries: 0,
-            errorType: null,
-            availableAt: sql`now()`,
-            endedAt: null,
-            updatedAt: sql`now()`,
-          })
-          .where(eq(externalTasks.id, t.id));
-        await appendHistory(tx, {
-          projectId: inst.projectId,
-          processInstanceId: id,
-          eventType: 'TASK_RESUMED',
-          actor: label,
-          taskId: t.id,
+  return transaction(ctx.db, async (tx) => {
+    const label = actorLabel(actor);
+    await getInstance(tx, actor, id);
+    const suspended = await tx
+      .select()
+      .from(externalTasks)
+      .where(
+        and(
+          eq(externalTasks.processInstanceId, id),
+          eq(externalTasks.state, 'CANCELLED'),
+          eq(externalTasks.errorType, 'SUSPENDED'),
+        ),
+      )
+      .for('update');
+    const inst = await lockInstance(tx, id);
+    if (inst.state !== 'SUSPENDED') {
+      throw invalid(`Only a SUSPENDED instance can be resumed; this one is ${inst.state}.`, 'id', inst.state);
+    }
+    for (const t of suspended) {
+      // A keyless write in flight when the work was retired is never re-sent: it waits for a person.
+      if ((await settleUnknownOutcomes(tx, t, label)) > 0) continue;
+      await tx
+        .update(externalTasks)
+        .set({
+          state: 'OPEN',
           attempt: t.attempt + 1,
-        });
-        await notifyTask(tx, t, 'OPEN');
-      }
-      return setInstanceState(tx, id, 'ACTIVE', label);
-    })
-    .then(instanceView);
+          maxAttempts: t.maxAttempts + 1,
+          leaseExpiries: 0,
+          errorType: null,
+          availableAt: sql`now()`,
+          endedAt: null,
+          updatedAt: sql`now()`,
+        })
+        .where(eq(externalTasks.id, t.id));
+      await appendHistory(tx, {
+        projectId: inst.projectId,
+        processInstanceId: id,
+        eventType: 'TASK_RESUMED',
+        actor: label,
+        taskId: t.id,
+        attempt: t.attempt + 1,
+      });
+      await notifyTask(tx, t, 'OPEN');
+    }
+    return setInstanceState(tx, id, 'ACTIVE', label);
+  }).then(instanceView);
 }
 
 /** An instance suspended or resumed: its new state and the history row that says who did it. */

@@ -32,6 +32,7 @@ import type { JsonObject } from '../../shared/types.js';
 import { startInstanceTrace } from '../../telemetry/index.js';
 import { type PendingWrites, writePending } from './pending.js';
 import { type InstanceView, instanceView } from './views.js';
+import { transaction } from '../../db/pg.js';
 
 const TEMPLATE_RE = /\$\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}/g;
 
@@ -103,18 +104,16 @@ export async function startProcess(
   if (actor.kind === 'WORKER')
     throw new EngineError('FORBIDDEN', 'A worker credential cannot start processes.');
   const projectId = actorProject(actor);
-  return ctx.db
-    .transaction(async (tx) =>
-      startInstanceTx(tx, ctx, {
-        projectId,
-        key: input.key,
-        variables: input.variables ?? {},
-        businessKey: input.businessKey ?? null,
-        startedBy: actor.principalId,
-        actor: actorLabel(actor),
-      }),
-    )
-    .then(instanceView);
+  return transaction(ctx.db, async (tx) =>
+    startInstanceTx(tx, ctx, {
+      projectId,
+      key: input.key,
+      variables: input.variables ?? {},
+      businessKey: input.businessKey ?? null,
+      startedBy: actor.principalId,
+      actor: actorLabel(actor),
+    }),
+  ).then(instanceView);
 }
 
 export interface StartInstanceArgs {

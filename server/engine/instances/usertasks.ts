@@ -7,6 +7,7 @@ import { readDefinitionSpec } from '../definitions/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import { enterNode, findNode, mergeVariables } from './start.js';
 import { type UserTaskView, userTaskView } from './views.js';
+import { transaction } from '../../db/pg.js';
 
 export async function completeUserTask(
   ctx: EngineContext,
@@ -21,48 +22,45 @@ export async function completeUserTask(
   if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) {
     throw invalid('variables must be a JSON object.', 'variables', 'not an object');
   }
-  return ctx.db
-    .transaction(async (tx) => {
-      const [ut] = await tx.select().from(userTasks).where(eq(userTasks.id, id)).for('update');
-      if (!ut || !sameProject(actor, ut.projectId)) throw notFound('user task', id);
-      if (actor.kind === 'HUMAN' && !ut.candidateGroups.some((g) => actor.groups.includes(g))) {
-        throw new EngineError(
-          'FORBIDDEN',
-          `Only members of ${ut.candidateGroups.join(' or ')} can complete this task.`,
-        );
-      }
-      const [inst] = await tx
-        .select()
-        .from(processInstances)
-        .where(eq(processInstances.id, ut.processInstanceId))
-        .for('update');
-      if (ut.state === 'CANCELLED' || inst.state !== 'ACTIVE') {
-        throw new EngineError(
-          'WORK_RETIRED',
-          'The process is not active any more (cancelled, suspended or ended); this task has no effect.',
-        );
-      }
-      if (ut.state !== 'OPEN')
-        throw new EngineError('ALREADY_DECIDED', 'Someone already completed this task.');
-      const [done] = await tx
-        .update(userTasks)
-        .set({ state: 'COMPLETED', completedBy: actor.principalId, completedAt: sql`now()` })
-        .where(eq(userTasks.id, id))
-        .returning();
-      const updated = await mergeVariables(tx, inst.id, vars as Record<string, unknown>);
-      await appendHistory(tx, {
-        projectId: ut.projectId,
-        processInstanceId: ut.processInstanceId,
-        eventType: 'USER_TASK_COMPLETED',
-        actor: actorLabel(actor),
-        data: { userTaskId: id, nodeId: ut.nodeId, variables: Object.keys(vars) },
-      });
-      const spec = await readDefinitionSpec(tx, inst.definitionId);
-      const node = findNode(spec, ut.nodeId);
-      await enterNode(tx, updated, spec, node.next!, 'engine');
-      return done;
-    })
-    .then(userTaskView);
+  return transaction(ctx.db, async (tx) => {
+    const [ut] = await tx.select().from(userTasks).where(eq(userTasks.id, id)).for('update');
+    if (!ut || !sameProject(actor, ut.projectId)) throw notFound('user task', id);
+    if (actor.kind === 'HUMAN' && !ut.candidateGroups.some((g) => actor.groups.includes(g))) {
+      throw new EngineError(
+        'FORBIDDEN',
+        `Only members of ${ut.candidateGroups.join(' or ')} can complete this task.`,
+      );
+    }
+    const [inst] = await tx
+      .select()
+      .from(processInstances)
+      .where(eq(processInstances.id, ut.processInstanceId))
+      .for('update');
+    if (ut.state === 'CANCELLED' || inst.state !== 'ACTIVE') {
+      throw new EngineError(
+        'WORK_RETIRED',
+        'The process is not active any more (cancelled, suspended or ended); this task has no effect.',
+      );
+    }
+    if (ut.state !== 'OPEN') throw new EngineError('ALREADY_DECIDED', 'Someone already completed this task.');
+    const [done] = await tx
+      .update(userTasks)
+      .set({ state: 'COMPLETED', completedBy: actor.principalId, completedAt: sql`now()` })
+      .where(eq(userTasks.id, id))
+      .returning();
+    const updated = await mergeVariables(tx, inst.id, vars as Record<string, unknown>);
+    await appendHistory(tx, {
+      projectId: ut.projectId,
+      processInstanceId: ut.processInstanceId,
+      eventType: 'USER_TASK_COMPLETED',
+      actor: actorLabel(actor),
+      data: { userTaskId: id, nodeId: ut.nodeId, variables: Object.keys(vars) },
+    });
+    const spec = await readDefinitionSpec(tx, inst.definitionId);
+    const node = findNode(spec, ut.nodeId);
+    await enterNode(tx, updated, spec, node.next!, 'engine');
+    return done;
+  }).then(userTaskView);
 }
 
 /** The user tasks of several instances, oldest first (one query for a page of instances). */

@@ -7,7 +7,7 @@
  * from the cache; and the effects of a proposal or a delegation run after the write, before COMMIT.
  * group.ts runs concurrent calls of different tasks together with the same pieces.
  */
-import { drizzle } from 'drizzle-orm/node-postgres';
+import { bindDb } from '../../db/pg.js';
 import type pg from 'pg';
 import { EngineError, notFound } from '../../errors.js';
 import { approvalStanding } from '../approvals/index.js';
@@ -98,8 +98,7 @@ export async function runOne(
 export function onConnection(client: pg.PoolClient): () => Executor {
   let db: Executor | undefined;
   return () => {
-    // without the schema (relational queries only; mapping it costs ~0.1 ms each time)
-    db ??= drizzle(client) as unknown as Executor;
+    db ??= bindDb(client);
     return db;
   };
 }

@@ -8,6 +8,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { type Sealer, query } from '../common/index.js';
+import { transaction } from '../../db/pg.js';
 
 interface SealedTable {
   table: string;
@@ -66,7 +67,7 @@ export async function rotateKeys(
   for (const t of SEALED_COLUMNS) {
     let rows = 0;
     for (;;) {
-      const n = await db.transaction(async (tx) => {
+      const n = await transaction(db, async (tx) => {
         const stale = await query<Record<string, string | null>>(
           tx,
           sql`SELECT ctid::text AS row_ctid, ${sql.join(t.columns.map(id), sql`, `)}

@@ -35,6 +35,7 @@ import {
   refuseInvalid,
   requireAdmin,
 } from './views.js';
+import { transaction } from '../../db/pg.js';
 
 const isBootstrap = (actor: Actor) => actor.principalId === BOOTSTRAP_ADMIN_ID;
 
@@ -132,7 +133,7 @@ function refuseProviderGroups(row: Principal, groups: string[] | null | undefine
 
 /** Runs one change in a transaction, then drops this process's cached identity at once (others hear NOTIFY). */
 async function change<T>(ctx: EngineContext, id: string, work: (tx: Tx) => Promise<T>): Promise<T> {
-  const result = await ctx.db.transaction(work);
+  const result = await transaction(ctx.db, work);
   identityCache(ctx).drop(id);
   return result;
 }

@@ -19,6 +19,7 @@ import {
   refuseInvalid,
   requireAdmin,
 } from './views.js';
+import { transaction } from '../../db/pg.js';
 
 /** The token of an `Authorization: Bearer <token>` value, or null. */
 export function bearerToken(value: unknown): string | null {
@@ -134,7 +135,7 @@ export async function createPrincipal(
     throw new EngineError('FORBIDDEN', 'An admin can create principals only in its own project.');
   }
   const token = newToken();
-  const row = await ctx.db.transaction(async (tx) => {
+  const row = await transaction(ctx.db, async (tx) => {
     if (projectId !== null) {
       await tx.insert(projects).values({ id: projectId, name: projectId }).onConflictDoNothing();
     }

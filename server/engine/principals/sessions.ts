@@ -11,6 +11,7 @@ import { sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Executor } from '../common/index.js';
 import { type ProviderIdentity, refreshProviderPrincipal, upsertProviderPrincipal } from './external.js';
 import { actorOf } from './principals.js';
+import { transaction } from '../../db/pg.js';
 
 /** What the provider gave at sign-in or refresh; kept sealed, used to refresh and to sign out there. */
 export interface ProviderTokens {
@@ -56,7 +57,7 @@ export async function openSession(
   const secret = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');
   const maxMs = ctx.config.sessions.maxHours * 3_600_000;
-  return ctx.db.transaction(async (tx) => {
+  return transaction(ctx.db, async (tx) => {
     const p = await upsertProviderPrincipal(tx, who);
     const [row] = await tx
       .insert(sessions)
@@ -157,7 +158,7 @@ export async function refreshSession(
     await endSession(ctx.db, session.id, 'REFRESH_FAILED');
     return null;
   }
-  return ctx.db.transaction(async (tx) => {
+  return transaction(ctx.db, async (tx) => {
     const p = await refreshProviderPrincipal(tx, session.principalId, who).catch(() => null);
     if (!p) {
       await endSession(tx, session.id, 'DISABLED');

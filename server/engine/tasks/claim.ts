@@ -22,6 +22,7 @@ import type { AgentWork } from '../definitions/index.js';
 import { loadEarlierWrites, loadSteps, type StepView, toStepView } from '../journal/index.js';
 import { heartbeat, recordRejection } from '../workers/index.js';
 import { traceClaims } from '../../telemetry/index.js';
+import { transaction } from '../../db/pg.js';
 
 export type { FetchInput, TopicRequest } from './claim-sql.js';
 
@@ -134,7 +135,7 @@ async function claim(
   const leased = fast.filter((r) => r.id !== null);
   if (leased.length > 0) return leasedViews(ctx.db, ctx, leased);
   if (!fast.some((r) => r.any_expired)) return [];
-  return ctx.db.transaction(async (tx) => {
+  return transaction(ctx.db, async (tx) => {
     const rows = await queryPrepared<ClaimedRow>(tx, claimStatement(actor, input, projectId, 'all'));
     const handed: ClaimedRow[] = [];
     for (const r of rows) {

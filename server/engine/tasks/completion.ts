@@ -28,6 +28,7 @@ import { recordOutcome } from '../workers/index.js';
 import type { AttemptMetadata } from '../../shared/types.js';
 import { type JournalStepInput, journalSteps, journalThen } from '../journal/index.js';
 import { type TaskView, taskView } from './views.js';
+import { transaction } from '../../db/pg.js';
 
 export type { AttemptMetadata };
 
@@ -133,7 +134,7 @@ export async function completeTask(
     result = ran?.value;
     if (!result) await journalLastSteps(ctx, actor, input, requestSha);
   }
-  result ??= await ctx.db.transaction(async (tx) => {
+  result ??= await transaction(ctx.db, async (tx) => {
     const task = await lockForCompletion(tx, actor, input.taskId, input.attempt);
     const done = await completeIn(tx, actor, input, requestSha, task);
     if (done.tail) await writeTail(tx, done.tail.pending, actor, done.tail.report);
@@ -327,7 +328,7 @@ export async function failTask(ctx: EngineContext, actor: Actor, input: FailInpu
   ) {
     throw invalid('retryTimeoutMs is from 0 to 86400000.', 'retryTimeoutMs', 'out of range');
   }
-  const result = await ctx.db.transaction(async (tx) => {
+  const result = await transaction(ctx.db, async (tx) => {
     const task = await lockTask(tx, actor, input.taskId);
     const stored = await storedReport(tx, task.id, input.attempt, 'fail');
     if (stored && stored.requestSha256 === sha256Hex(input.errorType)) return task;

@@ -8,6 +8,7 @@ import { notifyTask } from '../events/index.js';
 import { readCredential } from '../definitions/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import { type TaskView, taskView } from './views.js';
+import { transaction } from '../../db/pg.js';
 
 export interface ExtendLeaseInput {
   taskId: string;
@@ -29,7 +30,7 @@ export async function extendLease(
   ) {
     throw invalid('lockDurationMs is from 100 ms to 1 hour.', 'lockDurationMs', 'out of range');
   }
-  const extended = await ctx.db.transaction(async (tx) => {
+  const extended = await transaction(ctx.db, async (tx) => {
     const task = await lockTask(tx, actor, input.taskId);
     assertLease(task, actor, input.workerId, input.attempt ?? task.attempt);
     const [row] = await tx
@@ -48,7 +49,7 @@ export async function extendLease(
 /** An operator retries a FAILED task: it reopens on a fresh attempt and its TASK_FAILED incident closes. */
 export async function retryTask(ctx: EngineContext, actor: Actor, id: string): Promise<TaskView> {
   if (actor.kind !== 'ADMIN') throw new EngineError('FORBIDDEN', 'Only an admin can retry a task.');
-  const retried = await ctx.db.transaction(async (tx) => {
+  const retried = await transaction(ctx.db, async (tx) => {
     const task = await lockTask(tx, actor, id);
     assertNotRetired(task);
     if (task.state !== 'FAILED') {
@@ -101,7 +102,7 @@ export async function toolCredential(
 ) {
   if (actor.kind !== 'WORKER')
     throw new EngineError('FORBIDDEN', 'Only the worker holding the lease can read tool credentials.');
-  return ctx.db.transaction(async (tx) => {
+  return transaction(ctx.db, async (tx) => {
     const task = await lockTask(tx, actor, taskId);
     assertLease(task, actor, workerId, task.attempt);
     const binding = task.agentWork?.toolBindings.find((b) => b.server === server);

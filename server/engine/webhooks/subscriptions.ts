@@ -15,6 +15,7 @@ import {
   type WebhookDeliveryView,
   type WebhookSubscriptionView,
 } from './views.js';
+import { transaction } from '../../db/pg.js';
 
 function requireAdmin(actor: Actor) {
   if (actor.kind !== 'ADMIN') throw new EngineError('FORBIDDEN', 'Only an admin can manage webhooks.');
@@ -136,7 +137,7 @@ export async function rotateWebhookSecret(
   if (problem) throw invalid(problem, 'secret');
   const generated = input.secret == null ? generateSecret() : null;
   const secret = input.secret ?? generated!;
-  return ctx.db.transaction(async (tx) => {
+  return transaction(ctx.db, async (tx) => {
     const [current] = await tx
       .select()
       .from(webhookSubscriptions)

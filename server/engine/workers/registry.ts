@@ -8,6 +8,7 @@ import { workers, type WorkerRow } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import { openIncident } from '../incidents/index.js';
+import { transaction } from '../../db/pg.js';
 
 export type WorkerHealth = 'ONLINE' | 'ERROR' | 'OFFLINE';
 
@@ -93,7 +94,7 @@ export async function recordRejection(
   workerId: string,
   reason: string,
 ): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
+  await transaction(ctx.db, async (tx) => {
     await tx.execute(sql`
       INSERT INTO workers (principal_id, worker_id, project_id, topics, last_rejection_at, last_rejection_reason, consecutive_failures)
       VALUES (${actor.principalId}, ${workerId}, ${actor.projectId}, ${sql.param(actor.topics)}::text[], now(), ${reason}, 1)

@@ -46,9 +46,10 @@ beforeAll(async () => {
   const { worker } = await setupSeeds(engine);
   w = new WorkerSim(engine, worker);
   fiona = await engine.principal('HUMAN', 'fiona', { groups: ['finance-leads'] });
-  // all four proposed first (a decided task is open again and would be the next one fetched); one stays pending
+  // all four proposed first (a decided task is open again and would be the next one fetched); one stays
+  // pending. Above 20 EUR: the demo refund runs by itself at or below.
   const proposed = [];
-  for (const amount of [10, 20, 30, 40]) proposed.push(await proposeRefund(amount));
+  for (const amount of [30, 40, 50, 60]) proposed.push(await proposeRefund(amount));
   const decided = [];
   for (const a of proposed.slice(0, 3)) {
     await engine.ok(fiona, Q.decide, { input: { approvalId: a.id, decision: 'APPROVE', digest: a.digest } });
