@@ -93,6 +93,22 @@ export function isUnavailable(e: unknown): boolean {
   return false;
 }
 
+/** Transactions PostgreSQL gave up on that can simply run again: a serialization failure, a deadlock. */
+const RETRYABLE_SQLSTATES = new Set(['40001', '40P01']);
+
+/**
+ * Why a fast path may hand a request to its slow path: the engine refused it (the slow path answers
+ * the same refusal in its usual form), the database is unavailable, or PostgreSQL gave up on the
+ * transaction. Null for anything else — a bug the fast path must not hide.
+ */
+export function fallbackReason(e: unknown): 'refused' | 'unavailable' | 'conflict' | null {
+  if (e instanceof EngineError) return 'refused';
+  if (isUnavailable(e)) return 'unavailable';
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && RETRYABLE_SQLSTATES.has(code)) return 'conflict';
+  return null;
+}
+
 /** UNAVAILABLE (SPEC §9): the database is down or restarting; the same request may be sent again. */
 export const unavailable = (cause?: unknown) =>
   new EngineError(

@@ -2,8 +2,7 @@
  * The two rows the engine writes with hand-written SQL on its hot paths — a journal step and a history
  * row — each with ONE column list and one mapping each way (as River gives each table one file). Every
  * statement that writes them builds its column list from here: the journal's write and `appendHistory` go
- * through `historyInsert`, the claim's `TASK_LEASED` rows through it or its set-based form
- * `historyChainedCtes`.
+ * through `historyInsert`, and so do the claim's `TASK_LEASED` rows.
  */
 import type { StepRow } from './schema.js';
 
@@ -124,38 +123,6 @@ const HISTORY_INSERT = {
 
 export function historyInsert(rows: string): string {
   return `${HISTORY_INSERT.head}${rows}${HISTORY_INSERT.tail}`;
-}
-
-/**
- * The set-based form of `HISTORY_INSERT`, as three CTEs named `<name>_rows`, `<name>_heads` and `<name>`
- * for a statement's WITH list: `source` yields the history columns by name plus `ord`. An instance with
- * exactly one row in the set gets its chain values from ONE `UPDATE history_heads` for all such
- * instances (the same expression as the trigger's: `abada_history_canonical_of` at the head's seq + 1,
- * `at` = now()), and its row is inserted already chained; the trigger (WHEN hash = '') chains the rest —
- * instances with several rows in the set, or with no head yet — one row at a time, as before. The rows
- * of an instance are written either all one way or all the other, so the two never interleave on a head.
- */
-export function historyChainedCtes(name: string, source: string): string {
-  const canonical = HISTORY_FIELDS.map(([c]) => `r.${c}`);
-  return `${name}_rows AS (
-      SELECT s.*, count(*) OVER (PARTITION BY s.process_instance_id) AS in_set FROM (${source}) s
-    ), ${name}_heads AS (
-      UPDATE history_heads hh
-         SET prev_hash = hh.hash, seq = hh.seq + 1,
-             hash = encode(sha256(convert_to(hh.hash || abada_history_canonical_of(
-               ${canonical.slice(0, 2).join(', ')}, hh.seq + 1, ${canonical.slice(2, 4).join(', ')}, now(),
-               ${canonical.slice(4).join(', ')}), 'UTF8')), 'hex')
-        FROM ${name}_rows r
-       WHERE hh.process_instance_id = r.process_instance_id AND r.in_set = 1
-      RETURNING hh.process_instance_id, hh.seq, hh.prev_hash, hh.hash
-    ), ${name} AS (
-      INSERT INTO history (${historyColumns}, at, seq, prev_hash, hash)
-      SELECT ${HISTORY_FIELDS.map(([c]) => `r.${c}`).join(', ')}, now(),
-             coalesce(hd.seq, 0), coalesce(hd.prev_hash, ''), coalesce(hd.hash, '')
-        FROM ${name}_rows r LEFT JOIN ${name}_heads hd ON hd.process_instance_id = r.process_instance_id
-       ORDER BY r.ord
-      RETURNING 1
-    )`;
 }
 
 /** `historyInsert`'s rows from the JSON array `source` of records made by `historyRecords`. */

@@ -126,6 +126,15 @@ function counterLines(ctx: EngineContext): string[] {
       [[{}, batches.entries]],
     ),
     ...family(
+      'abada_fast_path_fallbacks_total',
+      'counter',
+      'Requests a fast path handed to its slow path, by path and the named reason (any other error is raised, never hidden).',
+      [...ctx.counters.fastPathFallbacks].map(([key, n]): [Record<string, string>, number] => {
+        const [path, reason] = key.split('\u0000');
+        return [{ path, reason }, n];
+      }),
+    ),
+    ...family(
       'abada_decision_unauthenticated_total',
       'counter',
       'decideApproval and revokeApproval requests refused UNAUTHENTICATED (no actor: logged, not in history).',

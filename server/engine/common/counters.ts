@@ -13,6 +13,14 @@ export interface EngineCounters {
    * (SPEC §14.5); counted here and logged instead
    */
   unauthenticatedDecisions: number;
+  /** a fast path that handed a request to its slow path, by `path` and the named `reason` */
+  fastPathFallbacks: Map<string, number>;
+}
+
+/** Counts one fallback of a fast path to its slow path (abada_fast_path_fallbacks_total). */
+export function countFallback(counters: EngineCounters, path: string, reason: string): void {
+  const key = `${path}\u0000${reason}`;
+  counters.fastPathFallbacks.set(key, (counters.fastPathFallbacks.get(key) ?? 0) + 1);
 }
 
 export function createCounters(): EngineCounters {
@@ -20,5 +28,6 @@ export function createCounters(): EngineCounters {
     journalCalls: { single: 0, batch: 0 },
     journalBatches: { requests: 0, entries: 0 },
     unauthenticatedDecisions: 0,
+    fastPathFallbacks: new Map(),
   };
 }

@@ -4,7 +4,7 @@ import type { StreamPayload } from '../../db/schema.js';
 
 export type { StreamPayload } from '../../db/schema.js';
 
-export const EVENTS_CHANNEL = 'abada_events';
+export { EVENTS_CHANNEL } from '../../db/statements/history.js';
 
 export type EngineEvent =
   | {

@@ -4,23 +4,19 @@
  * same SQL function and reports the first row that no longer matches.
  */
 import { asc, inArray, sql } from 'drizzle-orm';
-import { type HistoryEntry, historyFromJson, historyInsert, historyRecords } from '../../db/rows.js';
+import { execute } from '../../db/pg.js';
+import { type HistoryEntry, historyRecords } from '../../db/rows.js';
 import { history } from '../../db/schema.js';
+import { HISTORY_APPEND } from '../../db/statements/history.js';
 import { sha256Hex } from '../../shared/canonical.js';
-import { type Executor, pgClientOf, query } from '../common/index.js';
+import { type Executor, query } from '../common/index.js';
 
 export type { HistoryEntry };
-
-const APPEND = historyInsert(historyFromJson('$1'));
 
 /** Appends history rows in order (one statement; the chain trigger links them). */
 export async function appendHistory(ex: Executor, ...entries: HistoryEntry[]): Promise<void> {
   if (entries.length === 0) return;
-  await pgClientOf(ex).query({
-    name: 'abada_history_append',
-    text: APPEND,
-    values: [JSON.stringify(historyRecords(entries))],
-  });
+  await execute(ex, HISTORY_APPEND, [JSON.stringify(historyRecords(entries))]);
 }
 
 export function actorLabel(actor: { kind: string; name: string; principalId: string }): string {

@@ -7,18 +7,11 @@
  * from the cache; and the effects of a proposal or a delegation run after the write, before COMMIT.
  * group.ts runs concurrent calls of different tasks together with the same pieces.
  */
-import { bindDb } from '../../db/pg.js';
 import type pg from 'pg';
+import { bindDb, connectionOf, type Db } from '../../db/pg.js';
 import { EngineError, notFound } from '../../errors.js';
 import { approvalStanding } from '../approvals/index.js';
-import {
-  type Actor,
-  type EngineContext,
-  type Executor,
-  isUuid,
-  pgClientOf,
-  sameProject,
-} from '../common/index.js';
+import { type Actor, type EngineContext, isUuid, sameProject } from '../common/index.js';
 import type { JournalStepInput } from './input.js';
 import { priceUsage } from './limits.js';
 import { findReusable } from './reuse.js';
@@ -46,13 +39,13 @@ export function loadKeyOf(inputs: JournalStepInput[]): LoadKey {
  */
 export async function ownTransaction<T>(
   ctx: EngineContext,
-  body: (client: pg.PoolClient, committed: () => void) => Promise<T>,
+  body: (db: Db, committed: () => void) => Promise<T>,
 ): Promise<T> {
-  const client = await (pgClientOf(ctx.db) as pg.Pool).connect();
+  const client = await (connectionOf(ctx.db) as pg.Pool).connect();
   let open = true;
   let broken: Error | undefined;
   try {
-    return await body(client, () => {
+    return await body(bindDb(client), () => {
       open = false;
     });
   } catch (e) {
@@ -70,20 +63,18 @@ export async function runOne(
   inputs: JournalStepInput[],
   batch: boolean,
 ): Promise<JournalResult[]> {
-  const [{ taskId, attempt }] = inputs;
+  const [{ taskId }] = inputs;
   if (!isUuid(taskId)) throw notFound('external task', taskId);
-  return ownTransaction(ctx, async (client, committed) => {
-    const { sequences, withUsage } = loadKeyOf(inputs);
-    const row = await beginAndLoad(client, taskId, attempt, sequences, withUsage);
+  return ownTransaction(ctx, async (db, committed) => {
+    const row = await beginAndLoad(db, loadKeyOf(inputs));
     if (!row || !sameProject(actor, row.projectId as string)) throw notFound('external task', taskId);
     const state = JournalState.fromLoad(row);
-    const db = onConnection(client);
-    const { out, refusal } = await applyAll(state, ctx, actor, readsOf(client, state, db), inputs, batch);
+    const { out, refusal } = await applyAll(state, ctx, actor, readsOf(db, state), inputs, batch);
     const effects = state.effects;
-    await write(client, state.takeChanges(), effects.length === 0);
+    await write(db, state.takeChanges(), effects.length === 0);
     if (effects.length > 0) {
-      for (const effect of effects) await effect(db());
-      await client.query('COMMIT');
+      for (const effect of effects) await effect(db);
+      await connectionOf(db).query('COMMIT');
     }
     committed();
     if (refusal) throw refusal;
@@ -91,27 +82,15 @@ export async function runOne(
   });
 }
 
-/**
- * drizzle on the call's own connection, made when first needed: for the rare reads and the effects.
- * Never its transaction(): the call's transaction is already open on this connection.
- */
-export function onConnection(client: pg.PoolClient): () => Executor {
-  let db: Executor | undefined;
-  return () => {
-    db ??= bindDb(client);
-    return db;
-  };
-}
-
-export function readsOf(client: pg.PoolClient, state: JournalState, db: () => Executor): RuleReads {
+export function readsOf(db: Db, state: JournalState): RuleReads {
   return {
     async reusable(task, sequence, digest) {
       // the read must see this call's earlier steps: write them first (same transaction)
-      await write(client, state.takeChanges(), false);
-      return findReusable(db(), task, sequence, digest);
+      await write(db, state.takeChanges(), false);
+      return findReusable(db, task, sequence, digest);
     },
-    price: (model, usage) => priceUsage(db(), model, usage),
-    approval: (approvalId) => approvalStanding(db(), approvalId),
+    price: (model, usage) => priceUsage(db, model, usage),
+    approval: (approvalId) => approvalStanding(db, approvalId),
   };
 }
 

@@ -18,10 +18,11 @@
  */
 import { EngineError, notFound } from '../../errors.js';
 import { type Actor, type EngineContext, isUuid, sameProject } from '../common/index.js';
-import { applyAll, loadKeyOf, onConnection, ownTransaction, readsOf, runOne } from './exec.js';
+import { applyAll, loadKeyOf, ownTransaction, readsOf, runOne } from './exec.js';
 import type { JournalStepInput } from './input.js';
 import type { JournalResult } from './rules.js';
 import { Turns } from '../../shared/turns.js';
+import { connectionOf } from '../../db/pg.js';
 import { beginAndLoadMany, write } from './sql.js';
 import { JournalState } from './state.js';
 
@@ -134,12 +135,11 @@ export class JournalGroups {
       return key;
     });
     const live = group.flatMap((_, i) => (outcomes[i] ? [] : [i]));
-    return ownTransaction(this.ctx, async (client, committed) => {
+    return ownTransaction(this.ctx, async (db, committed) => {
       const rows = await beginAndLoadMany(
-        client,
+        db,
         live.map((i) => keys[i]),
       );
-      const db = onConnection(client);
       const steps: unknown[] = [];
       const history: Record<string, unknown>[] = [];
       const withEffects: JournalState[] = [];
@@ -152,7 +152,7 @@ export class JournalGroups {
         }
         const state = JournalState.fromLoad(row);
         let wrote = false;
-        const reads = readsOf(client, state, db);
+        const reads = readsOf(db, state);
         const watched = {
           ...reads,
           reusable: (...a: Parameters<typeof reads.reusable>) => {
@@ -173,10 +173,10 @@ export class JournalGroups {
         history.push(...changes.history);
         if (state.effects.length > 0) withEffects.push(state);
       }
-      await write(client, { steps, history: inChainOrder(history) }, withEffects.length === 0);
+      await write(db, { steps, history: inChainOrder(history) }, withEffects.length === 0);
       if (withEffects.length > 0) {
-        for (const state of withEffects) for (const effect of state.effects) await effect(db());
-        await client.query('COMMIT');
+        for (const state of withEffects) for (const effect of state.effects) await effect(db);
+        await connectionOf(db).query('COMMIT');
       }
       committed();
       return outcomes;

@@ -7,9 +7,7 @@ export {
   MAX_BATCH_TASKS,
 } from './commands.js';
 export { type JournalLocked, journalThen } from './then.js';
-export { literal, prepareWithJournal, quoted } from './sql.js';
+export type { Then } from './sql.js';
 export type { JournalStepInput, StepKind, StepState } from './input.js';
 export type { JournalResult } from './rules.js';
-/** for the test that drives the load's prepared-statement recovery on one connection */
-export { beginAndLoad } from './sql.js';
 export { loadEarlierWrites, loadSteps, type StepView, toStepView } from './views.js';

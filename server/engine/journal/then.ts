@@ -13,18 +13,29 @@
  * The caller's work gets the task the journal locked and loaded (its row as lockTask reads it), and can
  * spare two round trips: `after`, a statement run with the journal's write (its first row comes with
  * the task: reads that must see the steps just written), and `last`, a statement its work returns to run
- * with the COMMIT. Both are EXECUTEs of statements registered with prepareWithJournal (sql.ts).
+ * with the COMMIT. Both are named statements with their values (db/statements).
  */
-import { type Actor, type EngineContext, isUuid, sameProject, type Tx } from '../common/index.js';
+import { connectionOf, execute, pipelined } from '../../db/pg.js';
+import {
+  type Actor,
+  countFallback,
+  type EngineContext,
+  isUuid,
+  sameProject,
+  type Tx,
+} from '../common/index.js';
+import { fallbackReason } from '../../errors.js';
 import { checkBatch } from './commands.js';
-import { applyAll, loadKeyOf, onConnection, ownTransaction, readsOf } from './exec.js';
+import { applyAll, loadKeyOf, ownTransaction, readsOf } from './exec.js';
 import type { JournalStepInput } from './input.js';
 import type { LockedTaskRow } from '../lease/index.js';
-import { beginAndLoad, write } from './sql.js';
+import { beginAndLoad, type Then, write } from './sql.js';
 import { JournalState } from './state.js';
 
-/** Anything this transaction will not answer: the separate path will. */
-class SeparatePath extends Error {}
+/** What this transaction will not answer, and why (the metric's reason): the separate path will. */
+class SeparatePath extends Error {
+  override name = 'SeparatePath';
+}
 
 /** What the caller's work of journalThen gets: the locked task, and the first row of `after`. */
 export interface JournalLocked {
@@ -36,34 +47,36 @@ export async function journalThen<T>(
   ctx: EngineContext,
   actor: Actor,
   inputs: JournalStepInput[],
-  then: (tx: Tx, locked: JournalLocked) => Promise<{ value: T; last?: string }>,
-  after?: string,
+  then: (tx: Tx, locked: JournalLocked) => Promise<{ value: T; last?: Then }>,
+  after?: Then,
 ): Promise<{ value: T } | undefined> {
   try {
     checkBatch(ctx, actor, inputs);
-    const [{ taskId, attempt }] = inputs;
-    // the load inlines the id: it must be a UUID (the separate path answers NOT_FOUND)
-    if (!isUuid(taskId)) return undefined;
-    return await ownTransaction(ctx, async (client, committed) => {
-      const { sequences, withUsage } = loadKeyOf(inputs);
-      const row = await beginAndLoad(client, taskId, attempt, sequences, withUsage);
-      if (!row || !sameProject(actor, row.projectId as string)) throw new SeparatePath();
+    const [{ taskId }] = inputs;
+    if (!isUuid(taskId)) throw new SeparatePath('not-found');
+    return await ownTransaction(ctx, async (db, committed) => {
+      const row = await beginAndLoad(db, loadKeyOf(inputs));
+      if (!row || !sameProject(actor, row.projectId as string)) throw new SeparatePath('not-found');
       const state = JournalState.fromLoad(row);
-      // drizzle on the call's connection, whose transaction is the one begun above (exec.ts)
-      const db = onConnection(client)() as Tx;
-      const reads = readsOf(client, state, () => db);
-      const { refusal } = await applyAll(state, ctx, actor, reads, inputs, true);
-      if (refusal || state.effects.length > 0) throw new SeparatePath();
-      const rows = await write(client, state.takeChanges(), false, after);
+      const { refusal } = await applyAll(state, ctx, actor, readsOf(db, state), inputs, true);
+      if (refusal) throw new SeparatePath('refused');
+      if (state.effects.length > 0) throw new SeparatePath('effect');
+      const rows = await write(db, state.takeChanges(), false, after);
       const { value, last } = await then(db, { task: state.task, after: rows?.[0] });
-      await client.query(last ? `${last}; COMMIT` : 'COMMIT');
+      // in this order: the last statement, then COMMIT (a pipelined connection sends them as issued)
+      const tail = last ? execute(db, last.statement, last.values) : Promise.resolve([]);
+      await pipelined(tail, connectionOf(db).query('COMMIT'));
       committed();
       ctx.counters.journalCalls.batch++;
       return { value };
     });
-  } catch {
-    // a refusal, an effect, the caller's own refusal, a database error: the separate path answers it
-    // (ownTransaction rolled back whatever was open)
+  } catch (e) {
+    // What the separate path answers the same way: a refusal (the engine's, or the caller's own), a
+    // step with an effect, the database unavailable or giving up. ownTransaction rolled back whatever
+    // was open. Anything else is a bug and is not hidden behind the slow path.
+    const reason = e instanceof SeparatePath ? e.message : fallbackReason(e);
+    if (reason === null) throw e;
+    countFallback(ctx.counters, 'journal-then', reason);
     return undefined;
   }
 }

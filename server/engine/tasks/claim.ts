@@ -3,9 +3,16 @@
  * on a timer set to the next moment a lease expires or a retry comes due), never on a sleeping loop.
  */
 import { sql } from 'drizzle-orm';
+import { execute, transaction } from '../../db/pg.js';
 import { stepFromRecord as toStepRow } from '../../db/rows.js';
-import { type ClaimedColumns, claimStatement, type FetchInput } from './claim-sql.js';
 import type { ExternalTaskRow } from '../../db/schema.js';
+import {
+  CLAIM_ALL,
+  CLAIM_READY,
+  type Claimed,
+  type ClaimedColumns,
+  CLAIMED_BEFORE,
+} from '../../db/statements/claim.js';
 import {
   type EngineEvent,
   type Actor,
@@ -13,18 +20,30 @@ import {
   type Executor,
   type Tx,
   query,
-  queryPrepared,
 } from '../common/index.js';
 import { EngineError } from '../../errors.js';
-import { failAttempt, settleUnknownOutcomes, TASK_COLUMNS } from '../lease/index.js';
+import { failAttempt, settleUnknownOutcomes } from '../lease/index.js';
 import { appendHistory } from '../history/index.js';
 import type { AgentWork } from '../definitions/index.js';
 import { loadEarlierWrites, loadSteps, type StepView, toStepView } from '../journal/index.js';
 import { heartbeat, recordRejection } from '../workers/index.js';
 import { traceClaims } from '../../telemetry/index.js';
-import { transaction } from '../../db/pg.js';
 
-export type { FetchInput, TopicRequest } from './claim-sql.js';
+export interface TopicRequest {
+  topicName: string;
+  lockDurationMs: number;
+}
+
+/** A worker's fetch (validated below). */
+export interface FetchInput {
+  workerId: string;
+  maxTasks: number;
+  topics: TopicRequest[];
+  asyncResponseTimeoutMs?: number | null;
+  projectId?: string | null;
+  /** the worker's id for this request: the same request re-sent (no answer came) gets the same claim back */
+  requestId?: string | null;
+}
 
 export interface LeasedTaskView {
   id: string;
@@ -112,14 +131,20 @@ export async function fetchAndLock(
   }
 }
 
-/** What a claim answers beside the task's columns (all of them, or mode 'ready-only''s ClaimedColumns). */
-interface Claimed {
-  was_expired: boolean;
-  instance_variables: Record<string, unknown>;
-  instance_traceparent: string | null;
-  current_steps: Record<string, unknown>[] | null;
-}
 type ClaimedRow = ExternalTaskRow & Claimed;
+
+/** The claim statements' values: topics, lease lengths, project, maxTasks, worker, principal, request. */
+function claimValues(actor: Actor, input: FetchInput, projectId: string | null): unknown[] {
+  return [
+    input.topics.map((t) => t.topicName),
+    input.topics.map((t) => t.lockDurationMs),
+    projectId,
+    Math.min(100, Math.max(1, Math.trunc(input.maxTasks))),
+    input.workerId,
+    actor.principalId,
+    input.requestId ?? null,
+  ];
+}
 
 async function claim(
   ctx: EngineContext,
@@ -128,15 +153,13 @@ async function claim(
   projectId: string | null,
 ): Promise<LeasedTaskView[]> {
   // Ready work and no expired lease on the topics (nearly every fetch): one statement, its own transaction.
-  const fast = await queryPrepared<ClaimedColumns & Claimed & { any_expired: boolean }>(
-    ctx.db,
-    claimStatement(actor, input, projectId, 'ready-only'),
-  );
+  const values = claimValues(actor, input, projectId);
+  const fast = await execute(ctx.db, CLAIM_READY, values);
   const leased = fast.filter((r) => r.id !== null);
   if (leased.length > 0) return leasedViews(ctx.db, ctx, leased);
   if (!fast.some((r) => r.any_expired)) return [];
   return transaction(ctx.db, async (tx) => {
-    const rows = await queryPrepared<ClaimedRow>(tx, claimStatement(actor, input, projectId, 'all'));
+    const rows = await execute(tx, CLAIM_ALL, values);
     const handed: ClaimedRow[] = [];
     for (const r of rows) {
       if (r.was_expired && (await reacquireIsBlocked(tx, ctx, r))) continue;
@@ -181,17 +204,7 @@ async function claimedBefore(
   workerId: string,
   requestId: string,
 ): Promise<LeasedTaskView[]> {
-  // Among LEASED rows (a partial index) of one worker: a handful of rows at most.
-  const rows = await queryPrepared<ClaimedRow>(
-    ctx.db,
-    sql`SELECT ${TASK_COLUMNS}, false AS was_expired, i.variables AS instance_variables,
-          (SELECT jsonb_agg(to_jsonb(s) ORDER BY s.sequence) FROM steps s
-            WHERE s.task_id = t.id AND s.attempt = t.attempt) AS current_steps
-        FROM external_tasks t JOIN process_instances i ON i.id = t.process_instance_id
-        WHERE t.state = 'LEASED' AND t.lease_request_id = ${requestId} AND t.worker_id = ${workerId}
-          AND t.leased_by = ${actor.principalId} AND t.lease_expires_at > now()
-        ORDER BY t.lease_expires_at`,
-  );
+  const rows = await execute(ctx.db, CLAIMED_BEFORE, [requestId, workerId, actor.principalId]);
   return rows.length === 0 ? [] : leasedViews(ctx.db, ctx, rows);
 }
 

@@ -1,0 +1,96 @@
+/**
+ * The external_tasks statements of the hot paths, by name: the lock a worker's report takes (with what
+ * the completion reads in the same statement), and the completion's update of the task and its
+ * instance. The columns come back under their drizzle names (`t.project_id AS "projectId"`), so rows
+ * read as `ExternalTaskRow`.
+ */
+import { getTableColumns } from 'drizzle-orm';
+import { statement } from '../pg.js';
+import { type ExternalTaskRow, externalTasks, processInstances, type ProcessInstanceRow } from '../schema.js';
+
+/** Columns of `external_tasks t` under their drizzle names, for rows that must read as ExternalTaskRow. */
+export function taskColumns(keys: readonly (keyof ExternalTaskRow)[]): string {
+  return keys.map((k) => `t.${externalTasks[k].name} AS "${k}"`).join(', ');
+}
+
+/** Every column of `external_tasks t` under its drizzle name. */
+export const TASK_COLUMNS = taskColumns(
+  Object.keys(getTableColumns(externalTasks)) as (keyof ExternalTaskRow)[],
+);
+
+/** TASK_COLUMNS plus what the lease checks need: whether the lease is live, the instance's state. */
+export const LOCKED_TASK_COLUMNS = `${TASK_COLUMNS},
+  (t.lease_expires_at IS NOT NULL AND t.lease_expires_at > now()) AS "leaseLive",
+  (SELECT i.state FROM process_instances i WHERE i.id = t.process_instance_id) AS "instanceState"`;
+
+/** A task row as a lock returns it. */
+export type LockedTaskRow = ExternalTaskRow & { leaseLive: boolean; instanceState: string };
+
+const DATE_KEYS = ['leaseExpiresAt', 'leasedAt', 'availableAt', 'createdAt', 'updatedAt', 'endedAt'] as const;
+
+/** Rows read as JSON carry timestamps as strings; the drizzle row shape carries Dates. */
+export function withTaskDates<T extends Record<string, unknown>>(row: T): T {
+  for (const k of DATE_KEYS)
+    if (typeof row[k] === 'string') (row as Record<string, unknown>)[k] = new Date(row[k] as string);
+  return row;
+}
+
+/** $1 task id: the task row locked for the rest of the transaction (and only it). */
+export const LOCK_TASK = statement<LockedTaskRow>(
+  'task_lock',
+  `SELECT ${LOCKED_TASK_COLUMNS} FROM external_tasks t WHERE t.id = $1 FOR UPDATE OF t`,
+);
+
+/**
+ * What the completion reads of task `t` with its lock: the stored report of this (task, attempt $2), a
+ * step of the task's current attempt still open, the instance's definition.
+ */
+export interface CompletionReads {
+  storedSha: string | null;
+  openStep: { sequence: number; state: string } | null;
+  definitionId: string;
+}
+
+const COMPLETION_READS = `
+  (SELECT request_sha256 FROM task_reports
+    WHERE task_id = t.id AND attempt = $2 AND operation = 'complete') AS "storedSha",
+  (SELECT jsonb_build_object('sequence', s.sequence, 'state', s.state) FROM steps s
+    WHERE s.task_id = t.id AND s.attempt = t.attempt AND s.state IN ('PROPOSED', 'APPROVED', 'STARTED')
+    LIMIT 1) AS "openStep",
+  (SELECT i.definition_id FROM process_instances i WHERE i.id = t.process_instance_id) AS "definitionId"`;
+
+/** $1 task id, $2 the report's attempt: the lock and the completion's reads in one statement. */
+export const LOCK_FOR_COMPLETION = statement<LockedTaskRow & CompletionReads>(
+  'task_lock_for_completion',
+  `SELECT ${LOCKED_TASK_COLUMNS}, ${COMPLETION_READS} FROM external_tasks t WHERE t.id = $1 FOR UPDATE OF t`,
+);
+
+/** $1 task id, $2 attempt: the completion's reads alone, after the journal locked the task. */
+export const COMPLETION_READS_AFTER = statement<CompletionReads>(
+  'task_completion_reads',
+  `SELECT ${COMPLETION_READS} FROM external_tasks t WHERE t.id = $1`,
+);
+
+/** The instance's columns under their drizzle names, for RETURNING. */
+const INSTANCE_COLUMNS = Object.entries(getTableColumns(processInstances))
+  .map(([key, column]) => `i.${column.name} AS "${key}"`)
+  .join(', ');
+
+/**
+ * $1 task id, $2 metadata, $3 instance id, $4 variables (merged: top-level keys replace), $5 the end
+ * node when the next node is an end event (the same update completes the instance there), else null.
+ * The task COMPLETED and the instance updated in one statement; both rows in their drizzle shape.
+ */
+export const COMPLETE_TASK = statement<ProcessInstanceRow & { completedTask: Record<string, unknown> }>(
+  'task_complete',
+  `WITH done AS (
+     UPDATE external_tasks t SET state = 'COMPLETED', metadata = $2::jsonb,
+            lease_expires_at = NULL, updated_at = now(), ended_at = now()
+      WHERE t.id = $1 RETURNING ${TASK_COLUMNS})
+   UPDATE process_instances i SET variables = i.variables || $4::jsonb, updated_at = now(),
+          state = CASE WHEN $5::text IS NULL THEN i.state ELSE 'COMPLETED' END,
+          current_node_id = coalesce($5::text, i.current_node_id),
+          ended_at = CASE WHEN $5::text IS NULL THEN i.ended_at ELSE now() END
+    WHERE i.id = $3
+   RETURNING ${INSTANCE_COLUMNS}, (SELECT to_jsonb(done) FROM done) AS "completedTask"`,
+);
