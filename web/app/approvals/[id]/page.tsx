@@ -11,8 +11,10 @@ import { useParams } from 'next/navigation';
 import { useEffect, useState } from 'react';
 import { useQuery, useSubscription } from 'urql';
 import { Arguments } from '../../../components/Arguments';
-import { ImpactSentence } from '../../../components/approval/Impact';
+import { LevelsByVersion, policyDecision, RuleText } from '../../../components/approval/Authority';
 import { DecisionHistory, EarlierVersions } from '../../../components/approval/History';
+import { ImpactSentence } from '../../../components/approval/Impact';
+import { VersionChange } from '../../../components/approval/Versions';
 import { Basis } from '../../../components/Basis';
 import { EscalatedBadge, StateBadge } from '../../../components/Badges';
 import { DecideForm } from '../../../components/DecideForm';
@@ -95,6 +97,7 @@ export default function ApprovalPage() {
       <section className="card" aria-labelledby="args-title">
         <h2 id="args-title">2 · Target and every argument</h2>
         <Arguments args={a.arguments} redacted={a.redactedPaths} />
+        <VersionChange versions={a.versions} version={a.version} />
         <p className="small">
           Digest <code className="digest" data-testid="digest">{a.digest}</code>
         </p>
@@ -157,10 +160,15 @@ export default function ApprovalPage() {
               ? `the call must start by ${when(a.validUntil)} (${timeLeft(a.validUntil, now)}), else a new version is asked`
               : 'the call must start within the tool’s approval window, else a new version is asked'}
           </dd>
+          <dt>Rule</dt>
+          <dd data-testid="rule">
+            <RuleText a={a} />
+          </dd>
           <dt>Who may decide</dt>
           <dd>
             a person in {a.candidateGroups.join(' or ')}
-            {a.levels > 1 ? ` (level ${a.level} of ${a.levels})` : ''}; never the one who started the process
+            {a.levels > 1 ? ` (level ${a.level} of ${a.levels}, version ${a.version})` : ''}; never the one who started the process
+            {a.levels > 1 ? '; each level by a different person' : ''}
           </dd>
           <dt>You are</dt>
           <dd data-testid="you-are">
@@ -169,6 +177,7 @@ export default function ApprovalPage() {
             {mayDecide ? 'you may decide' : 'you cannot decide this call'}
           </dd>
         </dl>
+        <LevelsByVersion a={a} />
       </section>
 
       <section className="card" aria-labelledby="on-approval-title">
@@ -184,7 +193,9 @@ export default function ApprovalPage() {
               ? 'This work was retired; the call will never run.'
               : a.state === 'REVOKED'
                 ? 'Revoked: the call will not run; the agent reads the reason'
-                : `${a.state.toLowerCase()} by ${a.decidedBy ?? '—'} on ${when(a.decidedAt)}`}
+                : a.state === 'EXPIRED' && !a.decidedBy
+                  ? `Expired: nobody decided in time${a.expiresAt ? ` (by ${when(a.expiresAt)})` : ''}`
+                  : (policyDecision(a) ?? `${a.state.toLowerCase()} by ${a.decidedBy ?? '—'} on ${when(a.decidedAt)}`)}
             {a.comment ? ` — “${a.comment}”` : ''}
           </p>
         ) : null}
@@ -200,7 +211,7 @@ export default function ApprovalPage() {
         {mayRevoke ? <RevokeForm approvalId={a.id} onDone={refresh} /> : null}
       </section>
 
-      <EarlierVersions earlier={a.earlierProposals} version={a.version} />
+      <EarlierVersions earlier={a.earlierProposals} version={a.version} versions={a.versions} />
       <DecisionHistory decisions={a.decisions} />
     </article>
   );
