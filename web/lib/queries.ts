@@ -52,7 +52,7 @@ export const ProcessKeyQuery = graphql(`
 
 export const DecideMutation = graphql(`
   mutation Decide($input: DecideApprovalInput!) {
-    decideApproval(input: $input) { id state decidedBy decidedAt comment digest }
+    decideApproval(input: $input) { id state decidedBy decidedAt comment digest version level }
   }
 `);
 

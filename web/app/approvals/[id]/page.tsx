@@ -32,6 +32,8 @@ export default function ApprovalPage() {
     const t = setInterval(() => setNow(Date.now()), 30_000);
     return () => clearInterval(t);
   }, []);
+  // a refused decision keeps its form on screen even when the approval left PENDING with it (expired)
+  const [refused, setRefused] = useState(false);
   const [changed] = useSubscription({ query: ApprovalChanged });
   useEffect(() => {
     if (changed.data?.approvalChanged.id === id) refetch({ requestPolicy: 'network-only' });
@@ -199,8 +201,21 @@ export default function ApprovalPage() {
             {a.comment ? ` — “${a.comment}”` : ''}
           </p>
         ) : null}
-        {a.state === 'PENDING' && mayDecide ? (
-          <DecideForm approvalId={a.id} digest={a.digest} onDone={refresh} />
+        {mayDecide && (a.state === 'PENDING' || refused) ? (
+          <DecideForm
+            // a new version is a new call to read: its form starts from its own arguments
+            key={a.digest}
+            approvalId={a.id}
+            digest={a.digest}
+            args={a.arguments}
+            editable={a.editable}
+            closed={a.state !== 'PENDING'}
+            onDone={refresh}
+            onRefused={() => {
+              setRefused(true);
+              refresh(); // the refused attempt joins the decision history below
+            }}
+          />
         ) : a.state === 'PENDING' ? (
           <p className="muted" data-testid="cannot-decide">
             {principal?.kind === 'WORKER'
