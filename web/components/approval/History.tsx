@@ -75,12 +75,12 @@ function verb(d: DecisionRow): string {
 
 const past = (v: string) => v.replace(/^(approve|reject|revoke)/, '$1d');
 
-export function DecisionHistory({ decisions }: { decisions: readonly DecisionRow[] }) {
+export function DecisionHistory({ decisions, byPolicy }: { decisions: readonly DecisionRow[]; byPolicy: boolean }) {
   return (
     <section className="card" aria-labelledby="decisions-title">
       <h2 id="decisions-title">Decision history</h2>
       {decisions.length === 0 ? (
-        <p className="muted">No decision yet.</p>
+        <p className="muted">{byPolicy ? 'No person decided: an auto rule approved the call.' : 'No decision yet.'}</p>
       ) : (
         <ol className="timeline" data-testid="decision-history">
           {decisions.map((d) => {

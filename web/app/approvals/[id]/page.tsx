@@ -51,6 +51,7 @@ export default function ApprovalPage() {
   const decidedIt = a.decisions.some((d) => d.outcome === 'ACCEPTED' && d.decidedBy === principal?.name);
   const mayRevoke = (a.state === 'APPROVED' || a.state === 'PENDING') && (principal?.kind === 'ADMIN' || decidedIt);
   const refresh = () => refetch({ requestPolicy: 'network-only' });
+  const byPolicy = a.decidedBy === 'policy';
 
   return (
     <article className="detail approval">
@@ -168,15 +169,22 @@ export default function ApprovalPage() {
           </dd>
           <dt>Who may decide</dt>
           <dd>
-            a person in {a.candidateGroups.join(' or ')}
-            {a.levels > 1 ? ` (level ${a.level} of ${a.levels}, version ${a.version})` : ''}; never the one who started the process
-            {a.levels > 1 ? '; each level by a different person' : ''}
+            {byPolicy ? (
+              'no person: the rule approved this call as the agent proposed it'
+            ) : (
+              <>
+                a person in {a.candidateGroups.join(' or ')}
+                {a.levels > 1 ? ` (level ${a.level} of ${a.levels}, version ${a.version})` : ''}; never the one who started the
+                process
+                {a.levels > 1 ? '; each level by a different person' : ''}
+              </>
+            )}
           </dd>
           <dt>You are</dt>
           <dd data-testid="you-are">
             {principal ? `${principal.name} (${principal.kind.toLowerCase()}${principal.groups.length ? `, ${principal.groups.join(', ')}` : ''})` : '…'}
             {' — '}
-            {mayDecide ? 'you may decide' : 'you cannot decide this call'}
+            {a.state !== 'PENDING' ? 'nothing is left to decide' : mayDecide ? 'you may decide' : 'you cannot decide this call'}
           </dd>
         </dl>
         <LevelsByVersion a={a} />
@@ -227,7 +235,7 @@ export default function ApprovalPage() {
       </section>
 
       <EarlierVersions earlier={a.earlierProposals} version={a.version} versions={a.versions} />
-      <DecisionHistory decisions={a.decisions} />
+      <DecisionHistory decisions={a.decisions} byPolicy={byPolicy} />
     </article>
   );
 }
