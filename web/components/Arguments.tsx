@@ -1,6 +1,7 @@
 /** The exact arguments as a readable table (path → value), redacted fields marked, and the raw JSON. */
 
-function flatten(value: unknown, prefix = ''): [string, unknown][] {
+/** Every leaf of the arguments with its path (`items[0].qty`); an empty object or list is a leaf too. */
+export function flatten(value: unknown, prefix = ''): [string, unknown][] {
   if (value && typeof value === 'object' && !Array.isArray(value)) {
     const entries = Object.entries(value as Record<string, unknown>);
     if (entries.length === 0) return [[prefix || '(empty)', value]];

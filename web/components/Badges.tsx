@@ -10,3 +10,12 @@ export function EscalatedBadge() {
     </span>
   );
 }
+
+/** The policy answered a call, not a person: auto-approved, refused by a rule, invalid, not proposed. */
+export function PolicyBadge({ mark }: { mark: { kind: string; label: string } }) {
+  return (
+    <span className={`badge policy-${mark.kind}`} data-testid="policy-badge">
+      {mark.label}
+    </span>
+  );
+}

@@ -39,7 +39,9 @@ export const ApprovalQuery = graphql(`
       toolDescription facts
       basis { inputs modelText redactedPaths priorCalls { sequence toolRef arguments response error state } }
       earlierProposals { approvalId attempt sequence digest state createdAt changes { path before after } }
-      decisions { id decision outcome decidedBy at comment digest level }
+      rule { index when auto deny levels { groups } }
+      versions { version digest arguments editedBy createdAt changes { path before after } }
+      decisions { id action decision outcome decidedBy at comment digest editedDigest level version }
     }
   }
 `);
@@ -50,7 +52,7 @@ export const ProcessKeyQuery = graphql(`
 
 export const DecideMutation = graphql(`
   mutation Decide($input: DecideApprovalInput!) {
-    decideApproval(input: $input) { id state decidedBy decidedAt comment digest }
+    decideApproval(input: $input) { id state decidedBy decidedAt comment digest version level }
   }
 `);
 

@@ -4,24 +4,39 @@
  * the person's rejection or edit where it happened. Reads only what the journal kept (redaction applied).
  */
 import Link from 'next/link';
-import { json } from '../../lib/format';
-import { when } from '../../lib/format';
+import { json, when } from '../../lib/format';
+import { PolicyBadge } from '../Badges';
+import { actorName, eventText, policyMark } from './events';
 import { stepKey, type TraceEvent, type TraceTask } from './types';
 
-/** "human:fiona#<id>" → "fiona"; "engine" stays "engine". */
-export const actorName = (actor: string) => actor.replace(/^[a-z]+:/, '').replace(/#.*$/, '');
-
 const PERSON = /^APPROVAL_(APPROVED|REJECTED|LEVEL_APPROVED|REVOKED|EXPIRED|VOIDED|RETIRED)$/;
+/** the policy's approval, an edit that counted for no level, and refused attempts: said in full */
+const IN_FULL = /^APPROVAL_(AUTO|EDITED|DECISION_REFUSED)$/;
 
-/** What people (and the clock) did to a proposed call, in history order: who, what, when, edited or not. */
+/** "approved level 1 of 2 with changes, on version 1": a person's decision with its level and version. */
+function personText(e: TraceEvent): string {
+  const d = e.data as { edited?: boolean; editedFrom?: unknown; level?: number | null; of?: number; version?: number } | null;
+  const what = e.eventType === 'APPROVAL_LEVEL_APPROVED' ? 'approved' : e.eventType.replace('APPROVAL_', '').toLowerCase();
+  const level = d?.level != null && (d.of ?? 1) > 1 ? ` level ${d.level} of ${d.of}` : '';
+  const edited = d?.edited || d?.editedFrom ? ' with changes' : '';
+  return `${what}${level}${edited}${d?.version ? `, on version ${d.version}` : ''}`;
+}
+
+/** What people, the policy and the clock did to a proposed call, in history order: who, what, when. */
 function decisionsAt(history: readonly TraceEvent[], key: string) {
   return history
-    .filter((e) => e.taskId && stepKey(e.taskId, e.attempt, e.sequence) === key && PERSON.test(e.eventType))
-    .map((e) => {
-      const edited = (e.data as { edited?: boolean } | null)?.edited;
-      const what = e.eventType.replace('APPROVAL_', '').replace('_', ' ').toLowerCase();
-      return { seq: e.seq, text: `${actorName(e.actor)} — ${what}${edited ? ' with changes' : ''}`, at: e.at, approvalId: e.approvalId };
-    });
+    .filter(
+      (e) =>
+        e.taskId &&
+        stepKey(e.taskId, e.attempt, e.sequence) === key &&
+        (PERSON.test(e.eventType) || IN_FULL.test(e.eventType)),
+    )
+    .map((e) => ({
+      seq: e.seq,
+      text: `${actorName(e.actor)} — ${IN_FULL.test(e.eventType) ? eventText(e) : personText(e)}`,
+      at: e.at,
+      refused: e.eventType === 'APPROVAL_DECISION_REFUSED',
+    }));
 }
 
 interface Msg {
@@ -76,6 +91,7 @@ export function Conversation({
               );
             }
             const req = s.request as { arguments?: unknown } | null;
+            const mark = policyMark(s, stepKey(t.id, s.attempt, s.sequence), history);
             const read = s.purpose === 'PRECONDITION' ? 'precondition read' : s.purpose === 'LOOKUP' ? 'lookup' : null;
             return (
               <li
@@ -90,6 +106,7 @@ export function Conversation({
                       {read ? `Engine's ${read}` : 'Tool'} <code>{s.toolRef}</code>
                     </span>{' '}
                     <span className={`badge state-${s.state.toLowerCase()}`}>{s.state.toLowerCase()}</span>{' '}
+                    {mark ? <PolicyBadge mark={mark} /> : null}{' '}
                     {s.reconciled ? <span className="badge reversible">settled by lookup</span> : null}{' '}
                     <span className="muted small">step {s.sequence} · request and response</span>
                   </summary>
@@ -115,7 +132,7 @@ export function Conversation({
                 {s.approvalId ? (
                   <ul className="plain small decisions" data-testid="step-decisions">
                     {decisionsAt(history, stepKey(t.id, s.attempt, s.sequence)).map((d) => (
-                      <li key={d.seq}>
+                      <li key={d.seq} className={d.refused ? 'error-text' : undefined}>
                         {d.text} <span className="muted">{when(d.at)}</span>
                       </li>
                     ))}
@@ -124,7 +141,11 @@ export function Conversation({
                     </li>
                   </ul>
                 ) : null}
-                {s.comment ? (
+                {s.comment && mark && mark.kind !== 'auto' ? (
+                  <p className="person rejected" data-testid="engine-refusal">
+                    The engine answered the model, before any person was asked: “{s.comment}”
+                  </p>
+                ) : s.comment ? (
                   <p className={`person ${s.state === 'REJECTED' ? 'rejected' : ''}`}>
                     {s.state === 'REJECTED' ? 'Rejected by a person: ' : 'A person noted: '}“{s.comment}”
                   </p>

@@ -33,7 +33,9 @@ function rowsOf(tasks: readonly TraceTask[], history: readonly TraceEvent[], now
       const start = new Date(s.createdAt).getTime();
       const end = FINAL.has(s.state) ? new Date(s.updatedAt).getTime() : now;
       const evs = events.get(k) ?? [];
-      const proposed = evs.find((e) => e.eventType === 'STEP_PROPOSED');
+      // a call an `auto` rule approved waited for nobody: the policy answered within the proposal
+      const auto = evs.some((e) => e.eventType === 'APPROVAL_AUTO');
+      const proposed = auto ? undefined : evs.find((e) => e.eventType === 'STEP_PROPOSED');
       const decided = proposed ? evs.find((e) => e.seq > proposed.seq && DECIDED.test(e.eventType)) : undefined;
       let wait: Row['wait'] = null;
       if (proposed) {

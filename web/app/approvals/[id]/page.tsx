@@ -11,8 +11,10 @@ import { useParams } from 'next/navigation';
 import { useEffect, useState } from 'react';
 import { useQuery, useSubscription } from 'urql';
 import { Arguments } from '../../../components/Arguments';
-import { ImpactSentence } from '../../../components/approval/Impact';
+import { LevelsByVersion, policyDecision, RuleText } from '../../../components/approval/Authority';
 import { DecisionHistory, EarlierVersions } from '../../../components/approval/History';
+import { ImpactSentence } from '../../../components/approval/Impact';
+import { VersionChange } from '../../../components/approval/Versions';
 import { Basis } from '../../../components/Basis';
 import { EscalatedBadge, StateBadge } from '../../../components/Badges';
 import { DecideForm } from '../../../components/DecideForm';
@@ -30,6 +32,8 @@ export default function ApprovalPage() {
     const t = setInterval(() => setNow(Date.now()), 30_000);
     return () => clearInterval(t);
   }, []);
+  // a refused decision keeps its form on screen even when the approval left PENDING with it (expired)
+  const [refused, setRefused] = useState(false);
   const [changed] = useSubscription({ query: ApprovalChanged });
   useEffect(() => {
     if (changed.data?.approvalChanged.id === id) refetch({ requestPolicy: 'network-only' });
@@ -47,6 +51,7 @@ export default function ApprovalPage() {
   const decidedIt = a.decisions.some((d) => d.outcome === 'ACCEPTED' && d.decidedBy === principal?.name);
   const mayRevoke = (a.state === 'APPROVED' || a.state === 'PENDING') && (principal?.kind === 'ADMIN' || decidedIt);
   const refresh = () => refetch({ requestPolicy: 'network-only' });
+  const byPolicy = a.decidedBy === 'policy';
 
   return (
     <article className="detail approval">
@@ -95,6 +100,7 @@ export default function ApprovalPage() {
       <section className="card" aria-labelledby="args-title">
         <h2 id="args-title">2 · Target and every argument</h2>
         <Arguments args={a.arguments} redacted={a.redactedPaths} />
+        <VersionChange versions={a.versions} version={a.version} />
         <p className="small">
           Digest <code className="digest" data-testid="digest">{a.digest}</code>
         </p>
@@ -157,18 +163,31 @@ export default function ApprovalPage() {
               ? `the call must start by ${when(a.validUntil)} (${timeLeft(a.validUntil, now)}), else a new version is asked`
               : 'the call must start within the tool’s approval window, else a new version is asked'}
           </dd>
+          <dt>Rule</dt>
+          <dd data-testid="rule">
+            <RuleText a={a} />
+          </dd>
           <dt>Who may decide</dt>
           <dd>
-            a person in {a.candidateGroups.join(' or ')}
-            {a.levels > 1 ? ` (level ${a.level} of ${a.levels})` : ''}; never the one who started the process
+            {byPolicy ? (
+              'no person: the rule approved this call as the agent proposed it'
+            ) : (
+              <>
+                a person in {a.candidateGroups.join(' or ')}
+                {a.levels > 1 ? ` (level ${a.level} of ${a.levels}, version ${a.version})` : ''}; never the one who started the
+                process
+                {a.levels > 1 ? '; each level by a different person' : ''}
+              </>
+            )}
           </dd>
           <dt>You are</dt>
           <dd data-testid="you-are">
             {principal ? `${principal.name} (${principal.kind.toLowerCase()}${principal.groups.length ? `, ${principal.groups.join(', ')}` : ''})` : '…'}
             {' — '}
-            {mayDecide ? 'you may decide' : 'you cannot decide this call'}
+            {a.state !== 'PENDING' ? 'nothing is left to decide' : mayDecide ? 'you may decide' : 'you cannot decide this call'}
           </dd>
         </dl>
+        <LevelsByVersion a={a} />
       </section>
 
       <section className="card" aria-labelledby="on-approval-title">
@@ -184,12 +203,27 @@ export default function ApprovalPage() {
               ? 'This work was retired; the call will never run.'
               : a.state === 'REVOKED'
                 ? 'Revoked: the call will not run; the agent reads the reason'
-                : `${a.state.toLowerCase()} by ${a.decidedBy ?? '—'} on ${when(a.decidedAt)}`}
+                : a.state === 'EXPIRED' && !a.decidedBy
+                  ? `Expired: nobody decided in time${a.expiresAt ? ` (by ${when(a.expiresAt)})` : ''}`
+                  : (policyDecision(a) ?? `${a.state.toLowerCase()} by ${a.decidedBy ?? '—'} on ${when(a.decidedAt)}`)}
             {a.comment ? ` — “${a.comment}”` : ''}
           </p>
         ) : null}
-        {a.state === 'PENDING' && mayDecide ? (
-          <DecideForm approvalId={a.id} digest={a.digest} onDone={refresh} />
+        {mayDecide && (a.state === 'PENDING' || refused) ? (
+          <DecideForm
+            // a new version is a new call to read: its form starts from its own arguments
+            key={a.digest}
+            approvalId={a.id}
+            digest={a.digest}
+            args={a.arguments}
+            editable={a.editable}
+            closed={a.state !== 'PENDING'}
+            onDone={refresh}
+            onRefused={() => {
+              setRefused(true);
+              refresh(); // the refused attempt joins the decision history below
+            }}
+          />
         ) : a.state === 'PENDING' ? (
           <p className="muted" data-testid="cannot-decide">
             {principal?.kind === 'WORKER'
@@ -200,8 +234,8 @@ export default function ApprovalPage() {
         {mayRevoke ? <RevokeForm approvalId={a.id} onDone={refresh} /> : null}
       </section>
 
-      <EarlierVersions earlier={a.earlierProposals} version={a.version} />
-      <DecisionHistory decisions={a.decisions} />
+      <EarlierVersions earlier={a.earlierProposals} version={a.version} versions={a.versions} />
+      <DecisionHistory decisions={a.decisions} byPolicy={byPolicy} />
     </article>
   );
 }

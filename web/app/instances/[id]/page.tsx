@@ -13,6 +13,7 @@ import { Journal } from '../../../components/Journal';
 import { isSpec } from '../../../components/flow/graph';
 import { ProcessPicture } from '../../../components/flow/ProcessPicture';
 import { Conversation } from '../../../components/trace/Conversation';
+import { HistoryList } from '../../../components/trace/HistoryList';
 import { Waterfall } from '../../../components/trace/Waterfall';
 import { sentence } from '../../../lib/errors';
 import { json, when } from '../../../lib/format';
@@ -78,25 +79,7 @@ export default function InstancePage() {
         <summary>
           <h2 className="inline">History ({i.history.length} events)</h2>
         </summary>
-        <ol className="timeline" data-testid="timeline">
-          {i.history.map((h) => (
-            <li key={h.seq}>
-              <span className="event">{h.eventType.replace(/_/g, ' ').toLowerCase()}</span>{' '}
-              <span className="muted small">
-                #{h.seq} · {when(h.at)} · {h.actor}
-                {h.sequence != null ? ` · attempt ${h.attempt}, step ${h.sequence}` : ''}
-              </span>
-              {h.approvalId ? (
-                <>
-                  {' '}
-                  <Link href={`/approvals/${h.approvalId}`} className="small">
-                    approval
-                  </Link>
-                </>
-              ) : null}
-            </li>
-          ))}
-        </ol>
+        <HistoryList history={i.history} />
       </details>
       <details className="card fold">
         <summary>
@@ -119,7 +102,7 @@ export default function InstancePage() {
               {t.lockExpiresAt ? ` · lease until ${when(t.lockExpiresAt)}` : ''}
               {t.errorType ? ` · ${t.errorType}: ${t.errorMessage ?? ''}` : ''}
             </p>
-            <Journal steps={t.steps} />
+            <Journal taskId={t.id} steps={t.steps} history={i.history} />
           </section>
         ))}
       </details>
