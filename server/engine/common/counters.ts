@@ -13,12 +13,25 @@ export interface EngineCounters {
    * (SPEC §14.5); counted here and logged instead
    */
   unauthenticatedDecisions: number;
+  /**
+   * failed rounds of the background loops, by cause: `unavailable` when the database is down or
+   * restarting (server/errors.ts isUnavailable), `error` for anything else; each loop tries again on its
+   * next round, so a count that keeps rising is a loop that no longer gets its work done
+   */
+  backgroundFailures: Record<BackgroundLoop, { unavailable: number; error: number }>;
 }
+
+/** The engine's background loops: SLA and expiry sweeps, durable jobs, stream pruning, webhook sends. */
+export const BACKGROUND_LOOPS = ['sweeps', 'jobs', 'stream_pruning', 'webhooks'] as const;
+export type BackgroundLoop = (typeof BACKGROUND_LOOPS)[number];
 
 export function createCounters(): EngineCounters {
   return {
     journalCalls: { single: 0, batch: 0 },
     journalBatches: { requests: 0, entries: 0 },
     unauthenticatedDecisions: 0,
+    backgroundFailures: Object.fromEntries(
+      BACKGROUND_LOOPS.map((loop) => [loop, { unavailable: 0, error: 0 }]),
+    ) as EngineCounters['backgroundFailures'],
   };
 }

@@ -165,7 +165,7 @@ export async function dispatchWebhooks(ctx: EngineContext, batch = 20): Promise<
 }
 
 /** Dispatches when an approval or incident event commits (NOTIFY) and every ABADA_WEBHOOK_POLL_MS. */
-export function startWebhookDispatcher(ctx: EngineContext, onError: (e: unknown) => void = () => {}) {
+export function startWebhookDispatcher(ctx: EngineContext, onError: (e: unknown) => void) {
   return startBackgroundRunner(ctx, () => dispatchWebhooks(ctx), {
     intervalMs: ctx.config.webhooks.pollMs,
     wakes: (e) => e.type === 'approval' || e.type === 'incident',
