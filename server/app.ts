@@ -8,7 +8,13 @@ import { connect, type Database } from './db/client.js';
 import { type EmbeddedServer, startEmbeddedPostgres } from './db/embedded.js';
 import { runMigrations } from './db/migrate.js';
 import { Notifier, startStreamPruning } from './engine/events/index.js';
-import { type EngineContext, createCounters, Sealer } from './engine/common/index.js';
+import {
+  type BackgroundLoop,
+  type EngineContext,
+  type EngineCounters,
+  createCounters,
+  Sealer,
+} from './engine/common/index.js';
 import { startJobRunner } from './engine/instances/index.js';
 import { startSweeps } from './engine/approvals/index.js';
 import { EventHub } from './graphql/pubsub.js';
@@ -71,13 +77,12 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
     web: opts.web,
     logger,
   });
-  const stopSweeps = opts.sweeps === false ? () => {} : startSweeps(context);
-  const stopJobs = startJobRunner(context);
+  const failed = (loop: BackgroundLoop) => backgroundFailure(logger, context.counters, loop);
+  const stopSweeps = opts.sweeps === false ? () => {} : startSweeps(context, failed('sweeps'));
+  const stopJobs = startJobRunner(context, failed('jobs'));
   const stopPruning =
-    opts.sweeps === false
-      ? () => {}
-      : startStreamPruning(context, backgroundFailure(logger, 'event stream pruning'));
-  const stopWebhooks = startWebhookDispatcher(context, backgroundFailure(logger, 'webhook dispatch'));
+    opts.sweeps === false ? () => {} : startStreamPruning(context, failed('stream_pruning'));
+  const stopWebhooks = startWebhookDispatcher(context, failed('webhooks'));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -106,17 +111,18 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
 }
 
 /**
- * How a background loop's failed round is logged: the database being down or restarting is one warning
- * line (the loop tries again on its next round, and /readyz already says so); anything else is an error
- * with its stack.
+ * How a background loop's failed round is logged and counted (abada_background_failures_total): the
+ * database being down or restarting is one warning line (the loop tries again on its next round, and
+ * /readyz already says so); anything else is an error with its stack.
  */
-function backgroundFailure(logger: Logger, what: string) {
+function backgroundFailure(logger: Logger, counters: EngineCounters, loop: BackgroundLoop) {
   return (err: unknown) => {
-    if (isUnavailable(err))
-      logger.warn(
-        { event: 'db.unavailable', loop: what },
-        `${what}: the database is unavailable; trying again`,
-      );
-    else logger.error({ err }, `${what} failed`);
+    if (isUnavailable(err)) {
+      counters.backgroundFailures[loop].unavailable++;
+      logger.warn({ event: 'db.unavailable', loop }, `${loop}: the database is unavailable; trying again`);
+    } else {
+      counters.backgroundFailures[loop].error++;
+      logger.error({ err, loop }, `${loop} failed`);
+    }
   };
 }

@@ -143,12 +143,8 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 function url(env: Env, name: string, what: string): URL | null {
   const raw = env[name]?.trim();
   if (!raw) return null;
-  try {
-    const u = new URL(raw);
-    if (u.protocol === 'https:' || (u.protocol === 'http:' && LOOPBACK.has(u.hostname))) return u;
-  } catch {
-    // reported below
-  }
+  const u = URL.canParse(raw) ? new URL(raw) : null;
+  if (u && (u.protocol === 'https:' || (u.protocol === 'http:' && LOOPBACK.has(u.hostname)))) return u;
   throw new ConfigError(
     `${name} must be an https URL (${what}); plain http is accepted only on loopback, got "${raw}".`,
   );

@@ -4,7 +4,7 @@
  * key id) for the issuer, the audience, the expiry and an algorithm allow-list. The caller is the
  * principal with the token's issuer + subject: it must have signed in to the dashboard once.
  */
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createRemoteJWKSet, errors, jwtVerify } from 'jose';
 import type { OidcClient } from './oidc.js';
 
 export type AccessTokenCheck = { subject: string; issuer: string } | { refusal: string };
@@ -38,7 +38,10 @@ export class AccessTokenVerifier {
       });
       return { subject: String(payload.sub), issuer };
     } catch (e) {
-      const code = (e as { code?: string }).code ?? 'ERR_JWT_INVALID';
+      // jose's refusals are JOSEErrors with a code; the JWKS out of reach (fetch's TypeError) or a bug
+      // is not the token's fault, and goes to the request's error handling like a failed discovery
+      if (!(e instanceof errors.JOSEError)) throw e;
+      const { code } = e;
       return {
         refusal:
           code === 'ERR_JWT_EXPIRED'

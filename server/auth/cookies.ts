@@ -28,7 +28,8 @@ export function readCookie(header: string | string[] | undefined, name: string):
       const value = part.slice(i + 1).trim();
       try {
         return decodeURIComponent(value);
-      } catch {
+      } catch (e) {
+        if (!(e instanceof URIError)) throw e; // a malformed %-escape: not a cookie we set
         return null;
       }
     }

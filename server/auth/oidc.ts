@@ -100,7 +100,7 @@ export class OidcClient {
       idTokenExpected: true,
     });
     const claims = response.claims();
-    if (!claims) throw new Error('the provider sent no ID token');
+    if (!claims) throw new ProviderAnswerError('the provider sent no ID token');
     return this.identityOf(config, claims, response, claims.sub);
   }
 
@@ -126,8 +126,9 @@ export class OidcClient {
         return this.identityOf(config, claims ?? { sub: subject }, next, subject);
       }
       if (tokens.accessToken) return await this.identityOf(config, { sub: subject }, tokens, subject);
-    } catch {
+    } catch (e) {
       // refused or unreachable: the groups cannot be confirmed, so the session ends
+      if (!isProviderRefusal(e) && !isProviderUnreachable(e)) throw e;
     }
     return null;
   }
@@ -185,4 +186,32 @@ export class OidcClient {
   async issuer(): Promise<string> {
     return (await this.configuration()).serverMetadata().issuer;
   }
+}
+
+/** An answer of the provider that openid-client accepted but that lacks what a sign-in needs. */
+class ProviderAnswerError extends Error {
+  override name = 'ProviderAnswerError';
+}
+
+/**
+ * Whether openid-client refused what the provider sent: the state, the nonce, the ID token's signature
+ * or claims, an error answer (a ClientError with its code, or oauth4webapi's answer errors).
+ */
+export function isProviderRefusal(e: unknown): boolean {
+  if (e instanceof ProviderAnswerError) return true;
+  if (e instanceof client.ClientError) return e.code !== undefined && !UNREACHED_CODES.has(e.code);
+  return (
+    e instanceof client.ResponseBodyError ||
+    e instanceof client.AuthorizationResponseError ||
+    e instanceof client.WWWAuthenticateChallengeError
+  );
+}
+
+const UNREACHED_CODES = new Set(['OAUTH_TIMEOUT', 'OAUTH_ABORT']);
+
+/** Whether the provider could not be reached: fetch's network failure, or openid-client's timeout. */
+export function isProviderUnreachable(e: unknown): boolean {
+  if (e instanceof client.ClientError) return e.code !== undefined && UNREACHED_CODES.has(e.code);
+  // undici's one message for a request that got no answer (the socket's error is its cause)
+  return e instanceof TypeError && e.message === 'fetch failed';
 }

@@ -11,7 +11,13 @@ import { endSession, openSession } from '../engine/principals/index.js';
 import { EngineError } from '../errors.js';
 import { type CookieNames, cookieOf, setCookie } from './cookies.js';
 import { type Identifier, sameSecret } from './identify.js';
-import { type OidcClient, PENDING_TTL_MS, type PendingSignIn } from './oidc.js';
+import {
+  isProviderRefusal,
+  isProviderUnreachable,
+  type OidcClient,
+  PENDING_TTL_MS,
+  type PendingSignIn,
+} from './oidc.js';
 
 export interface AuthRoutesOptions {
   engine: EngineContext;
@@ -114,6 +120,9 @@ async function callback(o: AuthRoutesOptions, req: IncomingMessage, res: ServerR
     const maxAge = o.engine.config.sessions.maxHours * 3600;
     redirect(res, pending.returnTo, [clear, setCookie(names, names.session, secret, maxAge)]);
   } catch (e) {
+    // a refusal (ours, or openid-client's checks) is this person's answer; the provider out of reach,
+    // the database or a bug go to the routes' own catch: logged, and a 502 page
+    if (!(e instanceof EngineError || isProviderRefusal(e))) throw e;
     const why =
       e instanceof EngineError ? e.message : `The OpenID Provider's answer was refused (${reason(e)}).`;
     page(res, e instanceof EngineError ? 403 : 400, 'Sign-in failed', `<p>${why}</p>${again}`, [clear]);
@@ -135,7 +144,12 @@ async function logout(o: AuthRoutesOptions, req: IncomingMessage, res: ServerRes
     }
     await endSession(o.engine.db, found.session.id, 'SIGNED_OUT');
     const back = `${o.origin()}/`;
-    to = (await o.oidc?.endSessionUrl(found.session.providerTokens.idToken, back).catch(() => null)) ?? '/';
+    // the session has ended here; a provider out of reach or refusing only costs its own sign-out page
+    const url = o.oidc?.endSessionUrl(found.session.providerTokens.idToken, back).catch((e: unknown) => {
+      if (isProviderUnreachable(e) || isProviderRefusal(e)) return null;
+      throw e;
+    });
+    to = (await url) ?? '/';
   }
   const clear = setCookie(names, names.session, '', 0);
   if (wantsJson) return json(res, 200, { redirect: to }, [clear]);

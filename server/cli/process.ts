@@ -81,7 +81,8 @@ export function parseVar(kv: string): [string, unknown] {
   const raw = kv.slice(i + 1);
   try {
     return [kv.slice(0, i), JSON.parse(raw)];
-  } catch {
+  } catch (e) {
+    if (!(e instanceof SyntaxError)) throw e;
     return [kv.slice(0, i), raw];
   }
 }

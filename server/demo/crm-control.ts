@@ -27,10 +27,12 @@ export async function handleControl(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
+  const text = await readBody(req);
   let cmd: Record<string, unknown>;
   try {
-    cmd = JSON.parse(await readBody(req)) as Record<string, unknown>;
-  } catch {
+    cmd = JSON.parse(text) as Record<string, unknown>;
+  } catch (e) {
+    if (!(e instanceof SyntaxError)) throw e;
     sendJson(res, 400, { error: 'body must be JSON' });
     return;
   }

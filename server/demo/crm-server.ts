@@ -212,10 +212,12 @@ async function handleMcp(rt: Runtime, req: IncomingMessage, res: ServerResponse)
     });
     return;
   }
+  const text = await readBody(req);
   let body: unknown;
   try {
-    body = JSON.parse(await readBody(req));
-  } catch {
+    body = JSON.parse(text);
+  } catch (e) {
+    if (!(e instanceof SyntaxError)) throw e;
     sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null });
     return;
   }

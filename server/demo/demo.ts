@@ -109,7 +109,9 @@ async function ensurePrincipals(
   if (existsSync(file)) {
     try {
       stored = JSON.parse(readFileSync(file, 'utf8')) as StoredPrincipal[];
-    } catch {
+    } catch (e) {
+      // a file cut short or edited by hand: every token is issued again
+      if (!(e instanceof SyntaxError)) throw e;
       stored = [];
     }
   }
@@ -118,10 +120,14 @@ async function ensurePrincipals(
     const managedId = p.kind !== 'WORKER' && providerPrincipalId ? await providerPrincipalId(p.name) : null;
     const old = stored.find((s) => s.name === p.name)?.token;
     if (old) {
+      // a token the engine refuses (revoked, from another data directory) is issued again
       const ok = await client
         .as(old)
         .request(Me, {})
-        .catch(() => null);
+        .catch((e: unknown) => {
+          if (e instanceof GraphQLRequestError) return null;
+          throw e;
+        });
       if (ok?.me.name === p.name && (managedId === null || ok.me.id === managedId)) {
         out.push({ ...p, token: old });
         continue;
@@ -164,8 +170,9 @@ async function stablePort<T>(saved: number | undefined, start: (port: number) =>
   if (saved) {
     try {
       return await start(saved);
-    } catch {
+    } catch (e) {
       // taken by something else: fall through to an ephemeral port
+      if ((e as { code?: unknown }).code !== 'EADDRINUSE') throw e;
     }
   }
   return start(0);

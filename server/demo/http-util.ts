@@ -51,7 +51,9 @@ export function isMainModule(moduleUrl: string): boolean {
   if (!process.argv[1]) return false;
   try {
     return realpathSync(fileURLToPath(moduleUrl)) === realpathSync(resolve(process.argv[1]));
-  } catch {
+  } catch (e) {
+    // argv[1] names no file (node -e, a REPL): not started as a script
+    if ((e as { code?: unknown }).code !== 'ENOENT') throw e;
     return false;
   }
 }

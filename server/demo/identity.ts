@@ -24,9 +24,11 @@ export interface DemoIdentity {
 
 export async function startDemoIdentity(savedPort: number | undefined): Promise<DemoIdentity> {
   const accounts = demoAccounts(DEMO_PASSWORD);
-  const provider = await startDemoProvider({ port: savedPort, accounts }).catch(() =>
-    startDemoProvider({ accounts }),
-  );
+  // the port of last time when it is free (registered redirect URIs stay valid), else any
+  const provider = await startDemoProvider({ port: savedPort, accounts }).catch((e: unknown) => {
+    if ((e as { code?: unknown }).code !== 'EADDRINUSE') throw e;
+    return startDemoProvider({ accounts });
+  });
   const clientSecret = randomBytes(24).toString('base64url');
   return {
     provider,

@@ -58,7 +58,8 @@ export async function startMcpFaultProxy(target: string, host = '127.0.0.1'): Pr
     try {
       const msg = JSON.parse(body) as { method?: string; params?: { name?: unknown } };
       if (msg?.method === 'tools/call' && typeof msg.params?.name === 'string') tool = msg.params.name;
-    } catch {
+    } catch (e) {
+      if (!(e instanceof SyntaxError)) throw e;
       return null;
     }
     if (tool === null) return null;

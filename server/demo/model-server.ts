@@ -129,10 +129,12 @@ function readChat(body: Record<string, unknown>): ScriptRequest | { status: numb
 }
 
 async function handleChat(rt: Runtime, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const text = await readBody(req);
   let body: Record<string, unknown>;
   try {
-    body = JSON.parse(await readBody(req)) as Record<string, unknown>;
-  } catch {
+    body = JSON.parse(text) as Record<string, unknown>;
+  } catch (e) {
+    if (!(e instanceof SyntaxError)) throw e;
     sendJson(res, 400, errorBody('The body must be JSON', 'invalid_request_error', 'invalid_json'));
     return;
   }

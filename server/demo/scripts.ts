@@ -91,7 +91,8 @@ export function parseJson(text: string): Record<string, unknown> | undefined {
     return value && typeof value === 'object' && !Array.isArray(value)
       ? (value as Record<string, unknown>)
       : undefined;
-  } catch {
+  } catch (e) {
+    if (!(e instanceof SyntaxError)) throw e;
     return undefined;
   }
 }

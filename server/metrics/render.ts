@@ -140,5 +140,14 @@ function counterLines(ctx: EngineContext): string[] {
       'decideApproval and revokeApproval requests refused UNAUTHENTICATED (no actor: logged, not in history).',
       [[{}, ctx.counters.unauthenticatedDecisions]],
     ),
+    ...family(
+      'abada_background_failures_total',
+      'counter',
+      'Failed rounds of the background loops, by loop and cause (unavailable: the database is down; error: anything else, logged with its stack).',
+      Object.entries(ctx.counters.backgroundFailures).flatMap(([loop, n]): Row[] => [
+        [{ loop, cause: 'unavailable' }, n.unavailable],
+        [{ loop, cause: 'error' }, n.error],
+      ]),
+    ),
   ];
 }

@@ -1,7 +1,18 @@
-/** Evaluation of parsed `approval.when` expressions (semantics in expression.ts). Never throws. */
+/**
+ * Evaluation of parsed `approval.when` expressions (semantics in expression.ts). Total over what the
+ * parser builds: a missing path or a type mismatch yields null or false, nesting is bounded
+ * (MAX_EXPRESSION_DEPTH, `equal`'s depth), and the arguments are read as data, never through their
+ * getters, so nothing here throws short of a bug.
+ */
 import type { Expr } from './expression-ast.js';
 
 const hasOwn = (o: object, k: PropertyKey): boolean => Object.hasOwn(o, k);
+
+/** An own data property's value; an accessor reads as missing (a getter is code, and may throw). */
+function dataAt(o: object, key: string | number): unknown {
+  const d = Object.getOwnPropertyDescriptor(o, key);
+  return d && 'value' in d ? d.value : undefined;
+}
 
 function lookup(args: unknown, segments: (string | number)[]): unknown {
   let cur: unknown = args;
@@ -9,12 +20,8 @@ function lookup(args: unknown, segments: (string | number)[]): unknown {
     if (cur === null || typeof cur !== 'object') return null;
     if (Array.isArray(cur)) {
       if (typeof seg !== 'number' || seg < 0 || seg >= cur.length) return null;
-      cur = cur[seg];
-    } else {
-      const key = String(seg);
-      if (!hasOwn(cur, key)) return null;
-      cur = (cur as Record<string, unknown>)[key];
-    }
+      cur = dataAt(cur, seg);
+    } else cur = dataAt(cur, String(seg));
     if (cur === undefined) return null;
   }
   return cur ?? null;
@@ -27,10 +34,7 @@ function equal(a: unknown, b: unknown, depth = 0): boolean {
   const ka = Object.keys(a);
   const kb = Object.keys(b);
   if (ka.length !== kb.length) return false;
-  return ka.every(
-    (k) =>
-      hasOwn(b, k) && equal((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], depth + 1),
-  );
+  return ka.every((k) => hasOwn(b, k) && equal(dataAt(a, k), dataAt(b, k), depth + 1));
 }
 
 function truthy(v: unknown): boolean {
@@ -117,11 +121,10 @@ function finite(n: number): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
-/** Evaluates an AST over the call's arguments. Never throws: on any internal failure it yields false. */
+/**
+ * Evaluates an AST over the call's arguments. A bug here throws rather than reading as false: false
+ * would skip the approval rule whose `when` it is (a deny rule among them), as if the call did not match.
+ */
 export function evaluate(ast: Expr, args: unknown): boolean | unknown {
-  try {
-    return evalNode(ast, args);
-  } catch {
-    return false;
-  }
+  return evalNode(ast, args);
 }

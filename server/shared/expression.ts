@@ -327,8 +327,9 @@ export function parseExpression(src: string): ParseResult {
     if (src.trim() === '') return { ok: false, message: 'the expression is empty', position: 0 };
     return { ok: true, ast: new Parser(tokenize(src)).parse() };
   } catch (e) {
-    if (e instanceof ExprError) return { ok: false, message: e.message, position: e.position };
-    return { ok: false, message: 'the expression could not be parsed', position: 0 };
+    // the tokenizer and the parser refuse with ExprError (nesting is bounded): anything else is a bug
+    if (!(e instanceof ExprError)) throw e;
+    return { ok: false, message: e.message, position: e.position };
   }
 }
 

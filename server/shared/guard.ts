@@ -45,7 +45,8 @@ export function answerOf(response: unknown): Record<string, unknown> {
   if (typeof v === 'string') {
     try {
       v = JSON.parse(v);
-    } catch {
+    } catch (e) {
+      if (!(e instanceof SyntaxError)) throw e;
       return {};
     }
   }

@@ -149,7 +149,8 @@ function content(name: string, text: string | undefined): Record<string, string>
 function parseOr(text: string): unknown {
   try {
     return JSON.parse(text || '{}');
-  } catch {
+  } catch (e) {
+    if (!(e instanceof SyntaxError)) throw e;
     return text;
   }
 }

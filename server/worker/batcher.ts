@@ -24,6 +24,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Turns } from '../shared/turns.js';
 import {
+  ClientError,
   type GraphQLErrorEntry,
   GraphQLRequestError,
   type RequestOptions,
@@ -145,8 +146,13 @@ export class JournalBatcher<R> {
           })),
         ),
       );
-    } catch {
-      // no answer: each call on its own, with its own retries (a re-sent step is answered from the journal)
+    } catch (e) {
+      // no answer, or a refused request: each call on its own, with its own retries (a re-sent step is
+      // answered from the journal). Anything else is a bug, answered to every call of the turn.
+      if (!(e instanceof ClientError)) {
+        for (const h of turn) this.finish(h, () => h.reject(e));
+        return;
+      }
       return this.fallBack(turn);
     }
     const entries = answer.data?.journalBatch;

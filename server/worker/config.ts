@@ -63,14 +63,12 @@ function readerOf(env: Env, problems: string[]) {
       if (required) problems.push(`${name} is required (e.g. http://127.0.0.1:3000).`);
       return null;
     }
-    try {
-      const u = new URL(raw);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
-      return raw.replace(/\/+$/, '');
-    } catch {
+    const protocol = URL.canParse(raw) ? new URL(raw).protocol : null;
+    if (protocol !== 'http:' && protocol !== 'https:') {
       problems.push(`${name} must be an http(s) URL, got "${raw}".`);
       return null;
     }
+    return raw.replace(/\/+$/, '');
   };
   const int = (name: string, def: number, min: number, max: number): number => {
     const raw = str(name);

@@ -239,8 +239,8 @@ export function parseFinalAnswer(content: string | null): FinalAnswer {
         if (typeof n === 'number' && Number.isFinite(n)) confidence = n;
       }
       return { ok: true, value, confidence };
-    } catch {
-      // try the next candidate
+    } catch (e) {
+      if (!(e instanceof SyntaxError)) throw e; // not JSON: try the next candidate
     }
   }
   return { ok: false, reason: 'the final answer is not JSON' };

@@ -61,7 +61,9 @@ function isMain(): boolean {
     return (
       !!process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))
     );
-  } catch {
+  } catch (e) {
+    // argv[1] names no file (node -e, a REPL): not started as a script
+    if ((e as { code?: unknown }).code !== 'ENOENT') throw e;
     return false;
   }
 }

@@ -78,7 +78,8 @@ function keyOf(body: string): string | undefined {
     };
     const key = msg?.method === 'tools/call' ? msg.params?._meta?.idempotencyKey : undefined;
     return typeof key === 'string' ? key : undefined;
-  } catch {
+  } catch (e) {
+    if (!(e instanceof SyntaxError)) throw e;
     return undefined; // not a single JSON-RPC message: sent as it is
   }
 }

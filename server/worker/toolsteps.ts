@@ -68,7 +68,8 @@ export class ToolSteps {
     let args: unknown;
     try {
       args = JSON.parse(call.function.arguments || '{}');
-    } catch {
+    } catch (e) {
+      if (!(e instanceof SyntaxError)) throw e;
       return `Error: the arguments of ${name} are not valid JSON.`;
     }
     if (!args || typeof args !== 'object' || Array.isArray(args))

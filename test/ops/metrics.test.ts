@@ -60,6 +60,9 @@ describe('/metrics', () => {
     expect(
       value(body, 'abada_journal_duration_seconds_count{kind="MODEL_CALL",state="COMPLETED",outcome="ok"}'),
     ).toBe(2);
+    // no round of a background loop failed (each is counted by loop and cause)
+    for (const loop of ['sweeps', 'jobs', 'stream_pruning', 'webhooks'])
+      expect(value(body, `abada_background_failures_total{loop="${loop}",cause="error"}`)).toBe(0);
     // Every sample line is `name{labels} number`.
     for (const line of body.trim().split('\n')) {
       if (!line.startsWith('#')) expect(line).toMatch(/^[a-z_]+(\{[^}]*\})? -?[0-9.e+-]+$/);

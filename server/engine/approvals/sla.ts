@@ -5,7 +5,7 @@
  */
 import { and, eq, lte, sql } from 'drizzle-orm';
 import { approvals } from '../../db/schema.js';
-import { type EngineContext, query } from '../common/index.js';
+import { type EngineContext, query, startBackgroundRunner } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
 import { sweepExpired } from './expiry.js';
@@ -50,18 +50,10 @@ export async function sweepSla(ctx: EngineContext): Promise<number> {
   });
 }
 
-export function startSweeps(ctx: EngineContext): () => void {
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    sweepSla(ctx)
-      .then(() => sweepExpired(ctx))
-      .catch(() => {})
-      .finally(() => {
-        running = false;
-      });
-  }, ctx.config.slaSweepIntervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+/** Runs both sweeps every ABADA_SLA_SWEEP_INTERVAL_MS; a failed round goes to `onError`. Returns stop(). */
+export function startSweeps(ctx: EngineContext, onError: (e: unknown) => void): () => void {
+  return startBackgroundRunner(ctx, () => sweepSla(ctx).then(() => sweepExpired(ctx)), {
+    intervalMs: ctx.config.slaSweepIntervalMs,
+    onError,
+  });
 }

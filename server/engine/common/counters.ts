@@ -15,6 +15,12 @@ export interface EngineCounters {
   unauthenticatedDecisions: number;
   /** a fast path that handed a request to its slow path, by `path` and the named `reason` */
   fastPathFallbacks: Map<string, number>;
+  /**
+   * failed rounds of the background loops, by cause: `unavailable` when the database is down or
+   * restarting (server/errors.ts isUnavailable), `error` for anything else; each loop tries again on its
+   * next round, so a count that keeps rising is a loop that no longer gets its work done
+   */
+  backgroundFailures: Record<BackgroundLoop, { unavailable: number; error: number }>;
 }
 
 /** Counts one fallback of a fast path to its slow path (abada_fast_path_fallbacks_total). */
@@ -23,11 +29,18 @@ export function countFallback(counters: EngineCounters, path: string, reason: st
   counters.fastPathFallbacks.set(key, (counters.fastPathFallbacks.get(key) ?? 0) + 1);
 }
 
+/** The engine's background loops: SLA and expiry sweeps, durable jobs, stream pruning, webhook sends. */
+export const BACKGROUND_LOOPS = ['sweeps', 'jobs', 'stream_pruning', 'webhooks'] as const;
+export type BackgroundLoop = (typeof BACKGROUND_LOOPS)[number];
+
 export function createCounters(): EngineCounters {
   return {
     journalCalls: { single: 0, batch: 0 },
     journalBatches: { requests: 0, entries: 0 },
     unauthenticatedDecisions: 0,
     fastPathFallbacks: new Map(),
+    backgroundFailures: Object.fromEntries(
+      BACKGROUND_LOOPS.map((loop) => [loop, { unavailable: 0, error: 0 }]),
+    ) as EngineCounters['backgroundFailures'],
   };
 }

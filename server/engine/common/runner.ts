@@ -3,16 +3,17 @@ import type { EngineEvent } from './event.js';
 
 /**
  * Runs `work` when an event `wakes` it (NOTIFY) and every `intervalMs` (retries, missed events). Runs never
- * overlap in one process; a wake-up during a run schedules exactly one more run after it. Returns stop().
+ * overlap in one process; a wake-up during a run schedules exactly one more run after it. A failed run
+ * goes to `onError` (server/app.ts logs and counts it) and the next one tries again. Returns stop().
  */
 export function startBackgroundRunner(
   ctx: EngineContext,
   work: () => Promise<unknown>,
   opts: {
     intervalMs: number;
-    wakes: (e: EngineEvent) => boolean;
+    wakes?: (e: EngineEvent) => boolean;
     runAtStart?: boolean;
-    onError?: (e: unknown) => void;
+    onError: (e: unknown) => void;
   },
 ): () => void {
   let running = false;
@@ -26,7 +27,7 @@ export function startBackgroundRunner(
     }
     running = true;
     work()
-      .catch(opts.onError ?? (() => {}))
+      .catch(opts.onError)
       .finally(() => {
         running = false;
         if (again) {
@@ -35,10 +36,11 @@ export function startBackgroundRunner(
         }
       });
   };
+  const { wakes } = opts;
   const onEvent = (e: EngineEvent) => {
-    if (opts.wakes(e)) tick();
+    if (wakes?.(e)) tick();
   };
-  ctx.notifier?.on('event', onEvent);
+  if (wakes) ctx.notifier?.on('event', onEvent);
   const timer = setInterval(tick, opts.intervalMs);
   timer.unref();
   if (opts.runAtStart) tick();

@@ -49,7 +49,8 @@ export class Notifier extends EventEmitter {
       let e: EngineEvent | StreamEvent;
       try {
         e = JSON.parse(msg.payload) as EngineEvent;
-      } catch {
+      } catch (err) {
+        if (!(err instanceof SyntaxError)) throw err;
         return; // a malformed payload is not ours to act on
       }
       if ('position' in e && typeof e.position === 'number')

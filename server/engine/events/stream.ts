@@ -11,6 +11,7 @@ import {
   query,
   type StreamEvent,
   type StreamPayload,
+  startBackgroundRunner,
 } from '../common/index.js';
 
 const CURSOR = /^v1\.(\d{1,15})$/;
@@ -148,11 +149,11 @@ export async function pruneStream(ctx: EngineContext): Promise<number> {
   }
 }
 
-/** Prunes the stream at start and every 10 minutes. Returns stop(). */
-export function startStreamPruning(ctx: EngineContext, onError: (e: unknown) => void = () => {}): () => void {
-  const run = () => void pruneStream(ctx).catch(onError);
-  const timer = setInterval(run, 10 * 60_000);
-  timer.unref();
-  run();
-  return () => clearInterval(timer);
+/** Prunes the stream at start and every 10 minutes; a failed round goes to `onError`. Returns stop(). */
+export function startStreamPruning(ctx: EngineContext, onError: (e: unknown) => void): () => void {
+  return startBackgroundRunner(ctx, () => pruneStream(ctx), {
+    intervalMs: 10 * 60_000,
+    runAtStart: true,
+    onError,
+  });
 }

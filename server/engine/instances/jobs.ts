@@ -41,10 +41,15 @@ export async function runJobs(ctx: EngineContext, batch = 20): Promise<number> {
 }
 
 /** Runs jobs when one is announced (NOTIFY) and every few seconds for retries. */
-export function startJobRunner(ctx: EngineContext, intervalMs = 2000): () => void {
+export function startJobRunner(
+  ctx: EngineContext,
+  onError: (e: unknown) => void,
+  intervalMs = 2000,
+): () => void {
   return startBackgroundRunner(ctx, () => runJobs(ctx), {
     intervalMs,
     wakes: (e) => e.type === 'job',
     runAtStart: true,
+    onError,
   });
 }

@@ -3,7 +3,7 @@
  * attempt in one request and one transaction, all or nothing). Both run the same path (exec.ts), alone
  * or, when calls of other tasks arrive at the same time, in one transaction with them (group.ts).
  */
-import { invalid } from '../../errors.js';
+import { EngineError, invalid } from '../../errors.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import { withIndex } from './exec.js';
 import { journalGroups, MAX_GROUP } from './group.js';
@@ -86,7 +86,9 @@ export function journalBatch(
       else checkBatch(ctx, actor, e.steps);
       return null;
     } catch (err) {
-      return err;
+      // an entry's own refusal is its answer; anything else is a bug and fails the batch
+      if (err instanceof EngineError) return err;
+      throw err;
     }
   });
   const live = entries.filter((_, i) => refused[i] === null);

@@ -16,8 +16,8 @@
  * the journal of every other task. Calls of one task never share a group (a worker sends
  * them one after another; a re-send waits for the next group).
  */
-import { EngineError, notFound } from '../../errors.js';
-import { type Actor, type EngineContext, isUuid, sameProject } from '../common/index.js';
+import { EngineError, fallbackReason, notFound } from '../../errors.js';
+import { type Actor, countFallback, type EngineContext, isUuid, sameProject } from '../common/index.js';
 import { applyAll, loadKeyOf, ownTransaction, readsOf, runOne } from './exec.js';
 import type { JournalStepInput } from './input.js';
 import type { JournalResult } from './rules.js';
@@ -44,8 +44,13 @@ interface Call {
 
 type Outcome = { value: JournalResult[] } | { error: unknown };
 
-/** The rules refused a call after it had written in the group's transaction: only a rollback undoes it. */
-class GroupAbort extends Error {}
+/**
+ * The rules refused a call after it had written in the group's transaction (a reuse read writes the
+ * call's changes first), or a call threw what is not a refusal: only a rollback undoes the group.
+ */
+class GroupAbort extends Error {
+  override name = 'GroupAbort';
+}
 
 const groups = new WeakMap<EngineContext, JournalGroups>();
 
@@ -113,9 +118,16 @@ export class JournalGroups {
     let outcomes: Outcome[];
     try {
       outcomes = await this.together(group);
-    } catch {
-      // the group as a whole failed: each call on its own, as if it had come alone
+    } catch (e) {
+      // the group as a whole failed for a named reason: each call on its own, as if it had come
+      // alone; anything else is a bug, answered to every call of the group rather than hidden
+      const reason = e instanceof GroupAbort ? 'refused-after-write' : fallbackReason(e);
+      if (reason === null) {
+        for (const c of group) c.reject(e);
+        return;
+      }
       this.counts.fallbacks++;
+      countFallback(this.ctx.counters, 'journal-group', reason);
       for (const c of group) await settle(c, () => runOne(this.ctx, c.actor, c.inputs, c.batch));
       return;
     }
@@ -164,7 +176,8 @@ export class JournalGroups {
           const { out, refusal } = await applyAll(state, this.ctx, c.actor, watched, c.inputs, c.batch);
           outcomes[i] = refusal ? { error: refusal } : { value: out };
         } catch (e) {
-          if (wrote || !(e instanceof EngineError)) throw new GroupAbort(String(e));
+          if (!(e instanceof EngineError)) throw e;
+          if (wrote) throw new GroupAbort(e.message, { cause: e });
           outcomes[i] = { error: e };
           continue;
         }

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { principals, sessions } from '../../db/schema.js';
+import { EngineError } from '../../errors.js';
 import { sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Executor } from '../common/index.js';
 import { type ProviderIdentity, refreshProviderPrincipal, upsertProviderPrincipal } from './external.js';
@@ -159,7 +160,11 @@ export async function refreshSession(
     return null;
   }
   return transaction(ctx.db, async (tx) => {
-    const p = await refreshProviderPrincipal(tx, session.principalId, who).catch(() => null);
+    // UNAUTHENTICATED: the principal was disabled since; any other failure is the transaction's
+    const p = await refreshProviderPrincipal(tx, session.principalId, who).catch((e: unknown) => {
+      if (e instanceof EngineError && e.code === 'UNAUTHENTICATED') return null;
+      throw e;
+    });
     if (!p) {
       await endSession(tx, session.id, 'DISABLED');
       return null;

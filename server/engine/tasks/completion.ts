@@ -218,8 +218,10 @@ async function journalLastSteps(ctx: EngineContext, actor: Actor, input: Complet
       (input.steps ?? []).map((st) => ({ ...st, taskId, workerId, attempt })),
     );
   } catch (e) {
-    // a re-sent completion whose first send completed the task: the steps were journaled then
-    const stored = await storedReport(ctx.db, taskId, attempt, 'complete').catch(() => undefined);
+    // a re-sent completion whose first send completed the task: the steps were journaled then (its
+    // refusal is LEASE_NOT_HELD or the like); any other failure is answered as it is
+    if (!(e instanceof EngineError)) throw e;
+    const stored = await storedReport(ctx.db, taskId, attempt, 'complete');
     if (stored?.requestSha256 !== requestSha) throw e;
   }
 }

@@ -90,28 +90,39 @@ export function deliveryHeaders(
   };
 }
 
+/**
+ * One attempt. Only the endpoint's failures are the delivery's (recorded, retried with backoff); a
+ * failure before the POST (the database, a secret sealed with a key no longer configured) fails the
+ * dispatcher's round, logged and counted, and the claim's lease brings the delivery back.
+ */
 async function send(
   ctx: EngineContext,
   d: Claimed,
 ): Promise<{ status: number | null; error: string | null }> {
+  const body = JSON.stringify(await completePayload(ctx, d));
+  const secrets = {
+    current: ctx.sealer.open(d.secret_enc),
+    previous: d.previous_secret_enc ? ctx.sealer.open(d.previous_secret_enc) : null,
+  };
+  const headers = deliveryHeaders(secrets, d.event_id, Math.floor(Date.now() / 1000), body);
+  let res: Response;
   try {
-    const body = JSON.stringify(await completePayload(ctx, d));
-    const secrets = {
-      current: ctx.sealer.open(d.secret_enc),
-      previous: d.previous_secret_enc ? ctx.sealer.open(d.previous_secret_enc) : null,
-    };
-    const res = await fetch(d.url, {
+    res = await fetch(d.url, {
       method: 'POST',
       redirect: 'manual',
       signal: AbortSignal.timeout(ctx.config.webhooks.timeoutMs),
-      headers: deliveryHeaders(secrets, d.event_id, Math.floor(Date.now() / 1000), body),
+      headers,
       body,
     });
-    await res.body?.cancel().catch(() => {});
-    return res.ok ? { status: res.status, error: null } : { status: res.status, error: `HTTP ${res.status}` };
   } catch (e) {
-    return { status: null, error: (e instanceof Error ? e.message : String(e)).slice(0, 500) };
+    // fetch rejects a network failure with TypeError('fetch failed', { cause }) and the timeout with
+    // the signal's TimeoutError: either is the endpoint's
+    if (!(e instanceof TypeError || (e instanceof DOMException && e.name === 'TimeoutError'))) throw e;
+    return { status: null, error: e.message.slice(0, 500) };
   }
+  // the answer's body is not read; a stream that fails while it is dropped changes nothing
+  await res.body?.cancel().catch(() => {});
+  return res.ok ? { status: res.status, error: null } : { status: res.status, error: `HTTP ${res.status}` };
 }
 
 /** Exponential backoff from ABADA_WEBHOOK_BACKOFF_MS, ±25 % jitter, capped at an hour. */
@@ -165,7 +176,7 @@ export async function dispatchWebhooks(ctx: EngineContext, batch = 20): Promise<
 }
 
 /** Dispatches when an approval or incident event commits (NOTIFY) and every ABADA_WEBHOOK_POLL_MS. */
-export function startWebhookDispatcher(ctx: EngineContext, onError: (e: unknown) => void = () => {}) {
+export function startWebhookDispatcher(ctx: EngineContext, onError: (e: unknown) => void) {
   return startBackgroundRunner(ctx, () => dispatchWebhooks(ctx), {
     intervalMs: ctx.config.webhooks.pollMs,
     wakes: (e) => e.type === 'approval' || e.type === 'incident',

@@ -34,6 +34,7 @@ export interface ParsedDocument {
   salvage?: { kind: string; name: string } | null;
 }
 
+/** Reads the top map's scalar pairs through yaml's type guards: a broken document cannot make it throw. */
 function salvage(doc: Document): { kind: string; name: string } | null {
   const c = doc.contents;
   if (!isMap(c)) return null;
@@ -258,13 +259,7 @@ export function parseSource(source: string, sink: ErrorSink): ParsedDocument[] {
     w.positions.set('', rootPos);
     sink.setPositions(index, w.positions);
     if (broken) {
-      let saved: { kind: string; name: string } | null = null;
-      try {
-        saved = salvage(doc);
-      } catch {
-        saved = null;
-      }
-      out.push({ index, value: null, positions: w.positions, broken: true, salvage: saved });
+      out.push({ index, value: null, positions: w.positions, broken: true, salvage: salvage(doc) });
       return;
     }
     const value = convert(w, doc.contents, '', 0, true);

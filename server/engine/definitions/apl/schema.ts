@@ -12,7 +12,9 @@ export function checkJsonSchema(schema: unknown): string | null {
   let size = 0;
   try {
     size = JSON.stringify(schema).length;
-  } catch {
+  } catch (e) {
+    // JSON.stringify refuses a cycle (YAML aliases can make one) or a BigInt with a TypeError
+    if (!(e instanceof TypeError)) throw e;
     return 'output_schema cannot be turned into JSON';
   }
   if (size > MAX_SCHEMA_CHARS) return `output_schema is larger than ${MAX_SCHEMA_CHARS} characters`;

@@ -90,13 +90,9 @@ function readHttp(r: Reader, doc: Obj): Connection {
   if (url !== null && !/^https?:\/\/[^\s]+$/i.test(url)) {
     r.err(APL.DOC_FIELD, 'url', `url ${JSON.stringify(url)} must be an http:// or https:// address.`);
     url = null;
-  } else if (url !== null) {
-    try {
-      new URL(url);
-    } catch {
-      r.err(APL.DOC_FIELD, 'url', `url ${JSON.stringify(url)} is not a valid address.`);
-      url = null;
-    }
+  } else if (url !== null && !URL.canParse(url)) {
+    r.err(APL.DOC_FIELD, 'url', `url ${JSON.stringify(url)} is not a valid address.`);
+    url = null;
   }
   for (const k of ['command', 'args', 'env', 'credential_env']) {
     if (has(doc, k)) {
