@@ -52,7 +52,13 @@ export class HttpTransport {
       return await this.once(body, opts);
     } catch (e) {
       if (!(e instanceof StaleSocket)) throw e;
+    }
+    try {
       return await this.once(body, opts);
+    } catch (e) {
+      // a second kept-alive socket closed under it too: the engine is not answering
+      if (!(e instanceof StaleSocket)) throw e;
+      throw new UnreachableError(`The engine at ${this.url.href} closed the connection twice.`, { cause: e });
     }
   }
 
@@ -120,4 +126,6 @@ export class HttpTransport {
 }
 
 /** A kept-alive socket closed by the server between two requests; the request is sent again. */
-class StaleSocket extends Error {}
+class StaleSocket extends Error {
+  override name = 'StaleSocket';
+}

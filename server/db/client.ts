@@ -3,7 +3,9 @@
  * that embedded.ts starts when it is unset.
  */
 import { sql } from 'drizzle-orm';
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { isUnavailable } from '../errors.js';
 import { bindDb, type Db } from './pg.js';
 import * as schema from './schema.js';
 
@@ -27,16 +29,28 @@ const CLOSE_DEADLINE_MS = 5_000;
 
 /**
  * Ends the pool. `pool.end()` waits for every checked-out connection to come back; one whose holder never
- * gives it back (a request still waiting on a database that restarted under it) would hold the shutdown
- * forever. After `deadlineMs` the connections still open are ended: their queries fail, their holders
- * release them, and the pool ends.
+ * gives it back (a request still waiting on a query that will not end) would hold the shutdown forever.
+ * After `deadlineMs` the pool's own backends still open are terminated from a connection of their own
+ * (found by the pool's application_name; a pipelined connection's end() would wait for its queries to
+ * drain): their queries fail, their holders release them, and the pool ends.
  */
-async function endWithin(pool: pg.Pool, clients: Set<pg.Client>, deadlineMs: number): Promise<void> {
+async function endWithin(pool: pg.Pool, url: string, name: string, deadlineMs: number): Promise<void> {
   const ended = pool.end();
-  if ((await settlesWithin(ended, deadlineMs)) === 'late') {
-    for (const client of clients) void client.end().catch(() => {});
-    await settlesWithin(ended, deadlineMs);
+  if ((await settlesWithin(ended, deadlineMs)) === 'settled') return;
+  const admin = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+  try {
+    await admin.connect();
+    await admin.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()',
+      [name],
+    );
+  } catch (e) {
+    // the database cannot be reached: the connections still open die with it; close() returns anyway
+    if (!isUnavailable(e)) throw e;
+  } finally {
+    await admin.end().catch(() => {});
   }
+  await settlesWithin(ended, deadlineMs);
 }
 
 /** Waits for `p` for at most `ms` (its timer cleared either way, so it never holds the process open). */
@@ -53,8 +67,11 @@ async function settlesWithin(p: Promise<unknown>, ms: number): Promise<'settled'
 }
 
 export function connect(url: string, opts: { max?: number } = {}): Database {
+  // this pool's own backends, apart from other engines' on the same database (endWithin)
+  const name = `abada-${process.pid}-${randomBytes(4).toString('hex')}`;
   const pool = new pg.Pool({
     connectionString: url,
+    application_name: name,
     max: opts.max ?? 20,
     idleTimeoutMillis: 30_000,
     // Without it a request waits forever for a connection to a database that is gone (blackholed,
@@ -74,19 +91,15 @@ export function connect(url: string, opts: { max?: number } = {}): Database {
   // killed): pg emits 'error' on the client as well as failing its query, and with no listener that was
   // an uncaught exception — the engine process died with its database. The query's own error reaches
   // the caller (UNAVAILABLE); release() then discards the broken client.
-  // Every connection is also tracked, so that close() can end the ones still in use at its deadline.
-  const clients = new Set<pg.Client>();
   pool.on('connect', (client) => {
     client.on('error', () => {});
-    clients.add(client);
   });
-  pool.on('remove', (client) => clients.delete(client));
   const db = bindDb(pool, schema);
   return {
     url,
     pool,
     db,
-    close: () => endWithin(pool, clients, CLOSE_DEADLINE_MS),
+    close: () => endWithin(pool, url, name, CLOSE_DEADLINE_MS),
   };
 }
 

@@ -114,8 +114,8 @@ const EXCEPTIONS: Record<string, string> = {
     'validateSource never throws: a validator bug is APL-INTERNAL-001 ("report this"), which the fuzz tests fail on',
 
   // files another engineer is rewriting
-  'server/db/client.ts#endWithin':
-    'ending the connections still open at the shutdown deadline: one that fails to end is gone already',
+  'server/db/client.ts#endWithin:2':
+    'closing the connection that terminated the pool\'s last backends: one that fails to close is gone already',
   'server/db/embedded.ts#startEmbeddedPostgres:2':
     'stopping a server that failed to start, on the way to raising the start-up error itself',
   'server/db/migrate.ts#runMigrations':
