@@ -4,7 +4,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sweepSla } from '../../server/engine/approvals/index.js';
+import { sweepSla } from '../../server/engine/approvals/testing.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { WorkerSim } from '../helpers/worker-sim.js';
 import { decide, deployPay, startAndPropose } from '../engine/approvals/setup.js';

@@ -115,7 +115,7 @@ const EXCEPTIONS: Record<string, string> = {
 
   // files another engineer is rewriting
   'server/db/client.ts#endWithin:2':
-    'closing the connection that terminated the pool\'s last backends: one that fails to close is gone already',
+    "closing the connection that terminated the pool's last backends: one that fails to close is gone already",
   'server/db/embedded.ts#startEmbeddedPostgres:2':
     'stopping a server that failed to start, on the way to raising the start-up error itself',
   'server/db/migrate.ts#runMigrations':

@@ -39,7 +39,8 @@ function exportsOf(file: string): { names: string[]; star: boolean } {
   for (const s of parse(file).statements) {
     if (ts.isExportDeclaration(s)) {
       if (!s.exportClause) star = true;
-      else if (ts.isNamedExports(s.exportClause)) names.push(...s.exportClause.elements.map((e) => e.name.text));
+      else if (ts.isNamedExports(s.exportClause))
+        names.push(...s.exportClause.elements.map((e) => e.name.text));
       else star = true;
     }
   }
@@ -73,7 +74,9 @@ function importedFrom(target: string, from: string[]): Set<string> {
 }
 
 const outside = (folder: string, roots: string[]) =>
-  roots.flatMap((r) => files(path.join(ROOT, r))).filter((f) => !f.startsWith(path.join(ENGINE, folder) + path.sep));
+  roots
+    .flatMap((r) => files(path.join(ROOT, r)))
+    .filter((f) => !f.startsWith(path.join(ENGINE, folder) + path.sep));
 
 describe("the engine's folders name what they offer", () => {
   it('no index.ts has an export *', () => {

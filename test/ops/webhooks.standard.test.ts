@@ -12,7 +12,7 @@ import { sql } from 'drizzle-orm';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookSubscriptions } from '../../server/db/schema.js';
-import { keyOf, signStandard } from '../../server/engine/webhooks/index.js';
+import { keyOf, signStandard } from '../../server/engine/webhooks/testing.js';
 import { codeOf, startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { Q } from '../helpers/fixtures.js';
 import { setupSeeds, WorkerSim } from '../helpers/worker-sim.js';

@@ -9,7 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enqueueWebhooks } from '../../server/engine/events/index.js';
+import { enqueueWebhooks } from '../../server/engine/events/testing.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { Q } from '../helpers/fixtures.js';
 import { setupSeeds, WorkerSim } from '../helpers/worker-sim.js';

@@ -6,7 +6,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sweepExpired } from '../../server/engine/approvals/index.js';
+import { sweepExpired } from '../../server/engine/approvals/testing.js';
 import { refundScript } from '../../server/demo/scripts.js';
 import { codeOf } from '../helpers/engine.js';
 import {

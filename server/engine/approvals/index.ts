@@ -1,23 +1,32 @@
-export * from './basis.js';
-export * from './decide.js';
-export * from './list.js';
-export * from './propose.js';
-export * from './retire.js';
-export * from './sla.js';
-export * from './views.js';
-export * from './visibility.js';
-export * from './revoke.js';
-export * from './standing.js';
-export * from './expiry.js';
+/** Approvals (SPEC §5, §11, §14): proposing, deciding, revoking, the rules over a call, and what approvers see. */
+export { type ApprovalBasis, type BasisCall, approvalBasis } from './basis.js';
+export { decideApproval } from './decide.js';
+export { reapproveByRule } from './lapse.js';
+export { listApprovals } from './list.js';
+export { approvalOpened, autoHistory, isAutoApproval, levelsOf, openApproval } from './propose.js';
+export { retireApprovalsOfTasks } from './retire.js';
+export { revokeApproval } from './revoke.js';
+export { type RuleRef, argumentFailures, failureRecord, ruleAt, ruleFor, ruleRecord } from './rules.js';
+export { startSweeps } from './sla.js';
 export {
-  type ArgumentFailure,
-  argumentFailures,
-  failureRecord,
-  type RuleOutcome,
-  type RuleRef,
-  ruleAt,
-  ruleFor,
-  ruleRecord,
-} from './rules.js';
+  type Lapse,
+  type Standing,
+  approvalStanding,
+  lapseHistory,
+  lapseOf,
+  reopenApproval,
+  voidApproval,
+} from './standing.js';
 export type { ApprovalVersion } from './versions.js';
-export { reapproveByRule, reopenLapsed } from './lapse.js';
+export {
+  type ApprovalView,
+  type DecisionView,
+  type EarlierProposal,
+  decisionsOf,
+  earlierProposals,
+  levelNumber,
+  loadApprovalFor,
+  toApprovalView,
+  versionsOf,
+} from './views.js';
+export { maySeeApproval } from './visibility.js';

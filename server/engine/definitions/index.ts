@@ -1,4 +1,26 @@
-export * from './apl/index.js';
-export * from './deploy.js';
-export * from './profile.js';
-export * from './spec.js';
+/** Definitions (SPEC §2): deploying APL, the frozen bindings, and reading them back. */
+export { matchesRule } from '../../shared/expression.js';
+export { renderTemplate } from '../../shared/template.js';
+export type {
+  AgentNode,
+  AgentWork,
+  ApprovalRule,
+  FrozenProcess,
+  ProcessNode,
+  ToolBinding,
+  VariableSpec,
+} from '../../shared/types.js';
+export { bindingPolicy } from './apl/policy.js';
+export { REDACTED, parseRedactPath, redactArguments } from './apl/redact.js';
+export {
+  type DefinitionView,
+  type ToolServerView,
+  deploy,
+  latestDefinition,
+  listDefinitions,
+  listToolServers,
+  readCredential,
+  setCredential,
+} from './deploy.js';
+export { AGENT_PROFILE_VERSION } from './profile.js';
+export { readDefinitionSpec } from './spec.js';

@@ -1,2 +1,3 @@
-export * from './incidents.js';
-export * from './views.js';
+/** Incidents: opened by the engine, listed, resolved by a person. */
+export { getIncident, listIncidents, openIncident, resolveIncident } from './incidents.js';
+export type { IncidentView } from './views.js';

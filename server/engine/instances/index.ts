@@ -1,8 +1,15 @@
-export * from './delegation.js';
-export * from './jobs.js';
-export * from './lifecycle.js';
-export * from './list.js';
-export * from './pending.js';
-export * from './start.js';
-export * from './usertasks.js';
-export * from './views.js';
+/** Process instances: starting, moving the token, delegation, cancelling and suspending. */
+export { startDelegation } from './delegation.js';
+export { startJobRunner } from './jobs.js';
+export { cancelProcess, resumeProcess, suspendProcess } from './lifecycle.js';
+export { listInstances, verifyAudit } from './list.js';
+export { type PendingWrites, pendingValues } from './pending.js';
+export { enterNode, findNode, instanceEnded, startProcess } from './start.js';
+export { completeUserTask, userTasksOf } from './usertasks.js';
+export {
+  type HistoryEventView,
+  type InstanceView,
+  type UserTaskView,
+  historyOf,
+  loadInstanceFor,
+} from './views.js';

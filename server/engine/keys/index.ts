@@ -1,1 +1,2 @@
-export * from './rotate.js';
+/** Rotating the encryption key of sealed payloads. */
+export { countStale, rotateKeys } from './rotate.js';

@@ -1,1 +1,2 @@
-export * from './gauges.js';
+/** The gauges /metrics reads from the database. */
+export { DECISION_BUCKETS, type DbGauges, collectDbGauges } from './gauges.js';

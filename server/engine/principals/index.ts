@@ -1,23 +1,14 @@
-export * from './lifecycle.js';
-export * from './principals.js';
+/** Principals, their tokens and sessions, and their lifecycle. */
+export { type ProviderIdentity, groupsFromClaim, principalName, providerActor } from './external.js';
+export { disablePrincipal, listPrincipals, rotatePrincipalToken, updatePrincipal } from './lifecycle.js';
+export { bearerToken, constantTimeEqual, createPrincipal, identify } from './principals.js';
 export {
-  actorView,
-  BOOTSTRAP_ADMIN_ID,
-  type PrincipalView,
-} from './views.js';
-export {
-  groupsFromClaim,
-  principalName,
-  providerActor,
-  type ProviderIdentity,
-} from './external.js';
-export {
+  type ProviderTokens,
+  type SessionView,
   endSession,
   openSession,
-  type ProviderTokens,
   refreshSession,
-  type SessionLookup,
   sessionBySecret,
   sessionsDueForRefresh,
-  type SessionView,
 } from './sessions.js';
+export { type PrincipalView, actorView } from './views.js';

@@ -1,4 +1,10 @@
-export * from './dispatch.js';
-export * from './signing.js';
-export * from './subscriptions.js';
-export * from './views.js';
+/** Webhook subscriptions and their Standard Webhooks deliveries. */
+export { startWebhookDispatcher } from './dispatch.js';
+export {
+  createWebhookSubscription,
+  deleteWebhookSubscription,
+  listWebhookDeliveries,
+  listWebhookSubscriptions,
+  rotateWebhookSecret,
+} from './subscriptions.js';
+export type { WebhookDeliveryView, WebhookSubscriptionView } from './views.js';

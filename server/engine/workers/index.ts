@@ -1,1 +1,9 @@
-export * from './registry.js';
+/** Worker registration and health. */
+export {
+  type WorkerView,
+  heartbeat,
+  listWorkers,
+  recordOutcome,
+  recordRejection,
+  registerWorker,
+} from './registry.js';

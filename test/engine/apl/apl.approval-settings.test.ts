@@ -3,12 +3,14 @@ import { describe, expect, it } from 'vitest';
 import {
   type AgentNode,
   bindingPolicy,
-  nodeRedactInputs,
-  renderArguments,
   renderTemplate,
   type ToolBinding,
-  validateSource,
 } from '../../../server/engine/definitions/index.js';
+import {
+  nodeRedactInputs,
+  renderArguments,
+  validateSource,
+} from '../../../server/engine/definitions/testing.js';
 import { ctx, deployedServer, errorsOf, expectError, processWith, SETTING_DEFAULTS } from './fixtures.js';
 
 /** Lines 1-26: the SPEC §11 ToolServer; the process document starts at line 28. */

@@ -1,11 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: APL sources use ${name} templates literally
 import { describe, expect, it } from 'vitest';
-import {
-  validateSource,
-  type AgentNode,
-  type ToolBinding,
-  type ValidatedDeployment,
-} from '../../../server/engine/definitions/index.js';
+import type { AgentNode, ToolBinding } from '../../../server/engine/definitions/index.js';
+import { validateSource, type ValidatedDeployment } from '../../../server/engine/definitions/testing.js';
 import {
   ctx,
   deployedServer,

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { APL_ERROR_CODES, validateSource } from '../../../server/engine/definitions/index.js';
+import { APL_ERROR_CODES, validateSource } from '../../../server/engine/definitions/testing.js';
 import { ctx, errorsOf, expectError, processWith } from './fixtures.js';
 
 const lines = (...l: string[]) => `${l.join('\n')}\n`;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { evaluate, matchesRule, parseExpression } from '../../../server/engine/definitions/index.js';
+import { matchesRule } from '../../../server/engine/definitions/index.js';
+import { evaluate, parseExpression } from '../../../server/engine/definitions/testing.js';
 
 const args = {
   amount: 1500,

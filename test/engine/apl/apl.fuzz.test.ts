@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { validateSource, type ValidationResult } from '../../../server/engine/definitions/index.js';
+import { validateSource, type ValidationResult } from '../../../server/engine/definitions/testing.js';
 import { ctx, SPEC_EXAMPLE } from './fixtures.js';
 
 /** mulberry32: a small seeded PRNG, so failures reproduce. */

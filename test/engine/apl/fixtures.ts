@@ -5,7 +5,7 @@ import {
   type ApprovalSettings,
   type ToolServerSpec,
   type ValidationContext,
-} from '../../../server/engine/definitions/index.js';
+} from '../../../server/engine/definitions/testing.js';
 
 export const PIN = 'a'.repeat(64);
 

@@ -7,7 +7,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
-import { sweepExpired } from '../../../server/engine/approvals/index.js';
+import { sweepExpired } from '../../../server/engine/approvals/testing.js';
 import { Q } from '../../helpers/fixtures.js';
 import { WorkerSim } from '../../helpers/worker-sim.js';
 import { decide, historyOf, PAY_SERVER, payProcess, taskOf, tool, toolRaw } from './setup.js';

@@ -5,7 +5,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sweepSla } from '../../../server/engine/approvals/index.js';
+import { sweepSla } from '../../../server/engine/approvals/testing.js';
 import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { parkedPoll } from '../../helpers/wait.js';
 import { WorkerSim } from '../../helpers/worker-sim.js';

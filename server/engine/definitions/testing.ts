@@ -1,0 +1,8 @@
+/** What tests use of definitions/'s insides (not part of its face, index.ts). */
+export { evaluate, parseExpression } from '../../shared/expression.js';
+export { renderArguments } from '../../shared/template.js';
+export type { ApprovalSettings, ToolServerSpec } from '../../shared/types.js';
+export { APL as APL_ERROR_CODES } from './apl/errors.js';
+export { nodeRedactInputs } from './apl/policy.js';
+export type { AplError, ValidatedDeployment, ValidationContext, ValidationResult } from './apl/types.js';
+export { validateSource } from './apl/validate.js';

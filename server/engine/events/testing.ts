@@ -1,0 +1,3 @@
+/** What tests use of events/'s insides (not part of its face, index.ts). */
+export { enqueueWebhooks } from './outbox.js';
+export { pruneStream } from './stream.js';
