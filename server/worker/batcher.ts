@@ -1,14 +1,14 @@
 /**
- * The journal calls of a worker's tasks, sent together (issue 18): a worker that runs many agents has
+ * The journal calls of a worker's tasks, sent together: a worker that runs many agents has
  * journal calls of several tasks ready at the same moment; while its earlier journal requests are still
  * out, the next calls wait and then go in one `journalBatch` request — one HTTP request and, in the
  * engine, one transaction for all of them — instead of one request each. The same idea as the engine's
  * group commit (server/engine/journal/group.ts), one hop earlier: it costs no wait when the worker is
- * quiet (a call alone goes out at once, as the very request it was before) and saves a request per call
+ * quiet (a call alone goes out at once, as the very request it would be unbatched) and saves a request per call
  * when it is busy.
  *
  * Every call keeps the answer it would have had alone:
- *  - a call alone in its turn is sent as before (`journalStep` or `journalSteps`, with its own retries);
+ *  - a call alone in its turn is sent on its own (`journalStep` or `journalSteps`, with its own retries);
  *  - in a batch, each entry is answered on its own (the engine checks and refuses each entry as that call
  *    alone); an entry's refusal becomes the same GraphQLRequestError, code and details, for that call;
  *  - when the batch as a whole gets no answer, or is refused as a whole (the engine is unreachable,
@@ -19,7 +19,7 @@
  *  - a call whose lease is aborted (its signal) ends at once, as its own request would.
  *
  * Each call's trace context travels with its entry (`traceparent`), so the engine's span for it lands in
- * its task's trace; a call sent alone carries its own in the request's header, as before.
+ * its task's trace; a call sent alone carries its own in the request's header.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Turns } from '../shared/turns.js';
@@ -40,7 +40,7 @@ export interface JournalCall<R> {
   traceparent?: string;
   steps: unknown[];
   opts: RequestOptions;
-  /** the call sent alone, as it was before batching (its own document and retries) */
+  /** the call sent alone (its own document and retries) */
   alone(): Promise<R[]>;
 }
 
@@ -88,7 +88,7 @@ export class JournalBatcher<R> {
   /** requests sent and calls carried (for tests and the bench) */
   readonly counts = { calls: 0, requests: 0, batches: 0, batched: 0, fallbacks: 0 };
 
-  /** `enabled: false`: every call alone, as before batching */
+  /** `enabled: false`: every call alone */
   constructor(
     private readonly sendBatch: SendBatch<R>,
     enabled = true,

@@ -27,7 +27,7 @@ import { mcpMeta, withTraceHeaders } from '../telemetry/index.js';
 import { annotationConflict, type ToolAnnotations } from './annotations.js';
 import type { ToolSchema } from './conversation.js';
 import { type ElicitationNotice, type ElicitationPolicy, enableElicitation } from './elicitation.js';
-import { createHttpFetch } from './fetch.js';
+import { createHttpFetch } from './http-fetch.js';
 import type { ToolBinding } from './graphql.js';
 
 /** The attempt must stop with `errorType`, never guess (contract mismatch, tool not allowed…). */

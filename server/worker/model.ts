@@ -7,7 +7,7 @@
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import { traceHeaders } from '../telemetry/index.js';
 import type { WorkerConfig } from './config.js';
-import { httpFetch } from './fetch.js';
+import { httpFetch } from './http-fetch.js';
 import { backoffMs, sleep } from './graphql.js';
 import { assistantMessage, type FunctionTool, type Message } from './conversation.js';
 

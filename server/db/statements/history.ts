@@ -17,7 +17,7 @@ const pending = (more = '') => `WITH h AS (${historyInsert(historyFromJson('$1::
   SELECT pg_notify('${EVENTS_CHANNEL}', n) FROM jsonb_array_elements_text($2::jsonb) n`;
 
 /** What a command left pending: its history rows and its notices. */
-export const PENDING_WRITES = statement('history_pending_writes', pending());
+export const LAST_WRITES = statement('history_last_writes', pending());
 
 /**
  * The completion's last statement: its history rows and notices, its stored report ($3 task, $4

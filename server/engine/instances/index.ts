@@ -3,7 +3,7 @@ export { startDelegation } from './delegation.js';
 export { startJobRunner } from './jobs.js';
 export { cancelProcess, resumeProcess, suspendProcess } from './lifecycle.js';
 export { listInstances, verifyAudit } from './list.js';
-export { type PendingWrites, pendingValues } from './pending.js';
+export { type LastWrites, lastWritesValues } from './last-writes.js';
 export { enterNode, findNode, instanceEnded, startProcess } from './start.js';
 export { completeUserTask, userTasksOf } from './usertasks.js';
 export {

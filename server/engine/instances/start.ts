@@ -30,7 +30,7 @@ import { notify } from '../events/index.js';
 import { actorLabel, appendHistory, type HistoryEntry } from '../history/index.js';
 import type { JsonObject } from '../../shared/types.js';
 import { startInstanceTrace } from '../../telemetry/index.js';
-import { type PendingWrites, writePending } from './pending.js';
+import { type LastWrites, writeLast } from './last-writes.js';
 import { type InstanceView, instanceView } from './views.js';
 import { transaction } from '../../db/pg.js';
 
@@ -168,8 +168,8 @@ export async function startInstanceTx(
     .returning();
   traced?.end(inst.id);
   // INSTANCE_STARTED and what entering the start node writes go out together, in order, with its
-  // notices: one statement (pending.ts)
-  const pending: PendingWrites = {
+  // notices: one statement (last-writes.ts)
+  const last: LastWrites = {
     history: [
       {
         projectId: a.projectId,
@@ -186,8 +186,8 @@ export async function startInstanceTx(
     ],
     notices: [],
   };
-  const entered = await enterNode(tx, inst, def.spec, def.spec.start, 'engine', pending, true);
-  await writePending(tx, pending);
+  const entered = await enterNode(tx, inst, def.spec, def.spec.start, 'engine', last, true);
+  await writeLast(tx, last);
   return entered;
 }
 
@@ -197,15 +197,15 @@ export function findNode(spec: FrozenProcess, id: string): ProcessNode {
   return node;
 }
 
-/** enterNode's history rows and notices: written at once, or left in `pending` when there is one. */
-function writerFor(tx: Tx, pending: PendingWrites | undefined) {
+/** enterNode's history rows and notices: written at once, or left in `last` when there is one. */
+function writerFor(tx: Tx, last: LastWrites | undefined) {
   return {
     record: async (e: HistoryEntry) => {
-      if (pending) pending.history.push(e);
+      if (last) last.history.push(e);
       else await appendHistory(tx, e);
     },
     announce: async (e: Exclude<EngineEvent, StreamPayload>) => {
-      if (pending) pending.notices.push(e);
+      if (last) last.notices.push(e);
       else await notify(tx, e);
     },
   };
@@ -213,7 +213,7 @@ function writerFor(tx: Tx, pending: PendingWrites | undefined) {
 
 /**
  * Moves the token onto `nodeId` and creates the work it needs; `end` completes the instance. With
- * `pending`, its history rows and task notices are left there for the caller's last statement.
+ * `last`, its history rows and task notices are left there for the caller's last statement.
  * `inserted`: the instance row was inserted at this node by this transaction, so it already says so
  * (and its updated_at is this transaction's now()): it is not updated again.
  */
@@ -223,19 +223,19 @@ export async function enterNode(
   spec: FrozenProcess,
   nodeId: string,
   actor: string,
-  pending?: PendingWrites,
+  last?: LastWrites,
   inserted = false,
 ): Promise<ProcessInstanceRow> {
   const node = findNode(spec, nodeId);
   const base = { projectId: inst.projectId, processInstanceId: inst.id, actor };
-  const { record, announce } = writerFor(tx, pending);
+  const { record, announce } = writerFor(tx, last);
   if (node.type === 'end') {
     const [done] = await tx
       .update(processInstances)
       .set({ state: 'COMPLETED', currentNodeId: node.id, endedAt: sql`now()`, updatedAt: sql`now()` })
       .where(eq(processInstances.id, inst.id))
       .returning();
-    await instanceEnded(tx, done, node.id, actor, pending);
+    await instanceEnded(tx, done, node.id, actor, last);
     return done;
   }
   const [moved] =
@@ -307,9 +307,9 @@ export async function instanceEnded(
   inst: ProcessInstanceRow,
   nodeId: string,
   actor: string,
-  pending?: PendingWrites,
+  last?: LastWrites,
 ): Promise<void> {
-  const { record } = writerFor(tx, pending);
+  const { record } = writerFor(tx, last);
   await record({
     projectId: inst.projectId,
     processInstanceId: inst.id,

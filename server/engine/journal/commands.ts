@@ -5,7 +5,7 @@
  */
 import { EngineError, invalid } from '../../errors.js';
 import type { Actor, EngineContext } from '../common/index.js';
-import { withIndex } from './exec.js';
+import { withIndex } from './transaction.js';
 import { journalGroups, MAX_GROUP } from './group.js';
 import { type JournalStepInput, precheck } from './input.js';
 import type { JournalResult } from './rules.js';

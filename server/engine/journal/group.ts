@@ -18,7 +18,7 @@
  */
 import { EngineError, fallbackReason, notFound } from '../../errors.js';
 import { type Actor, countFallback, type EngineContext, isUuid, sameProject } from '../common/index.js';
-import { applyAll, loadKeyOf, ownTransaction, readsOf, runOne } from './exec.js';
+import { applyAll, loadKeyOf, ownTransaction, readsOf, runOne } from './transaction.js';
 import type { JournalStepInput } from './input.js';
 import type { JournalResult } from './rules.js';
 import { Turns } from '../../shared/turns.js';

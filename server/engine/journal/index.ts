@@ -3,5 +3,5 @@ export { MAX_BATCH_TASKS, journalBatch, journalStep, journalSteps } from './comm
 export type { JournalStepInput } from './input.js';
 export type { JournalResult } from './rules.js';
 export type { Then } from './sql.js';
-export { journalThen } from './then.js';
+export { journalThen } from './in-one-transaction.js';
 export { type StepView, loadEarlierWrites, loadSteps, toStepView } from './views.js';

@@ -185,7 +185,7 @@ async function claim(
 }
 
 /*
- * A fetchAndLock re-sent with the same requestId (SPEC §3, issue 14). When the database restarts or the
+ * A fetchAndLock re-sent with the same requestId (SPEC §3). When the database restarts or the
  * connection drops after the claim committed but before its answer reached the worker, the worker sends
  * the same request again, unchanged. Without this, the second fetch would claim other tasks and the
  * first claim's leases would lapse unworked — each lapse counting toward ABADA_MAX_LEASE_EXPIRIES, so a

@@ -18,7 +18,7 @@ import {
 import { EngineError } from '../../errors.js';
 import type { AttemptMetadata } from '../../shared/types.js';
 import type { Actor, Tx } from '../common/index.js';
-import { type PendingWrites, pendingValues } from '../instances/index.js';
+import { type LastWrites, lastWritesValues } from '../instances/index.js';
 import type { Then } from '../journal/index.js';
 import { type LockedTaskRow, lockedRow, withTaskDates } from '../lease/index.js';
 
@@ -50,7 +50,7 @@ export function assertNoOpenStep({ openStep }: CompletionReads) {
   }
 }
 
-/** What the completion's last statement writes besides what it left pending. */
+/** What the completion's last statement writes besides what it left last. */
 export interface CompletionReport {
   taskId: string;
   workerId: string;
@@ -60,11 +60,11 @@ export interface CompletionReport {
 }
 
 /** The completion's last statement (history, notices, its report, the worker's success), with its values. */
-export function tailStatement(pending: PendingWrites, actor: Actor, report: CompletionReport): Then {
+export function tailStatement(last: LastWrites, actor: Actor, report: CompletionReport): Then {
   return {
     statement: COMPLETION_TAIL,
     values: [
-      ...pendingValues(pending),
+      ...lastWritesValues(last),
       report.taskId,
       report.attempt,
       report.requestSha,
@@ -76,8 +76,8 @@ export function tailStatement(pending: PendingWrites, actor: Actor, report: Comp
 }
 
 /** The completion's last statement on the completion's own transaction. */
-export async function writeTail(tx: Tx, pending: PendingWrites, actor: Actor, report: CompletionReport) {
-  const { statement, values } = tailStatement(pending, actor, report);
+export async function writeTail(tx: Tx, last: LastWrites, actor: Actor, report: CompletionReport) {
+  const { statement, values } = tailStatement(last, actor, report);
   await execute(tx, statement, values);
 }
 

@@ -13,7 +13,7 @@ import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Executor, Tx } from '../common/index.js';
 import { taskNotice } from '../events/index.js';
 import { readDefinitionSpec } from '../definitions/index.js';
-import { enterNode, findNode, instanceEnded, type PendingWrites } from '../instances/index.js';
+import { enterNode, findNode, instanceEnded, type LastWrites } from '../instances/index.js';
 import {
   assertNoOpenStep,
   type CompletionReport,
@@ -127,7 +127,7 @@ export async function completeTask(
       async (tx, locked) => {
         const task = { ...locked.task, ...locked.after } as CompletionTask;
         const done = await completeIn(tx, actor, input, requestSha, task);
-        return { value: done, last: done.tail && tailStatement(done.tail.pending, actor, done.tail.report) };
+        return { value: done, last: done.tail && tailStatement(done.tail.last, actor, done.tail.report) };
       },
       completionReadsAfter(taskId, attempt),
     );
@@ -137,7 +137,7 @@ export async function completeTask(
   result ??= await transaction(ctx.db, async (tx) => {
     const task = await lockForCompletion(tx, actor, input.taskId, input.attempt);
     const done = await completeIn(tx, actor, input, requestSha, task);
-    if (done.tail) await writeTail(tx, done.tail.pending, actor, done.tail.report);
+    if (done.tail) await writeTail(tx, done.tail.last, actor, done.tail.report);
     return done;
   });
   // a completion answered from its stored report records the worker's success on its own
@@ -151,7 +151,7 @@ export async function completeTask(
  */
 interface Completed {
   row: ExternalTaskRow;
-  tail?: { pending: PendingWrites; report: CompletionReport };
+  tail?: { last: LastWrites; report: CompletionReport };
 }
 
 /**
@@ -179,7 +179,7 @@ async function completeIn(
       ? checkAgentOutput(task, vars as Record<string, unknown>, metadata)
       : { kind: 'ok' as const, vars: vars as Record<string, unknown> };
   const who = `worker:${input.workerId}`;
-  const pending: PendingWrites = { history: [], notices: [] };
+  const last: LastWrites = { history: [], notices: [] };
   let row: ExternalTaskRow;
   if (outcome.kind === 'fail') {
     row = await failAttempt(tx, task, {
@@ -188,15 +188,7 @@ async function completeIn(
       actor: who,
     });
   } else {
-    row = await finish(
-      tx,
-      task,
-      outcome.vars,
-      metadata,
-      outcome.kind === 'ok' ? null : outcome,
-      who,
-      pending,
-    );
+    row = await finish(tx, task, outcome.vars, metadata, outcome.kind === 'ok' ? null : outcome, who, last);
   }
   const report = {
     taskId: task.id,
@@ -205,7 +197,7 @@ async function completeIn(
     requestSha,
     state: row.state,
   };
-  return { row, tail: { pending, report } };
+  return { row, tail: { last, report } };
 }
 
 /** The steps that travel with a completion; refused as journalSteps refuses, unless already completed. */
@@ -281,7 +273,7 @@ function checkAgentOutput(
 
 /**
  * Stores the variables, completes the task and moves the token (to `next`, or to the route taken); the
- * history rows and task notices are left in `pending` for the completion's last statement.
+ * history rows and task notices are left in `last` for the completion's last statement.
  */
 async function finish(
   tx: Tx,
@@ -290,14 +282,14 @@ async function finish(
   metadata: AttemptMetadata,
   route: Extract<OutputCheck, { kind: 'route' }> | null,
   who: string,
-  pending: PendingWrites,
+  last: LastWrites,
 ): Promise<ExternalTaskRow> {
   const spec = await readDefinitionSpec(tx, task.definitionId);
   const nextId = route?.to ?? findNode(spec, task.nodeId).next!;
   // an end event next: the update that stores the variables completes the instance too
   const endNodeId = findNode(spec, nextId).type === 'end' ? nextId : null;
   const { row, instance: updated } = await completeRows(tx, task, vars, metadata, endNodeId);
-  pending.history.push({
+  last.history.push({
     projectId: task.projectId,
     processInstanceId: task.processInstanceId,
     eventType: 'TASK_COMPLETED',
@@ -313,9 +305,9 @@ async function finish(
       route: route ? { reason: route.reason, to: route.to, message: route.message } : undefined,
     },
   });
-  pending.notices.push(taskNotice(task, 'COMPLETED'));
-  if (endNodeId !== null) await instanceEnded(tx, updated, endNodeId, 'engine', pending);
-  else await enterNode(tx, updated, spec, nextId, 'engine', pending);
+  last.notices.push(taskNotice(task, 'COMPLETED'));
+  if (endNodeId !== null) await instanceEnded(tx, updated, endNodeId, 'engine', last);
+  else await enterNode(tx, updated, spec, nextId, 'engine', last);
   return row;
 }
 

@@ -1,5 +1,5 @@
 /** External tasks (SPEC §3, §7): fetch-and-lock, completion and failure, extending and retrying. */
 export { type LeasedTaskView, fetchAndLock } from './claim.js';
+export { extendLease, retryTask, toolCredential } from './commands.js';
 export { completeTask, failTask } from './completion.js';
-export { extendLease, getTask, retryTask, tasksOfInstances, toolCredential } from './ops.js';
-export type { TaskView } from './views.js';
+export { getTask, type TaskView, tasksOfInstances } from './views.js';

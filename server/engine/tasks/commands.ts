@@ -1,9 +1,9 @@
 /** Lease extension, operator retry and tool credentials: small commands on one external task. */
-import { asc, eq, inArray, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { externalTasks } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
 import { closeTaskFailedIncidents, assertLease, assertNotRetired, lockTask } from '../lease/index.js';
-import { type Actor, type EngineContext, type Executor, sameProject, isUuid } from '../common/index.js';
+import type { Actor, EngineContext } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { readCredential } from '../definitions/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
@@ -121,25 +121,4 @@ export async function toolCredential(
       );
     return { server, name: binding.credential, secret, env: binding.credentialEnv };
   });
-}
-
-/** An external task as it stands, or null when it does not exist or the actor's project may not see it. */
-export async function getTask(
-  ex: Executor,
-  actor: Pick<Actor, 'projectId'>,
-  id: string,
-): Promise<TaskView | null> {
-  if (!isUuid(id)) return null;
-  const [row] = await ex.select().from(externalTasks).where(eq(externalTasks.id, id));
-  return row && sameProject(actor as Actor, row.projectId) ? taskView(row) : null;
-}
-
-/** The external tasks of several instances, oldest first (one query for a page of instances). */
-export async function tasksOfInstances(ex: Executor, instanceIds: readonly string[]): Promise<TaskView[]> {
-  const rows = await ex
-    .select()
-    .from(externalTasks)
-    .where(inArray(externalTasks.processInstanceId, [...instanceIds]))
-    .orderBy(asc(externalTasks.createdAt));
-  return rows.map(taskView);
 }

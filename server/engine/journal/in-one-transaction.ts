@@ -7,7 +7,7 @@
  * It never answers with a refusal of its own. When a step is refused, a step has an effect (a proposal,
  * a delegation: the lease ends there, so nothing may follow in its transaction) or the caller's work
  * throws, everything is rolled back and it returns `undefined`; the caller then takes the separate path
- * (journalSteps, then its own transaction), which answers exactly as before — the steps committed
+ * (journalSteps, then its own transaction), which answers as if the steps had come alone — the steps committed
  * first, the refusal in its usual form.
  *
  * The caller's work gets the task the journal locked and loaded (its row as lockTask reads it), and can
@@ -26,7 +26,7 @@ import {
 } from '../common/index.js';
 import { fallbackReason } from '../../errors.js';
 import { checkBatch } from './commands.js';
-import { applyAll, loadKeyOf, ownTransaction, readsOf } from './exec.js';
+import { applyAll, loadKeyOf, ownTransaction, readsOf } from './transaction.js';
 import type { JournalStepInput } from './input.js';
 import type { LockedTaskRow } from '../lease/index.js';
 import { beginAndLoad, type Then, write } from './sql.js';

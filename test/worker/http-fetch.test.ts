@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpFetch, httpFetch } from '../../server/worker/fetch.js';
+import { createHttpFetch, httpFetch } from '../../server/worker/http-fetch.js';
 
 let server: http.Server;
 let base: string;

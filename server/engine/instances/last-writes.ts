@@ -1,0 +1,31 @@
+/**
+ * History rows and notices a command leaves for one last statement instead of writing each at once: the
+ * completion (tasks/completion.ts, whose writeTail also stores its report) and the start of an instance
+ * (writeLast here). Rows keep their order (one insert, ordered by `ord`; the chain trigger links
+ * them in that order) and the notices are sent by the same statement, so a command's history and
+ * notices cost one round trip to PostgreSQL instead of one per row and per notice.
+ */
+import { execute } from '../../db/pg.js';
+import { historyRecords } from '../../db/rows.js';
+import { LAST_WRITES } from '../../db/statements/history.js';
+import type { EngineEvent, StreamPayload, Tx } from '../common/index.js';
+import type { HistoryEntry } from '../history/index.js';
+
+export interface LastWrites {
+  history: HistoryEntry[];
+  notices: Exclude<EngineEvent, StreamPayload>[];
+}
+
+/** The first two values of LAST_WRITES (and of the completion's last statement). */
+export function lastWritesValues(last: LastWrites): [string, string] {
+  return [
+    JSON.stringify(historyRecords(last.history)),
+    JSON.stringify(last.notices.map((n) => JSON.stringify(n))),
+  ];
+}
+
+/** Writes what a command left for its last statement, in one statement on its transaction. */
+export async function writeLast(tx: Tx, last: LastWrites): Promise<void> {
+  if (last.history.length === 0 && last.notices.length === 0) return;
+  await execute(tx, LAST_WRITES, lastWritesValues(last));
+}
