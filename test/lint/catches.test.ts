@@ -122,7 +122,7 @@ const EXCEPTIONS: Record<string, string> = {
     'the advisory unlock after the migrations: a failure ends the session, which releases the lock anyway',
   'server/engine/journal/commands.ts#journalBatch:2':
     "marks an entry's answer as handled until the caller awaits it; the caller gets the error itself",
-  'server/engine/journal/exec.ts#ownTransaction:2':
+  'server/engine/journal/transaction.ts#ownTransaction:2':
     "a failed ROLLBACK keeps its error so the connection is discarded, not pooled; the body's error is raised",
   'server/engine/journal/group.ts#run':
     'named reasons run each call alone and are counted (abada_fast_path_fallbacks_total); anything else rejects every call of the group',
