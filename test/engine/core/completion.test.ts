@@ -9,6 +9,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { CRM_SERVER, Q } from '../../helpers/fixtures.js';
+import { poolOf, watchTransactions } from '../../helpers/round-trips.js';
 import { type Locked, WorkerSim } from '../../helpers/worker-sim.js';
 import { D, GOOD, auditOk, events, instance, startTriage, taskOf, triageProcess } from './helpers.js';
 
@@ -123,33 +124,33 @@ describe('completeTask carrying steps: one transaction, the separate path on a r
   });
 
   it('takes four round trips to PostgreSQL: load, write with the reads, the updates, the last statement with COMMIT', async () => {
-    const { id, task } = await take('plain', 't-plain');
-    await w.model(task, 1, 'STARTED');
-    // every query the engine's connection for this completion sends (the engine runs in this process)
-    const sent = new Map<object, string[]>();
-    const query = pg.Client.prototype.query;
-    pg.Client.prototype.query = function (this: object, ...args: unknown[]) {
-      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string })?.text;
-      if (text) sent.set(this, [...(sent.get(this) ?? []), text]);
-      return (query as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof query;
-    try {
-      expect((await withSteps(task, [modelEnd(1)])).data.completeTask).toMatchObject({ state: 'COMPLETED' });
-    } finally {
-      pg.Client.prototype.query = query;
+    // The model prices and the definition are read once per process, by the first completion (two more
+    // round trips then): the figure is that of every completion after it.
+    const first = await take('plain', 't-plain');
+    await w.model(first.task, 1, 'STARTED');
+    expect((await withSteps(first.task, [modelEnd(1)])).data.completeTask).toMatchObject({
+      state: 'COMPLETED',
+    });
+    // Every transaction the engine's pool runs while a completion is answered (the engine is in this
+    // process), counted on the wire: the test reads no SQL, so it holds whatever the statements say. The
+    // job runner polls in a transaction of its own every 2 s; a completion that overlapped one is
+    // measured again on a new task.
+    let id = '';
+    let transactions: number[] = [];
+    for (let i = 0; i < 5 && transactions.length !== 1; i++) {
+      const taken = await take('plain', 't-plain');
+      id = taken.id;
+      await w.model(taken.task, 1, 'STARTED');
+      const watch = watchTransactions(poolOf(engine.context.db));
+      try {
+        const r = await withSteps(taken.task, [modelEnd(1)]);
+        expect(r.data.completeTask).toMatchObject({ state: 'COMPLETED' });
+      } finally {
+        watch.stop();
+      }
+      transactions = watch.transactions;
     }
-    // (a connection the journal has not used yet prepares its statements in its first round trip)
-    const trips = [...sent.values()]
-      .find((texts) => texts[0].includes('BEGIN; EXECUTE abada_journal_load'))
-      ?.map((t, i) => (i === 0 ? t.slice(t.indexOf('BEGIN; EXECUTE')) : t));
-    expect(trips?.map((t) => t.replace(/\s+/g, ' ').slice(0, 60))).toEqual([
-      expect.stringMatching(/^BEGIN; EXECUTE abada_journal_load\(/),
-      expect.stringMatching(/^EXECUTE abada_journal_write\(.*/),
-      expect.stringMatching(/^WITH done AS \( UPDATE external_tasks/),
-      expect.stringMatching(/^EXECUTE abada_completion_tail_sql\(/),
-    ]);
-    expect(trips?.[1]).toMatch(/; EXECUTE abada_completion_reads\(\$j\$[-0-9a-f]{36}\$j\$, \$j\$\d+\$j\$\)$/);
-    expect(trips?.[3]).toMatch(/; COMMIT$/);
+    expect(transactions).toEqual([4]);
     // the instance ended in the completion's own update: TASK_COMPLETED, then INSTANCE_COMPLETED
     const inst = await instance(engine, id);
     expect(inst.state).toBe('COMPLETED');
