@@ -11,8 +11,17 @@ export default defineConfig({
   testDir: 'test/e2e',
   testMatch: '**/*.spec.ts',
   globalSetup: './test/e2e/global-setup.ts',
-  workers: 1,
+  workers: 2,
   fullyParallel: false,
+  projects: [
+    // axe on every page in four views: 4 tests of ~40 s, mostly one browser page's CPU each, so two at a
+    // time on the two cores. They share the stack with nothing else while they run.
+    { name: 'a11y', testMatch: 'a11y.spec.ts', fullyParallel: true, workers: 2 },
+    // The stories one at a time and after the a11y pass: they assert counts that move by what each did
+    // (the home charts, the inbox title), which another test's refund would move too. A failed a11y pass
+    // leaves them unrun: fix it first.
+    { name: 'flows', testIgnore: 'a11y.spec.ts', workers: 1, dependencies: ['a11y'] },
+  ],
   timeout: 60_000,
   expect: { timeout: 15_000 },
   reporter: [['list']],

@@ -61,7 +61,7 @@ export async function runChecks(c: CheckInput): Promise<{ rows: Row[]; figures: 
         id: string;
         key: string;
         state: string;
-        variables: Record<string, any>;
+        variables: Record<string, unknown>;
         business_key: string;
       }>(`SELECT id, key, state, variables, business_key FROM process_instances`)
     ).rows;
@@ -69,7 +69,9 @@ export async function runChecks(c: CheckInput): Promise<{ rows: Row[]; figures: 
     f.started = inst.length;
     f.completed = count('COMPLETED');
     f.rejectedPath = inst.filter(
-      (i) => i.state === 'COMPLETED' && i.variables.outcome?.refunded === false,
+      (i) =>
+        i.state === 'COMPLETED' &&
+        (i.variables.outcome as { refunded?: boolean } | undefined)?.refunded === false,
     ).length;
     f.cancelled = count('CANCELLED');
     f.failed = count('FAILED');

@@ -5,15 +5,19 @@ import path from 'node:path';
 import { type EngineProc, spawnEngine } from '../bench/lib.js';
 import { createClient } from '../server/client/index.js';
 
+/** The answer to one of the soak's inline selections, read as the soak selected it. */
+// biome-ignore lint/suspicious/noExplicitAny: the soak's documents are untyped strings, as the bench's
+type Untyped = any;
+
 export const ROOT = path.resolve(import.meta.dirname, '..');
 
-export interface GqlResult<T = any> {
+export interface GqlResult<T = Untyped> {
   data: T | null;
   errors?: { message: string; extensions?: { code?: string } }[];
 }
 
 /** A GraphQL call (server/client) that returns errors instead of throwing on them; a network failure still throws. */
-export async function gql<T = any>(
+export async function gql<T = Untyped>(
   url: string,
   token: string,
   query: string,

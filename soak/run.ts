@@ -112,13 +112,18 @@ async function main(): Promise<number> {
   fleet.start();
   cleanups.unshift(() => fleet.stop(2000));
 
+  // The fault windows are timed from here, when everything is up. Timed from the runner's start, they
+  // shrank by the set-up (7 s at load 7, longer when the machine is busier): past 14 s of set-up the
+  // smoke's 30 s window closed before its first partition (12–16 s after the faults begin), and the
+  // smoke failed on a fault that never came, as it did in `npm test` on a loaded machine.
+  const tLoad = Date.now();
   // Integrators: subscribers that disconnect and resume with after:, while listeners are cut.
   const subscribers = await startSubscribers({
     urls: [A, B],
     adminToken: ADMIN,
     databaseUrl: pgServer.url,
     log,
-    until: t0 + START_SPAN_MS + 10_000,
+    until: tLoad + START_SPAN_MS + 10_000,
   });
   const stats = newBotStats();
   const botCtx: BotContext = {
@@ -176,7 +181,7 @@ async function main(): Promise<number> {
   })();
 
   // Faults.
-  const faultsUntil = t0 + START_SPAN_MS + 10_000;
+  const faultsUntil = tLoad + START_SPAN_MS + 10_000;
   let targeted = 0;
   const targetedByTool: Record<string, number> = {};
   const restarts = SMOKE
@@ -186,7 +191,7 @@ async function main(): Promise<number> {
         { at: 0.65, signal: 'SIGKILL' as const },
       ];
   const aroundFaults = fx.faults.run({
-    t0,
+    t0: tLoad,
     span: START_SPAN_MS,
     until: faultsUntil,
     smoke: SMOKE,
@@ -194,7 +199,7 @@ async function main(): Promise<number> {
   });
   const engineFaults = (async () => {
     for (const r of restarts) {
-      await sleep(Math.max(0, t0 + START_SPAN_MS * r.at - Date.now()));
+      await sleep(Math.max(0, tLoad + START_SPAN_MS * r.at - Date.now()));
       log(`engine B: ${r.signal}, restart on the same port`);
       await engines[1].restart(r.signal, 1500);
       log('engine B: back');

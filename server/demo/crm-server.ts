@@ -18,14 +18,7 @@ import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import { startTracing, traceMcpRequest } from '../telemetry/index.js';
 import { type CrmControls, handleControl } from './crm-control.js';
 import { cliArg, closeServer, isMainModule, listen, readBody, sendJson } from './http-util.js';
-import {
-  type CrmCall,
-  type CrmCustomer,
-  type CrmRefund,
-  type CrmSideEffect,
-  CrmState,
-  type CrmToolName,
-} from './crm-state.js';
+import { type CrmCall, type CrmRefund, type CrmSideEffect, CrmState, type CrmToolName } from './crm-state.js';
 
 export type { CrmCall, CrmCustomer, CrmRefund, CrmSideEffect } from './crm-state.js';
 

@@ -3,18 +3,23 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { expect, type Page } from '@playwright/test';
 import { createClient } from '../../server/client/index.js';
+import type { Untyped } from '../helpers/untyped.js';
 
 export const URL_ = () => process.env.E2E_URL ?? '';
 export const ADMIN = () => process.env.E2E_ADMIN_TOKEN ?? '';
 export const REAL_WORKER = () => process.env.E2E_REAL_WORKER === '1';
 export const token = (name: string): string => JSON.parse(process.env.E2E_TOKENS ?? '{}')[name];
 
-export interface GqlResult<T = any> {
+export interface GqlResult<T = Untyped> {
   data: T | null;
   errors?: { message: string; extensions?: { code?: string } }[];
 }
 
-export async function gql<T = any>(tok: string, query: string, variables?: object): Promise<GqlResult<T>> {
+export async function gql<T = Untyped>(
+  tok: string,
+  query: string,
+  variables?: object,
+): Promise<GqlResult<T>> {
   const r = await createClient({ url: URL_(), token: tok }).execute<T>(
     query,
     variables as Record<string, unknown>,
@@ -22,7 +27,7 @@ export async function gql<T = any>(tok: string, query: string, variables?: objec
   return r as GqlResult<T>;
 }
 
-export async function ok<T = any>(tok: string, query: string, variables?: object): Promise<T> {
+export async function ok<T = Untyped>(tok: string, query: string, variables?: object): Promise<T> {
   const r = await gql<T>(tok, query, variables);
   if (r.errors?.length) throw new Error(JSON.stringify(r.errors));
   return r.data as T;
@@ -66,13 +71,12 @@ export async function approvalOf(instanceId: string): Promise<{ id: string; dige
   await expect
     .poll(
       async () => {
-        const d = await ok(
+        type Pending = { id: string; digest: string; processInstanceId: string };
+        const d = await ok<{ approvals: { edges: { node: Pending }[] } }>(
           ADMIN(),
           '{ approvals(state: PENDING, first: 100) { edges { node { id digest processInstanceId } } } }',
         );
-        found = d.approvals.edges
-          .map((e: any) => e.node)
-          .find((n: any) => n.processInstanceId === instanceId);
+        found = d.approvals.edges.map((e) => e.node).find((n) => n.processInstanceId === instanceId);
         return !!found;
       },
       { timeout: 20_000 },

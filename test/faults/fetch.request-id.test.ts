@@ -43,12 +43,12 @@ describe('fetchAndLock with a requestId', () => {
     ];
     const first = await fetchWith(token, 'w-1', 'req-1');
     expect(first.errors).toBeUndefined();
-    const claimed = first.data.fetchAndLock as { id: string; lockExpiresAt: string; attempt: number }[];
+    const claimed = first.data!.fetchAndLock as { id: string; lockExpiresAt: string; attempt: number }[];
     expect(claimed).toHaveLength(2);
 
     // the same request again: the same two tasks and leases, not the third task
     const again = await fetchWith(token, 'w-1', 'req-1');
-    const replay = again.data.fetchAndLock as typeof claimed;
+    const replay = again.data!.fetchAndLock as typeof claimed;
     expect(replay.map((t) => [t.id, t.lockExpiresAt, t.attempt])).toEqual(
       claimed.map((t) => [t.id, t.lockExpiresAt, t.attempt]),
     );
@@ -60,15 +60,15 @@ describe('fetchAndLock with a requestId', () => {
 
     // another worker id, or another principal, with the same request id gets a claim of its own
     const otherWorker = await fetchWith(token, 'w-2', 'req-1');
-    expect(otherWorker.data.fetchAndLock.map((t: { id: string }) => t.id)).not.toContain(claimed[0].id);
-    expect(otherWorker.data.fetchAndLock).toHaveLength(1); // the third task
+    expect(otherWorker.data!.fetchAndLock.map((t: { id: string }) => t.id)).not.toContain(claimed[0].id);
+    expect(otherWorker.data!.fetchAndLock).toHaveLength(1); // the third task
     const otherPrincipal = await fetchWith(other, 'w-1', 'req-1');
-    expect(otherPrincipal.data.fetchAndLock).toEqual([]);
+    expect(otherPrincipal.data!.fetchAndLock).toEqual([]);
 
     // a new request id claims anew (nothing is left)
-    expect((await fetchWith(token, 'w-1', 'req-2')).data.fetchAndLock).toEqual([]);
+    expect((await fetchWith(token, 'w-1', 'req-2')).data!.fetchAndLock).toEqual([]);
     // the first request id still answers its claim while the leases live
-    expect((await fetchWith(token, 'w-1', 'req-1')).data.fetchAndLock).toHaveLength(2);
+    expect((await fetchWith(token, 'w-1', 'req-1')).data!.fetchAndLock).toHaveLength(2);
   });
 
   it('finds a re-sent claim through its own index, not by reading every live lease', async () => {
@@ -92,7 +92,7 @@ describe('fetchAndLock with a requestId', () => {
     } finally {
       await db.end();
     }
-    expect((await fetchWith(token, 'w-3', 'req-3', 1)).data.fetchAndLock).toHaveLength(1);
+    expect((await fetchWith(token, 'w-3', 'req-3', 1)).data!.fetchAndLock).toHaveLength(1);
   });
 
   it('refuses a request id that is empty or too long', async () => {

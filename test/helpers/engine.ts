@@ -4,21 +4,45 @@
  */
 import { randomBytes } from 'node:crypto';
 import { startEngine, type Engine } from '../../server/app.js';
-import { CreatePrincipal, createClient, type GraphQLClient } from '../../server/client/index.js';
+import {
+  CreatePrincipal,
+  createClient,
+  type GraphQLClient,
+  type ResultOf,
+  type TadaDocumentNode,
+} from '../../server/client/index.js';
 import { loadConfig } from '../../server/config.js';
 import { createTestDatabase } from './db.js';
+import type { Untyped } from './untyped.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: the variables of any typed document, as the client's own
+type AnyDocument = TadaDocumentNode<any, any>;
+
+/**
+ * A document's variables, unchecked: tests send what the schema refuses on purpose (a missing field, a
+ * wrong type) and read the refusal; the answer is what the types are for.
+ */
+type Variables = Record<string, unknown>;
 
 export interface TestEngine extends Engine {
   adminToken: string;
   /** The shared client, without a token; `client.as(token)` for a principal, `client.raw` for hostile bodies. */
   client: GraphQLClient;
-  gql<T = any>(
+  /** A typed document's answer, errors included. */
+  gql<D extends AnyDocument>(
+    token: string | null,
+    doc: D,
+    variables?: Variables,
+  ): Promise<GqlResult<ResultOf<D>>>;
+  /** A selection of the test's own: its answer is untyped (see Untyped). */
+  gql<T = Untyped>(
     token: string | null,
     query: string,
     variables?: Record<string, unknown>,
   ): Promise<GqlResult<T>>;
   /** like gql but throws when the response carries errors */
-  ok<T = any>(token: string | null, query: string, variables?: Record<string, unknown>): Promise<T>;
+  ok<D extends AnyDocument>(token: string | null, doc: D, variables?: Variables): Promise<ResultOf<D>>;
+  ok<T = Untyped>(token: string | null, query: string, variables?: Record<string, unknown>): Promise<T>;
   principal(
     kind: 'WORKER' | 'HUMAN' | 'ADMIN',
     name: string,
@@ -48,19 +72,21 @@ export async function startTestEngine(
   });
   const engine = await startEngine({ config, databaseUrl, log: () => {}, sweeps: false });
   const client = createClient({ url: engine.url });
-  const gql = async <T>(
+  const gql = async (
     token: string | null,
-    query: string,
+    query: string | AnyDocument,
     variables?: Record<string, unknown>,
-  ): Promise<GqlResult<T>> => (await client.as(token).execute<T>(query, variables)) as GqlResult<T>;
-  const ok = async <T>(
+  ): Promise<GqlResult<unknown>> =>
+    // the client prints a document itself; its overloads only tell typed callers from untyped ones
+    (await client.as(token).execute(query as string, variables)) as GqlResult<unknown>;
+  const ok = async (
     token: string | null,
-    query: string,
+    query: string | AnyDocument,
     variables?: Record<string, unknown>,
-  ): Promise<T> => {
-    const r = await gql<T>(token, query, variables);
+  ): Promise<unknown> => {
+    const r = await gql(token, query, variables);
     if (r.errors?.length) throw new Error(`GraphQL error: ${JSON.stringify(r.errors)}`);
-    return r.data as T;
+    return r.data;
   };
   const principal: TestEngine['principal'] = async (kind, name, o = {}) => {
     const d = await client.as(adminToken).request(CreatePrincipal, {
@@ -68,7 +94,10 @@ export async function startTestEngine(
     });
     return d.createPrincipal.token;
   };
-  return Object.assign(engine, { adminToken, client, gql, ok, principal });
+  return Object.assign(engine, { adminToken, client, gql, ok, principal } as Pick<
+    TestEngine,
+    'adminToken' | 'client' | 'gql' | 'ok' | 'principal'
+  >);
 }
 
 /** The code of the first error, for asserting refusals. */

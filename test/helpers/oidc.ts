@@ -4,11 +4,17 @@
  * /auth/callback like a browser; `gql` calls /graphql with the session cookie (and the CSRF token).
  */
 import { randomBytes } from 'node:crypto';
+import { print } from 'graphql';
 import { type Client, createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { type CookieJar, request, signInThroughProvider } from '../../server/demo/oidc-signin.js';
 import { type DemoProvider, demoAccounts, startDemoProvider } from '../../server/demo/oidc-provider.js';
+import type { ResultOf, TadaDocumentNode } from '../../server/client/index.js';
 import { startTestEngine, type GqlResult, type TestEngine } from './engine.js';
+import type { Untyped } from './untyped.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: the variables of any typed document, as the client's own
+type AnyDocument = TadaDocumentNode<any, any>;
 
 export const PASSWORD = 'correct horse';
 export const AUDIENCE = 'https://api.abada.test';
@@ -19,7 +25,13 @@ export interface OidcStack {
   clientSecret: string;
   signIn(user: string): Promise<CookieJar>;
   session(jar: CookieJar): Promise<{ signedIn: boolean; csrfToken: string | null; refusal: string | null }>;
-  gql<T = any>(
+  gql<D extends AnyDocument>(
+    jar: CookieJar,
+    doc: D,
+    variables?: object,
+    csrf?: string | null,
+  ): Promise<GqlResult<ResultOf<D>>>;
+  gql<T = Untyped>(
     jar: CookieJar,
     query: string,
     variables?: object,
@@ -57,14 +69,19 @@ export async function startOidcStack(
   );
   const session: OidcStack['session'] = async (jar) =>
     (await request(jar, `${engine.url}/auth/session`)).json() as never;
-  const gql: OidcStack['gql'] = async (jar, query, variables, csrf) => {
+  const gql = async (
+    jar: CookieJar,
+    query: string | AnyDocument,
+    variables?: object,
+    csrf?: string | null,
+  ) => {
     const token = csrf === undefined ? (await session(jar)).csrfToken : csrf;
     const res = await request(jar, `${engine.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(token ? { 'x-abada-csrf': token } : {}) },
-      body: JSON.stringify({ query, variables }),
+      body: JSON.stringify({ query: typeof query === 'string' ? query : print(query), variables }),
     });
-    return (await res.json()) as never;
+    return (await res.json()) as GqlResult<unknown>;
   };
   return {
     provider,
@@ -72,7 +89,7 @@ export async function startOidcStack(
     clientSecret,
     signIn: (user) => signInThroughProvider(engine.url, user, PASSWORD),
     session,
-    gql,
+    gql: gql as OidcStack['gql'],
     wsClient(jar, origin = engine.url, o = {}) {
       const headers = { cookie: jar.header(new URL(engine.url)), origin };
       class CookieWebSocket extends WebSocket {

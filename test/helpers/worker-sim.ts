@@ -1,35 +1,12 @@
 /** A test acting as a worker through the GraphQL contract (the real worker is tested under test/worker). */
 import { sql } from 'drizzle-orm';
+import type { ResultOf } from '../../server/client/index.js';
 import { Q, topic } from './fixtures.js';
 import type { GqlResult, TestEngine } from './engine.js';
 import { waitFor } from './wait.js';
 
-export interface Locked {
-  id: string;
-  attempt: number;
-  processInstanceId: string;
-  variables: Record<string, unknown>;
-  agentWork: { model: string; toolBindings: { ref: string; policy: string }[] } | null;
-  steps: {
-    sequence: number;
-    kind: string;
-    state: string;
-    toolRef: string | null;
-    digest: string;
-    idempotencyKey: string | null;
-    reused: boolean;
-    request: any;
-    response: any;
-    comment: string | null;
-  }[];
-  earlierWrites: {
-    attempt: number;
-    sequence: number;
-    state: string;
-    toolRef: string;
-    idempotencyKey: string | null;
-  }[];
-}
+/** A leased task as Q.fetch selects it. */
+export type Locked = ResultOf<typeof Q.fetch>['fetchAndLock'][number];
 
 export class WorkerSim {
   constructor(
@@ -41,7 +18,7 @@ export class WorkerSim {
   async fetch(
     opts: { topic?: string; maxTasks?: number; lockMs?: number; waitMs?: number } = {},
   ): Promise<Locked[]> {
-    const d = await this.engine.ok<{ fetchAndLock: Locked[] }>(this.token, Q.fetch, {
+    const d = await this.engine.ok(this.token, Q.fetch, {
       input: {
         workerId: this.workerId,
         maxTasks: opts.maxTasks ?? 1,
@@ -74,7 +51,7 @@ export class WorkerSim {
     task: { id: string; attempt: number },
     sequence: number,
     step: Record<string, unknown>,
-  ): Promise<GqlResult<any>> {
+  ): Promise<GqlResult<ResultOf<typeof Q.journal>>> {
     return this.engine.gql(this.token, Q.journal, {
       input: { taskId: task.id, workerId: this.workerId, attempt: task.attempt, sequence, ...step },
     });
@@ -83,12 +60,7 @@ export class WorkerSim {
   async journal(task: { id: string; attempt: number }, sequence: number, step: Record<string, unknown>) {
     const r = await this.journalRaw(task, sequence, step);
     if (r.errors?.length) throw new Error(`journal ${sequence}: ${JSON.stringify(r.errors)}`);
-    return r.data.journalStep as {
-      idempotencyKey: string | null;
-      reused: boolean;
-      taskState: string;
-      step: any;
-    };
+    return r.data!.journalStep;
   }
 
   model(
@@ -152,7 +124,7 @@ export class WorkerSim {
   ) {
     const r = await this.completeRaw(task, variables, metadata);
     if (r.errors?.length) throw new Error(`complete: ${JSON.stringify(r.errors)}`);
-    return r.data.completeTask as { id: string; state: string; attempt: number };
+    return r.data!.completeTask as { id: string; state: string; attempt: number };
   }
 
   /**

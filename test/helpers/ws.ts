@@ -1,8 +1,9 @@
 /** A graphql-ws subscriber for tests: collects events, waits for them, and reports a refused connection. */
 import type { Client } from 'graphql-ws';
 import { subscribe as subscribeWs, wsClient } from '../../server/client/index.js';
+import type { Untyped } from './untyped.js';
 
-export interface Subscriber<T = any> {
+export interface Subscriber<T = Untyped> {
   events: { at: number; data: T }[];
   errors: unknown[];
   /** resolves with the first event matching `pred` (already received or to come), or rejects after ms */
@@ -14,7 +15,7 @@ export interface Subscriber<T = any> {
   dispose(): Promise<void>;
 }
 
-export function subscribe<T = any>(
+export function subscribe<T = Untyped>(
   baseUrl: string,
   token: string | null,
   query: string,

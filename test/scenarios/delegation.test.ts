@@ -6,7 +6,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf, startTestEngine, type TestEngine } from '../helpers/engine.js';
-import { CRM_SERVER, Q } from '../helpers/fixtures.js';
+import { CRM_SERVER, json, Q } from '../helpers/fixtures.js';
 import { waitFor } from '../helpers/wait.js';
 import { WorkerSim } from '../helpers/worker-sim.js';
 
@@ -80,7 +80,7 @@ describe('delegation', () => {
     expect(step.response).toMatchObject({ process: 'lookup', state: 'COMPLETED', outputs: { answer: 42 } });
 
     const inst = (await engine.ok(engine.adminToken, Q.instance, { id: p.id })).processInstance;
-    const events = inst.history.map((h: any) => h.eventType);
+    const events = inst!.history.map((h) => h.eventType);
     expect(events).toContain('CHILD_STARTED');
     expect(events).toContain('CHILD_DONE');
   });
@@ -131,7 +131,7 @@ describe('delegation', () => {
       return (r.rows[0] as { state: string } | undefined)?.state === 'DONE';
     });
     expect(await w.fetch()).toEqual([]);
-    const waiting = (await engine.ok(engine.adminToken, Q.instance, { id: p.id })).processInstance.tasks[0];
+    const waiting = (await engine.ok(engine.adminToken, Q.instance, { id: p.id })).processInstance!.tasks[0];
     expect(waiting.state).toBe('AWAITING_CHILD');
     // the child of attempt 2 answers attempt 2
     await w.complete(order[1].c, { answer: 2 });
@@ -148,17 +148,17 @@ describe('delegation', () => {
     await w.model(t, 1, 'COMPLETED');
     await w.tool(t, 2, 'delegate:lookup', 'STARTED', { customerId: 'C-9' });
     const parent = (await engine.ok(engine.adminToken, Q.instance, { id: p.id })).processInstance;
-    const childId = parent.history.find((h: { eventType: string }) => h.eventType === 'CHILD_STARTED').data
-      .childInstanceId;
+    const childId = json(parent!.history.find((h) => h.eventType === 'CHILD_STARTED')?.data)
+      .childInstanceId as string;
     await engine.ok(
       engine.adminToken,
       'mutation($id: ID!) { cancelProcess(id: $id, reason: "customer withdrew") { state } }',
       { id: p.id },
     );
     const child = (await engine.ok(engine.adminToken, Q.instance, { id: childId })).processInstance;
-    expect(child.state).toBe('CANCELLED');
-    expect(child.tasks.map((x: { state: string }) => x.state)).toEqual(['CANCELLED']);
-    expect(child.history.at(-1)).toMatchObject({ eventType: 'INSTANCE_CANCELLED' });
+    expect(child!.state).toBe('CANCELLED');
+    expect(child!.tasks.map((x: { state: string }) => x.state)).toEqual(['CANCELLED']);
+    expect(child!.history.at(-1)).toMatchObject({ eventType: 'INSTANCE_CANCELLED' });
     expect(await w.fetch({ topic: 'lookup-work' })).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf, startTestEngine, type TestEngine } from '../helpers/engine.js';
-import { Q } from '../helpers/fixtures.js';
+import { json, Q } from '../helpers/fixtures.js';
 import { setupSeeds, WorkerSim } from '../helpers/worker-sim.js';
 import { D, decide, historyOf, taskOf, tool, toolRaw } from '../engine/approvals/setup.js';
 
@@ -117,12 +117,12 @@ describe('seed 000: a refund that needs approval', () => {
       decisions: [],
       earlierProposals: [],
     });
-    const due = new Date(a.slaDueAt).getTime();
+    const due = new Date(a!.slaDueAt!).getTime();
     expect(Math.abs(due - (t0 + 4 * 3600_000))).toBeLessThan(60_000);
 
     const decided = await decide(engine, lead, { approvalId, decision: 'APPROVE', digest });
     expect(decided.errors).toBeUndefined();
-    expect(decided.data.decideApproval).toMatchObject({ state: 'APPROVED', decidedBy: 'fiona', digest });
+    expect(decided.data!.decideApproval).toMatchObject({ state: 'APPROVED', decidedBy: 'fiona', digest });
     expect(await taskOf(engine, task.id)).toMatchObject({ state: 'OPEN' });
 
     // Another worker takes it; the journal shows step 4 APPROVED with the exact arguments.
@@ -135,7 +135,7 @@ describe('seed 000: a refund that needs approval', () => {
       '3:MODEL_CALL:COMPLETED',
       '4:TOOL_CALL:APPROVED',
     ]);
-    expect(resumed.steps[3].request.arguments).toEqual(ALICE);
+    expect(json(resumed.steps[3].request).arguments).toEqual(ALICE);
     // The person approved 89, not 890.
     const divergent = await toolRaw(w2, resumed, 4, 'crm/refund', 'STARTED', { ...ALICE, amount: 890 });
     expect(codeOf(divergent)).toBe('DIVERGENT_STEP');
@@ -196,7 +196,9 @@ describe('seed 000: a refund that needs approval', () => {
       'worker:agent-worker-1',
       'worker:agent-worker-2',
     ]);
-    expect(history.find((h) => h.eventType === 'STEP_STARTED' && h.sequence === 4)!.data.digest).toBe(digest);
+    expect(json(history.find((h) => h.eventType === 'STEP_STARTED' && h.sequence === 4)?.data).digest).toBe(
+      digest,
+    );
     const audit = await engine.ok(
       engine.adminToken,
       `query($id: ID!) { verifyAudit(processInstanceId: $id) { valid rows } }`,
@@ -216,7 +218,7 @@ describe('seed 000: a refund that needs approval', () => {
     const reason = 'Already refunded with a gift card on 12 October.';
     const r = await decide(engine, lead, { approvalId, decision: 'REJECT', digest, comment: reason });
     expect(r.errors).toBeUndefined();
-    expect(r.data.decideApproval).toMatchObject({ state: 'REJECTED', decidedBy: 'fiona', comment: reason });
+    expect(r.data!.decideApproval).toMatchObject({ state: 'REJECTED', decidedBy: 'fiona', comment: reason });
     expect(await taskOf(engine, task.id)).toMatchObject({ state: 'OPEN' });
 
     const resumed = await w2.fetchOne();
@@ -246,7 +248,7 @@ describe('seed 000: a refund that needs approval', () => {
     expect(rejected.data).toMatchObject({ digest, decidedOn: digest });
     // COMMENT_REQUIRED refusals leave the approval untouched and record no decision.
     const a = (await engine.ok(lead, D.approval, { id: approvalId })).approval;
-    expect(a.decisions.map((x: any) => [x.decision, x.outcome, x.comment])).toEqual([
+    expect(a!.decisions.map((x) => [x.decision, x.outcome, x.comment])).toEqual([
       ['REJECT', 'ACCEPTED', reason],
     ]);
   });

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf, startTestEngine, type TestEngine } from '../helpers/engine.js';
-import { Q } from '../helpers/fixtures.js';
+import { json, Q } from '../helpers/fixtures.js';
 import { setupSeeds, WorkerSim } from '../helpers/worker-sim.js';
 
 let engine: TestEngine;
@@ -34,7 +34,7 @@ describe('seed 002: a CRM call and back to the engine', () => {
       'crm/create_ticket:WRITE',
       'crm/send_email:WRITE',
     ]);
-    expect((task.agentWork as any).prompt).toBe(
+    expect(task.agentWork?.prompt).toBe(
       'Read the message from C-42, look the customer up, open a ticket and answer in JSON.',
     );
     expect(task.steps).toEqual([]);
@@ -77,8 +77,8 @@ describe('seed 002: a CRM call and back to the engine', () => {
     expect(completed.state).toBe('COMPLETED');
 
     let inst = (await engine.ok(engine.adminToken, Q.instance, { id: instanceId })).processInstance;
-    expect(inst.currentNodeId).toBe('notify_customer');
-    expect(inst.variables.triage).toEqual({
+    expect(inst!.currentNodeId).toBe('notify_customer');
+    expect(json(inst!.variables).triage).toEqual({
       ticketId: 'T-981',
       priority: 'high',
       summary: 'Order 5531 lost, gold customer',
@@ -89,8 +89,8 @@ describe('seed 002: a CRM call and back to the engine', () => {
     await w.complete(notifyTask, { notified: true });
 
     inst = (await engine.ok(engine.adminToken, Q.instance, { id: instanceId })).processInstance;
-    expect(inst.state).toBe('COMPLETED');
-    expect(inst.history.map((h: any) => h.eventType)).toEqual([
+    expect(inst!.state).toBe('COMPLETED');
+    expect(inst!.history.map((h) => h.eventType)).toEqual([
       'INSTANCE_STARTED',
       'TASK_CREATED',
       'TASK_LEASED',
@@ -109,7 +109,7 @@ describe('seed 002: a CRM call and back to the engine', () => {
       'TASK_COMPLETED',
       'INSTANCE_COMPLETED',
     ]);
-    const seqs = inst.history.map((h: any) => h.seq);
+    const seqs = inst!.history.map((h) => h.seq);
     expect(seqs).toEqual(seqs.map((_: number, i: number) => i + 1));
     const audit = await engine.ok(
       engine.adminToken,
@@ -118,7 +118,7 @@ describe('seed 002: a CRM call and back to the engine', () => {
     );
     expect(audit.verifyAudit).toEqual({ valid: true, rows: 17 });
     // History holds digests and names, never the prompt or the tool payloads.
-    const text = JSON.stringify(inst.history);
+    const text = JSON.stringify(inst!.history);
     expect(text).not.toContain('look the customer up');
     expect(text).not.toContain('Parcel not received');
   });

@@ -3,6 +3,7 @@
  * even when calls fail: an engine process is run as a child, a refund story is played through it with
  * refusals on the way, and everything it printed is searched.
  */
+import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EngineProc, gqlClient, spawnEngine } from '../../bench/lib.js';
 import { createTestDatabase } from '../helpers/db.js';
@@ -39,17 +40,17 @@ afterAll(() => engine?.stop());
 describe('engine logs', () => {
   it('name the work but never its content', async () => {
     const admin = gqlClient(engine.url, ADMIN);
-    await admin(Q.deploy, { s: `${CRM_SERVER()}---${REFUND}` });
+    await admin(print(Q.deploy), { s: `${CRM_SERVER()}---${REFUND}` });
     await admin('mutation($s: String!) { setCredential(name: "crm-token", secret: $s) }', { s: SECRET });
     const { createPrincipal } = await admin(
       'mutation { createPrincipal(input: {kind: WORKER, name: "w", topics: ["abada:agent"]}) { token } }',
     );
     const workerToken = createPrincipal.token as string;
     const worker = gqlClient(engine.url, workerToken);
-    const inst = (await admin(Q.start, { key: 'refund', v: { customerId: 'C-42', message: 'lost' } }))
+    const inst = (await admin(print(Q.start), { key: 'refund', v: { customerId: 'C-42', message: 'lost' } }))
       .startProcess;
     const [t] = (
-      await worker(Q.fetch, {
+      await worker(print(Q.fetch), {
         input: {
           workerId: 'w1',
           maxTasks: 1,
@@ -62,7 +63,9 @@ describe('engine logs', () => {
       t: t.id,
     });
     const journal = (sequence: number, state: string, extra: Record<string, unknown>) =>
-      worker(Q.journal, { input: { taskId: t.id, workerId: 'w1', attempt: 1, sequence, state, ...extra } });
+      worker(print(Q.journal), {
+        input: { taskId: t.id, workerId: 'w1', attempt: 1, sequence, state, ...extra },
+      });
     await journal(1, 'STARTED', {
       kind: 'MODEL_CALL',
       model: 'gemini-3.6-flash',

@@ -77,7 +77,7 @@ const retry = () => ({ retryUntil: Date.now() + 10_000 });
 
 async function stepsOf(t: Locked): Promise<string[]> {
   const inst = (await engine.ok(engine.adminToken, Q.instance, { id: t.processInstanceId })).processInstance;
-  return inst.tasks[0].steps.map((s: { sequence: number; state: string }) => `${s.sequence}:${s.state}`);
+  return inst!.tasks[0].steps.map((s: { sequence: number; state: string }) => `${s.sequence}:${s.state}`);
 }
 
 describe('the worker journal batcher', () => {

@@ -188,7 +188,7 @@ describe('batched journaling', () => {
     const last = h.model.calls[2].messages;
     expect(last.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'tool']);
     expect(String(last[3].content)).toContain('C-42');
-    expect(String(last[5].content)).toContain(inst.variables.triage.ticketId);
+    expect(String(last[5].content)).toContain((inst.variables.triage as { ticketId: string }).ticketId);
   }, 40_000);
 
   it('a batch refused for its last step journals the ends alone, then fails as before (LIMIT_EXCEEDED)', async () => {

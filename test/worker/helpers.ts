@@ -140,7 +140,7 @@ export async function instance(h: Harness, id: string) {
     id: string;
     state: string;
     currentNodeId: string | null;
-    variables: Record<string, any>;
+    variables: Record<string, unknown>;
     tasks: {
       id: string;
       state: string;
@@ -149,7 +149,7 @@ export async function instance(h: Harness, id: string) {
       errorType: string | null;
       errorMessage: string | null;
       workerId: string | null;
-      metadata: any;
+      metadata: Record<string, unknown> | null;
       steps: {
         attempt: number;
         sequence: number;
@@ -160,7 +160,7 @@ export async function instance(h: Harness, id: string) {
         idempotencyKey: string | null;
         reused: boolean;
         comment: string | null;
-        response: any;
+        response: unknown;
         error: string | null;
         purpose: 'CALL' | 'PRECONDITION' | 'LOOKUP';
         reconciled: boolean;
@@ -171,7 +171,7 @@ export async function instance(h: Harness, id: string) {
       actor: string;
       attempt: number | null;
       sequence: number | null;
-      data: any;
+      data: Record<string, unknown>;
     }[];
   };
 }

@@ -92,7 +92,7 @@ async function pendingApproval(instanceId: string) {
 async function decide(input: Record<string, unknown>) {
   const r = await h.engine.gql(lead, Q.decide, { input });
   expect(r.errors).toBeUndefined();
-  return r.data.decideApproval;
+  return r.data!.decideApproval;
 }
 
 const finished = (id: string) =>
@@ -151,7 +151,7 @@ describe('seed 000 with real worker processes', () => {
     expect(refund.headerKey).toBe(task.steps[4].idempotencyKey);
     const started = inst.history.find((e) => e.eventType === 'STEP_STARTED' && e.sequence === 5)!;
     expect(started.actor).toBe('worker:worker-b');
-    expect(task.metadata.attempt).toBe(1);
+    expect(task.metadata?.attempt).toBe(1);
   }, 40_000);
 
   it('feeds a rejection to the model as the tool answer; the refund never runs', async () => {

@@ -133,7 +133,9 @@ describe('seed 002 with the real worker', () => {
     ]);
     expect(inst.history.map((e) => e.eventType)).toContain('TASK_LEASE_REACQUIRED');
     expect(b.logs.some((l) => l.event === 'tool.resend' && l.sequence === 4)).toBe(true);
-    expect(inst.variables.triage.ticketId).toBe((sends[0].result as { ticketId: string }).ticketId);
+    expect((inst.variables.triage as { ticketId: string }).ticketId).toBe(
+      (sends[0].result as { ticketId: string }).ticketId,
+    );
     b.kill('SIGTERM');
     expect((await b.exited).code).toBe(0);
   }, 40_000);

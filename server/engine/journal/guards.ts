@@ -129,7 +129,6 @@ function assertGuardRead(
  */
 export function factsFor(
   j: JournalState,
-  ctx: EngineContext,
   binding: ToolBinding,
   sequence: number,
   args: Record<string, unknown>,
@@ -198,7 +197,7 @@ export function reconciliation(
   const last = j.last;
   if (!guard || !last || last.purpose !== 'LOOKUP' || last.sequence <= call.sequence) return null;
   const read = j.step(last.sequence);
-  if (!read || read.state !== 'COMPLETED') return null;
+  if (read?.state !== 'COMPLETED') return null;
   const found = checkGuard(guard.expression, ctx.sealer.openJson(read.responseEnc), callArguments(ctx, call));
   return found.holds ? { responseEnc: read.responseEnc } : null;
 }

@@ -116,7 +116,7 @@ export function propose(
   const args = argumentsOf(input.request) as Record<string, unknown>;
   const refused = refuseByRules(j, input, base, binding, args);
   if (refused) return refused;
-  const factsEnc = factsFor(j, ctx, binding, base.sequence, args);
+  const factsEnc = factsFor(j, binding, base.sequence, args);
   const guard = guardOf(binding, 'PRECONDITION');
   if (guard && factsEnc) {
     const facts = checkGuard(guard.expression, ctx.sealer.openJson(factsEnc), args);

@@ -30,6 +30,7 @@ const ToolGuard = builder
       tool: t.exposeString('tool', { description: 'The read tool, server/tool.' }),
       arguments: t.field({
         type: 'JSON',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the placeholders are APL's, written as a person writes them
         description: '${x}, ${arguments.x} and (in a lookup) ${idempotencyKey} are filled in per call.',
         resolve: (g) => g.arguments ?? {},
       }),

@@ -32,18 +32,27 @@ beforeAll(async () => {
 });
 afterAll(() => engine?.close());
 
+/** A page of the approvals list as D.approvals selects it. */
+interface ApprovalPage {
+  approvals: {
+    totalCount: number;
+    pageInfo: { hasNextPage: boolean; endCursor: string | null };
+    edges: { cursor: string; node: { id: string } }[];
+  };
+}
+
 async function allPages(token: string, vars: Record<string, unknown>) {
   const seen: string[] = [];
   const totals: number[] = [];
   let after: string | null = null;
   for (let i = 0; i < 10; i++) {
-    const d: any = await engine.ok(token, D.approvals, { ...vars, after });
+    const d: ApprovalPage = await engine.ok(token, D.approvals, { ...vars, after });
     totals.push(d.approvals.totalCount);
-    seen.push(...d.approvals.edges.map((e: any) => e.node.id));
+    seen.push(...d.approvals.edges.map((e) => e.node.id));
     expect(d.approvals.edges.length).toBeLessThanOrEqual((vars.first as number) ?? 50);
     if (!d.approvals.pageInfo.hasNextPage) return { seen, totals, pages: i + 1 };
     after = d.approvals.pageInfo.endCursor;
-    expect(after).toBe(d.approvals.edges.at(-1).cursor);
+    expect(after).toBe(d.approvals.edges.at(-1)?.cursor);
   }
   throw new Error('pagination did not end');
 }
@@ -69,7 +78,7 @@ describe('approvals queries', () => {
     // finance-leads decide the second level of the 5000 refund: they see that one, and only that one,
     // as approval(id) lets them open it.
     const l = await engine.ok(lead, D.approvals, { state: 'PENDING', mine: false });
-    expect(l.approvals.edges.map((e: any) => e.node.id)).toEqual([ids[4]]);
+    expect(l.approvals.edges.map((e) => e.node.id)).toEqual([ids[4]]);
     // "mine" (the default for people) narrows to what the caller can decide now: level 1 is finance's.
     const mine = await engine.ok(lead, D.approvals, { state: 'PENDING', mine: true });
     expect(mine.approvals.totalCount).toBe(0);
@@ -78,12 +87,12 @@ describe('approvals queries', () => {
     expect(lv).toMatchObject({ level: 1, levels: 2, candidateGroups: ['finance'] });
     await decide(engine, fin, { approvalId: ids[4], decision: 'APPROVE', digest: lv.digest });
     const now = await engine.ok(lead, D.approvals, { state: 'PENDING' });
-    expect(now.approvals.edges.map((e: any) => e.node.id)).toEqual([ids[4]]);
+    expect(now.approvals.edges.map((e) => e.node.id)).toEqual([ids[4]]);
     // fran decided level 1 and can still find it (not hers to decide any more).
     const fr = await engine.ok(fin, D.approvals, { state: 'PENDING', mine: false, first: 50 });
-    expect(fr.approvals.edges.map((e: any) => e.node.id)).toContain(ids[4]);
+    expect(fr.approvals.edges.map((e) => e.node.id)).toContain(ids[4]);
     const frMine = await engine.ok(fin, D.approvals, { state: 'PENDING', mine: true });
-    expect(frMine.approvals.edges.map((e: any) => e.node.id)).not.toContain(ids[4]);
+    expect(frMine.approvals.edges.map((e) => e.node.id)).not.toContain(ids[4]);
     expect(codeOf(await engine.gql(workerToken, D.approvals, {}))).toBe('FORBIDDEN');
     expect((await engine.gql(workerToken, D.approval, { id: ids[0] })).data?.approval ?? null).toBeNull();
     // State filter: decided approvals leave the PENDING list.
@@ -92,7 +101,7 @@ describe('approvals queries', () => {
     const pending = await engine.ok(fin, D.approvals, { state: 'PENDING' });
     expect(pending.approvals.totalCount).toBe(3);
     const approved = await engine.ok(fin, D.approvals, { state: 'APPROVED' });
-    expect(approved.approvals.edges.map((e: any) => e.node.id)).toEqual([ids[0]]);
+    expect(approved.approvals.edges.map((e) => e.node.id)).toEqual([ids[0]]);
   });
 
   it("approval(id) shows an earlier attempt's proposal of the same call with the diff, and decisions", async () => {

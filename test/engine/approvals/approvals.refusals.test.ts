@@ -86,7 +86,7 @@ describe('decideApproval refusals', () => {
     expect(second.errors![0].message).toContain('fran');
     const a = await approvalOf(engine, fin, p.approvalId);
     expect(a).toMatchObject({ state: 'APPROVED', decidedBy: 'fran' });
-    expect(a.decisions.map((d: any) => [d.decidedBy, d.decision, d.outcome])).toEqual([
+    expect(a.decisions.map((d) => [d.decidedBy, d.decision, d.outcome])).toEqual([
       ['fran', 'APPROVE', 'ACCEPTED'],
       ['finn', 'REJECT', 'ALREADY_DECIDED'],
     ]);
@@ -116,7 +116,7 @@ describe('decideApproval refusals', () => {
     });
     expect(other.data?.decideApproval).toMatchObject({ state: 'APPROVED', decidedBy: 'fran' });
     const a = await approvalOf(engine, fin, p.approvalId);
-    expect(a.decisions.map((d: any) => [d.decidedBy, d.outcome])).toEqual([
+    expect(a.decisions.map((d) => [d.decidedBy, d.outcome])).toEqual([
       ['stella', 'SEPARATION_OF_DUTIES'],
       ['fran', 'ACCEPTED'],
     ]);
@@ -185,9 +185,9 @@ describe('decideApproval refusals', () => {
     const a = await approvalOf(engine, fin, p.approvalId);
     expect(a.state).toBe('APPROVED');
     expect(a.decisions).toHaveLength(20);
-    expect(a.decisions.filter((d: any) => d.outcome === 'ACCEPTED')).toHaveLength(1);
-    expect(a.decisions.filter((d: any) => d.outcome === 'ALREADY_DECIDED')).toHaveLength(19);
-    expect(a.decisions.find((d: any) => d.outcome === 'ACCEPTED').decidedBy).toBe(a.decidedBy);
+    expect(a.decisions.filter((d) => d.outcome === 'ACCEPTED')).toHaveLength(1);
+    expect(a.decisions.filter((d) => d.outcome === 'ALREADY_DECIDED')).toHaveLength(19);
+    expect(a.decisions.find((d) => d.outcome === 'ACCEPTED')!.decidedBy).toBe(a.decidedBy);
     const h = await historyOf(engine, p.instanceId);
     expect(h.filter((e) => e.eventType === 'APPROVAL_APPROVED')).toHaveLength(1);
     expect(h.filter((e) => e.eventType === 'STEP_APPROVED')).toHaveLength(1);

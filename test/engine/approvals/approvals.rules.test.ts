@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolCallDigest } from '../../../server/shared/canonical.js';
 import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
+import { json } from '../../helpers/fixtures.js';
 import { WorkerSim } from '../../helpers/worker-sim.js';
 import { approvalOf, decide, deployPay, historyOf, startAndPropose, taskOf, tool, toolRaw } from './setup.js';
 
@@ -72,7 +73,7 @@ describe('two-level approval rule', () => {
     });
     expect(l2.data?.decideApproval).toMatchObject({ state: 'APPROVED', decidedBy: 'lee', digest: p.digest });
     a = await approvalOf(engine, fin, p.approvalId);
-    expect(a.decisions.map((d: any) => [d.level, d.decidedBy, d.digest === p.digest, d.outcome])).toEqual([
+    expect(a.decisions.map((d) => [d.level, d.decidedBy, d.digest === p.digest, d.outcome])).toEqual([
       // an outsider's attempt is evidence too (SPEC §14.5)
       [1, 'lee', true, 'FORBIDDEN'],
       [1, 'fran', true, 'ACCEPTED'],
@@ -85,7 +86,7 @@ describe('two-level approval rule', () => {
       `query($id: ID!) { approval(id: $id) { decisions { decidedBy definitionVersion rule groups outcome } } }`,
       { id: p.approvalId },
     );
-    expect(policy.approval.decisions.filter((d: any) => d.outcome === 'ACCEPTED')).toEqual([
+    expect(policy.approval.decisions.filter((d: { outcome: string }) => d.outcome === 'ACCEPTED')).toEqual([
       {
         decidedBy: 'fran',
         definitionVersion: 1,
@@ -159,7 +160,7 @@ describe('two-level approval rule', () => {
     });
     expect(codeOf(late)).toBe('ALREADY_DECIDED');
     const a = await approvalOf(engine, lead, p.approvalId);
-    expect(a.decisions.map((d: any) => [d.level, d.decidedBy, d.outcome])).toEqual([
+    expect(a.decisions.map((d) => [d.level, d.decidedBy, d.outcome])).toEqual([
       [1, 'fran', 'ACCEPTED'],
       [1, 'lee', 'ALREADY_DECIDED'],
     ]);
@@ -239,12 +240,14 @@ describe('redaction', () => {
       fin,
       `query { approvals(state: PENDING) { edges { node { id arguments } } } }`,
     );
-    const listed = list.approvals.edges.find((e: any) => e.node.id === p.approvalId).node;
+    const listed = list.approvals.edges.find(
+      (e: { node: { id: string } }) => e.node.id === p.approvalId,
+    ).node;
     expect(JSON.stringify(listed)).not.toContain('4111');
     await decide(engine, fin, { approvalId: p.approvalId, decision: 'APPROVE', digest: a.digest });
     // The worker holds the full call in its journal; changing the hidden field is not the approved call.
     const t = await w.fetchOne({ topic: 'redact' });
-    expect(t.steps[0].request.arguments).toEqual(args);
+    expect(json(t.steps[0].request).arguments).toEqual(args);
     const changed = { ...args, card: { ...args.card, number: '5500000000000004' } };
     expect(codeOf(await toolRaw(w, t, 1, 'pay/charge', 'STARTED', changed))).toBe('DIVERGENT_STEP');
     expect((await tool(w, t, 1, 'pay/charge', 'STARTED', args)).idempotencyKey).toMatch(/^abada-/);
@@ -282,7 +285,7 @@ describe('approve with changes', () => {
     });
     expect(r.errors).toBeUndefined();
     const newDigest = toolCallDigest('pay/adjust', edited);
-    expect(r.data.decideApproval).toMatchObject({ state: 'APPROVED', digest: newDigest, arguments: edited });
+    expect(r.data!.decideApproval).toMatchObject({ state: 'APPROVED', digest: newDigest, arguments: edited });
     const a = await approvalOf(engine, fin, p.approvalId);
     expect(a.decisions).toEqual([
       expect.objectContaining({
@@ -294,7 +297,7 @@ describe('approve with changes', () => {
     ]);
     const t = await w.fetchOne({ topic: 'edit' });
     expect(t.steps[0]).toMatchObject({ state: 'APPROVED', digest: newDigest });
-    expect(t.steps[0].request.arguments).toEqual(edited);
+    expect(json(t.steps[0].request).arguments).toEqual(edited);
     expect(t.steps[0].comment).toBe('Approved with changes by fran: amount: 89 → 80');
     expect(codeOf(await toolRaw(w, t, 1, 'pay/adjust', 'STARTED', args))).toBe('DIVERGENT_STEP');
     expect((await tool(w, t, 1, 'pay/adjust', 'STARTED', edited)).idempotencyKey).toMatch(/^abada-/);
@@ -340,7 +343,7 @@ describe('approve with changes', () => {
     });
     const t = await w.fetchOne({ topic: 'edit2' });
     expect(t.steps[0]).toMatchObject({ state: 'APPROVED', digest: newDigest });
-    expect(t.steps[0].request.arguments).toEqual(edited);
+    expect(json(t.steps[0].request).arguments).toEqual(edited);
     expect(t.steps[0].comment).toBe('Approved with changes by fran: amount: 1500 → 1200');
     expect(codeOf(await toolRaw(w, t, 1, 'pay/adjust', 'STARTED', args))).toBe('DIVERGENT_STEP');
     expect((await tool(w, t, 1, 'pay/adjust', 'STARTED', edited)).idempotencyKey).toMatch(/^abada-/);
@@ -355,13 +358,13 @@ describe('approve with changes', () => {
       approvalId: p.approvalId,
       decision: 'APPROVE',
       digest: shown.digest,
-      arguments: { ...shown.arguments, amount: 80 },
+      arguments: { ...json(shown.arguments), amount: 80 },
     });
     expect(r.errors).toBeUndefined();
     const meant = { ...args, amount: 80 };
-    expect(r.data.decideApproval).toMatchObject({ digest: toolCallDigest('pay/adjust', meant) });
+    expect(r.data!.decideApproval).toMatchObject({ digest: toolCallDigest('pay/adjust', meant) });
     const t = await w.fetchOne({ topic: 'edit3' });
-    expect(t.steps[0].request.arguments).toEqual(meant);
+    expect(json(t.steps[0].request).arguments).toEqual(meant);
     expect(t.steps[0].comment).toBe('Approved with changes by fran: amount: 89 → 80');
   });
 

@@ -7,7 +7,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
-import { Q } from '../../helpers/fixtures.js';
+import { Q, json } from '../../helpers/fixtures.js';
 import { WorkerSim } from '../../helpers/worker-sim.js';
 import { APPROVAL_FULL, audit, deployShop, preconditionRead, SHOP, started } from './authority.setup.js';
 import { historyOf, taskOf, tool, toolRaw } from './setup.js';
@@ -41,7 +41,7 @@ describe('the rules at PROPOSED: auto below, levels between, deny above', () => 
       version: 1,
       rule: { index: 0, when: 'amount <= 20', auto: true, deny: null, levels: [] },
     });
-    expect(a.validUntil).not.toBeNull();
+    expect(a!.validUntil).not.toBeNull();
     const started1 = await tool(w, task, 1, 'shop/refund', 'STARTED', order(15));
     expect(started1.step.state).toBe('STARTED');
     expect(started1.idempotencyKey).toMatch(/^abada-/);
@@ -122,14 +122,18 @@ describe('the rules at PROPOSED: auto below, levels between, deny above', () => 
     });
     const h = await historyOf(engine, instanceId);
     const invalid = h.find((e) => e.eventType === 'ARGUMENTS_INVALID')!;
-    expect(invalid.data.failures).toEqual([{ check: 'validate[0]' }]);
+    expect(json(invalid.data).failures).toEqual([{ check: 'validate[0]' }]);
     expect(JSON.stringify(invalid.data)).not.toContain('-5');
     const s = await started(w, 'r-schema');
     const bad = await tool(w, s.task, 1, 'shop/refund', 'PROPOSED', order('lots'));
     expect(bad.step.state).toBe('REJECTED');
     expect(bad.step.comment).toMatch(/^Invalid arguments: amount must be number/);
     const sh = (await historyOf(engine, s.instanceId)).find((e) => e.eventType === 'ARGUMENTS_INVALID')!;
-    expect(sh.data.failures[0]).toMatchObject({ check: 'input_schema', path: '/amount', keyword: 'type' });
+    expect((json(sh.data).failures as unknown[])[0]).toMatchObject({
+      check: 'input_schema',
+      path: '/amount',
+      keyword: 'type',
+    });
     expect((await taskOf(engine, task.id)).state).toBe('LEASED');
   });
 
@@ -175,7 +179,7 @@ describe('a node tightens', () => {
     const denied = await tool(w, again.task, 1, 'shop/refund', 'PROPOSED', order(150));
     expect(denied.step.comment).toBe('Refused by policy: this desk refunds up to 100 EUR');
     const h = await historyOf(engine, again.instanceId);
-    expect(h.find((e) => e.eventType === 'POLICY_DENIED')!.data.rule).toMatchObject({ index: 3 });
+    expect(json(h.find((e) => e.eventType === 'POLICY_DENIED')?.data).rule).toMatchObject({ index: 3 });
     expect(instanceId).not.toBe(again.instanceId);
   });
 });
@@ -243,7 +247,7 @@ describe('an auto approval past its window', () => {
     expect(s.data!.journalStep.step.approvalId).not.toBe(p.step.approvalId);
     const old = (await engine.ok(fin, APPROVAL_FULL, { id: p.step.approvalId })).approval;
     const fresh = (await engine.ok(fin, APPROVAL_FULL, { id: s.data!.journalStep.step.approvalId })).approval;
-    expect(old.state).toBe('EXPIRED');
+    expect(old!.state).toBe('EXPIRED');
     expect(fresh).toMatchObject({ state: 'APPROVED', decidedBy: 'policy', version: 2 });
     expect((await events(instanceId)).slice(-4)).toEqual([
       'APPROVAL_EXPIRED',

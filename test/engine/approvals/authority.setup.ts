@@ -4,10 +4,11 @@
  * schema and a `validate`; a write with its own checks and a deny; a guarded refund; and a node that
  * tightens (drop_auto, a deny of its own).
  */
+import { graphql } from '../../../server/client/index.js';
 import type { TestEngine } from '../../helpers/engine.js';
 import { Q } from '../../helpers/fixtures.js';
 import type { Locked, WorkerSim } from '../../helpers/worker-sim.js';
-import { D, type Journaled } from './setup.js';
+import { D } from './setup.js';
 
 export const SHOP = `
 kind: ToolServer
@@ -95,7 +96,7 @@ export function preconditionRead(
   orderId: string,
   answer: unknown,
 ) {
-  return w.engine.gql<{ journalStep: Journaled }>(w.token, D.journal, {
+  return w.engine.gql(w.token, D.journal, {
     input: {
       taskId: task.id,
       workerId: w.workerId,
@@ -111,11 +112,12 @@ export function preconditionRead(
   });
 }
 
-export const APPROVAL_FULL = `query($id: ID!) { approval(id: $id) { id state version level levels candidateGroups
+export const APPROVAL_FULL =
+  graphql(`query($id: ID!) { approval(id: $id) { id state version level levels candidateGroups
   digest decidedBy arguments expiresAt validUntil
   rule { index when auto deny levels { groups } }
   versions { version digest editedBy arguments changes { path before after } }
-  decisions { version level decidedBy decision outcome action digest editedDigest } } }`;
+  decisions { version level decidedBy decision outcome action digest editedDigest } } }`);
 
 export async function audit(engine: TestEngine, instanceId: string) {
   const r = await engine.ok(

@@ -4,6 +4,7 @@
  * for the lowest level of v+1 naming their groups, every other level decides v+1 afresh. Time is
  * checked when a person acts; every refused attempt and every accepted decision is evidence in the chain.
  */
+import { json } from '../../helpers/fixtures.js';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolCallDigest } from '../../../server/shared/canonical.js';
@@ -52,7 +53,11 @@ async function proposed(key: string, amount: number, starter?: string) {
   const p = await tool(w, s.task, 1, 'shop/refund', 'PROPOSED', order(amount));
   return { ...s, approvalId: p.step.approvalId!, digest: p.step.digest };
 }
-const approvalOf = async (id: string) => (await engine.ok(engine.adminToken, APPROVAL_FULL, { id })).approval;
+const approvalOf = async (id: string) => {
+  const { approval } = await engine.ok(engine.adminToken, APPROVAL_FULL, { id });
+  if (!approval) throw new Error(`no approval ${id}`);
+  return approval;
+};
 const approve = (token: string, approvalId: string, digest: string, args?: unknown) =>
   decide(engine, token, { approvalId, decision: 'APPROVE', digest, ...(args ? { arguments: args } : {}) });
 
@@ -75,7 +80,7 @@ describe('an edit is a new version every level decides', () => {
     expect(done.data!.decideApproval).toMatchObject({ state: 'APPROVED', decidedBy: 'fran', digest: v2 });
     const a = await approvalOf(p.approvalId);
     expect(
-      a.decisions.map((d: any) => [d.version, d.level, d.decidedBy, d.outcome, d.editedDigest === v2]),
+      a!.decisions.map((d) => [d.version, d.level, d.decidedBy, d.outcome, d.editedDigest === v2]),
     ).toEqual([
       [1, 1, 'fran', 'ACCEPTED', false],
       [2, 2, 'lee', 'ACCEPTED', true],
@@ -93,7 +98,7 @@ describe('an edit is a new version every level decides', () => {
       }),
     ]);
     const h = await historyOf(engine, p.instanceId);
-    const edit = h.find((e) => e.eventType === 'APPROVAL_LEVEL_APPROVED' && e.data.version === 2)!;
+    const edit = h.find((e) => e.eventType === 'APPROVAL_LEVEL_APPROVED' && json(e.data).version === 2)!;
     expect(edit.data).toMatchObject({
       level: 2,
       of: 2,
@@ -140,7 +145,7 @@ describe('an edit is a new version every level decides', () => {
     const a = await approvalOf(p.approvalId);
     expect(a.version).toBe(3);
     // lee's decision on v3 counted for no level (v3 names only finance): it only made the version
-    expect(a.decisions.map((d: any) => [d.version, d.level, d.decidedBy])).toEqual([
+    expect(a!.decisions.map((d) => [d.version, d.level, d.decidedBy])).toEqual([
       [2, 1, 'fran'],
       [3, null, 'lee'],
       [3, 1, 'finn'],
@@ -172,7 +177,7 @@ describe('an edit is a new version every level decides', () => {
     expect(codeOf(schema)).toBe('INVALID_ARGUMENTS');
     const a = await approvalOf(p.approvalId);
     expect(a).toMatchObject({ state: 'PENDING', version: 1, digest: p.digest });
-    expect(a.decisions.map((d: any) => d.outcome)).toEqual([
+    expect(a!.decisions.map((d) => d.outcome)).toEqual([
       'POLICY_DENIED',
       'INVALID_ARGUMENTS',
       'INVALID_ARGUMENTS',
@@ -181,7 +186,7 @@ describe('an edit is a new version every level decides', () => {
       (e) => e.eventType === 'APPROVAL_DECISION_REFUSED',
     );
     // one row per actor, approval and code a minute: the second INVALID_ARGUMENTS is counted, not chained
-    expect(refused.map((e) => e.data.code)).toEqual(['POLICY_DENIED', 'INVALID_ARGUMENTS']);
+    expect(refused.map((e) => json(e.data).code)).toEqual(['POLICY_DENIED', 'INVALID_ARGUMENTS']);
     expect((await approve(fran, p.approvalId, p.digest)).data!.decideApproval.state).toBe('APPROVED');
   });
 
@@ -210,7 +215,7 @@ describe('time is checked when a person acts', () => {
     expect(codeOf(r)).toBe('APPROVAL_EXPIRED');
     const a = await approvalOf(p.approvalId);
     expect(a.state).toBe('EXPIRED');
-    expect(a.decisions.map((d: any) => d.outcome)).toEqual(['APPROVAL_EXPIRED']);
+    expect(a!.decisions.map((d) => d.outcome)).toEqual(['APPROVAL_EXPIRED']);
     const task = await taskOf(engine, p.task.id);
     expect(task.state).toBe('OPEN');
     expect(task.steps[0]).toMatchObject({ state: 'REJECTED' });
@@ -238,7 +243,7 @@ describe('time is checked when a person acts', () => {
     const task = await taskOf(engine, p.task.id);
     expect(task.state).toBe('AWAITING_APPROVAL');
     expect(task.steps[0].state).toBe('PROPOSED');
-    const next = await approvalOf(task.steps[0].approvalId);
+    const next = await approvalOf(task.steps[0].approvalId!);
     expect(next).toMatchObject({ state: 'PENDING', version: 2, digest: p.digest });
     expect(await audit(engine, p.instanceId)).toBe(true);
   });
@@ -261,7 +266,7 @@ describe('refused attempts are evidence', () => {
     let refused = (await historyOf(engine, p.instanceId)).filter(
       (e) => e.eventType === 'APPROVAL_DECISION_REFUSED',
     );
-    expect(refused.map((e) => [e.actor.split('#')[0], e.data.code])).toEqual([
+    expect(refused.map((e) => [e.actor.split('#')[0], json(e.data).code])).toEqual([
       ['human:sam', 'FORBIDDEN'],
       ['worker:vw', 'FORBIDDEN'],
       ['human:hugo', 'SEPARATION_OF_DUTIES'],

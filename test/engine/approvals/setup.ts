@@ -3,6 +3,7 @@
  * (conditional levels, redaction, editable arguments, idempotency none), a process per test on its own
  * topic (so tests sharing a database never take each other's tasks), and the GraphQL documents.
  */
+import { graphql, type ResultOf } from '../../../server/client/index.js';
 import type { GqlResult, TestEngine } from '../../helpers/engine.js';
 import { Q } from '../../helpers/fixtures.js';
 import type { Locked, WorkerSim } from '../../helpers/worker-sim.js';
@@ -66,40 +67,27 @@ nodes:
 `;
 
 export const D = {
-  approval: `query($id: ID!) { approval(id: $id) { id state processKey toolRef server tool nodeId model attempt sequence proposalVersion
+  approval:
+    graphql(`query($id: ID!) { approval(id: $id) { id state processKey toolRef server tool nodeId model attempt sequence proposalVersion
     arguments redactedPaths digest editable candidateGroups level levels escalated slaDueAt decidedBy decidedAt
     comment processInstanceId taskId
     decisions { level decidedBy decision digest editedDigest comment outcome }
-    earlierProposals { approvalId attempt sequence state digest changes { path before after } } } }`,
-  approvals: `query($state: ApprovalState, $mine: Boolean, $first: Int, $after: String) {
+    earlierProposals { approvalId attempt sequence state digest changes { path before after } } } }`),
+  approvals: graphql(`query($state: ApprovalState, $mine: Boolean, $first: Int, $after: String) {
     approvals(state: $state, mine: $mine, first: $first, after: $after) {
-      totalCount pageInfo { hasNextPage endCursor } edges { cursor node { id state toolRef candidateGroups } } } }`,
-  decide: `mutation($input: DecideApprovalInput!) { decideApproval(input: $input) {
-    id state decidedBy decidedAt comment digest level levels candidateGroups arguments } }`,
-  journal: `mutation($input: JournalStepInput!) { journalStep(input: $input) {
-    idempotencyKey reused taskState step { sequence state digest idempotencyKey reused comment approvalId request } } }`,
-  task: `query($id: ID!) { externalTask(id: $id) { id state attempt workerId lockExpiresAt errorType
-    steps { attempt sequence state toolRef digest idempotencyKey comment reused approvalId request } } }`,
-  history: `query($id: ID!) { processInstance(id: $id) { id state currentNodeId
-    history { seq eventType actor at taskId attempt sequence approvalId data } } }`,
-  cancel: `mutation($id: ID!, $r: String!) { cancelProcess(id: $id, reason: $r) { id state } }`,
+      totalCount pageInfo { hasNextPage endCursor } edges { cursor node { id state toolRef candidateGroups } } } }`),
+  decide: graphql(`mutation($input: DecideApprovalInput!) { decideApproval(input: $input) {
+    id state decidedBy decidedAt comment digest level levels candidateGroups arguments } }`),
+  journal: graphql(`mutation($input: JournalStepInput!) { journalStep(input: $input) {
+    idempotencyKey reused taskState step { sequence state digest idempotencyKey reused comment approvalId request } } }`),
+  task: graphql(`query($id: ID!) { externalTask(id: $id) { id state attempt workerId lockExpiresAt errorType
+    steps { attempt sequence state toolRef digest idempotencyKey comment reused approvalId request } } }`),
+  history: graphql(`query($id: ID!) { processInstance(id: $id) { id state currentNodeId
+    history { seq eventType actor at taskId attempt sequence approvalId data } } }`),
+  cancel: graphql(`mutation($id: ID!, $r: String!) { cancelProcess(id: $id, reason: $r) { id state } }`),
 };
 
-export type Journaled = {
-  idempotencyKey: string | null;
-  reused: boolean;
-  taskState: string;
-  step: {
-    sequence: number;
-    state: string;
-    digest: string;
-    idempotencyKey: string | null;
-    reused: boolean;
-    comment: string | null;
-    approvalId: string | null;
-    request: any;
-  };
-};
+export type Journaled = ResultOf<typeof D.journal>['journalStep'];
 
 /** journalStep for a TOOL_CALL, raw (errors are returned, not thrown). */
 export function toolRaw(
@@ -110,7 +98,7 @@ export function toolRaw(
   state: string,
   args: Record<string, unknown>,
   response?: unknown,
-): Promise<GqlResult<{ journalStep: Journaled }>> {
+): Promise<GqlResult<ResultOf<typeof D.journal>>> {
   return w.engine.gql(w.token, D.journal, {
     input: {
       taskId: task.id,
@@ -180,23 +168,19 @@ export async function startAndPropose(
 
 export async function historyOf(engine: TestEngine, instanceId: string) {
   const d = await engine.ok(engine.adminToken, D.history, { id: instanceId });
-  return d.processInstance.history as {
-    seq: number;
-    eventType: string;
-    actor: string;
-    at: string;
-    taskId: string | null;
-    attempt: number | null;
-    sequence: number | null;
-    approvalId: string | null;
-    data: any;
-  }[];
+  if (!d.processInstance) throw new Error(`no process instance ${instanceId}`);
+  return d.processInstance.history;
 }
 
+/** The approval as `token` sees it; fails when it sees none. */
 export async function approvalOf(engine: TestEngine, token: string, id: string) {
-  return (await engine.ok(token, D.approval, { id })).approval;
+  const { approval } = await engine.ok(token, D.approval, { id });
+  if (!approval) throw new Error(`approval ${id} is not visible to this principal`);
+  return approval;
 }
 
 export async function taskOf(engine: TestEngine, id: string) {
-  return (await engine.ok(engine.adminToken, D.task, { id })).externalTask;
+  const { externalTask } = await engine.ok(engine.adminToken, D.task, { id });
+  if (!externalTask) throw new Error(`no external task ${id}`);
+  return externalTask;
 }

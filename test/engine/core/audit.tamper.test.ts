@@ -63,7 +63,7 @@ describe('verifyAudit', () => {
     const holed = await finished(3);
     const untouched = await finished(4);
     const before = (await instance(engine, edited)).history;
-    expect(before.map((h: any) => h.eventType)).toEqual([
+    expect(before.map((h) => h.eventType)).toEqual([
       'INSTANCE_STARTED',
       'TASK_CREATED',
       'TASK_LEASED',

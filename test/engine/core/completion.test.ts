@@ -9,7 +9,7 @@ import pg from 'pg';
 import { connectionOf } from '../../../server/db/pg.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
-import { CRM_SERVER, Q } from '../../helpers/fixtures.js';
+import { CRM_SERVER, json, Q } from '../../helpers/fixtures.js';
 import { type Locked, WorkerSim } from '../../helpers/worker-sim.js';
 import { D, GOOD, auditOk, events, instance, startTriage, taskOf, triageProcess } from './helpers.js';
 
@@ -67,7 +67,7 @@ describe('completeTask carrying the last step ends (one request fewer per task)'
     await w.model(task, 1, 'STARTED');
     const r = await withSteps(task, [modelEnd(1)]);
     expect(r.errors).toBeUndefined();
-    expect(r.data.completeTask).toMatchObject({ state: 'COMPLETED' });
+    expect(r.data!.completeTask).toMatchObject({ state: 'COMPLETED' });
     const inst = await instance(engine, id);
     expect(
       inst.tasks[0].steps.map((s: { sequence: number; state: string }) => `${s.sequence}:${s.state}`),
@@ -76,7 +76,7 @@ describe('completeTask carrying the last step ends (one request fewer per task)'
     // the answer was lost: the worker sends the same completion again
     const again = await withSteps(task, [modelEnd(1)]);
     expect(again.errors).toBeUndefined();
-    expect(again.data.completeTask).toEqual(r.data.completeTask);
+    expect(again.data!.completeTask).toEqual(r.data!.completeTask);
     expect((await instance(engine, id)).history).toEqual(h1);
     await auditOk(engine, id);
   });
@@ -92,7 +92,7 @@ describe('completeTask carrying the last step ends (one request fewer per task)'
     const inst = await instance(engine, id);
     expect(inst.tasks[0].steps.map((s: { state: string }) => s.state)).toEqual(['STARTED']);
     // the worker's answer: the end alone, then the completion
-    expect((await withSteps(task, [modelEnd(1)])).data.completeTask).toMatchObject({ state: 'COMPLETED' });
+    expect((await withSteps(task, [modelEnd(1)])).data!.completeTask).toMatchObject({ state: 'COMPLETED' });
   });
 });
 
@@ -116,7 +116,7 @@ describe('completeTask carrying steps: one transaction, the separate path on a r
     const { id, task } = await take('plain', 't-plain');
     await w.model(task, 1, 'STARTED');
     const r = await withSteps(task, [modelEnd(1)]);
-    expect(r.data.completeTask).toMatchObject({ state: 'COMPLETED' });
+    expect(r.data!.completeTask).toMatchObject({ state: 'COMPLETED' });
     const at = await atOf(id);
     expect(at.STEP_COMPLETED).toBeDefined();
     expect(at.TASK_COMPLETED).toBe(at.STEP_COMPLETED);
@@ -159,7 +159,7 @@ describe('completeTask carrying steps: one transaction, the separate path on a r
     };
     pool.on('acquire', watch);
     try {
-      expect((await withSteps(task, [modelEnd(1)])).data.completeTask).toMatchObject({ state: 'COMPLETED' });
+      expect((await withSteps(task, [modelEnd(1)])).data!.completeTask).toMatchObject({ state: 'COMPLETED' });
     } finally {
       pool.off('acquire', watch);
     }
@@ -191,7 +191,7 @@ describe('completeTask carrying steps: one transaction, the separate path on a r
     const inst = await instance(engine, id);
     expect(inst.tasks[0].steps.map((s: { state: string }) => s.state)).toEqual(['COMPLETED']);
     // the worker corrects its output: the ends are already journaled, the completion goes through
-    expect((await withSteps(task, [modelEnd(1)])).data.completeTask).toMatchObject({ state: 'COMPLETED' });
+    expect((await withSteps(task, [modelEnd(1)])).data!.completeTask).toMatchObject({ state: 'COMPLETED' });
     expect((await events(engine, id)).filter((e) => e === 'STEP_COMPLETED')).toHaveLength(1);
     await auditOk(engine, id);
   });
@@ -216,20 +216,23 @@ describe('completeTask / failTask', () => {
       triage: { ticketId: 'T-000', priority: 'low', _confidence: 99 },
     });
     expect(codeOf(other)).toBe('LEASE_NOT_HELD');
-    expect((await instance(engine, id)).variables.triage).toEqual({ ticketId: 'T-981', priority: 'high' });
+    expect(json((await instance(engine, id)).variables).triage).toEqual({
+      ticketId: 'T-981',
+      priority: 'high',
+    });
     // A failure report after the completion does not undo it.
     expect(codeOf(await failWith(task, 'TOO_LATE'))).toBe('LEASE_NOT_HELD');
     expect((await taskOf(engine, task.id)).state).toBe('COMPLETED');
-    expect(h1.filter((e: any) => e.eventType === 'TASK_COMPLETED')).toHaveLength(1);
+    expect(h1.filter((e) => e.eventType === 'TASK_COMPLETED')).toHaveLength(1);
   });
 
   it('a re-sent failure gets the stored outcome; it never shadows the completion of the next attempt', async () => {
     const { id, task } = await take('plain', 't-plain');
     const f1 = await failWith(task, 'MODEL_UNAVAILABLE');
-    expect(f1.data.failTask).toMatchObject({ state: 'OPEN', attempt: 2, errorType: 'MODEL_UNAVAILABLE' });
+    expect(f1.data!.failTask).toMatchObject({ state: 'OPEN', attempt: 2, errorType: 'MODEL_UNAVAILABLE' });
     const n = (await events(engine, id)).length;
     const f1again = await failWith(task, 'MODEL_UNAVAILABLE');
-    expect(f1again.data.failTask).toEqual(f1.data.failTask);
+    expect(f1again.data!.failTask).toEqual(f1.data!.failTask);
     expect((await events(engine, id)).length).toBe(n);
     // Another failure for the same attempt is not a re-send.
     expect(codeOf(await failWith(task, 'SOMETHING_ELSE'))).toBe('LEASE_NOT_HELD');
@@ -243,10 +246,10 @@ describe('completeTask / failTask', () => {
     // Re-sent failure for attempt 1: answered from the store, nothing changes.
     const late = await failWith(task, 'MODEL_UNAVAILABLE');
     expect(late.errors).toBeUndefined();
-    expect(late.data.failTask).toMatchObject({ id: task.id, state: 'COMPLETED', attempt: 2 });
+    expect(late.data!.failTask).toMatchObject({ id: task.id, state: 'COMPLETED', attempt: 2 });
     expect((await instance(engine, id)).history).toEqual(h);
     expect((await instance(engine, id)).state).toBe('COMPLETED');
-    expect(h.map((e: any) => e.eventType)).toEqual([
+    expect(h.map((e) => e.eventType)).toEqual([
       'INSTANCE_STARTED',
       'TASK_CREATED',
       'TASK_LEASED',
@@ -285,9 +288,9 @@ describe('the output contract', () => {
     expect(done.state).toBe('COMPLETED');
     let inst = await instance(engine, id);
     expect(inst.currentNodeId).toBe('review');
-    const completed = inst.history.find((e: any) => e.eventType === 'TASK_COMPLETED');
-    expect(completed.data.route).toMatchObject({ reason: 'INVALID_OUTPUT', to: 'review' });
-    const [ut] = (await engine.ok(engine.adminToken, D.userTasks, { id })).processInstance.userTasks;
+    const completed = inst.history.find((e) => e.eventType === 'TASK_COMPLETED');
+    expect(json(completed?.data).route).toMatchObject({ reason: 'INVALID_OUTPUT', to: 'review' });
+    const [ut] = (await engine.ok(engine.adminToken, D.userTasks, { id })).processInstance!.userTasks;
     expect(ut).toMatchObject({ nodeId: 'review', state: 'OPEN' });
     expect(codeOf(await engine.gql(w.token, D.completeUserTask, { id: ut.id, v: {} }))).toBe('FORBIDDEN');
     const outsider = await engine.principal('HUMAN', 'bob-finance', { groups: ['finance'] });
@@ -297,7 +300,7 @@ describe('the output contract', () => {
     expect(r.completeUserTask.state).toBe('COMPLETED');
     inst = await instance(engine, id);
     expect(inst.state).toBe('COMPLETED');
-    expect(inst.history.map((e: any) => e.eventType).slice(-4)).toEqual([
+    expect(inst.history.map((e) => e.eventType).slice(-4)).toEqual([
       'TASK_COMPLETED',
       'USER_TASK_CREATED',
       'USER_TASK_COMPLETED',
@@ -311,7 +314,7 @@ describe('the output contract', () => {
     await w.complete(task, { triage: { ticketId: 'T-1', priority: 'low', _confidence: 50 } });
     const inst = await instance(engine, id);
     expect(inst.currentNodeId).toBe('review');
-    expect(inst.history.find((e: any) => e.eventType === 'TASK_COMPLETED').data.route).toMatchObject({
+    expect(json(inst.history.find((e) => e.eventType === 'TASK_COMPLETED')?.data).route).toMatchObject({
       reason: 'LOW_CONFIDENCE',
       to: 'review',
     });
@@ -324,25 +327,25 @@ describe('the output contract', () => {
   it('without routes, invalid output and low confidence fail the attempt, which retries', async () => {
     const { id, task } = await take('strict', 't-strict');
     const r1 = await w.completeRaw(task, { triage: { summary: 'nope', _confidence: 99 } });
-    expect(r1.data.completeTask).toMatchObject({ state: 'OPEN', attempt: 2 });
+    expect(r1.data!.completeTask).toMatchObject({ state: 'OPEN', attempt: 2 });
     expect((await taskOf(engine, task.id)).state).toBe('OPEN');
     // re-sent: the stored outcome, no second ATTEMPT_FAILED
     const n = (await events(engine, id)).length;
     expect(
-      (await w.completeRaw(task, { triage: { summary: 'nope', _confidence: 99 } })).data.completeTask,
-    ).toEqual(r1.data.completeTask);
+      (await w.completeRaw(task, { triage: { summary: 'nope', _confidence: 99 } })).data!.completeTask,
+    ).toEqual(r1.data!.completeTask);
     expect((await events(engine, id)).length).toBe(n);
 
     const t2 = await w.fetchOne({ topic: 't-strict', waitMs: 3000 });
     expect(t2.attempt).toBe(2);
     const r2 = await w.completeRaw(t2, { triage: { ticketId: 'T-1', priority: 'low', _confidence: 10 } });
-    expect(r2.data.completeTask).toMatchObject({ state: 'OPEN', attempt: 3 });
+    expect(r2.data!.completeTask).toMatchObject({ state: 'OPEN', attempt: 3 });
     const t3 = await w.fetchOne({ topic: 't-strict', waitMs: 5000 });
     expect(t3.attempt).toBe(3);
     expect((await w.complete(t3, GOOD)).state).toBe('COMPLETED');
     const h = (await instance(engine, id)).history;
     expect(
-      h.filter((e: any) => e.eventType === 'ATTEMPT_FAILED').map((e: any) => [e.attempt, e.data.errorType]),
+      h.filter((e) => e.eventType === 'ATTEMPT_FAILED').map((e) => [e.attempt, json(e.data).errorType]),
     ).toEqual([
       [1, 'INVALID_MODEL_OUTPUT'],
       [2, 'LOW_CONFIDENCE'],

@@ -1,6 +1,7 @@
 /** Shared steps for the engine-core scenario tests (issue 2), all through GraphQL. */
 import pg from 'pg';
 import { expect } from 'vitest';
+import { graphql } from '../../../server/client/index.js';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { Q } from '../../helpers/fixtures.js';
 import { type Locked, WorkerSim } from '../../helpers/worker-sim.js';
@@ -8,20 +9,32 @@ import { type Locked, WorkerSim } from '../../helpers/worker-sim.js';
 export const TICKET = { customerId: 'C-42', subject: 'Parcel not received', priority: 'high' };
 
 export const D = {
-  resolve: `mutation($input: ResolveIncidentInput!) { resolveIncident(input: $input) { id state type resolution } }`,
-  incidents: `query($state: IncidentState) { incidents(state: $state, first: 200) { totalCount edges { node { id type state taskId attempt sequence workerId message resolution processInstanceId } } } }`,
-  task: `query($id: ID!) { externalTask(id: $id) { id state attempt workerId lockExpiresAt
-    steps { attempt sequence kind state toolRef digest idempotencyKey reused response comment } } }`,
-  retry: `mutation($id: ID!) { retryTask(id: $id) { id state attempt } }`,
-  cancel: `mutation($id: ID!, $r: String!) { cancelProcess(id: $id, reason: $r) { id state } }`,
-  suspend: `mutation($id: ID!) { suspendProcess(id: $id) { id state } }`,
-  resume: `mutation($id: ID!) { resumeProcess(id: $id) { id state } }`,
-  audit: `query($id: ID!) { verifyAudit(processInstanceId: $id) { valid rows firstBrokenSeq reason } }`,
-  workers: `query { workers { workerId principalId health consecutiveFailures lastHeartbeatAt lastRejectionAt lastRejectionReason } }`,
-  credential: `query($t: ID!, $s: String!, $w: String!) { toolCredential(taskId: $t, server: $s, workerId: $w) { server name secret } }`,
-  setCredential: `mutation($n: String!, $s: String!) { setCredential(name: $n, secret: $s) }`,
-  userTasks: `query($id: ID!) { processInstance(id: $id) { userTasks { id nodeId state } } }`,
-  completeUserTask: `mutation($id: ID!, $v: JSON) { completeUserTask(id: $id, variables: $v) { id state } }`,
+  resolve: graphql(
+    `mutation($input: ResolveIncidentInput!) { resolveIncident(input: $input) { id state type resolution } }`,
+  ),
+  incidents: graphql(
+    `query($state: IncidentState) { incidents(state: $state, first: 200) { totalCount edges { node { id type state taskId attempt sequence workerId message resolution processInstanceId } } } }`,
+  ),
+  task: graphql(`query($id: ID!) { externalTask(id: $id) { id state attempt workerId lockExpiresAt
+    steps { attempt sequence kind state toolRef digest idempotencyKey reused response comment } } }`),
+  retry: graphql(`mutation($id: ID!) { retryTask(id: $id) { id state attempt } }`),
+  cancel: graphql(`mutation($id: ID!, $r: String!) { cancelProcess(id: $id, reason: $r) { id state } }`),
+  suspend: graphql(`mutation($id: ID!) { suspendProcess(id: $id) { id state } }`),
+  resume: graphql(`mutation($id: ID!) { resumeProcess(id: $id) { id state } }`),
+  audit: graphql(
+    `query($id: ID!) { verifyAudit(processInstanceId: $id) { valid rows firstBrokenSeq reason } }`,
+  ),
+  workers: graphql(
+    `query { workers { workerId principalId health consecutiveFailures lastHeartbeatAt lastRejectionAt lastRejectionReason } }`,
+  ),
+  credential: graphql(
+    `query($t: ID!, $s: String!, $w: String!) { toolCredential(taskId: $t, server: $s, workerId: $w) { server name secret } }`,
+  ),
+  setCredential: graphql(`mutation($n: String!, $s: String!) { setCredential(name: $n, secret: $s) }`),
+  userTasks: graphql(`query($id: ID!) { processInstance(id: $id) { userTasks { id nodeId state } } }`),
+  completeUserTask: graphql(
+    `mutation($id: ID!, $v: JSON) { completeUserTask(id: $id, variables: $v) { id state } }`,
+  ),
 };
 
 export async function startTriage(engine: TestEngine, customerId = 'C-42', key = 'support-triage') {
@@ -32,24 +45,29 @@ export async function startTriage(engine: TestEngine, customerId = 'C-42', key =
   return r.startProcess.id as string;
 }
 
+/** The instance as Q.instance selects it; fails when there is none. */
 export async function instance(engine: TestEngine, id: string) {
-  return (await engine.ok(engine.adminToken, Q.instance, { id })).processInstance;
+  const { processInstance } = await engine.ok(engine.adminToken, Q.instance, { id });
+  if (!processInstance) throw new Error(`no process instance ${id}`);
+  return processInstance;
 }
 
 export async function events(engine: TestEngine, id: string): Promise<string[]> {
-  return (await instance(engine, id)).history.map((h: { eventType: string }) => h.eventType);
+  return (await instance(engine, id)).history.map((h) => h.eventType);
 }
 
 export async function taskOf(engine: TestEngine, id: string) {
-  return (await engine.ok(engine.adminToken, D.task, { id })).externalTask;
+  const { externalTask } = await engine.ok(engine.adminToken, D.task, { id });
+  if (!externalTask) throw new Error(`no external task ${id}`);
+  return externalTask;
 }
 
 export async function incidentsOf(engine: TestEngine, filter: { type?: string; taskId?: string } = {}) {
   const d = await engine.ok(engine.adminToken, D.incidents, {});
   return d.incidents.edges
-    .map((e: any) => e.node)
+    .map((e) => e.node)
     .filter(
-      (n: any) => (!filter.type || n.type === filter.type) && (!filter.taskId || n.taskId === filter.taskId),
+      (n) => (!filter.type || n.type === filter.type) && (!filter.taskId || n.taskId === filter.taskId),
     );
 }
 

@@ -24,7 +24,7 @@ const batch = (t: Locked, steps: unknown[]) => batchOf(engine, w)(t, steps);
 
 async function journalOf(instanceId: string) {
   const inst = (await engine.ok(engine.adminToken, Q.instance, { id: instanceId })).processInstance;
-  return inst.tasks[0].steps.map((s: { sequence: number; state: string }) => `${s.sequence}:${s.state}`);
+  return inst!.tasks[0].steps.map((s: { sequence: number; state: string }) => `${s.sequence}:${s.state}`);
 }
 
 describe('journalSteps', () => {

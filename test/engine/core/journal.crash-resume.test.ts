@@ -85,8 +85,8 @@ describe('a crash in the middle of a write (seed 002)', () => {
     expect((await w2.complete(t2, GOOD)).state).toBe('COMPLETED');
 
     const task = await taskOf(engine, t1.id);
-    expect(task.steps.filter((s: any) => s.kind === 'MODEL_CALL')).toHaveLength(3);
-    expect(task.steps.every((s: any) => s.attempt === 1)).toBe(true);
+    expect(task.steps.filter((s) => s.kind === 'MODEL_CALL')).toHaveLength(3);
+    expect(task.steps.every((s) => s.attempt === 1)).toBe(true);
     expect(await events(engine, id)).toEqual([
       'INSTANCE_STARTED',
       'TASK_CREATED',
@@ -105,7 +105,7 @@ describe('a crash in the middle of a write (seed 002)', () => {
       'INSTANCE_COMPLETED',
     ]);
     const h = (await instance(engine, id)).history;
-    const reacq = h.find((e: any) => e.eventType === 'TASK_LEASE_REACQUIRED');
+    const reacq = h.find((e) => e.eventType === 'TASK_LEASE_REACQUIRED');
     expect(reacq).toMatchObject({ actor: 'worker:w-2', attempt: 1 });
     await auditOk(engine, id);
   });

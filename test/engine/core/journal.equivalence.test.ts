@@ -84,9 +84,9 @@ async function recordOf(instanceId: string, taskId: string) {
     (s: Record<string, unknown>) => ({ ...s, idempotencyKey: s.idempotencyKey ? 'key' : null }),
   );
   const inst = (await engine.ok(engine.adminToken, Q.instance, { id: instanceId })).processInstance;
-  const history = inst.history
-    .filter((h: { eventType: string }) => h.eventType.startsWith('STEP_'))
-    .map((h: Record<string, unknown>) => ({ ...h, taskId: undefined, actor: undefined }));
+  const history = inst!.history
+    .filter((h) => h.eventType.startsWith('STEP_'))
+    .map((h) => ({ ...h, taskId: undefined, actor: undefined }));
   const audit = (
     await engine.ok(
       engine.adminToken,

@@ -30,7 +30,7 @@ const batch = (t: Locked, steps: unknown[]) => batchOf(engine, w)(t, steps);
 
 async function stepsOf(instanceId: string): Promise<string[]> {
   const inst = (await engine.ok(engine.adminToken, Q.instance, { id: instanceId })).processInstance;
-  return inst.tasks[0].steps.map((s: { sequence: number; state: string }) => `${s.sequence}:${s.state}`);
+  return inst!.tasks[0].steps.map((s: { sequence: number; state: string }) => `${s.sequence}:${s.state}`);
 }
 
 describe('journal group commit', () => {

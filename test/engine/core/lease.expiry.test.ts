@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
-import { CRM_SERVER, Q } from '../../helpers/fixtures.js';
+import { CRM_SERVER, Q, json } from '../../helpers/fixtures.js';
 import { WorkerSim } from '../../helpers/worker-sim.js';
 import {
   D,
@@ -90,8 +90,8 @@ describe('lease expiry', () => {
     expect((await w2.complete(e, GOOD)).state).toBe('COMPLETED');
 
     const h = (await instance(engine, id)).history;
-    const failed = h.filter((x: any) => x.eventType === 'ATTEMPT_FAILED' || x.eventType === 'TASK_FAILED');
-    expect(failed.map((x: any) => [x.eventType, x.attempt, x.data.errorType, x.actor])).toEqual([
+    const failed = h.filter((x) => x.eventType === 'ATTEMPT_FAILED' || x.eventType === 'TASK_FAILED');
+    expect(failed.map((x) => [x.eventType, x.attempt, json(x.data).errorType, x.actor])).toEqual([
       ['ATTEMPT_FAILED', 1, 'LEASE_EXPIRED', 'engine'],
       ['TASK_FAILED', 2, 'LEASE_EXPIRED', 'engine'],
     ]);
@@ -129,10 +129,10 @@ describe('lease expiry', () => {
     expect(await other.fetch({ topic: 't-restart' })).toEqual([]);
     const task = await taskOf(engine, a.id);
     expect(task).toMatchObject({ state: 'LEASED', workerId: 'w-1', attempt: 1 });
-    expect(task.steps.map((s: any) => `${s.sequence}:${s.state}`)).toEqual(['1:STARTED']);
+    expect(task.steps.map((s) => `${s.sequence}:${s.state}`)).toEqual(['1:STARTED']);
     await again.model(a, 1, 'COMPLETED');
-    await again.tool(a as any, 2, 'crm/create_ticket', 'STARTED', { subject: 'x' });
-    await again.tool(a as any, 2, 'crm/create_ticket', 'COMPLETED', { subject: 'x' }, { ticketId: 'T-1' });
+    await again.tool(a, 2, 'crm/create_ticket', 'STARTED', { subject: 'x' });
+    await again.tool(a, 2, 'crm/create_ticket', 'COMPLETED', { subject: 'x' }, { ticketId: 'T-1' });
     expect(await other.fetch({ topic: 't-restart' })).toEqual([]);
     expect((await again.complete(a, GOOD)).state).toBe('COMPLETED');
     expect((await instance(engine, id)).state).toBe('COMPLETED');
@@ -188,7 +188,7 @@ describe('lease expiry', () => {
     await startTriage(engine, 'C-4', 'restart');
     const a = await w.fetchOne({ topic: 't-restart' });
     const t0 = Date.now(); // before the failure is stored: available_at is at least t0 + 1200 ms
-    expect((await w.failRaw(a, 'MODEL_UNAVAILABLE', 1200)).data.failTask).toMatchObject({
+    expect((await w.failRaw(a, 'MODEL_UNAVAILABLE', 1200)).data!.failTask).toMatchObject({
       state: 'OPEN',
       attempt: 2,
     });

@@ -5,7 +5,7 @@
  * engine's price table.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
+import { codeOf, type GqlResult, startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { CRM_SERVER, Q } from '../../helpers/fixtures.js';
 import { type Locked, WorkerSim } from '../../helpers/worker-sim.js';
 import { events, startTriage, taskOf, triageProcess } from './helpers.js';
@@ -40,9 +40,9 @@ async function turn(task: Locked, seq: number, model = 'gemini-3.6-flash') {
   return w.model(task, seq, 'COMPLETED', { model, request: { model, messagesHash: `h${seq}` } });
 }
 
-function expectLimit(r: any, limit: string, used: number, max: number) {
+function expectLimit(r: GqlResult<unknown>, limit: string, used: number, max: number) {
   expect(codeOf(r)).toBe('LIMIT_EXCEEDED');
-  expect(r.errors[0].extensions).toMatchObject({ limit, used, max });
+  expect(r.errors?.[0].extensions).toMatchObject({ limit, used, max });
 }
 
 describe('agent limits', () => {

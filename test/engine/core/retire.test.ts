@@ -157,7 +157,7 @@ describe('retired work', () => {
     await engine.ok(engine.adminToken, D.resume, { id });
     const t = await taskOf(engine, task.id);
     expect(t.state).toBe('FAILED');
-    expect(t.steps.find((s: any) => s.toolRef === 'crm/send_email').state).toBe('OUTCOME_UNKNOWN');
+    expect(t.steps.find((s) => s.toolRef === 'crm/send_email')!.state).toBe('OUTCOME_UNKNOWN');
     expect(await w.fetch({ topic: 't-retire' })).toEqual([]);
     const [inc] = await incidentsOf(engine, { type: 'TOOL_OUTCOME_UNKNOWN', taskId: task.id });
     expect(inc).toMatchObject({ state: 'OPEN', sequence: 1 });
@@ -176,7 +176,7 @@ describe('retired work', () => {
     const mail = { to: 'alice@example.com', body: 'hi' };
     const { id, task } = await take();
     await w.tool(task, 1, 'crm/send_email', 'STARTED', mail);
-    expect((await w.failRaw(task, 'WORKER_CRASHED')).data.failTask).toMatchObject({ state: 'FAILED' });
+    expect((await w.failRaw(task, 'WORKER_CRASHED')).data!.failTask).toMatchObject({ state: 'FAILED' });
     await engine.ok(engine.adminToken, D.suspend, { id });
     const [inc] = await incidentsOf(engine, { type: 'TOOL_OUTCOME_UNKNOWN', taskId: task.id });
     await engine.ok(engine.adminToken, D.resolve, {

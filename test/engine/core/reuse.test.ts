@@ -40,7 +40,7 @@ describe('reuse across attempts', () => {
     const closing = await w.tool(t1, 2, 'crm/close_ticket', 'STARTED', { ticketId: 'T-981' });
     // The worker gives up with the close in flight (a keyed write: safe to re-send with its key).
     const failed = await w.failRaw(t1, 'MODEL_UNAVAILABLE');
-    expect(failed.data.failTask).toMatchObject({ state: 'OPEN', attempt: 2 });
+    expect(failed.data!.failTask).toMatchObject({ state: 'OPEN', attempt: 2 });
     expect(await incidentsOf(engine, { taskId: t1.id })).toEqual([]);
 
     const t2 = await w.fetchOne({ topic: 't-reuse' });
@@ -87,14 +87,14 @@ describe('reuse across attempts', () => {
     );
     await w.complete(t2, GOOD);
 
-    const h = (await instance(engine, id)).history.filter((e: any) => e.attempt === 2 && e.sequence === 2);
+    const h = (await instance(engine, id)).history.filter((e) => e.attempt === 2 && e.sequence === 2);
     expect(h).toHaveLength(1);
     expect(h[0]).toMatchObject({
       eventType: 'STEP_COMPLETED',
       data: { reused: true, from: { attempt: 1, sequence: 1 } },
     });
-    const steps = (await taskOf(engine, t1.id)).steps.filter((s: any) => s.attempt === 2);
-    expect(steps.map((s: any) => [s.sequence, s.state, s.reused])).toEqual([
+    const steps = (await taskOf(engine, t1.id)).steps.filter((s) => s.attempt === 2);
+    expect(steps.map((s) => [s.sequence, s.state, s.reused])).toEqual([
       [1, 'COMPLETED', false],
       [2, 'COMPLETED', true],
       [3, 'COMPLETED', false],
@@ -109,7 +109,7 @@ describe('reuse across attempts', () => {
     const t1 = await w.fetchOne({ topic: 't-reuse' });
     await w.tool(t1, 1, 'crm/send_email', 'STARTED', { to: 'c7@example.com' });
     const failed = await w.failRaw(t1, 'WORKER_CRASHED');
-    expect(failed.data.failTask).toMatchObject({
+    expect(failed.data!.failTask).toMatchObject({
       state: 'FAILED',
       attempt: 1,
       errorType: 'TOOL_OUTCOME_UNKNOWN',
@@ -138,7 +138,7 @@ describe('reuse across attempts', () => {
     await startTriage(engine, 'C-8', 'reuse');
     const t1 = await w.fetchOne({ topic: 't-reuse' });
     await w.tool(t1, 1, 'crm/send_email', 'STARTED', { to: 'c8@example.com' });
-    expect((await w.failRaw(t1, 'WORKER_CRASHED')).data.failTask.errorType).toBe('TOOL_OUTCOME_UNKNOWN');
+    expect((await w.failRaw(t1, 'WORKER_CRASHED')).data!.failTask.errorType).toBe('TOOL_OUTCOME_UNKNOWN');
     const [inc] = await incidentsOf(engine, { type: 'TOOL_OUTCOME_UNKNOWN', taskId: t1.id });
     await engine.ok(
       engine.adminToken,
@@ -152,7 +152,7 @@ describe('reuse across attempts', () => {
     // the same errorType again, then another one: each is a real failure of attempt 1, moving to attempt 2
     const again = await w.failRaw(t2, 'WORKER_CRASHED');
     expect(again.errors).toBeUndefined();
-    expect(again.data.failTask).toMatchObject({ state: 'OPEN', attempt: 2, errorType: 'WORKER_CRASHED' });
+    expect(again.data!.failTask).toMatchObject({ state: 'OPEN', attempt: 2, errorType: 'WORKER_CRASHED' });
     const t3 = await w.fetchOne({ topic: 't-reuse' });
     expect(t3).toMatchObject({ id: t1.id, attempt: 2 });
     await w.complete(t3, GOOD);

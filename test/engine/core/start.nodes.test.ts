@@ -53,7 +53,9 @@ describe('startProcess, whatever the start node', () => {
     expect(await events(engine, id)).toEqual(['INSTANCE_STARTED', 'USER_TASK_CREATED']);
     expect(inst.history.map((h: { seq: number }) => h.seq)).toEqual([1, 2]);
     const { processInstance } = await engine.ok(engine.adminToken, D.userTasks, { id });
-    expect(processInstance.userTasks).toEqual([expect.objectContaining({ nodeId: 'review', state: 'OPEN' })]);
+    expect(processInstance!.userTasks).toEqual([
+      expect.objectContaining({ nodeId: 'review', state: 'OPEN' }),
+    ]);
     expect(await verify(id)).toMatchObject({ valid: true, rows: 2, firstBrokenSeq: null });
   });
 

@@ -26,7 +26,9 @@ afterAll(() => engine?.close());
 
 async function workerRow(workerId: string) {
   const d = await engine.ok(engine.adminToken, D.workers);
-  return d.workers.find((x: any) => x.workerId === workerId);
+  const row = d.workers.find((x) => x.workerId === workerId);
+  if (!row) throw new Error(`no worker ${workerId}`);
+  return row;
 }
 
 describe('worker health', () => {

@@ -6,14 +6,15 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openIncident } from '../../../server/engine/incidents/index.js';
+import { graphql } from '../../../server/client/index.js';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { Q } from '../../helpers/fixtures.js';
 import { setupSeeds, WorkerSim } from '../../helpers/worker-sim.js';
 
-const STATS = `query($d: Int) { dailyStats(days: $d) { from to
+const STATS = graphql(`query($d: Int) { dailyStats(days: $d) { from to
   approvals { day opened decided medianDecisionSeconds }
   modelCost { day model costUsd inputTokens outputTokens }
-  incidents { day opened } } }`;
+  incidents { day opened } } }`);
 
 let engine: TestEngine;
 let fiona: string;
@@ -38,7 +39,9 @@ async function proposeRefund(amount: number) {
   await w.model(t, 1, 'COMPLETED');
   await w.tool(t, 2, 'crm/refund', 'PROPOSED', { orderId: `O-${amount}`, amount, currency: 'EUR' });
   const d = await engine.ok(engine.adminToken, Q.approvals, { state: 'PENDING' });
-  return d.approvals.edges.map((e: any) => e.node).find((n: any) => n.taskId === t.id);
+  const proposed = d.approvals.edges.map((e) => e.node).find((n) => n.taskId === t.id);
+  if (!proposed) throw new Error(`no approval proposed for task ${t.id}`);
+  return proposed;
 }
 
 beforeAll(async () => {
@@ -80,12 +83,15 @@ describe('dailyStats', () => {
   it('equals the numbers computed from the rows, day by day', async () => {
     const { dailyStats: s } = await engine.ok(fiona, STATS, { d: 14 });
     const db = engine.context.db;
-    const appr = (await db.execute(sql`SELECT created_at, decided_at FROM approvals`)).rows as any[];
+    const appr = (await db.execute(sql`SELECT created_at, decided_at FROM approvals`)).rows as {
+      created_at: Date;
+      decided_at: Date | null;
+    }[];
     const cost = (
       await db.execute(sql`SELECT s.created_at, s.model, s.cost_usd, s.usage FROM steps s
       WHERE s.kind = 'MODEL_CALL' AND s.usage IS NOT NULL`)
-    ).rows as any[];
-    const inc = (await db.execute(sql`SELECT created_at FROM incidents`)).rows as any[];
+    ).rows as { created_at: Date; model: string; cost_usd: number | null }[];
+    const inc = (await db.execute(sql`SELECT created_at FROM incidents`)).rows as { created_at: Date }[];
     expect(s.approvals).toHaveLength(14);
     expect(s.to).toBe(utcDay(new Date()));
     expect(s.from).toBe(s.approvals[0].day);
@@ -93,7 +99,7 @@ describe('dailyStats', () => {
       const opened = appr.filter((r) => utcDay(new Date(r.created_at)) === d.day).length;
       const dec = appr.filter((r) => r.decided_at && utcDay(new Date(r.decided_at)) === d.day);
       const secs = dec.map(
-        (r) => (new Date(r.decided_at).getTime() - new Date(r.created_at).getTime()) / 1000,
+        (r) => (new Date(r.decided_at!).getTime() - new Date(r.created_at).getTime()) / 1000,
       );
       expect({ day: d.day, opened: d.opened, decided: d.decided }).toEqual({
         day: d.day,
@@ -108,27 +114,27 @@ describe('dailyStats', () => {
     for (const d of s.incidents) {
       expect(d.opened).toBe(inc.filter((r) => utcDay(new Date(r.created_at)) === d.day).length);
     }
-    expect(s.incidents.reduce((n: number, d: any) => n + d.opened, 0)).toBe(3);
+    expect(s.incidents.reduce((n: number, d) => n + d.opened, 0)).toBe(3);
     const expected = new Map<string, number>();
     for (const r of cost) {
       const key = `${utcDay(new Date(r.created_at))} ${r.model}`;
       if (inWindow(key.slice(0, 10))) expected.set(key, (expected.get(key) ?? 0) + Number(r.cost_usd ?? 0));
     }
-    expect(s.modelCost.map((c: any) => `${c.day} ${c.model}`).sort()).toEqual([...expected.keys()].sort());
+    expect(s.modelCost.map((c) => `${c.day} ${c.model}`).sort()).toEqual([...expected.keys()].sort());
     for (const c of s.modelCost) expect(c.costUsd).toBeCloseTo(expected.get(`${c.day} ${c.model}`)!, 9);
     // the test's own calls were priced: the field is not an empty list of zeros
-    expect(s.modelCost.reduce((n: number, c: any) => n + c.costUsd, 0)).toBeGreaterThan(0);
-    expect(s.approvals.reduce((n: number, d: any) => n + d.decided, 0)).toBe(3);
-    const fiveDaysAgo = s.approvals.find((d: any) => d.day === utcDay(new Date(Date.now() - 5 * 86_400_000)));
-    expect(fiveDaysAgo.medianDecisionSeconds).toBeCloseTo(5400, -1);
+    expect(s.modelCost.reduce((n: number, c) => n + c.costUsd, 0)).toBeGreaterThan(0);
+    expect(s.approvals.reduce((n: number, d) => n + d.decided, 0)).toBe(3);
+    const fiveDaysAgo = s.approvals.find((d) => d.day === utcDay(new Date(Date.now() - 5 * 86_400_000)));
+    expect(fiveDaysAgo?.medianDecisionSeconds).toBeCloseTo(5400, -1);
   });
 
   it("shows another project's admin only its own (empty) project", async () => {
     const other = await engine.principal('ADMIN', 'other-admin', { projectId: 'other' });
     const { dailyStats: s } = await engine.ok(other, STATS, { d: 7 });
     expect(s.approvals).toHaveLength(7);
-    expect(s.approvals.every((d: any) => d.opened === 0 && d.decided === 0)).toBe(true);
-    expect(s.incidents.every((d: any) => d.opened === 0)).toBe(true);
+    expect(s.approvals.every((d) => d.opened === 0 && d.decided === 0)).toBe(true);
+    expect(s.incidents.every((d) => d.opened === 0)).toBe(true);
     expect(s.modelCost).toEqual([]);
   });
 });
