@@ -36,17 +36,16 @@ const loadColumns = (attempt: string, seqs: string, withUsage: string) => `${LOC
         'cost', coalesce(sum(s.cost_usd), 0))
       FROM steps s WHERE s.task_id = t.id AND s.kind = 'MODEL_CALL') END AS "modelUsage"`;
 
-/** $1 task id, $2 attempt, $3 the call's sequences, $4 whether a model call starts. */
+/** $1 task id, $2 attempt, $3 the call's sequences, $4 whether a model call starts (after LOCK_TASKS). */
 export const JOURNAL_LOAD = statement<Record<string, unknown>>(
   'journal_load',
-  `SELECT ${loadColumns('$2::int', '$3::int[]', '$4::boolean')} FROM external_tasks t WHERE t.id = $1 FOR UPDATE OF t`,
+  `SELECT ${loadColumns('$2::int', '$3::int[]', '$4::boolean')} FROM external_tasks t WHERE t.id = $1`,
 );
 
 /**
- * The load of a group of calls, one row per task found: $1 a JSON array of
- * `{ i, id, attempt, seqs, withUsage }`. Each task is looked up and locked by its primary key (a lateral
- * join: the planner cannot know the array is short, and would scan the table), in task id order, so two
- * groups never wait on each other in a circle.
+ * The load of a group of calls (after LOCK_TASKS), one row per task found: $1 a JSON array of
+ * `{ i, id, attempt, seqs, withUsage }`. Each task is looked up by its primary key (a lateral join: the
+ * planner cannot know the array is short, and would scan the table).
  */
 export const JOURNAL_LOAD_MANY = statement<Record<string, unknown> & { groupIndex: number }>(
   'journal_load_many',
@@ -54,7 +53,7 @@ export const JOURNAL_LOAD_MANY = statement<Record<string, unknown> & { groupInde
      FROM (SELECT * FROM jsonb_to_recordset($1::jsonb)
              AS r(i int, id uuid, attempt int, seqs int[], "withUsage" boolean) ORDER BY id) q
      CROSS JOIN LATERAL (SELECT ${loadColumns('q.attempt', 'q.seqs', 'q."withUsage"')}
-       FROM external_tasks t WHERE t.id = q.id FOR UPDATE OF t) x`,
+       FROM external_tasks t WHERE t.id = q.id) x`,
 );
 
 /** $1 the changed steps (inserted or updated), $2 their history rows in order (the chain trigger runs). */

@@ -35,6 +35,18 @@ export function withTaskDates<T extends Record<string, unknown>>(row: T): T {
   return row;
 }
 
+/**
+ * $1 task ids: their rows locked, in id order (two transactions never wait on each other in a circle),
+ * before a statement that reads what goes with them. The lock is a statement of its own: a statement
+ * that waited for a row lock reads the rest of the database as it stood when the statement began, so a
+ * read that locked as it read would miss what the transaction it waited for had just committed (a
+ * re-sent journal call was journaled twice so: test/engine/core/journal.group.test.ts).
+ */
+export const LOCK_TASKS = statement<{ id: string }>(
+  'tasks_lock',
+  'SELECT id FROM external_tasks WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE',
+);
+
 /** $1 task id: the task row locked for the rest of the transaction (and only it). */
 export const LOCK_TASK = statement<LockedTaskRow>(
   'task_lock',
@@ -59,10 +71,10 @@ const COMPLETION_READS = `
     LIMIT 1) AS "openStep",
   (SELECT i.definition_id FROM process_instances i WHERE i.id = t.process_instance_id) AS "definitionId"`;
 
-/** $1 task id, $2 the report's attempt: the lock and the completion's reads in one statement. */
-export const LOCK_FOR_COMPLETION = statement<LockedTaskRow & CompletionReads>(
-  'task_lock_for_completion',
-  `SELECT ${LOCKED_TASK_COLUMNS}, ${COMPLETION_READS} FROM external_tasks t WHERE t.id = $1 FOR UPDATE OF t`,
+/** $1 task id, $2 the report's attempt: the task and the completion's reads, after LOCK_TASKS. */
+export const READ_FOR_COMPLETION = statement<LockedTaskRow & CompletionReads>(
+  'task_read_for_completion',
+  `SELECT ${LOCKED_TASK_COLUMNS}, ${COMPLETION_READS} FROM external_tasks t WHERE t.id = $1`,
 );
 
 /** $1 task id, $2 attempt: the completion's reads alone, after the journal locked the task. */

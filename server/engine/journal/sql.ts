@@ -5,6 +5,7 @@
  */
 import { type Db, execute, pipelined, type Statement, connectionOf } from '../../db/pg.js';
 import { JOURNAL_LOAD, JOURNAL_LOAD_MANY, JOURNAL_WRITE } from '../../db/statements/journal.js';
+import { LOCK_TASKS } from '../../db/statements/tasks.js';
 
 /** One call of a journal transaction: its task, attempt, the sequences it touches and whether a model call starts. */
 export interface LoadKey {
@@ -20,16 +21,17 @@ export interface Then<Row = unknown> {
   values: readonly unknown[];
 }
 
-/** `BEGIN` and the load in one round trip; the task's row, or undefined when there is none. */
+/** `BEGIN`, the lock and the load in one round trip; the task's row, or undefined when there is none. */
 export async function beginAndLoad(db: Db, key: LoadKey): Promise<Record<string, unknown> | undefined> {
-  const [, rows] = await pipelined(
+  const [, , rows] = await pipelined(
     connectionOf(db).query('BEGIN'),
+    execute(db, LOCK_TASKS, [[key.taskId]]),
     execute(db, JOURNAL_LOAD, [key.taskId, key.attempt, key.sequences, key.withUsage]),
   );
   return rows[0];
 }
 
-/** `BEGIN` and the load of a group of calls in one round trip: each found task's row by call index. */
+/** `BEGIN`, the locks and the load of a group of calls in one round trip: each found task's row by index. */
 export async function beginAndLoadMany(
   db: Db,
   keys: LoadKey[],
@@ -37,7 +39,11 @@ export async function beginAndLoadMany(
   const json = JSON.stringify(
     keys.map((k, i) => ({ i, id: k.taskId, attempt: k.attempt, seqs: k.sequences, withUsage: k.withUsage })),
   );
-  const [, rows] = await pipelined(connectionOf(db).query('BEGIN'), execute(db, JOURNAL_LOAD_MANY, [json]));
+  const [, , rows] = await pipelined(
+    connectionOf(db).query('BEGIN'),
+    execute(db, LOCK_TASKS, [keys.map((k) => k.taskId)]),
+    execute(db, JOURNAL_LOAD_MANY, [json]),
+  );
   const byIndex = new Map<number, Record<string, unknown>>();
   for (const { groupIndex, ...row } of rows) byIndex.set(groupIndex, row);
   return byIndex;

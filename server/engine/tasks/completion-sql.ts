@@ -7,17 +7,18 @@
  * BEGIN with the lock and its reads, the update, the last statement, COMMIT.
  */
 import type { ExternalTaskRow, ProcessInstanceRow } from '../../db/schema.js';
-import { execute } from '../../db/pg.js';
+import { execute, pipelined } from '../../db/pg.js';
 import { COMPLETION_TAIL } from '../../db/statements/history.js';
 import {
   COMPLETE_TASK,
   COMPLETION_READS_AFTER,
   type CompletionReads,
-  LOCK_FOR_COMPLETION,
+  LOCK_TASKS,
+  READ_FOR_COMPLETION,
 } from '../../db/statements/tasks.js';
-import { EngineError } from '../../errors.js';
+import { EngineError, notFound } from '../../errors.js';
 import type { AttemptMetadata } from '../../shared/types.js';
-import type { Actor, Tx } from '../common/index.js';
+import { type Actor, isUuid, type Tx } from '../common/index.js';
 import { type LastWrites, lastWritesValues } from '../instances/index.js';
 import type { Then } from '../journal/index.js';
 import { type LockedTaskRow, lockedRow, withTaskDates } from '../lease/index.js';
@@ -26,12 +27,16 @@ import { type LockedTaskRow, lockedRow, withTaskDates } from '../lease/index.js'
 export type CompletionTask = LockedTaskRow & CompletionReads;
 
 /**
- * The task locked, with the completion's reads in the same statement. (When the completion's last
+ * The task locked, then read with the completion's reads (sent together: one round trip). (When the completion's last
  * steps travel with it, the journal has locked the task, and the same reads run with the journal's
  * write: completionReadsAfter.)
  */
 export async function lockForCompletion(tx: Tx, actor: Actor, taskId: string, attempt: number) {
-  const [row] = await execute(tx, LOCK_FOR_COMPLETION, [taskId, attempt]);
+  if (!isUuid(taskId)) throw notFound('external task', taskId);
+  const [, [row]] = await pipelined(
+    execute(tx, LOCK_TASKS, [[taskId]]),
+    execute(tx, READ_FOR_COMPLETION, [taskId, attempt]),
+  );
   return lockedRow(actor, taskId, row) as CompletionTask;
 }
 

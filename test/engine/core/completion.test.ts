@@ -166,10 +166,10 @@ describe('completeTask carrying steps: one transaction, the separate path on a r
     // (the process's price and definition caches fill on first use, and every 30 s: not counted)
     const cacheFill = (t: string[]) => t.length === 1 && /FROM model_prices|from "definitions"/.test(t[0]);
     const completion = [...trips.values()]
-      .find((t) => t[0]?.[1] === 'abada_journal_load')
+      .find((t) => t[0]?.[2] === 'abada_journal_load')
       ?.filter((t) => !cacheFill(t));
     expect(completion).toEqual([
-      ['BEGIN', 'abada_journal_load'],
+      ['BEGIN', 'abada_tasks_lock', 'abada_journal_load'],
       ['abada_journal_write', 'abada_task_completion_reads'],
       ['abada_task_complete'],
       ['abada_history_completion_tail', 'COMMIT'],
