@@ -4,48 +4,25 @@
  * It used to die with an uncaught `spawn …/initdb EACCES`; now binaries and data live under
  * /var/lib/abada/<hash>/ (SPEC §10), said in one line at start-up.
  *
- * The working tree (tracked and untracked files, so uncommitted changes are what is tried) is copied into
- * a mode-700 folder and node_modules hard-linked (`cp -al`, half a second). It runs exactly what a
- * newcomer runs, `npm start` (here `-- --no-demo`), so the first start also builds the dashboard in the
- * copy (10–30 s on two cores).
+ * The working tree is copied into a mode-700 folder (test/helpers/checkout.ts). It runs exactly what a
+ * newcomer runs, `npm start` (here `-- --no-demo`); the dashboard's build, which starts in the background,
+ * ends with the engine when the test stops it.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, sharedHome } from '../../server/db/embedded.js';
+import { copyWorkingTree, killLeftoverBuild, startEnv } from '../helpers/checkout.js';
 import { waitFor } from '../helpers/wait.js';
 
 const root = process.getuid?.() === 0;
-const SOURCE = path.resolve('.');
-
-/** Copies the working tree (what git would commit, less ignored files) into `dest`. */
-function copyWorkingTree(dest: string) {
-  mkdirSync(dest);
-  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
-    cwd: SOURCE,
-    encoding: 'utf8',
-  })
-    .split('\0')
-    .filter((f) => f && existsSync(path.join(SOURCE, f)));
-  execFileSync('cp', ['--parents', '-t', dest, ...files], { cwd: SOURCE });
-  execFileSync('cp', ['-al', path.join(SOURCE, 'node_modules'), path.join(dest, 'node_modules')]);
-}
 
 const TITLE = root
   ? 'npm start as root in a checkout other users cannot enter'
   : 'npm start as root in a checkout other users cannot enter (skipped: not running as root, and only root ' +
     'hands the server to the postgres OS user)';
-
-/** Our environment less what would point the engine elsewhere or make it think it runs under vitest. */
-function startEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...extra };
-  for (const name of Object.keys(env)) {
-    if (/^(VITEST|DATABASE_URL$|ABADA_|NODE_OPTIONS$)/.test(name) && !(name in extra)) delete env[name];
-  }
-  return env;
-}
 
 describe.skipIf(!root)(TITLE, () => {
   let dir: string;
@@ -69,6 +46,7 @@ describe.skipIf(!root)(TITLE, () => {
         process.kill(-npm.pid, 'SIGKILL');
       } catch {}
     }
+    if (checkout) killLeftoverBuild(checkout);
     rmSync(dir, { recursive: true, force: true });
     if (home) rmSync(home, { recursive: true, force: true });
   });
