@@ -13,7 +13,7 @@ pg15=/usr/lib/postgresql/15/bin
 
 # Debian package | the files it must provide (space-separated) | what needs them
 PACKAGES=(
-  "chromium|/usr/bin/chromium|the browser of the Playwright dashboard tests"
+  "chromium|/usr/bin/chromium|the Playwright dashboard tests (test/e2e/)"
   "prometheus|/usr/bin/promtool|test/ops/metrics.promtool.test.ts"
   "postgresql-15|$pg15/postgres $pg15/initdb|test/faults/backup.restore.test.ts"
   "postgresql-client-15|$pg15/pg_dump $pg15/pg_restore|test/faults/backup.restore.test.ts"
