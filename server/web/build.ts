@@ -128,10 +128,7 @@ export function startWebBuild(opts: BuildOptions = {}): WebBuild {
       state = 'building';
       rmSync(path.join(web, HASH_FILE), { force: true });
       const t0 = Date.now();
-      log(
-        '[abada] building the dashboard (next build web, about half a minute on two cores); meanwhile / ' +
-          'answers a page that says so, and the API, /healthz and the demo do not wait',
-      );
+      log('[abada] building the dashboard (next build web, about half a minute on two cores)');
       await runBuild(root, opts, (c) => {
         child = c;
         if (c.pid) lock?.setBuildPid(c.pid);

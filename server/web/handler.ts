@@ -47,6 +47,8 @@ export function startDashboard(opts: WebOptions): Dashboard {
   process.env.NEXT_TELEMETRY_DISABLED = '1';
   // `next dev` compiles on request: nothing to build first.
   const build = opts.dev ? null : startWebBuild({ log });
+  if (build && build.state() !== 'current')
+    log('[abada] until the dashboard is ready, / says so; the API, /healthz and the demo do not wait for it');
   let failed = false;
   let next: WebHandler | null = null;
   let closed = false;
