@@ -18,7 +18,6 @@ import { webSourceHash } from './source-hash.js';
 
 /** The checkout this engine runs from. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const WEB_DIR = path.join(ROOT, 'web');
 
 const HASH_FILE = path.join('.next', 'abada-source-hash');
 const LOCK_FILE = '.next-build.lock';

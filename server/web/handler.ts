@@ -6,9 +6,10 @@
  * users' names, roles and tokens for one-click sign-in; outside the demo that path is a plain 404.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import path from 'node:path';
 import nextPkg from 'next';
 import type { WebHandler } from '../graphql/server.js';
-import { startWebBuild, WEB_DIR, WebBuildError } from './build.js';
+import { ROOT, startWebBuild, WebBuildError } from './build.js';
 import { type Phase, serveBuildingPage } from './building-page.js';
 
 /** `next` is CommonJS: under NodeNext its default import is the module object, whose `default` is the factory. */
@@ -29,6 +30,8 @@ export interface WebOptions {
   /** Demo users for one-click sign-in; read on every request, so they may be filled after start-up. */
   demoUsers?: () => DemoUser[];
   log?: (line: string) => void;
+  /** The checkout whose web/ is served; default: this engine's. */
+  root?: string;
 }
 
 export interface Dashboard {
@@ -46,7 +49,8 @@ export function startDashboard(opts: WebOptions): Dashboard {
   const log = opts.log ?? console.log;
   process.env.NEXT_TELEMETRY_DISABLED = '1';
   // `next dev` compiles on request: nothing to build first.
-  const build = opts.dev ? null : startWebBuild({ log });
+  const root = opts.root ?? ROOT;
+  const build = opts.dev ? null : startWebBuild({ root, log });
   if (build && build.state() !== 'current')
     log('[abada] until the dashboard is ready, / says so; the API, /healthz and the demo do not wait for it');
   let failed = false;
@@ -60,7 +64,7 @@ export function startDashboard(opts: WebOptions): Dashboard {
 
   const ready = (async () => {
     await build?.done;
-    const app = createNext({ dev: opts.dev, dir: WEB_DIR, quiet: !opts.dev });
+    const app = createNext({ dev: opts.dev, dir: path.join(root, 'web'), quiet: !opts.dev });
     await app.prepare();
     next = app.getRequestHandler();
   })();

@@ -8,7 +8,6 @@ export {
   buildWeb,
   ROOT,
   startWebBuild,
-  WEB_DIR,
   type WebBuild,
   WebBuildError,
   webIsBuilt,
