@@ -29,7 +29,9 @@ const load = () =>
     .loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
-console.log(`checkout ${checkout}, port ${port}, started ${new Date().toISOString()}; load average before: ${load()}`);
+console.log(
+  `checkout ${checkout}, port ${port}, started ${new Date().toISOString()}; load average before: ${load()}`,
+);
 const t0 = Date.now();
 const child = spawn('npm', ['start'], {
   cwd: checkout,
