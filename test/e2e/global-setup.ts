@@ -2,8 +2,9 @@
  * One demo stack for the whole e2e run: a fresh data directory (so a fresh embedded PostgreSQL), the
  * engine with the dashboard on an ephemeral port, CRM and model doubles, and the Agent Worker when the
  * repository has one. The tests start once the dashboard serves (built first when its sources changed,
- * or by another process of the checkout, which this one then waits for). Alice's refund is not started: each test starts its own work after its page loaded.
- * The URL and tokens travel to the tests in process.env (Playwright passes it on to its workers).
+ * or by another process of the checkout, which this one then waits for). Alice's refund is not started:
+ * each test starts its own work after its page loaded. The URL and tokens travel to the tests in
+ * process.env (Playwright passes it on to its workers).
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
