@@ -15,8 +15,8 @@
 
 /** Everything that sits above server/db. */
 const ABOVE_DB = [
-  '^server/(engine|graphql|worker|cli|demo|client|metrics|auth)/',
-  '^server/(main|app|web|cli)\\.ts$',
+  '^server/(engine|graphql|worker|cli|demo|client|metrics|auth|web)/',
+  '^server/(main|app|cli)\\.ts$',
   '^(web|bench|soak|scripts|test)/',
 ];
 

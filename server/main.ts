@@ -4,15 +4,16 @@
  * CRM MCP server, scripted model, an Agent Worker, demo users and Alice's refund waiting for finance.
  *
  * Flags: `--demo` (force the demo), `--no-demo` (embedded database without it), `--dev` (Next.js dev
- * server with hot reload instead of the production build). The first start on a fresh clone builds the
- * dashboard (`next build web`, ~40 s) when web/.next/BUILD_ID is missing.
+ * server with hot reload instead of the production build). When the dashboard's build is missing or was
+ * made from other sources, it is built in the background (server/web/build.ts): the API, /healthz and the
+ * demo are up before it ends, and the dashboard's paths say it is being built until then.
  */
 import { type Engine, startEngine } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { EmbeddedPostgresError } from './db/embedded.js';
 import { demoBanner, startDemo } from './demo/demo.js';
 import { startTracing, TracingConfigError } from './telemetry/index.js';
-import { createWebHandler } from './web.js';
+import { type Dashboard, startDashboard } from './web/index.js';
 
 function wantsDemo(config: Config, argv: string[]): boolean {
   if (argv.includes('--no-demo')) return false;
@@ -36,19 +37,31 @@ async function main() {
   const tracing = await startTracing({ serviceName: 'abada' });
   let close: () => Promise<void>;
   let engine: Engine;
+  let dashboard: Dashboard;
   if (wantsDemo(config, argv)) {
     const demo = await startDemo({ config, dev });
     engine = demo.engine;
+    dashboard = demo.dashboard;
     close = () => demo.close();
     console.log(demoBanner(demo));
   } else {
-    engine = await startEngine({ config, web: await createWebHandler({ dev }) });
-    close = () => engine.close();
+    const web = startDashboard({ dev });
+    dashboard = web;
+    engine = await startEngine({ config, web: web.handle });
+    close = async () => {
+      web.close();
+      await engine.close();
+    };
     if (config.adminToken)
       console.log('[abada] ABADA_ADMIN_TOKEN is set: use it as a bearer token for admin calls.');
   }
   console.log(
     `[abada] ready at ${engine.url} (dashboard ${engine.url}/, GraphQL ${engine.url}/graphql, health ${engine.url}/healthz)`,
+  );
+  // A failed build is logged where it happens; the engine keeps serving the API.
+  dashboard.ready.then(
+    () => console.log(`[abada] dashboard ready at ${engine.url}/`),
+    () => {},
   );
   let stopping = false;
   const stop = async (signal: string) => {

@@ -23,7 +23,7 @@ import {
   StartProcess,
 } from '../client/index.js';
 import type { Config } from '../config.js';
-import { createWebHandler, type DemoUser } from '../web.js';
+import { type Dashboard, type DemoUser, startDashboard } from '../web/index.js';
 import { startCrmServer } from './crm-server.js';
 import { DEMO_PASSWORD, oneClick, startDemoIdentity } from './identity.js';
 import { ALICE, demoSource } from './definitions.js';
@@ -73,6 +73,8 @@ export interface DemoOptions {
 
 export interface Demo {
   engine: Engine;
+  /** The dashboard on the engine's port: it may still be building when the demo is up. */
+  dashboard: Dashboard;
   adminToken: string;
   users: DemoUser[];
   workerToken: string;
@@ -215,11 +217,14 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
   );
   const config: Config = { ...opts.config, adminToken, oidc: opts.config.oidc ?? idp?.oidc ?? null };
   let users: DemoUser[] = [];
-  const web = await createWebHandler({
+  const dashboard = startDashboard({
     dev: !!opts.dev,
     demoUsers: () => (idp ? users.map(oneClick) : users),
   });
-  const engine = await startEngine({ config, web });
+  const engine = await startEngine({ config, web: dashboard.handle }).catch((e) => {
+    dashboard.close();
+    throw e;
+  });
   idp?.register(config.publicUrl ?? engine.url);
   const client = createClient({ url: engine.url });
   const admin = client.as(adminToken);
@@ -259,6 +264,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
 
   return {
     engine,
+    dashboard,
     adminToken,
     users,
     workerToken,
@@ -269,6 +275,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     workerRunning: worker !== null,
     aliceInstanceId,
     async close() {
+      dashboard.close();
       await worker?.stop().catch(() => {});
       await engine.close();
       await idp?.provider.close();
@@ -285,6 +292,12 @@ export function demoBanner(demo: Demo): string {
     `  Abada demo is ready: ${demo.engine.url}`,
     '',
     '  Open it and click "Sign in as fiona" (finance lead) to approve Alice’s €89 refund.',
+    ...(demo.dashboard.building()
+      ? [
+          '  The dashboard is still being built (about half a minute the first time): until then the page says',
+          '  so and reloads itself. The agent works on the refund meanwhile.',
+        ]
+      : []),
     ...(demo.identityProvider
       ? [
           `  People sign in through the demo OpenID Provider at ${demo.identityProvider} (password: ${DEMO_PASSWORD}).`,

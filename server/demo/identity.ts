@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { OidcConfig } from '../config.js';
-import type { DemoUser } from '../web.js';
+import type { DemoUser } from '../web/index.js';
 import { type DemoProvider, demoAccounts, startDemoProvider } from './oidc-provider.js';
 import { request, signInThroughProvider } from './oidc-signin.js';
 

@@ -1,18 +1,18 @@
 /**
  * One demo stack for the whole e2e run: a fresh data directory (so a fresh embedded PostgreSQL), the
  * engine with the dashboard on an ephemeral port, CRM and model doubles, and the Agent Worker when the
- * repository has one. Alice's refund is not started: each test starts its own work after its page loaded.
- * The URL and tokens travel to the tests in process.env (Playwright passes it on to its workers).
+ * repository has one. The tests start once the dashboard serves (built first when its sources changed,
+ * or by another process of the checkout, which this one then waits for). Alice's refund is not started:
+ * each test starts its own work after its page loaded. The URL and tokens travel to the tests in
+ * process.env (Playwright passes it on to its workers).
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../server/config.js';
 import { startDemo } from '../../server/demo/demo.js';
-import { buildWeb, webIsBuilt } from '../../server/web.js';
 
 export default async function globalSetup() {
-  if (!webIsBuilt()) buildWeb();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'abada-e2e-'));
   chmodSync(dir, 0o755); // the embedded server runs as its own OS user when we are root
   const config = loadConfig({
@@ -28,8 +28,18 @@ export default async function globalSetup() {
     alice: false,
     worker: process.env.E2E_WORKER !== 'sim',
   });
-  if (process.env.E2E_WORKER !== 'sim' && !demo.workerRunning) {
-    throw new Error('the Agent Worker did not start: the specs would silently fall back to the stand-in');
+  const stop = async () => {
+    await demo.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    if (process.env.E2E_WORKER !== 'sim' && !demo.workerRunning) {
+      throw new Error('the Agent Worker did not start: the specs would silently fall back to the stand-in');
+    }
+    await demo.dashboard.ready;
+  } catch (e) {
+    await stop();
+    throw e;
   }
   const tokens = Object.fromEntries(demo.users.map((u) => [u.name, u.token]));
   process.env.E2E_URL = demo.engine.url;
@@ -38,8 +48,5 @@ export default async function globalSetup() {
   process.env.E2E_WORKER_TOKEN = demo.workerToken;
   process.env.E2E_REAL_WORKER = demo.workerRunning ? '1' : '';
   process.env.E2E_TOKENS = JSON.stringify(tokens);
-  return async () => {
-    await demo.close();
-    rmSync(dir, { recursive: true, force: true });
-  };
+  return stop;
 }

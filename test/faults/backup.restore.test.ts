@@ -5,7 +5,7 @@
  * restore run once, tickets are not made twice, service tasks complete).
  *
  * Debian's pg_dump is PostgreSQL 15's and refuses to dump a newer server, so this test runs a 15 server
- * of its own from Debian's binaries (.ci/run installs `postgresql-15` when they are missing).
+ * of its own from Debian's binaries (`npm test`'s first step installs them: scripts/setup-test-deps.sh).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -32,7 +32,7 @@ const HAVE_15 = ['postgres', 'initdb', 'pg_dump', 'pg_restore'].every((b) =>
 if (!HAVE_15)
   console.warn(
     `backup.restore.test.ts skipped: PostgreSQL 15 binaries not found in ${DEBIAN_15_BIN} ` +
-      '(apt-get install postgresql-15 postgresql-client-15; .ci/run does this).',
+      '(`npm run setup:test` installs postgresql-15 and postgresql-client-15, or says how).',
   );
 
 let pgs: OwnPostgres;

@@ -1,7 +1,7 @@
 /**
  * `promtool check metrics` (Prometheus' own linter) on a live /metrics after a task completed and an
  * approval waits, so every family (gauges, counters, the latency histograms) has samples. promtool comes
- * from Debian's `prometheus` package; `.ci/run` installs it.
+ * from Debian's `prometheus` package, which `npm test`'s first step installs (scripts/setup-test-deps.sh).
  */
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +30,7 @@ describe('/metrics under promtool', () => {
     const run = spawnSync('promtool', ['check', 'metrics'], { input: body, encoding: 'utf8' });
     if (run.error) {
       throw new Error(
-        `promtool did not run (${run.error.message}): install it with \`apt-get install -y prometheus\` (.ci/run does).`,
+        `promtool did not run (${run.error.message}): run \`npm run setup:test\` (it installs Debian's prometheus, or says how).`,
       );
     }
     // promtool exits 0 and prints nothing when the exposition has no problems (3 = lint findings).

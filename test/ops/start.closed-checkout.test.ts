@@ -4,67 +4,25 @@
  * It used to die with an uncaught `spawn …/initdb EACCES`; now binaries and data live under
  * /var/lib/abada/<hash>/ (SPEC §10), said in one line at start-up.
  *
- * The working tree (tracked and untracked files, so uncommitted changes are what is tried) is copied into
- * a mode-700 folder and node_modules hard-linked (`cp -al`, half a second). It runs exactly what a
- * newcomer runs, `npm start` (here `-- --no-demo`), so the first start also builds the dashboard in the
- * copy (57 s of CPU). That build is of the very sources of this tree, so when this tree has no current
- * build of its own it is handed over (web/.next): the Playwright run after vitest then starts at once
- * instead of building the same dashboard again.
+ * The working tree is copied into a mode-700 folder (test/helpers/checkout.ts). It runs exactly what a
+ * newcomer runs, `npm start` (here `-- --no-demo`); the dashboard's build, which starts in the background,
+ * ends with the engine when the test stops it.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, sharedHome } from '../../server/db/embedded.js';
-import { WEB_DIR, webIsBuilt } from '../../server/web.js';
+import { copyWorkingTree, killLeftoverBuild, startEnv } from '../helpers/checkout.js';
 import { waitFor } from '../helpers/wait.js';
 
 const root = process.getuid?.() === 0;
-const SOURCE = path.resolve('.');
-
-/** Copies the working tree (what git would commit, less ignored files) into `dest`. */
-function copyWorkingTree(dest: string) {
-  mkdirSync(dest);
-  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
-    cwd: SOURCE,
-    encoding: 'utf8',
-  })
-    .split('\0')
-    .filter((f) => f && existsSync(path.join(SOURCE, f)));
-  execFileSync('cp', ['--parents', '-t', dest, ...files], { cwd: SOURCE });
-  execFileSync('cp', ['-al', path.join(SOURCE, 'node_modules'), path.join(dest, 'node_modules')]);
-}
 
 const TITLE = root
   ? 'npm start as root in a checkout other users cannot enter'
   : 'npm start as root in a checkout other users cannot enter (skipped: not running as root, and only root ' +
     'hands the server to the postgres OS user)';
-
-/** Our environment less what would point the engine elsewhere or make it think it runs under vitest. */
-function startEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...extra };
-  for (const name of Object.keys(env)) {
-    if (/^(VITEST|DATABASE_URL$|ABADA_|NODE_OPTIONS$)/.test(name) && !(name in extra)) delete env[name];
-  }
-  return env;
-}
-
-/**
- * The copy's dashboard build becomes this tree's when this tree has none current: the same sources, built
- * later than any of them, and Next.js serves it from another folder (only its standalone-mode manifest
- * names the folder it was built in). Copied whole beside node_modules' other caches (which no test walks),
- * then renamed into place.
- */
-function handOverDashboard(built: string) {
-  if (webIsBuilt() || !existsSync(path.join(built, 'BUILD_ID'))) return;
-  const target = path.join(WEB_DIR, '.next');
-  const incoming = path.join(SOURCE, 'node_modules/.cache', `abada-web-next-${process.pid}`);
-  rmSync(incoming, { recursive: true, force: true });
-  cpSync(built, incoming, { recursive: true, preserveTimestamps: true });
-  rmSync(target, { recursive: true, force: true });
-  renameSync(incoming, target);
-}
 
 describe.skipIf(!root)(TITLE, () => {
   let dir: string;
@@ -88,6 +46,7 @@ describe.skipIf(!root)(TITLE, () => {
         process.kill(-npm.pid, 'SIGKILL');
       } catch {}
     }
+    if (checkout) killLeftoverBuild(checkout);
     rmSync(dir, { recursive: true, force: true });
     if (home) rmSync(home, { recursive: true, force: true });
   });
@@ -136,7 +95,6 @@ describe.skipIf(!root)(TITLE, () => {
     expect(output).toContain('[abada] SIGTERM: stopping');
     // A server stopped cleanly removes its lock file; a killed one leaves it.
     expect(existsSync(path.join(home, 'data/pg/postmaster.pid'))).toBe(false);
-    handOverDashboard(path.join(checkout, 'web/.next'));
   }, 200_000);
 
   it('says in one line, without a stack, when the postgres user cannot reach the data directory', async () => {

@@ -1,0 +1,215 @@
+/**
+ * The dashboard's production build (`next build web`), made once per change of its sources: in the
+ * background of `npm start` (the engine, the API and the demo do not wait for it), by the e2e set-up, or by
+ * `npm run web:build`. web/.next/abada-source-hash records what the build was made from (source-hash.ts);
+ * a lock (lock.ts) makes the processes of one checkout build once and the others wait for that build.
+ *
+ * The build runs at a lower CPU priority (`nice -n 10`): on two cores it takes ~25 s of CPU, and the engine
+ * and the demo starting beside it must stay quick. It skips Next's own type check unless asked
+ * (`typecheck`): `npm test` type-checks the dashboard anyway (`tsc --noEmit -p web`), and the check was
+ * 10.6 s of a 31.6 s first build here (docs/decisions.md).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type BuildLock, lockHolder, tryLock } from './lock.js';
+import { webSourceHash } from './source-hash.js';
+
+/** The checkout this engine runs from. */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+const HASH_FILE = path.join('.next', 'abada-source-hash');
+const LOCK_FILE = '.next-build.lock';
+const NICE = '/usr/bin/nice';
+const WAIT_POLL_MS = 250;
+/** The lines of the build's output kept for the message when it fails. */
+const TAIL_LINES = 40;
+
+export interface BuildOptions {
+  /** The checkout to build in (its web/ and schema.graphql); default: this engine's. */
+  root?: string;
+  /** Run Next's own type check too (`npm run web:build`); `npm start` and the tests leave it to `npm test`. */
+  typecheck?: boolean;
+  /** Build even when the build is current. */
+  force?: boolean;
+  /** Show the build's output as it comes (`npm run web:build`); otherwise only its last lines on failure. */
+  inheritOutput?: boolean;
+  log?: (line: string) => void;
+}
+
+export type BuildState = 'current' | 'building' | 'waiting' | 'built' | 'failed' | 'stopped';
+
+export interface WebBuild {
+  /** Resolves once web/.next holds a build of the current sources; rejects if the build failed or stopped. */
+  done: Promise<void>;
+  /** What this process is doing about the build now. */
+  state(): BuildState;
+  /** Stops this process's build (its whole process group) and releases the lock; `done` then rejects. */
+  stop(): void;
+}
+
+export class WebBuildError extends Error {
+  override name = 'WebBuildError';
+}
+
+/** The source hash web/.next was built from, or null when it holds no complete build. */
+function builtFrom(web: string): string | null {
+  if (!existsSync(path.join(web, '.next', 'BUILD_ID'))) return null;
+  try {
+    return readFileSync(path.join(web, HASH_FILE), 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+/** Whether `root`'s web/.next holds a build of its current sources. */
+export function webIsBuilt(root = ROOT): boolean {
+  return builtFrom(path.join(root, 'web')) === webSourceHash(root);
+}
+
+/** Builds the dashboard unless it is current (or another process of the checkout is building it). */
+export function startWebBuild(opts: BuildOptions = {}): WebBuild {
+  const root = opts.root ?? ROOT;
+  const web = path.join(root, 'web');
+  const log = opts.log ?? console.log;
+  let state: BuildState = 'waiting';
+  let stopped = false;
+  let child: ChildProcess | null = null;
+  let lock: BuildLock | null = null;
+
+  /** Kills the build's process group: Next starts workers of its own, which a kill of `nice` would leave. */
+  const killBuild = () => {
+    if (child?.pid && child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
+      }
+    }
+  };
+  // An engine that exits without its close (process.exit on a fatal error) still ends its build.
+  const onExit = () => {
+    killBuild();
+    lock?.release();
+  };
+
+  const run = async (): Promise<void> => {
+    let announcedWait = false;
+    for (;;) {
+      if (stopped) throw new WebBuildError('the dashboard build was stopped');
+      if (!opts.force && webIsBuilt(root)) {
+        state = 'current';
+        return;
+      }
+      lock = tryLock(path.join(web, LOCK_FILE));
+      if (lock) break;
+      if (!announcedWait) {
+        const holder = lockHolder(path.join(web, LOCK_FILE));
+        log(
+          `[abada] another process of this checkout${holder ? ` (pid ${holder.pid})` : ''} is building the ` +
+            'dashboard; this one serves it when that build ends',
+        );
+        announcedWait = true;
+      }
+      await new Promise((r) => setTimeout(r, WAIT_POLL_MS));
+    }
+    process.on('exit', onExit);
+    try {
+      // What the build starts from: a source changed while it runs makes the next start build again.
+      const hash = webSourceHash(root);
+      // The winner of the lock may find the build that it waited for already made.
+      if (!opts.force && builtFrom(web) === hash) {
+        state = 'current';
+        return;
+      }
+      state = 'building';
+      rmSync(path.join(web, HASH_FILE), { force: true });
+      const t0 = Date.now();
+      log('[abada] building the dashboard (next build web, about half a minute on two cores)');
+      await runBuild(root, opts, (c) => {
+        child = c;
+        if (c.pid) lock?.setBuildPid(c.pid);
+      });
+      if (stopped) throw new WebBuildError('the dashboard build was stopped');
+      writeFileSync(path.join(web, HASH_FILE), hash);
+      state = 'built';
+      log(`[abada] dashboard built in ${Math.round((Date.now() - t0) / 1000)} s`);
+    } finally {
+      lock?.release();
+      lock = null;
+      process.off('exit', onExit);
+    }
+  };
+
+  const done = run().catch((e) => {
+    state = stopped ? 'stopped' : 'failed';
+    throw e;
+  });
+  // `done` still rejects for whoever awaits it; this only keeps a build nobody awaits (an engine stopped
+  // while it waited) from ending the process as an unhandled rejection.
+  done.catch(() => {});
+  return {
+    done,
+    state: () => state,
+    stop() {
+      stopped = true;
+      killBuild();
+    },
+  };
+}
+
+/**
+ * `next build web` in its own process group at a lower priority; ABADA_WEB_BUILD_COMMAND, a test hook,
+ * runs a shell command instead (a build that takes as long as a test needs, or fails).
+ */
+function runBuild(root: string, opts: BuildOptions, started: (c: ChildProcess) => void): Promise<void> {
+  const hook = process.env.ABADA_WEB_BUILD_COMMAND;
+  const command = hook
+    ? ['/bin/sh', '-c', hook]
+    : [process.execPath, path.join(root, 'node_modules/next/dist/bin/next'), 'build', path.join(root, 'web')];
+  const argv = existsSync(NICE) ? [NICE, '-n', '10', ...command] : command;
+  const c = spawn(argv[0]!, argv.slice(1), {
+    cwd: root,
+    detached: true,
+    stdio: opts.inheritOutput ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      NEXT_TELEMETRY_DISABLED: '1',
+      // read by web/next.config.mjs
+      ABADA_WEB_TYPECHECK: opts.typecheck ? '1' : '0',
+    },
+  });
+  started(c);
+  const tail: string[] = [];
+  const keep = (d: Buffer) => {
+    tail.push(
+      ...d
+        .toString()
+        .split('\n')
+        .filter((l) => l.trim()),
+    );
+    tail.splice(0, Math.max(0, tail.length - TAIL_LINES));
+  };
+  c.stdout?.on('data', keep);
+  c.stderr?.on('data', keep);
+  return new Promise((resolve, reject) => {
+    c.on('error', reject);
+    c.on('close', (code, signal) => {
+      if (code === 0) resolve();
+      else
+        reject(
+          new WebBuildError(
+            `the dashboard build (next build web) failed (${signal ?? `exit ${code}`})` +
+              (tail.length ? `; its last lines:\n${tail.join('\n')}` : ''),
+          ),
+        );
+    });
+  });
+}
+
+/** Builds the dashboard unless it is current, waiting for another process's build if one runs. */
+export function buildWeb(opts: BuildOptions = {}): Promise<void> {
+  return startWebBuild(opts).done;
+}

@@ -1,0 +1,116 @@
+/**
+ * The lock that makes the processes of one checkout build the dashboard once: two engines started together
+ * (the README's several-engines set-up, the e2e set-up beside a running `npm start`) would otherwise run
+ * two `next build`s into the same web/.next, and each can delete what the other just wrote.
+ *
+ * An exclusive create (`open(…, 'wx')`) is atomic on every local file system. The file holds who holds it:
+ * the engine's pid and, once started, the build's. A lock is stale when both are dead (an engine killed
+ * with -9 mid-build leaves its build running until it ends, and nobody may build beside it), when it is
+ * older than an hour (a pid reused by another program), or when it stayed empty for 10 s (its holder died
+ * between the create and the write).
+ */
+import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+
+interface Holder {
+  pid: number;
+  buildPid?: number;
+  since: string;
+}
+
+export interface BuildLock {
+  /** Records the build's pid, so that the lock outlives an engine killed while its build runs. */
+  setBuildPid(pid: number): void;
+  release(): void;
+}
+
+const MAX_AGE_MS = 60 * 60_000;
+const EMPTY_GRACE_MS = 10_000;
+
+function alive(pid: number | undefined): boolean {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: it exists, as another user's process
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function readOrNull(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+function isStale(text: string, file: string): boolean {
+  let ageMs: number;
+  try {
+    ageMs = Date.now() - statSync(file).mtimeMs;
+  } catch {
+    return false; // gone meanwhile: the next try creates it
+  }
+  if (ageMs > MAX_AGE_MS) return true;
+  let holder: Holder;
+  try {
+    holder = JSON.parse(text) as Holder;
+  } catch {
+    return ageMs > EMPTY_GRACE_MS;
+  }
+  return !alive(holder.pid) && !alive(holder.buildPid);
+}
+
+/** Who holds the lock now (for the log), or null when nobody does. */
+export function lockHolder(file: string): Holder | null {
+  const text = readOrNull(file);
+  if (!text) return null;
+  try {
+    return JSON.parse(text) as Holder;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Takes the lock when it is free or stale; null when a live process holds it (the caller waits and
+ * tries again). Never blocks.
+ */
+export function tryLock(file: string): BuildLock | null {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    let fd: number;
+    try {
+      fd = openSync(file, 'wx', 0o644);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const seen = readOrNull(file);
+      if (seen === null) continue; // released between the create and the read
+      if (!isStale(seen, file)) return null;
+      // Removes only the lock judged stale: read again right before unlinking, so a lock that another
+      // process took over in between stays. What is left is the microseconds between read and unlink.
+      if (readOrNull(file) === seen) unlinkSync(file);
+      continue;
+    }
+    const holder: Holder = { pid: process.pid, since: new Date().toISOString() };
+    writeFileSync(fd, JSON.stringify(holder));
+    closeSync(fd);
+    let held = true;
+    return {
+      setBuildPid(pid) {
+        if (held) writeFileSync(file, JSON.stringify({ ...holder, buildPid: pid }));
+      },
+      release() {
+        if (!held) return;
+        held = false;
+        try {
+          unlinkSync(file);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+        }
+      },
+    };
+  }
+  return null;
+}
