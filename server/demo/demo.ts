@@ -200,6 +200,21 @@ function readPorts(file: string): { crmPort?: number; modelPort?: number; oidcPo
   return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
 }
 
+/** Alice's refund: the one already running (a restart), else a new one. */
+async function aliceInstance(admin: GraphQLClient): Promise<string> {
+  const active = await setUp(() => admin.request(ActiveInstances, { key: 'refund' }));
+  const existing = active.processInstances.edges.find((e) => e.node.businessKey === ALICE.businessKey);
+  if (existing) return existing.node.id;
+  const started = await setUp(() =>
+    admin.request(StartProcess, {
+      key: ALICE.key,
+      variables: ALICE.variables,
+      businessKey: ALICE.businessKey,
+    }),
+  );
+  return started.startProcess.id;
+}
+
 export async function startDemo(opts: DemoOptions): Promise<Demo> {
   const stateFile = path.join(opts.config.dataDir, 'demo.json');
   const saved = readPorts(stateFile);
@@ -245,22 +260,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
 
   const worker = opts.worker === false ? null : await startDemoWorker(engine.url, workerToken, model.url);
 
-  let aliceInstanceId: string | null = null;
-  if (opts.alice !== false) {
-    const active = await setUp(() => admin.request(ActiveInstances, { key: 'refund' }));
-    const existing = active.processInstances.edges.find((e) => e.node.businessKey === ALICE.businessKey);
-    if (existing) aliceInstanceId = existing.node.id;
-    else {
-      const started = await setUp(() =>
-        admin.request(StartProcess, {
-          key: ALICE.key,
-          variables: ALICE.variables,
-          businessKey: ALICE.businessKey,
-        }),
-      );
-      aliceInstanceId = started.startProcess.id;
-    }
-  }
+  const aliceInstanceId = opts.alice === false ? null : await aliceInstance(admin);
 
   return {
     engine,

@@ -69,6 +69,16 @@ export function webIsBuilt(root = ROOT): boolean {
   return builtFrom(path.join(root, 'web')) === webSourceHash(root);
 }
 
+/** Kills the build's process group: Next starts workers of its own, which a kill of `nice` would leave. */
+function killGroup(child: ChildProcess | null): void {
+  if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
+  }
+}
+
 /** Builds the dashboard unless it is current (or another process of the checkout is building it). */
 export function startWebBuild(opts: BuildOptions = {}): WebBuild {
   const root = opts.root ?? ROOT;
@@ -79,16 +89,7 @@ export function startWebBuild(opts: BuildOptions = {}): WebBuild {
   let child: ChildProcess | null = null;
   let lock: BuildLock | null = null;
 
-  /** Kills the build's process group: Next starts workers of its own, which a kill of `nice` would leave. */
-  const killBuild = () => {
-    if (child?.pid && child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(-child.pid, 'SIGTERM');
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
-      }
-    }
-  };
+  const killBuild = () => killGroup(child);
   // An engine that exits without its close (process.exit on a fatal error) still ends its build.
   const onExit = () => {
     killBuild();

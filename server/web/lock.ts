@@ -32,8 +32,10 @@ function alive(pid: number | undefined): boolean {
     process.kill(pid, 0);
     return true;
   } catch (e) {
-    // EPERM: it exists, as another user's process
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ESRCH') return false;
+    if (code === 'EPERM') return true; // it exists, as another user's process
+    throw e;
   }
 }
 
@@ -50,15 +52,17 @@ function isStale(text: string, file: string): boolean {
   let ageMs: number;
   try {
     ageMs = Date.now() - statSync(file).mtimeMs;
-  } catch {
-    return false; // gone meanwhile: the next try creates it
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false; // gone meanwhile: the next try creates it
+    throw e;
   }
   if (ageMs > MAX_AGE_MS) return true;
   let holder: Holder;
   try {
     holder = JSON.parse(text) as Holder;
-  } catch {
-    return ageMs > EMPTY_GRACE_MS;
+  } catch (e) {
+    if (e instanceof SyntaxError) return ageMs > EMPTY_GRACE_MS; // empty or half-written
+    throw e;
   }
   return !alive(holder.pid) && !alive(holder.buildPid);
 }
@@ -69,8 +73,9 @@ export function lockHolder(file: string): Holder | null {
   if (!text) return null;
   try {
     return JSON.parse(text) as Holder;
-  } catch {
-    return null;
+  } catch (e) {
+    if (e instanceof SyntaxError) return null;
+    throw e;
   }
 }
 

@@ -63,6 +63,15 @@ const EXCEPTIONS: Record<string, string> = {
   'server/demo/model-server.ts#handleChat:2':
     'a scripted answer that throws is the model failing (HTTP 500): the worker moves on as with a real model',
 
+  'server/web/handler.ts#startDashboard':
+    "the dashboard's start failing: logged with what to do, and / answers an error page while the API keeps serving",
+
+  // a promise that rejects for whoever awaits it, and is only kept from ending the process unhandled
+  'server/main.ts#main:2':
+    'the dashboard build reports its own failure (startDashboard logs it); the line here is for success only',
+  'server/web/build.ts#startWebBuild:2':
+    '`done` still rejects for whoever awaits it; this keeps a build nobody awaits from ending the process',
+
   // closing what is being left: the work is over either way
   'server/telemetry/sdk.ts#shutdown':
     'spans that cannot be flushed at exit are lost either way; the process must still close',
