@@ -48,7 +48,8 @@ for (const viewport of [
 ]) {
   for (const scheme of ['light', 'dark'] as const) {
     test(`every page at ${viewport.width} px, ${scheme}`, async ({ page }) => {
-      test.setTimeout(180_000); // ten pages, two people, axe on each: about 40 s on a quiet machine
+      // ten pages, two people, axe on each: about 40 s on a quiet machine, over 3 min on a loaded one
+      test.setTimeout(360_000);
       await page.setViewportSize(viewport);
       await page.emulateMedia({ colorScheme: scheme });
       await page.goto(`${URL_()}/approvals`);
