@@ -2,7 +2,7 @@
  * A real OpenID Provider (the `oidc-provider` package, certified) for the demo and the tests: people
  * with passwords and groups, a login page of its own, one confidential client for Abada (authorization
  * code + PKCE, refresh tokens), RP-initiated logout, and optionally JWT access tokens for an API
- * audience. Started only by the demo (`npm start` on the embedded database) and by tests; never by the
+ * audience, to people and to workers' client-credentials clients. Started only by the demo (`npm start` on the embedded database) and by tests; never by the
  * engine on its own. Groups live in memory: tests change them to see Abada follow.
  *
  * The listener starts first (so the issuer URL is known before the engine starts); the provider itself
@@ -29,6 +29,22 @@ export interface ProviderClient {
   postLogoutRedirectUris: string[];
 }
 
+/** A worker's client-credentials client (SPEC §15.1): it gets JWT access tokens for the API audience. */
+export interface WorkerClient {
+  clientId: string;
+  clientSecret: string;
+}
+
+export interface ProviderOptions {
+  /** issue JWT access tokens for this resource (Abada's ABADA_OIDC_AUDIENCE) */
+  apiAudience?: string;
+  refreshTokens?: boolean;
+  /** client-credentials clients (workers); they need `apiAudience` */
+  workers?: WorkerClient[];
+  /** lifetime of the API's access tokens in seconds (default 600) */
+  accessTokenTtl?: number;
+}
+
 export interface DemoProvider {
   issuer: string;
   port: number;
@@ -36,7 +52,7 @@ export interface DemoProvider {
   accounts: Map<string, DemoAccount>;
   /** the provider's signing key (private): tests sign tokens with it to check expiry handling */
   signingKey: JWK;
-  configure(client: ProviderClient, opts?: { apiAudience?: string; refreshTokens?: boolean }): void;
+  configure(client: ProviderClient, opts?: ProviderOptions): void;
   close(): Promise<void>;
 }
 
@@ -105,7 +121,7 @@ function buildProvider(
   client: ProviderClient,
   accounts: Map<string, DemoAccount>,
   signingKey: JWK,
-  o: { apiAudience?: string; refreshTokens?: boolean },
+  o: ProviderOptions,
 ) {
   const provider = new Provider(issuer, {
     clients: [
@@ -118,6 +134,14 @@ function buildProvider(
           o.refreshTokens === false ? ['authorization_code'] : ['authorization_code', 'refresh_token'],
         token_endpoint_auth_method: 'client_secret_post',
       },
+      ...(o.workers ?? []).map((w) => ({
+        client_id: w.clientId,
+        client_secret: w.clientSecret,
+        redirect_uris: [],
+        response_types: [],
+        grant_types: ['client_credentials'],
+        token_endpoint_auth_method: 'client_secret_post',
+      })),
     ],
     jwks: { keys: [signingKey] },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
@@ -129,7 +153,10 @@ function buildProvider(
     features: {
       devInteractions: { enabled: false },
       rpInitiatedLogout: { enabled: true, logoutSource },
-      ...(o.apiAudience ? { resourceIndicators: resourceIndicators(o.apiAudience) } : {}),
+      clientCredentials: { enabled: (o.workers ?? []).length > 0 },
+      ...(o.apiAudience
+        ? { resourceIndicators: resourceIndicators(o.apiAudience, o.accessTokenTtl ?? 600) }
+        : {}),
     },
     // a refresh token for every sign-in of a client allowed the grant (no offline_access dance)
     issueRefreshToken: async (_ctx: unknown, c: { grantTypeAllowed(t: string): boolean }) =>
@@ -218,7 +245,7 @@ async function loadExistingGrant(ctx: any) {
   return grant;
 }
 
-function resourceIndicators(audience: string) {
+function resourceIndicators(audience: string, ttl: number) {
   return {
     enabled: true,
     defaultResource: () => undefined,
@@ -229,7 +256,7 @@ function resourceIndicators(audience: string) {
         scope: 'api',
         audience,
         accessTokenFormat: 'jwt',
-        accessTokenTTL: 600,
+        accessTokenTTL: ttl,
         jwt: { sign: { alg: 'RS256' } },
       };
     },
