@@ -179,6 +179,7 @@ function buildProvider(
     },
     ttl: {
       AccessToken: 600,
+      ClientCredentials: o.accessTokenTtl ?? 600,
       IdToken: 600,
       RefreshToken: 86_400,
       Session: 86_400,
