@@ -62,8 +62,9 @@ export class ClientCredentials {
       const config = await this.configuration();
       const params: Record<string, string> = {};
       if (this.settings.resource) params.resource = this.settings.resource;
-      const answer = await client.clientCredentialsGrant(config, params);
+      // the lifetime counts from the request: the token was issued before its answer arrived
       const obtained = Date.now();
+      const answer = await client.clientCredentialsGrant(config, params);
       const lifetime = answer.expires_in ?? DEFAULT_LIFETIME_S;
       this.held = {
         token: answer.access_token,

@@ -10,6 +10,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoProvider, demoAccounts, startDemoProvider } from '../../server/demo/oidc-provider.js';
 import { loadWorkerConfig, workerConfig } from '../../server/worker/config.js';
+import { renewalTime } from '../../server/worker/credentials.js';
 import { startWorker, type WorkerHandle } from '../../server/worker/loop.js';
 import { AUDIENCE, PASSWORD } from '../helpers/oidc.js';
 import { allAtNode, type Harness, startHarness, startProcess } from './helpers.js';
@@ -95,6 +96,13 @@ describe('the Agent Worker with client credentials', () => {
     expect(renewals[0].expiresInS).toBe(TTL_S);
     expect(logs.filter((l) => l.event === 'engine.unreachable')).toEqual([]);
   }, 60_000);
+
+  it('renews 60 s before expiry, at 80 % of a short lifetime, and at least a second early', () => {
+    expect(renewalTime(0, 3600)).toBe(3_540_000);
+    expect(renewalTime(0, 300)).toBe(240_000);
+    expect(renewalTime(0, 10)).toBe(8_000);
+    expect(renewalTime(0, 3)).toBe(2_000);
+  });
 
   it('reads its sign-in from the environment, and refuses half a configuration', () => {
     const base = { ABADA_URL: 'http://127.0.0.1:1' };
