@@ -19,10 +19,16 @@ export const looksLikeJwt = (token: string) => /^[\w-]+\.[\w-]+\.[\w-]*$/.test(t
 export class AccessTokenVerifier {
   private jwks: ReturnType<typeof createRemoteJWKSet> | null = null;
 
+  /**
+   * `jwksCooldownMs`: the least time between two JWKS fetches (jose's default, 30 s): a token signed
+   * with a key not yet seen refetches the JWKS once that long has passed since the last fetch, so a
+   * rotated key is picked up, and a flood of made-up key ids cannot hammer the provider.
+   */
   constructor(
     private readonly oidc: OidcClient,
     private readonly audience: string,
     private readonly algorithms: string[],
+    private readonly jwksCooldownMs = 30_000,
   ) {}
 
   async verify(token: string): Promise<AccessTokenCheck> {
@@ -31,7 +37,7 @@ export class AccessTokenVerifier {
       const uri = await this.oidc.jwksUri();
       if (!uri)
         return { refusal: 'The OpenID Provider publishes no JWKS; its access tokens cannot be checked.' };
-      this.jwks = createRemoteJWKSet(new URL(uri));
+      this.jwks = createRemoteJWKSet(new URL(uri), { cooldownDuration: this.jwksCooldownMs });
     }
     try {
       const { payload } = await jwtVerify(token, this.jwks, {

@@ -50,9 +50,13 @@ export interface DemoProvider {
   port: number;
   /** the people; change `groups` to change what the provider says from now on */
   accounts: Map<string, DemoAccount>;
-  /** the provider's signing key (private): tests sign tokens with it to check expiry handling */
-  signingKey: JWK;
+  /** the provider's current signing key (private): tests sign tokens with it to check expiry handling */
+  readonly signingKey: JWK;
+  /** how often its JWKS was fetched (tests: the engine caches it) */
+  readonly jwksFetches: number;
   configure(client: ProviderClient, opts?: ProviderOptions): void;
+  /** signs with a new key from now on; the JWKS keeps the old one too, as a provider's rotation does */
+  rotateKey(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -71,16 +75,18 @@ export async function startDemoProvider(opts: {
   /** the issuer when browsers and clients reach it through something else (tests: a tampering proxy) */
   issuer?: string;
 }): Promise<DemoProvider> {
-  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
-  const signingKey = {
-    ...(await exportJWK(privateKey)),
-    kid: randomBytes(6).toString('hex'),
-    alg: 'RS256',
-    use: 'sig',
-  };
+  const keys: JWK[] = [await newSigningKey()];
+  let configured: { client: ProviderClient; o: ProviderOptions } | null = null;
+  let jwksFetches = 0;
   let provider: InstanceType<typeof Provider> | null = null;
   let callback: ((req: http.IncomingMessage, res: http.ServerResponse) => void) | null = null;
+  const build = () => {
+    if (!configured) return;
+    provider = buildProvider(issuer, configured.client, opts.accounts, keys, configured.o);
+    callback = provider.callback();
+  };
   const server = http.createServer((req, res) => {
+    if (req.url?.startsWith('/jwks')) jwksFetches++;
     if (!provider || !callback) {
       res.writeHead(503).end('the demo OpenID Provider is starting');
       return;
@@ -104,10 +110,19 @@ export async function startDemoProvider(opts: {
     issuer,
     port,
     accounts: opts.accounts,
-    signingKey,
+    get signingKey() {
+      return keys[0];
+    },
+    get jwksFetches() {
+      return jwksFetches;
+    },
     configure(client, o = {}) {
-      provider = buildProvider(issuer, client, opts.accounts, signingKey, o);
-      callback = provider.callback();
+      configured = { client, o };
+      build();
+    },
+    async rotateKey() {
+      keys.unshift(await newSigningKey());
+      build();
     },
     async close() {
       server.closeAllConnections();
@@ -116,11 +131,17 @@ export async function startDemoProvider(opts: {
   };
 }
 
+async function newSigningKey(): Promise<JWK> {
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  return { ...(await exportJWK(privateKey)), kid: randomBytes(6).toString('hex'), alg: 'RS256', use: 'sig' };
+}
+
+/** `keys[0]` signs; the others stay published so tokens they signed still verify. */
 function buildProvider(
   issuer: string,
   client: ProviderClient,
   accounts: Map<string, DemoAccount>,
-  signingKey: JWK,
+  keys: JWK[],
   o: ProviderOptions,
 ) {
   const provider = new Provider(issuer, {
@@ -143,7 +164,7 @@ function buildProvider(
         token_endpoint_auth_method: 'client_secret_post',
       })),
     ],
-    jwks: { keys: [signingKey] },
+    jwks: { keys: [...keys] },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     pkce: { required: () => true, methods: ['S256'] },
     claims: { openid: ['sub'], profile: ['name', 'preferred_username', 'groups'], email: ['email'] },
