@@ -16,6 +16,7 @@ import {
   Sealer,
 } from './engine/common/index.js';
 import { startJobRunner } from './engine/instances/index.js';
+import { registerFirstPartyWorkers } from './engine/principals/index.js';
 import { startSweeps } from './engine/approvals/index.js';
 import { EventHub } from './graphql/pubsub.js';
 import { createEngineServer, type WebHandler } from './graphql/server.js';
@@ -70,6 +71,17 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
     notifier,
     counters: createCounters(),
   };
+  const sweep = await registerFirstPartyWorkers(context, config.firstPartyWorkers).catch(async (e) => {
+    // a start that cannot register its workers closes what it opened, then says what to fix
+    await notifier.close();
+    await db.close();
+    await embedded?.stop();
+    throw e;
+  });
+  if (sweep.created.length || sweep.updated.length)
+    log(
+      `first-party workers: created ${sweep.created.join(', ') || 'none'}; updated ${sweep.updated.join(', ') || 'none'}`,
+    );
   const hub = new EventHub(notifier);
   const { server, close: closeServer } = createEngineServer({
     engine: context,

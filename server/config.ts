@@ -57,6 +57,15 @@ export interface Config {
    * offered only without OpenID Connect (see `tokenSignInOffered`)
    */
   dashboardTokenSignIn: boolean | null;
+  /** ABADA_FIRST_PARTY_WORKERS: global worker principals registered at start (SPEC §15.2) */
+  firstPartyWorkers: FirstPartyWorker[];
+}
+
+/** One entry of ABADA_FIRST_PARTY_WORKERS: a global worker signing in as an OpenID client. */
+export interface FirstPartyWorker {
+  name: string;
+  clientId: string;
+  topics: string[];
 }
 
 export interface OidcConfig {
@@ -200,6 +209,11 @@ export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = env.DATABASE_URL?.trim() || null;
   const dataDir = path.resolve(env.ABADA_DATA_DIR?.trim() || defaultDataDir(databaseUrl === null));
   const oidc = loadOidc(env);
+  if (env.ABADA_FIRST_PARTY_WORKERS?.trim() && !oidc?.audience)
+    throw new ConfigError(
+      'ABADA_FIRST_PARTY_WORKERS needs ABADA_OIDC_ISSUER (with its client) and ABADA_OIDC_AUDIENCE: ' +
+        'those workers sign in with the provider’s client credentials.',
+    );
   return {
     port: int(env, 'PORT', 3000),
     host: env.HOST?.trim() || '127.0.0.1',
@@ -235,5 +249,50 @@ export function loadConfig(env: Env = process.env): Config {
     dashboardTokenSignIn: env.ABADA_DASHBOARD_TOKEN_SIGNIN?.trim()
       ? bool(env, 'ABADA_DASHBOARD_TOKEN_SIGNIN', false)
       : null,
+    firstPartyWorkers: firstPartyWorkers(env.ABADA_FIRST_PARTY_WORKERS),
   };
+}
+
+const WORKER_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,99}$/;
+const CLIENT_ID_RE = /^[\x21-\x39\x3b-\x7e]{1,200}$/;
+const TOPIC_RE = /^[A-Za-z0-9*][A-Za-z0-9:._*-]{0,99}$/;
+
+/**
+ * ABADA_FIRST_PARTY_WORKERS: comma-separated `name:clientId[:topics]`; everything after the second
+ * colon is the topic list, `;`-separated (default `abada:agent`). Names and client ids once each.
+ */
+export function firstPartyWorkers(raw: string | undefined): FirstPartyWorker[] {
+  const out: FirstPartyWorker[] = [];
+  const entries = (raw ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    const [name, clientId, ...rest] = entry.split(':');
+    const topics = rest.length
+      ? rest
+          .join(':')
+          .split(';')
+          .map((t) => t.trim())
+      : ['abada:agent'];
+    const problem =
+      clientId === undefined
+        ? 'it needs name:clientId[:topic;topic]'
+        : !WORKER_NAME_RE.test(name.trim())
+          ? 'the name must be 1–100 letters, digits, spaces or ._@-'
+          : !CLIENT_ID_RE.test(clientId.trim())
+            ? 'the client id must be 1–200 printable characters without a colon'
+            : topics.some((t) => !TOPIC_RE.test(t))
+              ? 'each topic (separated by ;) must be a name like abada:agent'
+              : out.some((w) => w.name === name.trim() || w.clientId === clientId.trim())
+                ? 'its name or client id is already listed'
+                : null;
+    if (problem)
+      throw new ConfigError(
+        `ABADA_FIRST_PARTY_WORKERS entry "${entry}" is invalid: ${problem} ` +
+          '(entries are name:clientId[:topic;topic], separated by commas).',
+      );
+    out.push({ name: name.trim(), clientId: clientId.trim(), topics });
+  }
+  return out;
 }

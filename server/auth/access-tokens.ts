@@ -1,13 +1,17 @@
 /**
  * The provider's JWT access tokens as bearer tokens (SPEC §12, with ABADA_OIDC_AUDIENCE): verified with
  * jose against the provider's JWKS (fetched and cached by createRemoteJWKSet, refetched for an unknown
- * key id) for the issuer, the audience, the expiry and an algorithm allow-list. The caller is the
- * principal with the token's issuer + subject: it must have signed in to the dashboard once.
+ * key id) for the issuer, the audience, the expiry and an algorithm allow-list. A client-credentials
+ * token (its `sub` equal to its `client_id`) acts as the WORKER principal naming that client; any other
+ * token as the person with the token's issuer + subject, who must have signed in to the dashboard once.
  */
 import { createRemoteJWKSet, errors, jwtVerify } from 'jose';
 import type { OidcClient } from './oidc.js';
 
-export type AccessTokenCheck = { subject: string; issuer: string } | { refusal: string };
+/** `clientId`: the token's `client_id` claim (RFC 9068), null without one. */
+export type AccessTokenCheck =
+  | { subject: string; issuer: string; clientId: string | null }
+  | { refusal: string };
 
 /** Three base64url parts: worth checking as a JWT (Abada's own tokens start with abada_). */
 export const looksLikeJwt = (token: string) => /^[\w-]+\.[\w-]+\.[\w-]*$/.test(token);
@@ -15,10 +19,16 @@ export const looksLikeJwt = (token: string) => /^[\w-]+\.[\w-]+\.[\w-]*$/.test(t
 export class AccessTokenVerifier {
   private jwks: ReturnType<typeof createRemoteJWKSet> | null = null;
 
+  /**
+   * `jwksCooldownMs`: the least time between two JWKS fetches (jose's default, 30 s): a token signed
+   * with a key not yet seen refetches the JWKS once that long has passed since the last fetch, so a
+   * rotated key is picked up, and a flood of made-up key ids cannot hammer the provider.
+   */
   constructor(
     private readonly oidc: OidcClient,
     private readonly audience: string,
     private readonly algorithms: string[],
+    private readonly jwksCooldownMs = 30_000,
   ) {}
 
   async verify(token: string): Promise<AccessTokenCheck> {
@@ -27,7 +37,7 @@ export class AccessTokenVerifier {
       const uri = await this.oidc.jwksUri();
       if (!uri)
         return { refusal: 'The OpenID Provider publishes no JWKS; its access tokens cannot be checked.' };
-      this.jwks = createRemoteJWKSet(new URL(uri));
+      this.jwks = createRemoteJWKSet(new URL(uri), { cooldownDuration: this.jwksCooldownMs });
     }
     try {
       const { payload } = await jwtVerify(token, this.jwks, {
@@ -36,7 +46,8 @@ export class AccessTokenVerifier {
         algorithms: this.algorithms,
         requiredClaims: ['exp', 'sub'],
       });
-      return { subject: String(payload.sub), issuer };
+      const clientId = typeof payload.client_id === 'string' ? payload.client_id : null;
+      return { subject: String(payload.sub), issuer, clientId };
     } catch (e) {
       // jose's refusals are JOSEErrors with a code; the JWKS out of reach (fetch's TypeError) or a bug
       // is not the token's fault, and goes to the request's error handling like a failed discovery

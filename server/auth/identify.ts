@@ -1,6 +1,7 @@
 /**
  * Who calls: one answer for GraphQL over HTTP and graphql-ws. A bearer token wins (Abada's own tokens,
- * or with ABADA_OIDC_AUDIENCE the provider's JWT access tokens); else the session cookie. A request
+ * or with ABADA_OIDC_AUDIENCE the provider's JWT access tokens: a person's, or a worker's client
+ * credentials); else the session cookie. A request
  * that changes state with the cookie must carry the session's CSRF token (x-abada-csrf); a graphql-ws
  * upgrade with the cookie must come from Abada's own origin. A session whose groups are due for the
  * provider's confirmation is refreshed first (one refresh per session at a time in this process).
@@ -9,6 +10,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Actor, EngineContext } from '../engine/common/index.js';
 import {
   bearerToken,
+  clientActor,
   identify,
   providerActor,
   refreshSession,
@@ -89,6 +91,9 @@ export class Identifier {
     if (this.verifier && looksLikeJwt(token)) {
       const checked = await this.verifier.verify(token);
       if ('refusal' in checked) return { ...NOBODY, refusal: checked.refusal };
+      // only a client-credentials token (no person involved: sub = client_id) may act as a worker
+      if (checked.clientId !== null && checked.clientId === checked.subject)
+        return { ...(await clientActor(this.engine, checked.clientId)), session: null };
       return { ...(await providerActor(this.engine, checked.issuer, checked.subject)), session: null };
     }
     return { ...(await identify(this.engine, token)), session: null };

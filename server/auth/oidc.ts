@@ -6,6 +6,7 @@
  */
 import * as client from 'openid-client';
 import type { OidcConfig } from '../config.js';
+import { isProviderRefusal, isProviderUnreachable, ProviderAnswerError } from '../shared/provider-errors.js';
 import {
   groupsFromClaim,
   principalName,
@@ -186,32 +187,4 @@ export class OidcClient {
   async issuer(): Promise<string> {
     return (await this.configuration()).serverMetadata().issuer;
   }
-}
-
-/** An answer of the provider that openid-client accepted but that lacks what a sign-in needs. */
-class ProviderAnswerError extends Error {
-  override name = 'ProviderAnswerError';
-}
-
-/**
- * Whether openid-client refused what the provider sent: the state, the nonce, the ID token's signature
- * or claims, an error answer (a ClientError with its code, or oauth4webapi's answer errors).
- */
-export function isProviderRefusal(e: unknown): boolean {
-  if (e instanceof ProviderAnswerError) return true;
-  if (e instanceof client.ClientError) return e.code !== undefined && !UNREACHED_CODES.has(e.code);
-  return (
-    e instanceof client.ResponseBodyError ||
-    e instanceof client.AuthorizationResponseError ||
-    e instanceof client.WWWAuthenticateChallengeError
-  );
-}
-
-const UNREACHED_CODES = new Set(['OAUTH_TIMEOUT', 'OAUTH_ABORT']);
-
-/** Whether the provider could not be reached: fetch's network failure, or openid-client's timeout. */
-export function isProviderUnreachable(e: unknown): boolean {
-  if (e instanceof client.ClientError) return e.code !== undefined && UNREACHED_CODES.has(e.code);
-  // undici's one message for a request that got no answer (the socket's error is its cause)
-  return e instanceof TypeError && e.message === 'fetch failed';
 }

@@ -11,13 +11,8 @@ import { endSession, openSession } from '../engine/principals/index.js';
 import { EngineError } from '../errors.js';
 import { type CookieNames, cookieOf, setCookie } from './cookies.js';
 import { type Identifier, sameSecret } from './identify.js';
-import {
-  isProviderRefusal,
-  isProviderUnreachable,
-  type OidcClient,
-  PENDING_TTL_MS,
-  type PendingSignIn,
-} from './oidc.js';
+import { type OidcClient, PENDING_TTL_MS, type PendingSignIn } from './oidc.js';
+import { isProviderRefusal, isProviderUnreachable } from '../shared/provider-errors.js';
 
 export interface AuthRoutesOptions {
   engine: EngineContext;

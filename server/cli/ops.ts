@@ -99,7 +99,7 @@ export const worker: Command = {
   help: `abada worker
 
 Runs the first-party Agent Worker in the foreground, configured by ABADA_URL, ABADA_TOKEN (a worker
-token), ABADA_WORKER_ID, ABADA_WORKER_CONCURRENCY and the model variables (docs/operations.md).
+token; or ABADA_OIDC_ISSUER with ABADA_WORKER_OIDC_CLIENT_ID/_SECRET), ABADA_WORKER_ID, ABADA_WORKER_CONCURRENCY and the model variables (docs/operations.md).
 SIGINT/SIGTERM drain it gracefully.`,
   async run(argv) {
     parseArgs(argv, {});

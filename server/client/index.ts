@@ -21,11 +21,14 @@ export { backoffMs, sleep } from './retry.js';
 export { subscribe, wsClient } from './ws.js';
 export { type ResumableOptions, type ResumableSubscription, subscribeResumable } from './resume.js';
 
+/** A bearer token asked for at every request (a worker's OpenID client credentials, renewed as due). */
+export type TokenSource = () => Promise<string>;
+
 export interface ClientOptions {
   /** The engine's base URL; `/graphql` is added unless it is already there. */
   url: string;
   /** Sent as `Authorization: Bearer <token>`; none when null or empty. */
-  token?: string | null;
+  token?: string | TokenSource | null;
   /** Bound on one request unless the call sets its own (default 30 s). */
   timeoutMs?: number;
   /** A keep-alive agent of the caller's (default: one shared by the process). */
@@ -64,7 +67,7 @@ export class GraphQLClient {
   readonly endpoint: string;
   private readonly transport: HttpTransport;
   private readonly timeoutMs: number;
-  private readonly token: string | null;
+  private readonly token: string | TokenSource | null;
   private readonly headers: ClientOptions['headers'];
 
   constructor(opts: ClientOptions, transport?: HttpTransport) {
@@ -76,7 +79,7 @@ export class GraphQLClient {
   }
 
   /** The same engine and connections, another principal. */
-  as(token: string | null): GraphQLClient {
+  as(token: string | TokenSource | null): GraphQLClient {
     return new GraphQLClient(
       { url: this.endpoint, token, timeoutMs: this.timeoutMs, headers: this.headers },
       this.transport,
@@ -130,13 +133,14 @@ export class GraphQLClient {
     const answer = await this.transport.post(body, {
       timeoutMs: this.timeoutMs,
       ...opts,
-      headers: { ...this.authHeader(), ...opts.headers },
+      headers: { ...(await this.authHeader()), ...opts.headers },
     });
     return { ...answer, json: () => JSON.parse(answer.text) };
   }
 
-  private authHeader(): Record<string, string> {
-    return this.token ? { authorization: `Bearer ${this.token}` } : {};
+  private async authHeader(): Promise<Record<string, string>> {
+    const token = typeof this.token === 'function' ? await this.token() : this.token;
+    return token ? { authorization: `Bearer ${token}` } : {};
   }
 
   private async retrying(
@@ -165,7 +169,7 @@ export class GraphQLClient {
 
   private async once(doc: AnyDocument | string, variables: Record<string, unknown>, opts: RequestOptions) {
     const answer = await this.transport.post(JSON.stringify({ query: queryText(doc), variables }), {
-      headers: { ...this.headers?.(), ...this.authHeader() },
+      headers: { ...this.headers?.(), ...(await this.authHeader()) },
       signal: opts.signal,
       timeoutMs: opts.timeoutMs ?? this.timeoutMs,
     });

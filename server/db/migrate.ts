@@ -8,7 +8,8 @@ import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 
-const MIGRATION_LOCK = 0x4abada;
+/** The engine's start-up lock: migrations, then the first-party workers' registration, run under it. */
+export const MIGRATION_LOCK = 0x4abada;
 export const migrationsFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../drizzle');
 
 export async function runMigrations(url: string): Promise<void> {

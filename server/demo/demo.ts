@@ -2,7 +2,8 @@
  * `npm start` on the embedded database (or `--demo`): the engine plus everything seed 000 needs to be
  * seen working — the CRM MCP server and the scripted model on loopback ports, the CRM tool server and the
  * refund / support-triage processes deployed, the `crm-token` credential, three demo people, an Agent
- * Worker in-process, and Alice's €89 refund waiting for finance.
+ * Worker in-process (signed in with the demo provider's client credentials when the demo runs its own
+ * provider), and Alice's €89 refund waiting for finance.
  *
  * Set-up goes through the public GraphQL API with a bootstrap admin token that lives only in this
  * process (ABADA_ADMIN_TOKEN when set, else a random one), exactly as an operator's script would.
@@ -30,6 +31,7 @@ import { ALICE, demoSource } from './definitions.js';
 import { startModelServer } from './model-server.js';
 import { demoScript } from './scripts.js';
 import { workerConfig } from '../worker/config.js';
+import type { WorkerOidc } from '../worker/credentials.js';
 import { startWorker } from '../worker/loop.js';
 
 interface StoredPrincipal {
@@ -180,11 +182,18 @@ async function stablePort<T>(saved: number | undefined, start: (port: number) =>
   return start(0);
 }
 
-/** The demo's Agent Worker, in-process, against the scripted model. */
-async function startDemoWorker(engineUrl: string, token: string, modelUrl: string) {
+/**
+ * The demo's Agent Worker, in-process, against the scripted model: signed in with the demo provider's
+ * client credentials when the demo runs its own provider, else with the worker principal's token.
+ */
+async function startDemoWorker(
+  engineUrl: string,
+  signIn: { token: string } | { oidc: WorkerOidc },
+  modelUrl: string,
+) {
   const config = workerConfig({
     engineUrl,
-    token,
+    ...signIn,
     workerId: 'demo-agent-worker',
     topics: ['abada:agent'],
     modelBaseUrl: modelUrl,
@@ -230,7 +239,12 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     stateFile,
     JSON.stringify({ crmPort: crm.port, modelPort: model.port, oidcPort: idp?.provider.port }),
   );
-  const config: Config = { ...opts.config, adminToken, oidc: opts.config.oidc ?? idp?.oidc ?? null };
+  const config: Config = {
+    ...opts.config,
+    adminToken,
+    oidc: opts.config.oidc ?? idp?.oidc ?? null,
+    firstPartyWorkers: [...opts.config.firstPartyWorkers, ...(idp ? [idp.firstPartyWorker] : [])],
+  };
   let users: DemoUser[] = [];
   const dashboard = startDashboard({
     dev: !!opts.dev,
@@ -258,7 +272,8 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     .map((p) => ({ name: p.name, role: p.role, token: p.token ?? '' }));
   const workerToken = principals.find((p) => p.kind === 'WORKER')?.token ?? '';
 
-  const worker = opts.worker === false ? null : await startDemoWorker(engine.url, workerToken, model.url);
+  const signIn = idp ? { oidc: idp.workerOidc } : { token: workerToken };
+  const worker = opts.worker === false ? null : await startDemoWorker(engine.url, signIn, model.url);
 
   const aliceInstanceId = opts.alice === false ? null : await aliceInstance(admin);
 

@@ -1,21 +1,32 @@
 /**
  * The demo's identity: its own OpenID Provider (oidc-provider) with fiona, sam and ada, registered with
- * Abada as an ordinary confidential client, so the demo signs people in exactly as production does.
+ * Abada as an ordinary confidential client, so the demo signs people in exactly as production does; and
+ * a client-credentials client for the demo's Agent Worker, which signs in with it as the first-party
+ * worker `demo-agent` (SPEC §15.1–2), as a production worker would.
  * "Sign in as fiona" on the dashboard is /auth/login with a login hint; the provider's login page fills
  * itself in for a demo person and submits (one click, the whole round trip).
  */
 import { randomBytes } from 'node:crypto';
-import type { OidcConfig } from '../config.js';
+import type { FirstPartyWorker, OidcConfig } from '../config.js';
+import type { WorkerOidc } from '../worker/credentials.js';
 import type { DemoUser } from '../web/index.js';
 import { type DemoProvider, demoAccounts, startDemoProvider } from './oidc-provider.js';
 import { request, signInThroughProvider } from './oidc-signin.js';
 
 export const DEMO_PASSWORD = 'demo';
 const CLIENT_ID = 'abada-demo';
+/** the demo's Agent Worker signs in as this client (client credentials) */
+const WORKER_CLIENT_ID = 'abada-demo-worker';
+/** the engine's audience for the provider's JWT access tokens (an identifier, never fetched) */
+const AUDIENCE = 'https://abada.demo/api';
 
 export interface DemoIdentity {
   provider: DemoProvider;
   oidc: OidcConfig;
+  /** the first-party worker the engine registers at start, signing in as the worker's client */
+  firstPartyWorker: FirstPartyWorker;
+  /** the in-process Agent Worker's sign-in */
+  workerOidc: WorkerOidc;
   /** registers Abada's redirect and logout URIs once the engine's URL is known */
   register(origin: string): void;
   /** signs the person in once through the provider; returns their principal's id */
@@ -30,8 +41,16 @@ export async function startDemoIdentity(savedPort: number | undefined): Promise<
     return startDemoProvider({ accounts });
   });
   const clientSecret = randomBytes(24).toString('base64url');
+  const workerSecret = randomBytes(24).toString('base64url');
   return {
     provider,
+    firstPartyWorker: { name: 'demo-agent', clientId: WORKER_CLIENT_ID, topics: ['abada:agent'] },
+    workerOidc: {
+      issuer: provider.issuer,
+      clientId: WORKER_CLIENT_ID,
+      clientSecret: workerSecret,
+      resource: AUDIENCE,
+    },
     oidc: {
       issuer: provider.issuer,
       clientId: CLIENT_ID,
@@ -40,16 +59,19 @@ export async function startDemoIdentity(savedPort: number | undefined): Promise<
       groupsClaim: 'groups',
       adminGroup: 'abada-admins',
       refreshMinutes: 10,
-      audience: null,
+      audience: AUDIENCE,
       algorithms: ['RS256'],
     },
     register(origin) {
-      provider.configure({
-        clientId: CLIENT_ID,
-        clientSecret,
-        redirectUris: [`${origin}/auth/callback`],
-        postLogoutRedirectUris: [`${origin}/`],
-      });
+      provider.configure(
+        {
+          clientId: CLIENT_ID,
+          clientSecret,
+          redirectUris: [`${origin}/auth/callback`],
+          postLogoutRedirectUris: [`${origin}/`],
+        },
+        { apiAudience: AUDIENCE, workers: [{ clientId: WORKER_CLIENT_ID, clientSecret: workerSecret }] },
+      );
     },
     async principalId(engineUrl, name) {
       const jar = await signInThroughProvider(engineUrl, name, DEMO_PASSWORD);

@@ -2,7 +2,7 @@
  * A real OpenID Provider (the `oidc-provider` package, certified) for the demo and the tests: people
  * with passwords and groups, a login page of its own, one confidential client for Abada (authorization
  * code + PKCE, refresh tokens), RP-initiated logout, and optionally JWT access tokens for an API
- * audience. Started only by the demo (`npm start` on the embedded database) and by tests; never by the
+ * audience, to people and to workers' client-credentials clients. Started only by the demo (`npm start` on the embedded database) and by tests; never by the
  * engine on its own. Groups live in memory: tests change them to see Abada follow.
  *
  * The listener starts first (so the issuer URL is known before the engine starts); the provider itself
@@ -29,14 +29,34 @@ export interface ProviderClient {
   postLogoutRedirectUris: string[];
 }
 
+/** A worker's client-credentials client (SPEC §15.1): it gets JWT access tokens for the API audience. */
+export interface WorkerClient {
+  clientId: string;
+  clientSecret: string;
+}
+
+export interface ProviderOptions {
+  /** issue JWT access tokens for this resource (Abada's ABADA_OIDC_AUDIENCE) */
+  apiAudience?: string;
+  refreshTokens?: boolean;
+  /** client-credentials clients (workers); they need `apiAudience` */
+  workers?: WorkerClient[];
+  /** lifetime of the API's access tokens in seconds (default 600) */
+  accessTokenTtl?: number;
+}
+
 export interface DemoProvider {
   issuer: string;
   port: number;
   /** the people; change `groups` to change what the provider says from now on */
   accounts: Map<string, DemoAccount>;
-  /** the provider's signing key (private): tests sign tokens with it to check expiry handling */
-  signingKey: JWK;
-  configure(client: ProviderClient, opts?: { apiAudience?: string; refreshTokens?: boolean }): void;
+  /** the provider's current signing key (private): tests sign tokens with it to check expiry handling */
+  readonly signingKey: JWK;
+  /** how often its JWKS was fetched (tests: the engine caches it) */
+  readonly jwksFetches: number;
+  configure(client: ProviderClient, opts?: ProviderOptions): void;
+  /** signs with a new key from now on; the JWKS keeps the old one too, as a provider's rotation does */
+  rotateKey(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -55,16 +75,18 @@ export async function startDemoProvider(opts: {
   /** the issuer when browsers and clients reach it through something else (tests: a tampering proxy) */
   issuer?: string;
 }): Promise<DemoProvider> {
-  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
-  const signingKey = {
-    ...(await exportJWK(privateKey)),
-    kid: randomBytes(6).toString('hex'),
-    alg: 'RS256',
-    use: 'sig',
-  };
+  const keys: JWK[] = [await newSigningKey()];
+  let configured: { client: ProviderClient; o: ProviderOptions } | null = null;
+  let jwksFetches = 0;
   let provider: InstanceType<typeof Provider> | null = null;
   let callback: ((req: http.IncomingMessage, res: http.ServerResponse) => void) | null = null;
+  const build = () => {
+    if (!configured) return;
+    provider = buildProvider(issuer, configured.client, opts.accounts, keys, configured.o);
+    callback = provider.callback();
+  };
   const server = http.createServer((req, res) => {
+    if (req.url?.startsWith('/jwks')) jwksFetches++;
     if (!provider || !callback) {
       res.writeHead(503).end('the demo OpenID Provider is starting');
       return;
@@ -88,10 +110,19 @@ export async function startDemoProvider(opts: {
     issuer,
     port,
     accounts: opts.accounts,
-    signingKey,
+    get signingKey() {
+      return keys[0];
+    },
+    get jwksFetches() {
+      return jwksFetches;
+    },
     configure(client, o = {}) {
-      provider = buildProvider(issuer, client, opts.accounts, signingKey, o);
-      callback = provider.callback();
+      configured = { client, o };
+      build();
+    },
+    async rotateKey() {
+      keys.unshift(await newSigningKey());
+      build();
     },
     async close() {
       server.closeAllConnections();
@@ -100,12 +131,18 @@ export async function startDemoProvider(opts: {
   };
 }
 
+async function newSigningKey(): Promise<JWK> {
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  return { ...(await exportJWK(privateKey)), kid: randomBytes(6).toString('hex'), alg: 'RS256', use: 'sig' };
+}
+
+/** `keys[0]` signs; the others stay published so tokens they signed still verify. */
 function buildProvider(
   issuer: string,
   client: ProviderClient,
   accounts: Map<string, DemoAccount>,
-  signingKey: JWK,
-  o: { apiAudience?: string; refreshTokens?: boolean },
+  keys: JWK[],
+  o: ProviderOptions,
 ) {
   const provider = new Provider(issuer, {
     clients: [
@@ -118,8 +155,16 @@ function buildProvider(
           o.refreshTokens === false ? ['authorization_code'] : ['authorization_code', 'refresh_token'],
         token_endpoint_auth_method: 'client_secret_post',
       },
+      ...(o.workers ?? []).map((w) => ({
+        client_id: w.clientId,
+        client_secret: w.clientSecret,
+        redirect_uris: [],
+        response_types: [],
+        grant_types: ['client_credentials'],
+        token_endpoint_auth_method: 'client_secret_post',
+      })),
     ],
-    jwks: { keys: [signingKey] },
+    jwks: { keys: [...keys] },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     pkce: { required: () => true, methods: ['S256'] },
     claims: { openid: ['sub'], profile: ['name', 'preferred_username', 'groups'], email: ['email'] },
@@ -129,7 +174,10 @@ function buildProvider(
     features: {
       devInteractions: { enabled: false },
       rpInitiatedLogout: { enabled: true, logoutSource },
-      ...(o.apiAudience ? { resourceIndicators: resourceIndicators(o.apiAudience) } : {}),
+      clientCredentials: { enabled: (o.workers ?? []).length > 0 },
+      ...(o.apiAudience
+        ? { resourceIndicators: resourceIndicators(o.apiAudience, o.accessTokenTtl ?? 600) }
+        : {}),
     },
     // a refresh token for every sign-in of a client allowed the grant (no offline_access dance)
     issueRefreshToken: async (_ctx: unknown, c: { grantTypeAllowed(t: string): boolean }) =>
@@ -152,6 +200,7 @@ function buildProvider(
     },
     ttl: {
       AccessToken: 600,
+      ClientCredentials: o.accessTokenTtl ?? 600,
       IdToken: 600,
       RefreshToken: 86_400,
       Session: 86_400,
@@ -218,7 +267,7 @@ async function loadExistingGrant(ctx: any) {
   return grant;
 }
 
-function resourceIndicators(audience: string) {
+function resourceIndicators(audience: string, ttl: number) {
   return {
     enabled: true,
     defaultResource: () => undefined,
@@ -229,7 +278,7 @@ function resourceIndicators(audience: string) {
         scope: 'api',
         audience,
         accessTokenFormat: 'jwt',
-        accessTokenTTL: 600,
+        accessTokenTTL: ttl,
         jwt: { sign: { alg: 'RS256' } },
       };
     },

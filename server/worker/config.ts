@@ -3,13 +3,16 @@
  * reported together, each naming the variable and what it expects, so an operator fixes them in one go.
  */
 import os from 'node:os';
+import type { WorkerOidc } from './credentials.js';
 import { ELICITATION_POLICIES, type ElicitationPolicy } from './elicitation.js';
 
 export interface WorkerConfig {
   /** The engine's base URL; the worker talks to `${engineUrl}/graphql`. */
   engineUrl: string;
-  /** The worker principal's token (Authorization: Bearer). */
+  /** The worker principal's token (Authorization: Bearer); empty when `oidc` signs the worker in. */
   token: string;
+  /** Sign-in with the OpenID Provider's client credentials instead of a token (SPEC §15.1). */
+  oidc: WorkerOidc | null;
   workerId: string;
   concurrency: number;
   /** ABADA_WORKER_JOURNAL_BATCH (default true): journal calls of several tasks go in one request when ready together */
@@ -113,7 +116,16 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
 
   const engineUrl = url('ABADA_URL', true);
   const token = str('ABADA_TOKEN');
-  if (!token) problems.push('ABADA_TOKEN is required: the token of a WORKER principal (createPrincipal).');
+  const oidc = oidcOf(env, problems);
+  if (!token && !oidc)
+    problems.push(
+      'ABADA_TOKEN is required: the token of a WORKER principal (createPrincipal), unless the worker ' +
+        'signs in with ABADA_OIDC_ISSUER and ABADA_WORKER_OIDC_CLIENT_ID/_SECRET.',
+    );
+  if (token && oidc)
+    problems.push(
+      'Set either ABADA_TOKEN or ABADA_WORKER_OIDC_CLIENT_ID/_SECRET (client credentials), not both.',
+    );
   const workerId = str('ABADA_WORKER_ID') ?? `${os.hostname()}-${process.pid}`;
   if (workerId.length > 200) problems.push('ABADA_WORKER_ID must be at most 200 characters.');
   const topics = list('ABADA_WORKER_TOPICS') ?? ['abada:agent'];
@@ -125,6 +137,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   const config: WorkerConfig = {
     engineUrl: engineUrl ?? '',
     token: token ?? '',
+    oidc,
     workerId,
     concurrency: int('ABADA_WORKER_CONCURRENCY', 4, 1, 100),
     journalBatch: bool('ABADA_WORKER_JOURNAL_BATCH', true),
@@ -147,8 +160,38 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   return config;
 }
 
-/** Fills defaults for in-process use (tests, the demo): only engineUrl and token are needed. */
-export function workerConfig(partial: Partial<WorkerConfig> & Pick<WorkerConfig, 'engineUrl' | 'token'>) {
-  const base = loadWorkerConfig({ ABADA_URL: partial.engineUrl, ABADA_TOKEN: partial.token });
-  return { ...base, ...partial };
+/**
+ * ABADA_WORKER_OIDC_CLIENT_ID/_SECRET with ABADA_OIDC_ISSUER (and ABADA_OIDC_AUDIENCE, sent as the
+ * token request's `resource`): all three or none of the first three.
+ */
+function oidcOf(env: Env, problems: string[]): WorkerOidc | null {
+  const read = (name: string) => env[name]?.trim() || null;
+  const issuer = read('ABADA_OIDC_ISSUER');
+  const clientId = read('ABADA_WORKER_OIDC_CLIENT_ID');
+  const clientSecret = read('ABADA_WORKER_OIDC_CLIENT_SECRET');
+  if (!clientId && !clientSecret) return null;
+  if (!issuer || !clientId || !clientSecret) {
+    problems.push(
+      'Client-credentials sign-in needs ABADA_OIDC_ISSUER, ABADA_WORKER_OIDC_CLIENT_ID and ' +
+        'ABADA_WORKER_OIDC_CLIENT_SECRET together.',
+    );
+    return null;
+  }
+  const u = URL.canParse(issuer) ? new URL(issuer) : null;
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(u?.hostname ?? '');
+  if (!u || !(u.protocol === 'https:' || (u.protocol === 'http:' && loopback))) {
+    problems.push(`ABADA_OIDC_ISSUER must be an https URL (http only on loopback), got "${issuer}".`);
+    return null;
+  }
+  return { issuer, clientId, clientSecret, resource: read('ABADA_OIDC_AUDIENCE') };
+}
+
+/** Fills defaults for in-process use (tests, the demo): engineUrl and a token or `oidc` are needed. */
+export function workerConfig(
+  partial: Partial<WorkerConfig> &
+    Pick<WorkerConfig, 'engineUrl'> &
+    ({ token: string } | { oidc: WorkerOidc }),
+) {
+  const base = loadWorkerConfig({ ABADA_URL: partial.engineUrl, ABADA_TOKEN: partial.token || 'unused' });
+  return { ...base, token: '', oidc: null, ...partial };
 }

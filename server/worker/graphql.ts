@@ -9,6 +9,7 @@ import {
   createClient,
   type RequestOptions,
   type ResultOf,
+  type TokenSource,
   type VariablesOf,
 } from '../client/index.js';
 import { traceHeaders } from '../telemetry/index.js';
@@ -31,6 +32,7 @@ export {
   isRetryable,
   type RequestOptions,
   sleep,
+  type TokenSource,
   UnreachableError,
 } from '../client/index.js';
 
@@ -60,7 +62,7 @@ export class EngineClient {
   readonly journal: JournalBatcher<JournalResult>;
 
   /** `batchJournal: false` sends every journal call on its own (ABADA_WORKER_JOURNAL_BATCH=false) */
-  constructor(engineUrl: string, token: string, opts: { batchJournal?: boolean } = {}) {
+  constructor(engineUrl: string, token: string | TokenSource, opts: { batchJournal?: boolean } = {}) {
     this.client = createClient({ url: engineUrl, token, headers: traceHeaders });
     this.journal = new JournalBatcher<JournalResult>(
       async (workerId, entries) =>

@@ -16,7 +16,9 @@ import {
   isRetryable,
   type LockedTask,
   sleep,
+  type TokenSource,
 } from './graphql.js';
+import { ClientCredentials } from './credentials.js';
 import { monotonicMs } from './lease.js';
 import { ModelClient } from './model.js';
 import { runTask, type TaskOutcome } from './task.js';
@@ -181,13 +183,22 @@ async function drain(l: Loop) {
   }
 }
 
+/** The static token, or the client credentials' token source (renewed before expiry). */
+function bearerOf(config: WorkerConfig, log: Logger): string | TokenSource {
+  if (!config.oidc) return config.token;
+  const credentials = new ClientCredentials(config.oidc, (expiresInS) =>
+    log.info({ event: 'worker.token_renewed', expiresInS }, 'access token from the OpenID Provider'),
+  );
+  return credentials.token;
+}
+
 export async function startWorker(config: WorkerConfig, opts: StartOptions = {}): Promise<WorkerHandle> {
   const log = opts.logger ?? createLogger(config);
   const l: Loop = {
     config,
     opts,
     log,
-    client: new EngineClient(config.engineUrl, config.token, { batchJournal: config.journalBatch }),
+    client: new EngineClient(config.engineUrl, bearerOf(config, log), { batchJournal: config.journalBatch }),
     models: new ModelClient(config),
     stopping: new AbortController(),
     hardStop: new AbortController(),

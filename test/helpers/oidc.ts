@@ -8,7 +8,12 @@ import { print } from 'graphql';
 import { type Client, createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { type CookieJar, request, signInThroughProvider } from '../../server/demo/oidc-signin.js';
-import { type DemoProvider, demoAccounts, startDemoProvider } from '../../server/demo/oidc-provider.js';
+import {
+  type DemoProvider,
+  demoAccounts,
+  type ProviderOptions,
+  startDemoProvider,
+} from '../../server/demo/oidc-provider.js';
 import type { ResultOf, TadaDocumentNode } from '../../server/client/index.js';
 import { startTestEngine, type GqlResult, type TestEngine } from './engine.js';
 import type { Untyped } from './untyped.js';
@@ -43,7 +48,13 @@ export interface OidcStack {
 }
 
 export async function startOidcStack(
-  opts: { env?: Record<string, string>; refreshTokens?: boolean; databaseUrl?: string } = {},
+  opts: {
+    env?: Record<string, string>;
+    refreshTokens?: boolean;
+    databaseUrl?: string;
+    /** more of the provider's options: workers' client-credentials clients, the access tokens' TTL */
+    provider?: Omit<ProviderOptions, 'apiAudience' | 'refreshTokens'>;
+  } = {},
 ): Promise<OidcStack> {
   const provider = await startDemoProvider({ accounts: demoAccounts(PASSWORD) });
   const clientSecret = randomBytes(16).toString('hex');
@@ -65,7 +76,7 @@ export async function startOidcStack(
       redirectUris: [`${engine.url}/auth/callback`],
       postLogoutRedirectUris: [`${engine.url}/`],
     },
-    { apiAudience: AUDIENCE, refreshTokens: opts.refreshTokens },
+    { apiAudience: AUDIENCE, refreshTokens: opts.refreshTokens, ...opts.provider },
   );
   const session: OidcStack['session'] = async (jar) =>
     (await request(jar, `${engine.url}/auth/session`)).json() as never;
@@ -105,4 +116,26 @@ export async function startOidcStack(
       await provider.close();
     },
   };
+}
+
+/** A client-credentials access token from the provider's token endpoint, for the engine's audience. */
+export async function clientCredentialsToken(
+  provider: DemoProvider,
+  clientId: string,
+  clientSecret: string,
+  resource = AUDIENCE,
+): Promise<string> {
+  const res = await fetch(`${provider.issuer}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: clientSecret,
+      resource,
+    }).toString(),
+  });
+  const body = (await res.json()) as { access_token?: string; error?: string };
+  if (!body.access_token) throw new Error(`no token for ${clientId}: ${JSON.stringify(body)}`);
+  return body.access_token;
 }

@@ -18,8 +18,8 @@ type Kind = 'rethrows' | 'narrows' | 'logs and counts' | 'exception';
 const NARROWING_HELPERS = new Set([
   'isUnavailable', // server/errors.ts: the database could not be reached (SQLSTATE, errno, pg's messages)
   'isRetryable', // server/client: the engine could not be reached, or answered UNAVAILABLE
-  'isProviderRefusal', // server/auth/oidc.ts: openid-client refused the provider's answer (by class and code)
-  'isProviderUnreachable', // server/auth/oidc.ts: fetch failed, or openid-client's timeout
+  'isProviderRefusal', // server/shared/provider-errors.ts: openid-client refused the provider's answer (by class and code)
+  'isProviderUnreachable', // server/shared/provider-errors.ts: fetch failed, or openid-client's timeout
 ]);
 const LOG_METHODS = new Set(['trace', 'debug', 'info', 'warn', 'error', 'fatal']);
 /** A handler passed by name that hands the error on: the executor's reject of a new Promise. */

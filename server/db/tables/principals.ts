@@ -25,10 +25,16 @@ export const principals = pgTable(
      */
     oidcIssuer: text('oidc_issuer'),
     oidcSubject: text('oidc_subject'),
+    /**
+     * A worker that signs in with the OpenID Provider's client credentials (SPEC §15.1): the provider's
+     * client id its tokens carry (`client_id`, equal to `sub`). Null for every other principal.
+     */
+    oidcClientId: text('oidc_client_id'),
   },
   (t) => [
     uniqueIndex('principals_token_hash_uq').on(t.tokenHash),
     uniqueIndex('principals_oidc_uq').on(t.oidcIssuer, t.oidcSubject).where(sql`${t.oidcIssuer} is not null`),
+    uniqueIndex('principals_oidc_client_uq').on(t.oidcClientId).where(sql`${t.oidcClientId} is not null`),
   ],
 );
 

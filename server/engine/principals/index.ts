@@ -1,4 +1,6 @@
 /** Principals, their tokens and sessions, and their lifecycle. */
+export { clientActor } from './clients.js';
+export { registerFirstPartyWorkers } from './first-party.js';
 export { type ProviderIdentity, groupsFromClaim, principalName, providerActor } from './external.js';
 export { disablePrincipal, listPrincipals, rotatePrincipalToken, updatePrincipal } from './lifecycle.js';
 export { bearerToken, constantTimeEqual, createPrincipal, identify } from './principals.js';

@@ -22,6 +22,7 @@ import {
 } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { identityCache } from './cache.js';
+import { clientIdErrors, claimClientId } from './clients.js';
 import { isProviderManaged } from './external.js';
 import { newToken } from './principals.js';
 import { endSessionsOf } from './sessions.js';
@@ -143,9 +144,14 @@ export interface UpdatePrincipalInput {
   /** null / omitted = unchanged */
   groups?: string[] | null;
   topics?: string[] | null;
+  /** a worker's OpenID client (SPEC §15.1); null / omitted = unchanged, "" = none */
+  oidcClientId?: string | null;
 }
 
-/** Replaces a principal's groups and/or topics; decisions and fetches use the new ones at once. */
+/**
+ * Replaces a principal's groups, topics and/or OpenID client; decisions and fetches use the new ones
+ * at once, and a client taken away stops acting as the worker at once.
+ */
 export async function updatePrincipal(
   ctx: EngineContext,
   actor: Actor,
@@ -157,10 +163,15 @@ export async function updatePrincipal(
     refuseProviderGroups(before, input.groups);
     const groups = input.groups ?? before.groups;
     const topics = input.topics ?? before.topics;
-    refuseInvalid(membershipErrors(before.kind, groups, topics), 'The update is invalid; see errors.');
+    const clientId = input.oidcClientId == null ? before.oidcClientId : input.oidcClientId || null;
+    refuseInvalid(
+      [...membershipErrors(before.kind, groups, topics), ...clientIdErrors(before.kind, clientId)],
+      'The update is invalid; see errors.',
+    );
+    if (clientId && clientId !== before.oidcClientId) await claimClientId(tx, clientId, before.id);
     const [after] = await tx
       .update(principals)
-      .set({ groups, topics })
+      .set({ groups, topics, oidcClientId: clientId })
       .where(eq(principals.id, before.id))
       .returning();
     await recordPrincipalEvent(tx, actor, after, 'UPDATED', { before, after });

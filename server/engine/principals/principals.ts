@@ -10,6 +10,7 @@ import { EngineError } from '../../errors.js';
 import { sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, PrincipalKind } from '../common/index.js';
 import { identityCache } from './cache.js';
+import { claimClientId, clientIdErrors } from './clients.js';
 import {
   BOOTSTRAP_ADMIN_ID,
   membershipErrors,
@@ -107,6 +108,8 @@ export interface CreatePrincipalInput {
   topics?: string[] | null;
   /** null / omitted = the admin's project; the string "*" (workers only) = a global worker */
   projectId?: string | null;
+  /** workers only: the OpenID Provider's client whose client-credentials tokens act as this worker */
+  oidcClientId?: string | null;
 }
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,99}$/;
@@ -120,7 +123,10 @@ export async function createPrincipal(
   requireAdmin(actor, 'create principals');
   const groups = input.groups ?? [];
   const topics = input.topics ?? [];
-  const errors = membershipErrors(input.kind, groups, topics);
+  const errors = [
+    ...membershipErrors(input.kind, groups, topics),
+    ...clientIdErrors(input.kind, input.oidcClientId),
+  ];
   if (!NAME_RE.test(input.name))
     errors.unshift({ path: 'name', message: 'Use 1–100 letters, digits, spaces or ._@-' });
   let projectId: string | null = input.projectId ?? actor.projectId;
@@ -139,6 +145,7 @@ export async function createPrincipal(
     if (projectId !== null) {
       await tx.insert(projects).values({ id: projectId, name: projectId }).onConflictDoNothing();
     }
+    if (input.oidcClientId) await claimClientId(tx, input.oidcClientId, null);
     const [created] = await tx
       .insert(principals)
       .values({
@@ -149,6 +156,7 @@ export async function createPrincipal(
         projectId,
         tokenHash: sha256Hex(token),
         createdBy: actor.principalId,
+        oidcClientId: input.oidcClientId ?? null,
       })
       .returning();
     await recordPrincipalEvent(tx, actor, created, 'CREATED');

@@ -12,6 +12,8 @@ export interface PrincipalView {
   projectId: string | null;
   groups: string[];
   topics: string[];
+  /** a worker's OpenID Provider client (client-credentials sign-in); null for the others */
+  oidcClientId: string | null;
   /** null while enabled; disabling is final */
   disabledAt: Date | null;
   /** null for the bootstrap admin (ABADA_ADMIN_TOKEN), which has no row */
@@ -26,6 +28,7 @@ export function principalView(row: Principal): PrincipalView {
     projectId: row.projectId,
     groups: row.groups,
     topics: row.topics,
+    oidcClientId: row.oidcClientId,
     disabledAt: row.disabledAt,
     createdAt: row.createdAt,
   };
@@ -40,6 +43,7 @@ export function actorView(actor: Actor): PrincipalView {
     projectId: actor.projectId,
     groups: actor.groups,
     topics: actor.topics,
+    oidcClientId: null,
     disabledAt: null,
     createdAt: null,
   };

@@ -21,6 +21,11 @@ export const Principal = builder.objectRef<PrincipalView>('Principal').implement
     projectId: t.exposeID('projectId', { nullable: true }),
     groups: t.exposeStringList('groups'),
     topics: t.exposeStringList('topics'),
+    oidcClientId: t.exposeString('oidcClientId', {
+      nullable: true,
+      description:
+        'A worker’s OpenID Provider client: its client-credentials access tokens act as this worker.',
+    }),
     disabled: t.boolean({
       description: "A disabled principal's tokens and sessions no longer work; disabling is final.",
       resolve: (p) => p.disabledAt !== null,
@@ -55,6 +60,9 @@ const CreatePrincipalInput = builder.inputType('CreatePrincipalInput', {
     projectId: t.id({
       description: 'Defaults to your project; "*" makes a global worker (bootstrap admin only).',
     }),
+    oidcClientId: t.string({
+      description: 'Workers only: the OpenID Provider client that signs in as this worker (unique).',
+    }),
   }),
 });
 
@@ -88,6 +96,7 @@ builder.mutationField('createPrincipal', (t) =>
         groups: input.groups ?? null,
         topics: input.topics ?? null,
         projectId: input.projectId == null ? null : String(input.projectId),
+        oidcClientId: input.oidcClientId ?? null,
       }),
   }),
 );
@@ -97,6 +106,9 @@ const UpdatePrincipalInput = builder.inputType('UpdatePrincipalInput', {
     id: t.id({ required: true }),
     groups: t.stringList({ description: 'Replaces the groups (humans, admins); omitted = unchanged.' }),
     topics: t.stringList({ description: 'Replaces the topics (workers); omitted = unchanged.' }),
+    oidcClientId: t.string({
+      description: 'Sets the worker’s OpenID Provider client; "" removes it; omitted = unchanged.',
+    }),
   }),
 });
 
@@ -110,6 +122,7 @@ builder.mutationField('updatePrincipal', (t) =>
         id: String(input.id),
         groups: input.groups ?? null,
         topics: input.topics ?? null,
+        oidcClientId: input.oidcClientId ?? null,
       }),
   }),
 );

@@ -1,0 +1,93 @@
+/**
+ * First-party workers registered at start (SPEC §15.2): each ABADA_FIRST_PARTY_WORKERS entry becomes a
+ * global WORKER principal signing in as its OpenID client. The sweep runs in one transaction under the
+ * engine's start-up advisory lock (the migrations' lock, taken transaction-scoped here), so engines
+ * starting together register each worker once: the second finds the first's rows and changes nothing.
+ * An entry whose client id belongs to another principal (a person, a project's worker) stops the start
+ * with what to fix; a disabled first-party worker stays disabled (disabling is final).
+ */
+import { eq, sql } from 'drizzle-orm';
+import { type FirstPartyWorker, ConfigError } from '../../config.js';
+import { transaction } from '../../db/pg.js';
+import { MIGRATION_LOCK } from '../../db/migrate.js';
+import { type Principal, principals } from '../../db/schema.js';
+import { sha256Hex } from '../../shared/canonical.js';
+import type { Actor, EngineContext, Tx } from '../common/index.js';
+import { notify } from '../events/index.js';
+import { newToken } from './principals.js';
+import { BOOTSTRAP_ADMIN_ID, recordPrincipalEvent } from './views.js';
+
+/** Who the principals' record names for the sweep's changes. */
+const SWEEP: Actor = {
+  principalId: BOOTSTRAP_ADMIN_ID,
+  kind: 'ADMIN',
+  name: 'ABADA_FIRST_PARTY_WORKERS',
+  projectId: null,
+  groups: [],
+  topics: [],
+};
+
+export interface SweepResult {
+  created: string[];
+  updated: string[];
+  unchanged: string[];
+}
+
+/** Registers the first-party workers (idempotent); throws ConfigError for an entry it cannot honour. */
+export async function registerFirstPartyWorkers(
+  ctx: EngineContext,
+  workers: FirstPartyWorker[],
+): Promise<SweepResult> {
+  const result: SweepResult = { created: [], updated: [], unchanged: [] };
+  if (workers.length === 0) return result;
+  await transaction(ctx.db, async (tx) => {
+    await tx.execute(sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    for (const w of workers) result[await registerOne(tx, w)].push(w.name);
+  });
+  return result;
+}
+
+async function registerOne(tx: Tx, w: FirstPartyWorker): Promise<keyof SweepResult> {
+  const [row] = await tx
+    .select()
+    .from(principals)
+    .where(eq(principals.oidcClientId, w.clientId))
+    .for('update');
+  if (!row) {
+    const [created] = await tx
+      .insert(principals)
+      .values({
+        kind: 'WORKER',
+        name: w.name,
+        topics: w.topics,
+        projectId: null,
+        // nobody knows this token: the worker signs in with its client credentials
+        tokenHash: sha256Hex(newToken()),
+        createdBy: BOOTSTRAP_ADMIN_ID,
+        oidcClientId: w.clientId,
+      })
+      .returning();
+    await recordPrincipalEvent(tx, SWEEP, created, 'CREATED');
+    return 'created';
+  }
+  refuseForeign(row, w);
+  const sameTopics = row.topics.length === w.topics.length && row.topics.every((t, i) => t === w.topics[i]);
+  if (row.disabledAt || (sameTopics && row.name === w.name)) return 'unchanged';
+  const [after] = await tx
+    .update(principals)
+    .set({ name: w.name, topics: w.topics })
+    .where(eq(principals.id, row.id))
+    .returning();
+  await recordPrincipalEvent(tx, SWEEP, after, 'UPDATED', { before: row, after });
+  await notify(tx, { type: 'principal', principalId: after.id, change: 'updated' });
+  return 'updated';
+}
+
+function refuseForeign(row: Principal, w: FirstPartyWorker): void {
+  if (row.kind === 'WORKER' && row.projectId === null) return;
+  throw new ConfigError(
+    `ABADA_FIRST_PARTY_WORKERS entry "${w.name}": the OpenID client "${w.clientId}" already signs in as ` +
+      `the ${row.kind.toLowerCase()} principal "${row.name}" of project ${row.projectId ?? '*'}. Give the ` +
+      'first-party worker a client of its own, or clear that principal’s oidcClientId (updatePrincipal).',
+  );
+}
