@@ -4,7 +4,7 @@
  * allowed; a node without boundaries freezes exactly as before (no new keys).
  */
 import { describe, expect, it } from 'vitest';
-import type { AgentNode } from '../../../server/engine/definitions/testing.js';
+import type { AgentNode } from '../../../server/engine/definitions/index.js';
 import { validateSource } from '../../../server/engine/definitions/testing.js';
 import { ctx, errorsOf, processWith } from './fixtures.js';
 
