@@ -13,7 +13,7 @@ import {
   type ProcessInstanceRow,
 } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
-import { settleUnknownOutcomes } from '../lease/index.js';
+import { settleUnknownOutcomes, settleWritesForGood } from '../lease/index.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
@@ -283,7 +283,7 @@ export async function fireTimeout(
       to: node.onTimeout,
     },
   });
-  await settleUnknownOutcomes(tx, task, label, { retire: true });
+  await settleWritesForGood(tx, task, label);
   await tx
     .update(externalTasks)
     .set({

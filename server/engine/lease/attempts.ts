@@ -36,15 +36,13 @@ export function backoffMs(attempt: number): number {
  * and opens an incident for each: a keyless write (never re-sent blindly), and a keyed write whose lookup
  * failed (SPEC §11: the lookup could not say, so a person does). A keyless write whose binding declares a
  * lookup and that no lookup has read yet is left for the next lease to look up (`reacquire`). Returns how
- * many there were (the caller then parks the task instead of handing it out). With `retire` (a boundary
- * took the token elsewhere) every write left STARTED is unknown, keyed or not, since no later lease will
- * re-send it; a delegation's step is not (its child is cancelled); the caller ends the task itself.
+ * many there were (the caller then parks the task instead of handing it out).
  */
 export async function settleUnknownOutcomes(
   tx: Tx,
   task: ExternalTaskRow,
   actor: string,
-  opts: { reacquire?: boolean; retire?: boolean } = {},
+  opts: { reacquire?: boolean } = {},
 ): Promise<number> {
   const unknown = await unknownOutcomes(tx, task, opts);
   if (unknown.length === 0) return 0;
@@ -75,7 +73,7 @@ export async function settleUnknownOutcomes(
       {
         projectId: task.projectId,
         type: 'TOOL_OUTCOME_UNKNOWN',
-        message: `The call ${s.toolRef} (step ${s.sequence}, attempt ${task.attempt}) ${opts.retire ? 'was sent before its node timed out' : s.key ? 'was sent and its lookup failed' : 'was sent without an idempotency key'}, so its outcome is unknown. It will not be re-sent: check ${(s.toolRef ?? '').split('/')[0]} and state whether it happened.`,
+        message: `The call ${s.toolRef} (step ${s.sequence}, attempt ${task.attempt}) ${s.key ? 'was sent and its lookup failed' : 'was sent without an idempotency key'}, so its outcome is unknown. It will not be re-sent: check ${(s.toolRef ?? '').split('/')[0]} and state whether it happened.`,
         processInstanceId: task.processInstanceId,
         taskId: task.id,
         attempt: task.attempt,
@@ -84,7 +82,7 @@ export async function settleUnknownOutcomes(
       actor,
     );
   }
-  if (open.length > 0 && !opts.retire) {
+  if (open.length > 0) {
     await tx
       .update(externalTasks)
       .set({
@@ -106,7 +104,7 @@ export async function settleUnknownOutcomes(
 async function unknownOutcomes(
   tx: Tx,
   task: ExternalTaskRow,
-  opts: { reacquire?: boolean; retire?: boolean },
+  opts: { reacquire?: boolean },
 ): Promise<number[]> {
   const attemptSteps = and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt));
   const started = await tx
@@ -120,7 +118,6 @@ async function unknownOutcomes(
         sql`${steps.policy} IN ('write', 'approval_required')`,
       ),
     );
-  if (opts.retire) return started.filter((s) => !s.toolRef?.startsWith('delegate:')).map((s) => s.sequence);
   if (started.length === 0) return [];
   const lookups = await tx
     .select({ sequence: steps.sequence, state: steps.state })

@@ -6,4 +6,5 @@ export {
   failAttempt,
   settleUnknownOutcomes,
 } from './attempts.js';
+export { settleWritesForGood } from './retire.js';
 export { assertLease, assertNotRetired, isRetired, lockTask, lockedRow } from './lock.js';

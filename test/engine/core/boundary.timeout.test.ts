@@ -154,7 +154,7 @@ describe('the timeout boundary', () => {
     expect(t.steps.find((s) => s.sequence === 2)).toMatchObject({ state: 'OUTCOME_UNKNOWN' });
     const [inc] = await incidentsOf(engine, { type: 'TOOL_OUTCOME_UNKNOWN', taskId: task.id });
     expect(inc).toMatchObject({ state: 'OPEN', attempt: 1, sequence: 2 });
-    expect(inc.message).toContain('before its node timed out');
+    expect(inc.message).toContain("before its node's boundary");
     const h = (await instance(engine, id)).history.map((e) => e.eventType);
     expect(h.slice(h.indexOf('BOUNDARY_TIMEOUT'))).toEqual([
       'BOUNDARY_TIMEOUT',
@@ -167,6 +167,33 @@ describe('the timeout boundary', () => {
       input: { id: inc.id, comment: 'ticket T-1 exists', happened: true, result: { ticketId: 'T-1' } },
     });
     expect((await taskOf(engine, task.id)).state).toBe('CANCELLED');
+    expect(await w.fetch({ topic: 'bnd-write' })).toEqual([]);
+    await expectOnTimeoutPath(id);
+    await auditOk(engine, id);
+  });
+
+  it('a call an earlier attempt left STARTED and a later one re-sent under its key: one incident', async () => {
+    const { id, task } = await take('bnd-write');
+    await w.model(task, 1, 'STARTED');
+    await w.model(task, 1, 'COMPLETED');
+    const first = await w.tool(task, 2, 'crm/create_ticket', 'STARTED', TICKET);
+    expect((await w.failRaw(task, 'WORKER_CRASHED')).data?.failTask.state).toBe('OPEN');
+    const t2 = await w.fetchOne({ topic: 'bnd-write' });
+    expect(t2.attempt).toBe(2);
+    await w.model(t2, 1, 'STARTED');
+    await w.model(t2, 1, 'COMPLETED');
+    const again = await w.tool(t2, 2, 'crm/create_ticket', 'STARTED', TICKET);
+    expect(again.idempotencyKey).toBe(first.idempotencyKey);
+    await untilDue(engine, task.id);
+    expect(await sweepBoundaries(engine.context)).toBe(1);
+
+    const incs = await incidentsOf(engine, { type: 'TOOL_OUTCOME_UNKNOWN', taskId: task.id });
+    expect(incs.map((i) => [i.attempt, i.sequence])).toEqual([[2, 2]]);
+    const writes = (await taskOf(engine, task.id)).steps.filter((s) => s.toolRef === 'crm/create_ticket');
+    expect(writes.map((s) => [s.attempt, s.state])).toEqual([
+      [1, 'OUTCOME_UNKNOWN'],
+      [2, 'OUTCOME_UNKNOWN'],
+    ]);
     expect(await w.fetch({ topic: 'bnd-write' })).toEqual([]);
     await expectOnTimeoutPath(id);
     await auditOk(engine, id);
