@@ -15,7 +15,7 @@ import {
   createCounters,
   Sealer,
 } from './engine/common/index.js';
-import { startJobRunner } from './engine/instances/index.js';
+import { startJobRunner, sweepBoundaries } from './engine/instances/index.js';
 import { registerFirstPartyWorkers } from './engine/principals/index.js';
 import { startSweeps } from './engine/approvals/index.js';
 import { EventHub } from './graphql/pubsub.js';
@@ -90,7 +90,8 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
     logger,
   });
   const failed = (loop: BackgroundLoop) => backgroundFailure(logger, context.counters, loop);
-  const stopSweeps = opts.sweeps === false ? () => {} : startSweeps(context, failed('sweeps'));
+  const stopSweeps =
+    opts.sweeps === false ? () => {} : startSweeps(context, failed('sweeps'), [sweepBoundaries]);
   const stopJobs = startJobRunner(context, failed('jobs'));
   const stopPruning =
     opts.sweeps === false ? () => {} : startStreamPruning(context, failed('stream_pruning'));

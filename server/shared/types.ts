@@ -176,6 +176,14 @@ export interface AgentNode extends NodeBase {
   onLowConfidence: string | null;
   /** paths in the node's inputs hidden from evidence (an approval's basis); absent on older definitions */
   redactInputs?: string[];
+  /**
+   * The timeout boundary: this many minutes after the node is entered the engine retires its work and
+   * moves the token to `onTimeout`. Both set or both absent (null or missing on older definitions).
+   */
+  timeoutMinutes?: number | null;
+  onTimeout?: string | null;
+  /** The failure boundary: the node whose task exhausts its attempts goes here instead of an incident. */
+  onFailure?: string | null;
 }
 
 export interface ServiceNode extends NodeBase {

@@ -1,7 +1,7 @@
 /**
  * The process picture's graph, from a frozen spec made by the real APL compiler: every edge kind
- * (next, on_invalid_output, on_low_confidence, delegation), tools with their policies, and the path an
- * instance took.
+ * (next, on_invalid_output, on_low_confidence, the timeout and failure boundaries, delegation), tools
+ * with their policies, and the path an instance took.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSpec, pathTaken, processGraph, type Spec } from '../../web/components/flow/graph.js';
@@ -35,8 +35,12 @@ nodes:
     confidence_threshold: 0.8
     on_invalid_output: review
     on_low_confidence: review
+    timeout_minutes: 90
+    on_timeout: escalate
+    on_failure: review
     next: done
   - { id: review, type: user_task, candidate_groups: [support], next: done }
+  - { id: escalate, type: user_task, candidate_groups: [leads], next: done }
   - { id: done, type: end }
 `;
 
@@ -62,6 +66,7 @@ describe('processGraph', () => {
         'start:__start',
         'agent:triage',
         'user_task:review',
+        'user_task:escalate',
         'end:done',
         'delegate:delegate:child-check',
       ].sort(),
@@ -73,11 +78,16 @@ describe('processGraph', () => {
         'triage->done:next',
         'triage->review:invalid',
         'triage->review:low',
+        'triage->escalate:timeout',
+        'triage->review:failure',
         'triage->delegate:child-check:delegate',
         'review->done:next',
+        'escalate->done:next',
       ].sort(),
     );
     const triage = g.nodes.find((n) => n.id === 'triage')!;
+    expect(g.edges.filter((e) => e.source === 'triage').map((e) => e.label)).toContain('on timeout (90 min)');
+    expect(g.edges.find((e) => e.kind === 'failure')?.label).toBe('on failure');
     expect(triage.tools.map((t) => `${t.ref} ${t.policy.toLowerCase()}`)).toEqual([
       'crm/get_customer read',
       'crm/get_order read',
@@ -94,5 +104,11 @@ describe('processGraph', () => {
     const ended = pathTaken(spec, ['triage', 'review'], 'done', true);
     expect(ended.nodes.has('done')).toBe(true);
     expect(ended.edges.has('e-review-done-next')).toBe(true);
+  });
+
+  it('highlights a boundary the instance took', () => {
+    const p = pathTaken(spec, ['triage'], 'escalate', false);
+    expect(p.edges.has('e-triage-escalate-timeout')).toBe(true);
+    expect(p.edges.has('e-triage-done-next')).toBe(false);
   });
 });

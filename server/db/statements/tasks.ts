@@ -26,7 +26,15 @@ export const LOCKED_TASK_COLUMNS = `${TASK_COLUMNS},
 /** A task row as a lock returns it. */
 export type LockedTaskRow = ExternalTaskRow & { leaseLive: boolean; instanceState: string };
 
-const DATE_KEYS = ['leaseExpiresAt', 'leasedAt', 'availableAt', 'createdAt', 'updatedAt', 'endedAt'] as const;
+const DATE_KEYS = [
+  'leaseExpiresAt',
+  'leasedAt',
+  'availableAt',
+  'boundaryAt',
+  'createdAt',
+  'updatedAt',
+  'endedAt',
+] as const;
 
 /** Rows read as JSON carry timestamps as strings; the drizzle row shape carries Dates. */
 export function withTaskDates<T extends Record<string, unknown>>(row: T): T {
@@ -105,4 +113,17 @@ export const COMPLETE_TASK = statement<ProcessInstanceRow & { completedTask: Rec
           ended_at = CASE WHEN $5::text IS NULL THEN i.ended_at ELSE now() END
     WHERE i.id = $3
    RETURNING ${INSTANCE_COLUMNS}, (SELECT to_jsonb(done) FROM done) AS "completedTask"`,
+);
+
+/**
+ * One task whose timeout boundary is due, locked: live, its instance ACTIVE (a suspended instance's
+ * boundary waits for the resume). SKIP LOCKED: engines sweeping together each take another task, and a
+ * task a report holds is left to that report (the next sweep finds it again if it is still live).
+ */
+export const LOCK_DUE_BOUNDARY = statement<{ id: string }>(
+  'task_lock_due_boundary',
+  `SELECT t.id FROM external_tasks t JOIN process_instances i ON i.id = t.process_instance_id
+    WHERE t.boundary_at <= now() AND i.state = 'ACTIVE'
+      AND t.state IN ('OPEN', 'LEASED', 'AWAITING_APPROVAL', 'AWAITING_CHILD')
+    ORDER BY t.boundary_at LIMIT 1 FOR UPDATE OF t SKIP LOCKED`,
 );

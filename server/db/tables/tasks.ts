@@ -42,6 +42,12 @@ export const externalTasks = pgTable(
     /** the frozen AgentWork of an agent node (prompt template, inputs, bindings, limits) */
     agentWork: jsonb('agent_work').$type<AgentWork>(),
     metadata: jsonb('metadata').$type<AttemptMetadata>(),
+    /**
+     * When the node's timeout boundary fires (entered + timeout_minutes; null without one), and which
+     * boundary took the token off this task: a task left so is never retried (its node is behind).
+     */
+    boundaryAt: ts('boundary_at'),
+    boundary: text('boundary').$type<'TIMEOUT' | 'FAILURE'>(),
     errorType: text('error_type'),
     errorMessage: text('error_message'),
     createdAt: createdAt(),
@@ -58,6 +64,12 @@ export const externalTasks = pgTable(
       .on(t.leaseRequestId)
       .where(sql`state = 'LEASED' AND lease_request_id IS NOT NULL`),
     index('external_tasks_instance_idx').on(t.processInstanceId),
+    // the timer sweep reads only live tasks that have a boundary
+    index('external_tasks_boundary_idx')
+      .on(t.boundaryAt)
+      .where(
+        sql`boundary_at IS NOT NULL AND state IN ('OPEN', 'LEASED', 'AWAITING_APPROVAL', 'AWAITING_CHILD')`,
+      ),
   ],
 );
 

@@ -144,7 +144,7 @@ function checkStanding(
     return refuse(
       true,
       'WORK_RETIRED',
-      'The process was cancelled or suspended while this call waited; the decision has no effect and the call will never run.',
+      "The process was cancelled or suspended, or the agent's node timed out, while this call waited; the decision has no effect and the call will never run.",
     );
   }
   // Time is checked when a person acts, not only by the sweep (SPEC §14.4).

@@ -50,9 +50,21 @@ export async function sweepSla(ctx: EngineContext): Promise<number> {
   });
 }
 
-/** Runs both sweeps every ABADA_SLA_SWEEP_INTERVAL_MS; a failed round goes to `onError`. Returns stop(). */
-export function startSweeps(ctx: EngineContext, onError: (e: unknown) => void): () => void {
-  return startBackgroundRunner(ctx, () => sweepSla(ctx).then(() => sweepExpired(ctx)), {
+/**
+ * Runs both sweeps, then the `others` (the timeout boundaries, which sit above approvals), every
+ * ABADA_SLA_SWEEP_INTERVAL_MS; a failed round goes to `onError`. Returns stop().
+ */
+export function startSweeps(
+  ctx: EngineContext,
+  onError: (e: unknown) => void,
+  others: ((ctx: EngineContext) => Promise<unknown>)[] = [],
+): () => void {
+  const round = async () => {
+    await sweepSla(ctx);
+    await sweepExpired(ctx);
+    for (const sweep of others) await sweep(ctx);
+  };
+  return startBackgroundRunner(ctx, round, {
     intervalMs: ctx.config.slaSweepIntervalMs,
     onError,
   });

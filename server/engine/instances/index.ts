@@ -1,4 +1,5 @@
-/** Process instances: starting, moving the token, delegation, cancelling and suspending. */
+/** Process instances: starting, moving the token, delegation, cancelling, suspending, boundaries. */
+export { sweepBoundaries, takeFailureBoundary } from './boundary.js';
 export { startDelegation } from './delegation.js';
 export { startJobRunner } from './jobs.js';
 export { cancelProcess, resumeProcess, suspendProcess } from './lifecycle.js';

@@ -1,16 +1,24 @@
 /**
- * The life of an instance after it started: cancellation, suspension and resumption. Each retires or
- * reopens the instance's work in one transaction, locking tasks first, then the instance (the engine's
- * lock order), so late reports get WORK_RETIRED and nothing races a completion advancing the token.
+ * The life of an instance after it started: cancellation, suspension, resumption and the timeout
+ * boundary of an agent node. Each retires or reopens the instance's work in one transaction, locking
+ * tasks first, then the instance (the engine's lock order), so late reports get WORK_RETIRED and nothing
+ * races a completion advancing the token.
  */
-import { and, eq, inArray, sql } from 'drizzle-orm';
-import { externalTasks, processInstances, userTasks, type ProcessInstanceRow } from '../../db/schema.js';
+import { and, eq, getTableColumns, inArray, type SQLWrapper, sql } from 'drizzle-orm';
+import {
+  type ExternalTaskRow,
+  externalTasks,
+  processInstances,
+  userTasks,
+  type ProcessInstanceRow,
+} from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
-import { settleUnknownOutcomes } from '../lease/index.js';
+import { settleUnknownOutcomes, settleWritesForGood } from '../lease/index.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
-import { enqueueChildDone, getInstance } from './start.js';
+import { enqueueChildDone, enterNode, findNode, getInstance } from './start.js';
+import { type FrozenProcess, readDefinitionSpec } from '../definitions/index.js';
 import { retireApprovalsOfTasks } from '../approvals/index.js';
 import { type InstanceView, instanceView } from './views.js';
 import { transaction } from '../../db/pg.js';
@@ -122,32 +130,40 @@ async function cancelTx(
     data: { reason, cascadedFrom: depth > 0 ? 'parent' : undefined },
   });
   if (row.parentTaskId) await enqueueChildDone(tx, row.id);
+  const tasks = tx
+    .select({ id: externalTasks.id })
+    .from(externalTasks)
+    .where(eq(externalTasks.processInstanceId, id));
+  await cancelChildren(
+    tx,
+    actor,
+    tasks,
+    `the parent process ${id} was cancelled: ${reason}`,
+    label,
+    depth + 1,
+  );
+  return row;
+}
+
+/** Cancels, depth first, the running children that the tasks `parentTaskIds` delegated to. */
+async function cancelChildren(
+  tx: Tx,
+  actor: Actor,
+  parentTaskIds: SQLWrapper | string[],
+  reason: string,
+  label: string,
+  depth: number,
+): Promise<void> {
   const children = await tx
     .select({ id: processInstances.id })
     .from(processInstances)
     .where(
       and(
-        inArray(
-          processInstances.parentTaskId,
-          tx
-            .select({ id: externalTasks.id })
-            .from(externalTasks)
-            .where(eq(externalTasks.processInstanceId, id)),
-        ),
+        inArray(processInstances.parentTaskId, parentTaskIds),
         inArray(processInstances.state, ['ACTIVE', 'SUSPENDED']),
       ),
     );
-  for (const child of children) {
-    await cancelTx(
-      tx,
-      actor,
-      child.id,
-      `the parent process ${id} was cancelled: ${reason}`,
-      label,
-      depth + 1,
-    );
-  }
-  return row;
+  for (const child of children) await cancelTx(tx, actor, child.id, reason, label, depth);
 }
 
 export async function suspendProcess(ctx: EngineContext, actor: Actor, id: string): Promise<InstanceView> {
@@ -164,14 +180,17 @@ export async function suspendProcess(ctx: EngineContext, actor: Actor, id: strin
   }).then(instanceView);
 }
 
-/** Resumes a suspended instance: its retired tasks reopen on a fresh attempt (the suspension costs none). */
+/**
+ * Resumes a suspended instance: its retired tasks reopen on a fresh attempt (the suspension costs none),
+ * except a task whose timeout boundary came due meanwhile: it fires now, once the instance is ACTIVE.
+ */
 export async function resumeProcess(ctx: EngineContext, actor: Actor, id: string): Promise<InstanceView> {
   requireOperator(actor, 'resume');
   return transaction(ctx.db, async (tx) => {
     const label = actorLabel(actor);
     await getInstance(tx, actor, id);
     const suspended = await tx
-      .select()
+      .select({ ...getTableColumns(externalTasks), due: sql<boolean>`coalesce(boundary_at <= now(), false)` })
       .from(externalTasks)
       .where(
         and(
@@ -185,34 +204,105 @@ export async function resumeProcess(ctx: EngineContext, actor: Actor, id: string
     if (inst.state !== 'SUSPENDED') {
       throw invalid(`Only a SUSPENDED instance can be resumed; this one is ${inst.state}.`, 'id', inst.state);
     }
-    for (const t of suspended) {
-      // A keyless write in flight when the work was retired is never re-sent: it waits for a person.
-      if ((await settleUnknownOutcomes(tx, t, label)) > 0) continue;
-      await tx
-        .update(externalTasks)
-        .set({
-          state: 'OPEN',
-          attempt: t.attempt + 1,
-          maxAttempts: t.maxAttempts + 1,
-          leaseExpiries: 0,
-          errorType: null,
-          availableAt: sql`now()`,
-          endedAt: null,
-          updatedAt: sql`now()`,
-        })
-        .where(eq(externalTasks.id, t.id));
-      await appendHistory(tx, {
-        projectId: inst.projectId,
-        processInstanceId: id,
-        eventType: 'TASK_RESUMED',
-        actor: label,
-        taskId: t.id,
-        attempt: t.attempt + 1,
-      });
-      await notifyTask(tx, t, 'OPEN');
+    for (const { due, ...t } of suspended) if (!due) await reopenSuspended(tx, t, label);
+    let resumed = await setInstanceState(tx, id, 'ACTIVE', label);
+    for (const { due, ...t } of suspended) {
+      if (due) resumed = await fireTimeout(tx, t, resumed, await readDefinitionSpec(tx, inst.definitionId));
     }
-    return setInstanceState(tx, id, 'ACTIVE', label);
+    return resumed;
   }).then(instanceView);
+}
+
+/** A task retired by the suspension reopens on attempt+1; a keyless write in flight waits for a person. */
+async function reopenSuspended(tx: Tx, t: ExternalTaskRow, label: string): Promise<void> {
+  // A keyless write in flight when the work was retired is never re-sent: it waits for a person.
+  if ((await settleUnknownOutcomes(tx, t, label)) > 0) return;
+  await tx
+    .update(externalTasks)
+    .set({
+      state: 'OPEN',
+      attempt: t.attempt + 1,
+      maxAttempts: t.maxAttempts + 1,
+      leaseExpiries: 0,
+      errorType: null,
+      availableAt: sql`now()`,
+      endedAt: null,
+      updatedAt: sql`now()`,
+    })
+    .where(eq(externalTasks.id, t.id));
+  await appendHistory(tx, {
+    projectId: t.projectId,
+    processInstanceId: t.processInstanceId,
+    eventType: 'TASK_RESUMED',
+    actor: label,
+    taskId: t.id,
+    attempt: t.attempt + 1,
+  });
+  await notifyTask(tx, t, 'OPEN');
+}
+
+/** The engine itself, acting on any project's instances (a boundary cancelling a child). */
+const ENGINE_ACTOR: Actor = {
+  principalId: 'engine',
+  kind: 'ADMIN',
+  name: 'engine',
+  projectId: null,
+  groups: [],
+  topics: [],
+};
+
+/**
+ * The timeout boundary of a task's agent node fires (SPEC §15.4). The caller holds the task's lock and
+ * the instance's (in that order) and has checked the instance is ACTIVE and the task live (or retired by
+ * a suspension being resumed). The work is retired as cancellation retires it — a write left STARTED
+ * becomes OUTCOME_UNKNOWN with its incident (no lease will re-send it), pending approvals are retired,
+ * a running child is cancelled — and the token moves to on_timeout.
+ */
+export async function fireTimeout(
+  tx: Tx,
+  task: ExternalTaskRow,
+  inst: ProcessInstanceRow,
+  spec: FrozenProcess,
+): Promise<ProcessInstanceRow> {
+  const node = findNode(spec, task.nodeId);
+  if (node.type !== 'agent' || !node.onTimeout)
+    throw new EngineError('INTERNAL', `node ${node.id} has no timeout boundary`);
+  const label = 'engine';
+  await appendHistory(tx, {
+    projectId: inst.projectId,
+    processInstanceId: inst.id,
+    eventType: 'BOUNDARY_TIMEOUT',
+    actor: label,
+    taskId: task.id,
+    attempt: task.attempt,
+    data: {
+      nodeId: node.id,
+      timeoutMinutes: node.timeoutMinutes ?? null,
+      dueAt: task.boundaryAt?.toISOString() ?? null,
+      taskState: task.state === 'CANCELLED' ? (task.errorType ?? task.state) : task.state,
+      to: node.onTimeout,
+    },
+  });
+  await settleWritesForGood(tx, task, label);
+  await tx
+    .update(externalTasks)
+    .set({
+      state: 'CANCELLED',
+      boundary: 'TIMEOUT',
+      errorType: 'BOUNDARY_TIMEOUT',
+      errorMessage: `the node timed out after ${node.timeoutMinutes} minutes`,
+      workerId: null,
+      leasedBy: null,
+      leaseExpiresAt: null,
+      updatedAt: sql`now()`,
+      endedAt: sql`now()`,
+    })
+    .where(eq(externalTasks.id, task.id));
+  await retireApprovalsOfTasks(tx, [task.id], inst.projectId, label);
+  const why = `the node ${node.id} of the parent process ${inst.id} timed out`;
+  await cancelChildren(tx, ENGINE_ACTOR, [task.id], why, label, 1);
+  await notifyTask(tx, task, 'CANCELLED');
+  return enterNode(tx, inst, spec, node.onTimeout, label);
 }
 
 /** An instance suspended or resumed: its new state and the history row that says who did it. */

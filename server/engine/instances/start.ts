@@ -277,6 +277,7 @@ export async function enterNode(
       priority: node.priority,
       maxAttempts: node.maxAttempts,
       agentWork,
+      boundaryAt: node.type === 'agent' ? boundaryAt(node) : null,
     })
     .returning({ id: externalTasks.id });
   await record({
@@ -336,6 +337,11 @@ function freezeAgentWork(node: AgentNode, vars: Record<string, unknown>): AgentW
     onInvalidOutput: node.onInvalidOutput,
     onLowConfidence: node.onLowConfidence,
   };
+}
+
+/** When an agent node entered now times out (SPEC §15.4), by the database clock; null without a timeout. */
+function boundaryAt(node: AgentNode) {
+  return node.timeoutMinutes ? sql`now() + make_interval(secs => ${node.timeoutMinutes * 60})` : null;
 }
 
 /** Delegation: the parent's task learns of the child's end through an idempotent CHILD_DONE job. */

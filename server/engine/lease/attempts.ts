@@ -16,6 +16,12 @@ export interface AttemptFailure {
   errorMessage?: string | null;
   retryTimeoutMs?: number | null;
   actor: string;
+  /**
+   * What replaces the TASK_FAILED incident when the last attempt failed: the node's failure boundary
+   * (it returns the task, or null when the node has none). A parameter, not an import: the boundary
+   * moves the token, which is the instances' business, and instances sit above the lease.
+   */
+  onExhausted?: (tx: Tx, task: ExternalTaskRow, f: AttemptFailure) => Promise<ExternalTaskRow | null>;
 }
 
 const MAX_BACKOFF_MS = 5 * 60_000;
@@ -152,7 +158,7 @@ export async function failAttempt(
     return row;
   }
   if (task.attempt < task.maxAttempts) return retryLater(tx, task, f, common);
-  return failForGood(tx, task, f, common);
+  return (await f.onExhausted?.(tx, task, f)) ?? failForGood(tx, task, f, common);
 }
 
 type HistoryCommon = {

@@ -1,4 +1,10 @@
 /** The lease of an external task: the lock every worker report takes and its checks, failing an attempt. */
 export { type LockedTaskRow, withTaskDates } from '../../db/statements/tasks.js';
-export { closeTaskFailedIncidents, failAttempt, settleUnknownOutcomes } from './attempts.js';
+export {
+  type AttemptFailure,
+  closeTaskFailedIncidents,
+  failAttempt,
+  settleUnknownOutcomes,
+} from './attempts.js';
+export { settleWritesForGood } from './retire.js';
 export { assertLease, assertNotRetired, isRetired, lockTask, lockedRow } from './lock.js';

@@ -31,7 +31,7 @@ export async function lockTask(tx: Tx, actor: Actor, taskId: string): Promise<Lo
   return lockedRow(actor, taskId, row);
 }
 
-/** The task's work was retired: the task was cancelled, or its instance cancelled or suspended. */
+/** The task's work was retired: the task was cancelled (a timeout boundary too), or its instance cancelled or suspended. */
 export function isRetired(task: Pick<LockedTaskRow, 'state' | 'instanceState'>): boolean {
   return (
     task.state === 'CANCELLED' || task.instanceState === 'CANCELLED' || task.instanceState === 'SUSPENDED'
@@ -42,7 +42,7 @@ export function assertNotRetired(task: LockedTaskRow) {
   if (isRetired(task)) {
     throw new EngineError(
       'WORK_RETIRED',
-      'This work was retired (the instance was cancelled or suspended); drop it and fetch new work.',
+      'This work was retired (the instance was cancelled or suspended, or its node timed out); drop it and fetch new work.',
     );
   }
 }

@@ -22,7 +22,8 @@ import {
   query,
 } from '../common/index.js';
 import { EngineError } from '../../errors.js';
-import { failAttempt, settleUnknownOutcomes } from '../lease/index.js';
+import { settleUnknownOutcomes } from '../lease/index.js';
+import { failTaskAttempt } from './attempt.js';
 import { appendHistory } from '../history/index.js';
 import type { AgentWork } from '../definitions/index.js';
 import { loadEarlierWrites, loadSteps, type StepView, toStepView } from '../journal/index.js';
@@ -246,7 +247,7 @@ async function leasedViews(
  */
 async function reacquireIsBlocked(tx: Tx, ctx: EngineContext, r: ExternalTaskRow): Promise<boolean> {
   if (r.leaseExpiries >= ctx.config.maxLeaseExpiries) {
-    await failAttempt(tx, r, {
+    await failTaskAttempt(tx, r, {
       errorType: 'LEASE_EXPIRED',
       errorMessage: `the lease expired ${r.leaseExpiries} times on attempt ${r.attempt} without the task finishing`,
       actor: 'engine',

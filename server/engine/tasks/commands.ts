@@ -55,6 +55,13 @@ export async function retryTask(ctx: EngineContext, actor: Actor, id: string): P
     if (task.state !== 'FAILED') {
       throw invalid(`Only a FAILED task can be retried; this one is ${task.state}.`, 'id', task.state);
     }
+    if (task.boundary === 'FAILURE') {
+      throw invalid(
+        'This task failed through its on_failure boundary and the process went on from there; it cannot be retried.',
+        'id',
+        'boundary taken',
+      );
+    }
     if (task.errorType === 'TOOL_OUTCOME_UNKNOWN') {
       throw invalid(
         'This task waits for a person to resolve its TOOL_OUTCOME_UNKNOWN incident; resolve that instead.',

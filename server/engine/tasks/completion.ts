@@ -8,7 +8,8 @@ import { Ajv } from 'ajv';
 import { and, eq } from 'drizzle-orm';
 import { taskReports, type ExternalTaskRow } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
-import { failAttempt, assertLease, type LockedTaskRow, lockTask } from '../lease/index.js';
+import { assertLease, type LockedTaskRow, lockTask } from '../lease/index.js';
+import { failTaskAttempt } from './attempt.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Executor, Tx } from '../common/index.js';
 import { taskNotice } from '../events/index.js';
@@ -182,7 +183,7 @@ async function completeIn(
   const last: LastWrites = { history: [], notices: [] };
   let row: ExternalTaskRow;
   if (outcome.kind === 'fail') {
-    row = await failAttempt(tx, task, {
+    row = await failTaskAttempt(tx, task, {
       errorType: outcome.errorType,
       errorMessage: outcome.message,
       actor: who,
@@ -327,7 +328,7 @@ export async function failTask(ctx: EngineContext, actor: Actor, input: FailInpu
     const stored = await storedReport(tx, task.id, input.attempt, 'fail');
     if (stored && stored.requestSha256 === sha256Hex(input.errorType)) return task;
     assertLease(task, actor, input.workerId, input.attempt);
-    const row = await failAttempt(tx, task, {
+    const row = await failTaskAttempt(tx, task, {
       errorType: input.errorType,
       errorMessage: input.errorMessage?.slice(0, 2000) ?? null,
       retryTimeoutMs: input.retryTimeoutMs,

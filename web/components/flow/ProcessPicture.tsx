@@ -21,6 +21,8 @@ const KIND: Record<GraphNode['kind'], string> = {
   end: 'end',
   delegate: 'child process',
 };
+/** A boundary edge (timeout, failure) is drawn in the colour of trouble: the token leaves when work goes wrong. */
+const BOUNDARY = new Set<GraphEdge['kind']>(['timeout', 'failure']);
 const POLICY: Record<string, string> = { READ: 'risk-low', WRITE: 'risk-medium', APPROVAL_REQUIRED: 'risk-high' };
 
 function StepNode({ data }: NodeProps<FlowNode>) {
@@ -111,7 +113,7 @@ export function ProcessPicture({
       animated: taken,
       markerEnd: { type: MarkerType.ArrowClosed },
       style: {
-        stroke: taken ? 'var(--accent)' : e.kind === 'next' ? 'var(--muted)' : 'var(--warn)',
+        stroke: taken ? 'var(--accent)' : e.kind === 'next' ? 'var(--muted)' : BOUNDARY.has(e.kind) ? 'var(--bad)' : 'var(--warn)',
         strokeWidth: taken ? 3 : 1.5,
         strokeDasharray: e.kind === 'delegate' ? '6 4' : e.kind === 'next' ? undefined : '2 3',
       },

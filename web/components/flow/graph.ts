@@ -1,7 +1,7 @@
 /**
- * The frozen process (Definition.spec) as nodes and edges for the picture: `next`, `on_invalid_output`
- * and `on_low_confidence` edges, a delegation as an edge to the child process, and each agent node's
- * tools with their policy. Pure: no layout, no React.
+ * The frozen process (Definition.spec) as nodes and edges for the picture: `next`, `on_invalid_output`,
+ * `on_low_confidence` and the boundary (`on_timeout`, `on_failure`) edges, a delegation as an edge to the
+ * child process, and each agent node's tools with their policy. Pure: no layout, no React.
  */
 
 export interface SpecBinding {
@@ -17,6 +17,9 @@ export interface SpecNode {
   model?: string;
   onInvalidOutput?: string | null;
   onLowConfidence?: string | null;
+  timeoutMinutes?: number | null;
+  onTimeout?: string | null;
+  onFailure?: string | null;
   bindings?: SpecBinding[];
   candidateGroups?: string[];
 }
@@ -26,7 +29,9 @@ export interface Spec {
   nodes: SpecNode[];
 }
 
-export type EdgeKind = 'next' | 'invalid' | 'low' | 'delegate';
+export type EdgeKind = 'next' | 'invalid' | 'low' | 'timeout' | 'failure' | 'delegate';
+/** The edges a token moves along (a delegation starts another instance instead). */
+const TOKEN_EDGES = ['next', 'invalid', 'low', 'timeout', 'failure'] as const;
 export type GraphNode = {
   id: string;
   kind: SpecNode['type'] | 'delegate' | 'start';
@@ -61,6 +66,8 @@ export function processGraph(spec: Spec): { nodes: GraphNode[]; edges: GraphEdge
     edge(n.id, n.next, 'next', null);
     edge(n.id, n.onInvalidOutput, 'invalid', 'on invalid output');
     edge(n.id, n.onLowConfidence, 'low', 'on low confidence');
+    edge(n.id, n.onTimeout, 'timeout', `on timeout (${n.timeoutMinutes} min)`);
+    edge(n.id, n.onFailure, 'failure', 'on failure');
     for (const b of n.bindings ?? []) {
       if (b.server !== 'delegate') continue;
       const id = `delegate:${b.tool}`;
@@ -86,7 +93,7 @@ export function pathTaken(
   const edges = new Set<string>();
   for (let i = 1; i < seq.length; i++) {
     if (seq[i - 1] === seq[i]) continue;
-    for (const kind of ['next', 'invalid', 'low'] as const) edges.add(`e-${seq[i - 1]}-${seq[i]}-${kind}`);
+    for (const kind of TOKEN_EDGES) edges.add(`e-${seq[i - 1]}-${seq[i]}-${kind}`);
   }
   edges.add('e-start');
   return { nodes, edges };

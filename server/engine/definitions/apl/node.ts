@@ -52,6 +52,9 @@ const NODE_FIELDS: Record<string, string[]> = {
     'topic',
     'priority',
     'redact_inputs',
+    'timeout_minutes',
+    'on_timeout',
+    'on_failure',
   ],
   service: ['id', 'type', 'topic', 'priority', 'max_attempts', 'next'],
   user_task: ['id', 'type', 'candidate_groups', 'next'],
@@ -197,6 +200,7 @@ function readAgent(
   const onLowConfidence = addRef(s, 'on_low_confidence');
   const bindings = resolveBindings(r, get(o, 'tools'), np, ctx);
   const redactInputs = readRedactInputs(s, inputs);
+  const boundaries = readBoundaries(s);
   if (model === null || prompt === null || resultVariable === null) return null;
   return {
     id,
@@ -217,7 +221,41 @@ function readAgent(
     onInvalidOutput,
     onLowConfidence,
     redactInputs,
+    ...boundaries,
   };
+}
+
+/**
+ * The boundaries (SPEC §15.4): `timeout_minutes` with `on_timeout`, and `on_failure`. A timeout with
+ * nowhere to go, or a target with no timeout, is refused: either would be a timer that does nothing.
+ * Only the fields written are returned, so a node without boundaries freezes as it always did.
+ */
+function readBoundaries(s: NodeScope): Pick<AgentNode, 'timeoutMinutes' | 'onTimeout' | 'onFailure'> {
+  const { r, o, np, what } = s;
+  const out: Pick<AgentNode, 'timeoutMinutes' | 'onTimeout' | 'onFailure'> = {};
+  const minutes = r.num(o, 'timeout_minutes', np, what, { positive: true });
+  const onTimeout = addRef(s, 'on_timeout');
+  const onFailure = addRef(s, 'on_failure');
+  const written = (k: string) => has(o, k) && o[k] !== null;
+  if (written('on_timeout') && !written('timeout_minutes')) {
+    r.missing(
+      np,
+      'timeout_minutes',
+      `on_timeout on ${what}`,
+      'the minutes after which the node times out, e.g. timeout_minutes: 60.',
+    );
+  }
+  if (written('timeout_minutes') && !written('on_timeout')) {
+    r.missing(
+      np,
+      'on_timeout',
+      `timeout_minutes on ${what}`,
+      'the node the token moves to when the time is up, e.g. on_timeout: escalate.',
+    );
+  }
+  if (minutes !== null && onTimeout !== null) Object.assign(out, { timeoutMinutes: minutes, onTimeout });
+  if (onFailure !== null) out.onFailure = onFailure;
+  return out;
 }
 
 /** `redact_inputs`: paths in the node's inputs kept out of evidence; each must start at an input. */

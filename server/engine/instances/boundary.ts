@@ -1,0 +1,101 @@
+/**
+ * The boundaries of agent nodes (SPEC §15.4). The timer sweep fires the timeout boundaries that are due;
+ * the failure boundary takes a task that exhausted its attempts to the node's on_failure instead of an
+ * incident. Both run under the engine's lock order (task, then instance), so a completion racing either
+ * finds the task retired (WORK_RETIRED), or wins and the boundary finds nothing live to retire.
+ */
+import { eq, sql } from 'drizzle-orm';
+import { execute, transaction } from '../../db/pg.js';
+import { LOCK_DUE_BOUNDARY } from '../../db/statements/tasks.js';
+import { externalTasks, processInstances, type ExternalTaskRow } from '../../db/schema.js';
+import type { EngineContext, Tx } from '../common/index.js';
+import { readDefinitionSpec } from '../definitions/index.js';
+import { notifyTask } from '../events/index.js';
+import { appendHistory } from '../history/index.js';
+import type { AttemptFailure } from '../lease/index.js';
+import { fireTimeout } from './lifecycle.js';
+import { enterNode, findNode } from './start.js';
+
+const LIVE = new Set(['OPEN', 'LEASED', 'AWAITING_APPROVAL', 'AWAITING_CHILD']);
+
+/**
+ * Fires the timeout boundaries that are due, one task per transaction (at most `batch`); returns how
+ * many fired. Safe to run on every engine at once: each due task is taken FOR UPDATE SKIP LOCKED and
+ * checked again under its lock and its instance's.
+ */
+export async function sweepBoundaries(ctx: EngineContext, batch = 50): Promise<number> {
+  let fired = 0;
+  for (let i = 0; i < batch; i++) {
+    const outcome = await transaction(ctx.db, async (tx) => {
+      const [due] = await execute(tx, LOCK_DUE_BOUNDARY, []);
+      if (!due) return 'none';
+      const [task] = await tx.select().from(externalTasks).where(eq(externalTasks.id, due.id));
+      const [inst] = await tx
+        .select()
+        .from(processInstances)
+        .where(eq(processInstances.id, task.processInstanceId))
+        .for('update');
+      if (!LIVE.has(task.state) || inst?.state !== 'ACTIVE') return 'skipped';
+      await fireTimeout(tx, task, inst, await readDefinitionSpec(tx, inst.definitionId));
+      return 'fired';
+    });
+    if (outcome === 'none') break;
+    if (outcome === 'fired') fired++;
+  }
+  return fired;
+}
+
+/**
+ * The failure boundary: the task (locked by the caller) failed its last attempt and its agent node names
+ * `on_failure`: the task is FAILED without an incident, BOUNDARY_FAILURE records the last error, and
+ * the token moves there. Null when the node has no such boundary (the caller opens the incident).
+ */
+export async function takeFailureBoundary(
+  tx: Tx,
+  task: ExternalTaskRow,
+  f: AttemptFailure,
+): Promise<ExternalTaskRow | null> {
+  if (task.nodeType !== 'agent') return null;
+  const [inst] = await tx
+    .select()
+    .from(processInstances)
+    .where(eq(processInstances.id, task.processInstanceId))
+    .for('update');
+  if (inst?.state !== 'ACTIVE') return null;
+  const spec = await readDefinitionSpec(tx, inst.definitionId);
+  const node = findNode(spec, task.nodeId);
+  if (node.type !== 'agent' || !node.onFailure) return null;
+  const [row] = await tx
+    .update(externalTasks)
+    .set({
+      state: 'FAILED',
+      boundary: 'FAILURE',
+      workerId: null,
+      leasedBy: null,
+      leaseExpiresAt: null,
+      errorType: f.errorType,
+      errorMessage: f.errorMessage ?? null,
+      updatedAt: sql`now()`,
+      endedAt: sql`now()`,
+    })
+    .where(eq(externalTasks.id, task.id))
+    .returning();
+  await appendHistory(tx, {
+    projectId: task.projectId,
+    processInstanceId: task.processInstanceId,
+    eventType: 'BOUNDARY_FAILURE',
+    actor: f.actor,
+    taskId: task.id,
+    attempt: task.attempt,
+    data: {
+      nodeId: node.id,
+      attempts: task.attempt,
+      errorType: f.errorType,
+      errorMessage: f.errorMessage?.slice(0, 2000) ?? null,
+      to: node.onFailure,
+    },
+  });
+  await notifyTask(tx, task, 'FAILED');
+  await enterNode(tx, inst, spec, node.onFailure, 'engine');
+  return row;
+}
