@@ -1,5 +1,6 @@
 import {
   completeTask,
+  deferTask,
   failTask,
   extendLease,
   getTask,
@@ -154,6 +155,19 @@ const FailTaskInput = builder.inputType('FailTaskInput', {
   }),
 });
 
+const DeferTaskInput = builder.inputType('DeferTaskInput', {
+  fields: (t) => ({
+    taskId: t.id({ required: true }),
+    workerId: t.string({ required: true }),
+    attempt: t.int({ required: true }),
+    reason: t.string({ required: true, description: 'Why, in a few words (kept in history).' }),
+    retryAfterMs: t.int({
+      required: true,
+      description: 'Not handed out again before this many ms (0: at once; cut to ABADA_MAX_DEFER_MS).',
+    }),
+  }),
+});
+
 const ToolCredential = builder
   .objectRef<{ server: string; name: string; secret: string; env: string | null }>('ToolCredential')
   .implement({
@@ -242,6 +256,19 @@ builder.mutationField('failTask', (t) =>
     args: { input: t.arg({ type: FailTaskInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
       failTask(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
+  }),
+);
+
+builder.mutationField('deferTask', (t) =>
+  t.field({
+    type: ExternalTask,
+    description:
+      'Hands the lease back without spending an attempt: the task is OPEN again after retryAfterMs. ' +
+      'Refused while a write is STARTED; past ABADA_MAX_DEFERRALS on one attempt it counts as a failure.',
+    authScopes: { worker: true },
+    args: { input: t.arg({ type: DeferTaskInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      deferTask(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
   }),
 );
 
