@@ -30,9 +30,9 @@ import {
   type RequestOptions,
 } from './graphql.js';
 import { LeaseKeeper } from './lease.js';
-import { ToolSessions, ToolSetupError } from './mcp.js';
+import { ToolServerBusyError, ToolSessions, ToolSetupError } from './mcp.js';
 import type { ModelClient } from './model.js';
-import { ModelTurns } from './modelturns.js';
+import { DEFER_WITHOUT_RETRY_AFTER_MS, ModelTurns } from './modelturns.js';
 import { ToolSteps } from './toolsteps.js';
 
 /** A parked or let-go tool call is no failure of its span. */
@@ -163,6 +163,10 @@ class TaskRun {
     // stopping: the lease is handed back (one try, without the aborted lease's signal), not left to lapse
     if (this.lease.stopping) return deferTask(this.task, this.deps, this.log, SHUTDOWN, { timeoutMs: 5000 });
     if (e instanceof Deferral) return deferTask(this.task, this.deps, this.log, e, this.at.retry());
+    if (e instanceof ToolServerBusyError) {
+      const d = new Deferral(e.retryAfterMs || DEFER_WITHOUT_RETRY_AFTER_MS, e.message);
+      return deferTask(this.task, this.deps, this.log, d, this.at.retry());
+    }
     if (this.lease.signal.aborted) {
       this.log.info({ event: 'task.dropped', reason: this.lease.reason }, 'stopped working on the task');
       return 'dropped';
