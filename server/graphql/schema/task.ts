@@ -24,6 +24,9 @@ export const ExternalTask = builder.objectRef<TaskView>('ExternalTask').implemen
     nodeType: t.exposeString('nodeType'),
     attempt: t.exposeInt('attempt'),
     maxAttempts: t.exposeInt('maxAttempts'),
+    deferrals: t.exposeInt('deferrals', {
+      description: 'Deferrals (deferTask) on the current attempt; past ABADA_MAX_DEFERRALS one fails it.',
+    }),
     priority: t.exposeInt('priority'),
     processInstanceId: t.exposeID('processInstanceId'),
     workerId: t.exposeString('workerId', { nullable: true }),

@@ -12,7 +12,7 @@ import { WorkerSim } from '../../helpers/worker-sim.js';
 import { auditOk, instance, runToWrite, startTriage, TICKET, taskOf, triageProcess } from './helpers.js';
 
 const DEFER = graphql(`mutation($input: DeferTaskInput!) {
-  deferTask(input: $input) { id state attempt availableAt errorType errorMessage } }`);
+  deferTask(input: $input) { id state attempt deferrals availableAt errorType errorMessage } }`);
 
 let engine: TestEngine;
 let t1: string;
@@ -123,11 +123,17 @@ describe('deferTask', () => {
       expect((await defer(w, task, 0, `busy ${i}`)).data!.deferTask).toMatchObject({
         state: 'OPEN',
         attempt: 1,
+        deferrals: i,
       });
       task = await w.fetchOne({ topic: 't-often', waitMs: 0 });
     }
     const eleventh = (await defer(w, task, 0, 'busy 11')).data!.deferTask;
-    expect(eleventh).toMatchObject({ state: 'OPEN', attempt: 2, errorType: 'DEFERRED_TOO_OFTEN' });
+    expect(eleventh).toMatchObject({
+      state: 'OPEN',
+      attempt: 2,
+      deferrals: 0,
+      errorType: 'DEFERRED_TOO_OFTEN',
+    });
     expect(eleventh.errorMessage).toContain('deferred 11 times on attempt 1 (ABADA_MAX_DEFERRALS is 10)');
     const h = (await instance(engine, id)).history;
     expect(h.filter((x) => x.eventType === 'TASK_DEFERRED')).toHaveLength(10);
