@@ -296,7 +296,7 @@ export async function deferTask(
 ): Promise<TaskOutcome> {
   const retryAfterMs = Math.max(0, Math.round(d.retryAfterMs));
   try {
-    await deps.client.deferTask(
+    const t = await deps.client.deferTask(
       {
         taskId: task.id,
         workerId: deps.config.workerId,
@@ -306,7 +306,9 @@ export async function deferTask(
       },
       opts,
     );
-    log.info({ event: 'task.deferred', reason: d.message, retryAfterMs }, 'handed the task back');
+    // past ABADA_MAX_DEFERRALS the engine counted this one as a failure of the attempt (errorType says so)
+    const counted = t.attempt !== task.attempt || t.state === 'FAILED' ? { errorType: t.errorType } : {};
+    log.info({ event: 'task.deferred', reason: d.message, retryAfterMs, ...counted }, 'handed the task back');
     return 'deferred';
   } catch (e) {
     if (e instanceof GraphQLRequestError && DROP_CODES.has(e.code)) return 'dropped';
