@@ -294,7 +294,8 @@ export async function deferTask(
   d: Deferral,
   opts: RequestOptions,
 ): Promise<TaskOutcome> {
-  const retryAfterMs = Math.max(0, Math.round(d.retryAfterMs));
+  // a day at most (an HTTP date far off must still fit GraphQL's Int); the engine cuts it further
+  const retryAfterMs = Math.min(Math.max(0, Math.round(d.retryAfterMs)), 86_400_000);
   try {
     const t = await deps.client.deferTask(
       {
