@@ -27,6 +27,10 @@ export interface Config {
   allowedModels: string[] | null;
   allowedTools: string[] | null;
   maxLeaseExpiries: number;
+  /** ABADA_MAX_DEFER_MS: the longest wait a deferral may ask for (longer ones are cut to it) */
+  maxDeferMs: number;
+  /** ABADA_MAX_DEFERRALS: deferrals on one attempt; the next one counts as a failure of the attempt */
+  maxDeferrals: number;
   maxPayloadBytes: number;
   maxBodyBytes: number;
   workerOfflineAfterMs: number;
@@ -224,6 +228,8 @@ export function loadConfig(env: Env = process.env): Config {
     allowedModels: list(env, 'ABADA_AGENT_ALLOWED_MODELS'),
     allowedTools: list(env, 'ABADA_AGENT_ALLOWED_TOOLS'),
     maxLeaseExpiries: int(env, 'ABADA_MAX_LEASE_EXPIRIES', 3, 1),
+    maxDeferMs: int(env, 'ABADA_MAX_DEFER_MS', 3_600_000, 0),
+    maxDeferrals: int(env, 'ABADA_MAX_DEFERRALS', 10, 0),
     maxPayloadBytes: int(env, 'ABADA_MAX_PAYLOAD_BYTES', 256 * 1024, 1024),
     maxBodyBytes: int(env, 'ABADA_MAX_BODY_BYTES', 1024 * 1024, 1024),
     workerOfflineAfterMs: int(env, 'ABADA_WORKER_OFFLINE_AFTER_MS', 60_000, 1000),

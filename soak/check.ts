@@ -18,8 +18,17 @@ export interface Row {
 const KEYED = new Set(['crm/create_ticket', 'crm/refund']);
 const KEYLESS = new Set(['crm/send_email']);
 const LEASE_EVENTS = new Set(['TASK_LEASED', 'TASK_LEASE_REACQUIRED']);
-/** Task events by which the lease holder ends its lease: it finished, failed, or proposed a call and parked. */
-const HOLDER_ENDS = new Set(['TASK_COMPLETED', 'ATTEMPT_FAILED', 'TASK_FAILED', 'STEP_PROPOSED']);
+/**
+ * Task events by which the lease holder ends its lease: it finished, failed, proposed a call and parked,
+ * or handed the task back (deferTask).
+ */
+const HOLDER_ENDS = new Set([
+  'TASK_COMPLETED',
+  'ATTEMPT_FAILED',
+  'TASK_FAILED',
+  'STEP_PROPOSED',
+  'TASK_DEFERRED',
+]);
 /** Task events by which the engine or a person ends a lease (retired, settled, failed as poison work). */
 const OTHER_ENDS = new Set(['TASK_CANCELLED', 'ATTEMPT_FAILED', 'TASK_FAILED', 'STEP_OUTCOME_UNKNOWN']);
 /** Journal events a worker writes while it holds the lease. */

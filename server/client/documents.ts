@@ -95,6 +95,12 @@ export const FailTask = graphql(`
   mutation FailTask($input: FailTaskInput!) { failTask(input: $input) { id state attempt } }
 `);
 
+export const DeferTask = graphql(`
+  mutation DeferTask($input: DeferTaskInput!) {
+    deferTask(input: $input) { id state attempt availableAt errorType }
+  }
+`);
+
 export const ToolCredential = graphql(`
   query ToolCredential($taskId: ID!, $server: String!, $workerId: String!) {
     toolCredential(taskId: $taskId, server: $server, workerId: $workerId) { server name secret env }

@@ -29,6 +29,8 @@ export interface FaultRule {
   times?: number;
   /** HTTP status of `status` / `status-after` (default 503) */
   status?: number;
+  /** `status` / `status-after`: the Retry-After header sent with the error (none by default) */
+  retryAfter?: string;
   /** `slow`: how long the answer is held */
   ms?: number;
 }
@@ -78,9 +80,9 @@ export async function startMcpFaultProxy(target: string, host = '127.0.0.1'): Pr
       res.on('close', () => held.delete(res));
       return;
     }
-    if (rule?.fault === 'status') return sendError(res, rule.status ?? 503);
+    if (rule?.fault === 'status') return sendError(res, rule.status ?? 503, rule.retryAfter);
     const answer = await forward(to, req, body);
-    if (rule?.fault === 'status-after') return sendError(res, rule.status ?? 503);
+    if (rule?.fault === 'status-after') return sendError(res, rule.status ?? 503, rule.retryAfter);
     if (rule?.fault === 'slow') await new Promise((r) => setTimeout(r, rule.ms ?? 1000));
     const headers = { ...answer.headers };
     delete headers['transfer-encoding'];
@@ -140,7 +142,10 @@ function forward(
   });
 }
 
-function sendError(res: ServerResponse, status: number) {
-  res.writeHead(status, { 'content-type': 'text/plain' });
+function sendError(res: ServerResponse, status: number, retryAfter?: string) {
+  res.writeHead(status, {
+    'content-type': 'text/plain',
+    ...(retryAfter === undefined ? {} : { 'retry-after': retryAfter }),
+  });
   res.end(`upstream unavailable (HTTP ${status}, injected)`);
 }

@@ -63,6 +63,8 @@ export interface ModelServer {
   readonly callCount: number;
   reset(): void;
   setScript(script: Script): void;
+  /** How long every chat answer is held from now on (ms). */
+  setLatency(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -290,6 +292,9 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     },
     setScript(next) {
       rt.script = next;
+    },
+    setLatency(ms) {
+      rt.latencyMs = ms;
     },
     async close() {
       await closeServer(http);

@@ -245,6 +245,8 @@ export interface AttemptMetadata {
   confidence?: number | null;
   inputTokens?: number | null;
   outputTokens?: number | null;
+  /** a failed attempt's errorType (failures only) */
+  errorType?: string | null;
 }
 
 /** The tokens of a model call as the engine counts them (total never below input + output). */

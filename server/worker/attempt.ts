@@ -37,6 +37,20 @@ export class LetGo extends Error {
   }
 }
 
+/**
+ * Hand the task back (deferTask) without spending the attempt: the worker is stopping, or a model
+ * said "not now" (429/503) for longer than the worker holds a lease waiting. The attempt's journal stays
+ * as it is, a model call STARTED included: whoever leases the task next asks it again.
+ */
+export class Deferral extends Error {
+  constructor(
+    readonly retryAfterMs: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** How a step the engine refused ends the attempt. */
 export function refusal(e: GraphQLRequestError): AttemptFailure {
   return new AttemptFailure(

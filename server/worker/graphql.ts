@@ -16,6 +16,7 @@ import { traceHeaders } from '../telemetry/index.js';
 import { type BatchAnswer, JournalBatcher } from './batcher.js';
 import {
   CompleteTask,
+  DeferTask,
   ExtendLock,
   FailTask,
   FetchAndLock,
@@ -134,6 +135,11 @@ export class EngineClient {
 
   async failTask(input: VariablesOf<typeof FailTask>['input'], opts?: RequestOptions) {
     return (await this.client.request(FailTask, { input }, opts)).failTask;
+  }
+
+  /** Hands the lease back without spending the attempt (SPEC §15.3). */
+  async deferTask(input: VariablesOf<typeof DeferTask>['input'], opts?: RequestOptions) {
+    return (await this.client.request(DeferTask, { input }, opts)).deferTask;
   }
 
   async toolCredential(taskId: string, server: string, workerId: string, opts?: RequestOptions) {

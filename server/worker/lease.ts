@@ -30,7 +30,9 @@ export class LeaseKeeper {
   private readonly controller = new AbortController();
   /** Why the run was aborted (lease lost, worker stopping), once it was. */
   reason: string | null = null;
-  private readonly onParentAbort = () => this.abort('the worker is stopping');
+  /** The run was aborted because the worker is stopping (the lease itself may still hold). */
+  stopping = false;
+  private readonly onParentAbort = () => this.abortForStop();
   /** Until when (monotonicMs) the lease surely holds, margin taken off. */
   private deadline: number;
 
@@ -45,7 +47,7 @@ export class LeaseKeeper {
     leasedAfter: number = monotonicMs(),
   ) {
     this.deadline = leasedAfter + lockMs - leaseMargin(lockMs);
-    if (parent?.aborted) this.abort('the worker is stopping');
+    if (parent?.aborted) this.abortForStop();
     else parent?.addEventListener('abort', this.onParentAbort, { once: true });
   }
 
@@ -56,6 +58,11 @@ export class LeaseKeeper {
   /** Milliseconds left before the lease may have lapsed (negative once past). */
   remainingMs(): number {
     return this.deadline - monotonicMs();
+  }
+
+  private abortForStop(): void {
+    if (!this.controller.signal.aborted) this.stopping = true;
+    this.abort('the worker is stopping');
   }
 
   abort(reason: string): void {

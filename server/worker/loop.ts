@@ -2,7 +2,9 @@
  * The engine loop: register once, then long-poll `fetchAndLock` for as many tasks as there are free
  * slots, run each task concurrently, and back off (exponentially, with jitter) while the engine is
  * unreachable — never crash on it. `stop()` stops fetching, lets running tasks finish within the grace
- * period, then abandons the rest: their leases lapse and the journal lets another worker resume them.
+ * period, then hands the rest back (deferTask, reason `shutdown`): another worker takes them at once and
+ * resumes them from the journal, and no lease lapses toward poison work. A task whose write is STARTED
+ * cannot be handed back; its lease lapses as before.
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -21,10 +23,10 @@ import {
 import { ClientCredentials } from './credentials.js';
 import { monotonicMs } from './lease.js';
 import { ModelClient } from './model.js';
-import { runTask, type TaskOutcome } from './task.js';
+import { deferTask, runTask, SHUTDOWN, type TaskOutcome } from './task.js';
 
 export interface WorkerHandle {
-  /** Stops fetching, waits up to graceMs for running tasks, then abandons them. */
+  /** Stops fetching, waits up to graceMs for running tasks, then hands the rest back (deferTask). */
   stop(): Promise<void>;
   /** Resolves when the loop has ended (after stop(), or a fatal error such as a refused token). */
   readonly done: Promise<void>;
@@ -64,16 +66,20 @@ interface Loop {
   running: Set<Promise<void>>;
 }
 
-function launch(l: Loop, task: LockedTask, leasedAfter: number) {
+function launch(l: Loop, task: LockedTask, leasedAfter: number | null) {
   const { log } = l;
-  const p = runTask(task, {
-    leasedAfter,
-    client: l.client,
-    config: l.config,
-    models: l.models,
-    log,
-    signal: l.hardStop.signal,
-  })
+  const run =
+    leasedAfter === null
+      ? deferTask(task, l, log.child({ taskId: task.id }), SHUTDOWN, { timeoutMs: 5000 })
+      : runTask(task, {
+          leasedAfter,
+          client: l.client,
+          config: l.config,
+          models: l.models,
+          log,
+          signal: l.hardStop.signal,
+        });
+  const p = run
     .then(
       (outcome) => {
         log.info({ event: 'task.end', taskId: task.id, attempt: task.attempt, outcome }, 'task ended');
@@ -155,17 +161,13 @@ async function fetchLoop(l: Loop) {
     const sentAt = request.sentAt;
     request = null;
     for (const t of tasks) {
-      if (stopping.signal.aborted) {
-        // Fetched as we were stopping: leave it; the lease lapses and another worker resumes it.
-        log.info({ event: 'task.abandoned', taskId: t.id }, 'stopping; not starting the task');
-        continue;
-      }
-      launch(l, t, sentAt);
+      // fetched as we were stopping: handed back at once, not started
+      launch(l, t, stopping.signal.aborted ? null : sentAt);
     }
   }
 }
 
-/** Lets running tasks finish within the grace period, then abandons the rest (their leases lapse). */
+/** Lets running tasks finish within the grace period, then stops the rest, which hand their leases back. */
 async function drain(l: Loop) {
   if (l.running.size === 0) return;
   const graceOver = new AbortController();
@@ -176,7 +178,7 @@ async function drain(l: Loop) {
   if (first === 'timeout') {
     l.log.warn(
       { event: 'worker.grace_expired', running: l.running.size },
-      'grace period over; abandoning running tasks (their leases lapse)',
+      'grace period over; handing running tasks back',
     );
     l.hardStop.abort();
     await Promise.allSettled([...l.running]);

@@ -3,9 +3,9 @@
  * docs/worker.md); it speaks nothing but the engine's GraphQL contract, so it can run on any machine that
  * reaches the engine, its model endpoints and its tool servers.
  *
- * SIGTERM / SIGINT: stop fetching, let running tasks finish within ABADA_WORKER_GRACE_MS, then exit 0
- * (unfinished tasks' leases lapse and another worker resumes them from the journal). A second signal
- * exits at once.
+ * SIGTERM / SIGINT: stop fetching, let running tasks finish within ABADA_WORKER_GRACE_MS, hand the
+ * unfinished ones back (deferTask, reason `shutdown`: another worker resumes them from the journal at
+ * once), then exit 0. A second signal exits at once (the leases then lapse).
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

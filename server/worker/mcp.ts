@@ -28,6 +28,7 @@ import { annotationConflict, type ToolAnnotations } from './annotations.js';
 import type { ToolSchema } from './conversation.js';
 import { type ElicitationNotice, type ElicitationPolicy, enableElicitation } from './elicitation.js';
 import { createHttpFetch } from './http-fetch.js';
+import { retryAfterMs } from './model.js';
 import type { ToolBinding } from './graphql.js';
 
 /** The attempt must stop with `errorType`, never guess (contract mismatch, tool not allowed…). */
@@ -44,6 +45,39 @@ export class ToolSetupError extends Error {
 /** A call whose outcome is unknown (transport failure, timeout): it may or may not have taken effect. */
 export class ToolOutcomeUnknownError extends Error {
   override name = 'ToolOutcomeUnknownError';
+}
+
+/**
+ * A tool server said "not now, later" before anything ran — HTTP 429, or 503 with a Retry-After — at
+ * session set-up, on tools/list or on a read: the worker hands the task back for `retryAfterMs`
+ * (0: it named no wait). A write's 429/503 is not this: the call may have run (see call()).
+ */
+export class ToolServerBusyError extends Error {
+  override name = 'ToolServerBusyError';
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The "not now" of a session's last HTTP answer, if it was one (429, or 503 with Retry-After). */
+type LastAnswer = { notNow: { status: number; retryAfterMs: number } | null };
+
+function noteAnswer(last: LastAnswer, res: Response): Response {
+  const when = res.headers.has('retry-after');
+  last.notNow =
+    res.status === 429 || (res.status === 503 && when)
+      ? { status: res.status, retryAfterMs: retryAfterMs(res.headers) }
+      : null;
+  return res;
+}
+
+/** The failure `e` as ToolServerBusyError when the server's last answer was a "not now". */
+function busyOr<E>(last: LastAnswer, server: string, e: E): ToolServerBusyError | E {
+  const n = last.notNow;
+  return n ? new ToolServerBusyError(`tool server ${server} answered HTTP ${n.status}`, n.retryAfterMs) : e;
 }
 
 export type ToolCallResult = { ok: true; response: unknown } | { ok: false; error: string };
@@ -135,6 +169,7 @@ class Session {
   private constructor(
     readonly client: Client,
     readonly transport: string,
+    readonly last: LastAnswer,
   ) {}
 
   static async open(
@@ -143,11 +178,12 @@ class Session {
     opts: SessionOptions,
   ): Promise<Session> {
     const { timeoutMs } = opts;
+    const last: LastAnswer = { notNow: null };
     let transport: Transport;
     if (target.transport === 'streamable-http') {
       transport = new StreamableHTTPClientTransport(new URL(target.url), {
         requestInit: credential ? { headers: { Authorization: `Bearer ${credential.secret}` } } : undefined,
-        fetch: keyedFetch,
+        fetch: async (url, init) => noteAnswer(last, await keyedFetch(url, init)),
       });
     } else if (target.transport === 'stdio') {
       if (!target.command) throw new ToolSetupError('TOOL_CONTRACT_MISMATCH', `${target.name}: no command`);
@@ -174,9 +210,13 @@ class Session {
       await client.connect(transport, { timeout: timeoutMs });
     } catch (e) {
       await client.close().catch(() => {});
-      throw new ToolSetupError('TOOL_SERVER_UNREACHABLE', `${target.name}: ${errorText(e)}`);
+      throw busyOr(
+        last,
+        target.name,
+        new ToolSetupError('TOOL_SERVER_UNREACHABLE', `${target.name}: ${errorText(e)}`),
+      );
     }
-    return new Session(client, target.transport);
+    return new Session(client, target.transport, last);
   }
 }
 
@@ -258,7 +298,8 @@ export class ToolSessions {
     try {
       return await listAll(session.client, this.opts.timeoutMs);
     } catch (e) {
-      throw new ToolSetupError('TOOL_SERVER_UNREACHABLE', `${b.server}: tools/list failed: ${errorText(e)}`);
+      const failed = `${b.server}: tools/list failed: ${errorText(e)}`;
+      throw busyOr(session.last, b.server, new ToolSetupError('TOOL_SERVER_UNREACHABLE', failed));
     }
   }
 
@@ -276,6 +317,8 @@ export class ToolSessions {
         { timeout: this.opts.timeoutMs },
       );
     } catch (e) {
+      // a read that was not run: hand the task back rather than retry in place or tell the model
+      if (b.policy === 'READ' && session.last.notNow) throw busyOr(session.last, b.server, e);
       if (
         e instanceof McpError &&
         e.code !== ErrorCode.RequestTimeout &&

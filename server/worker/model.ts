@@ -46,12 +46,25 @@ export interface ModelAnswer {
 /** The model could not answer now (5xx, 429, 404, connection error, timeout): try the next model. */
 export class ModelUnavailableError extends Error {
   override name = 'ModelUnavailableError';
-  /** For a 429 or 5xx: the wait before asking again (0 = no Retry-After); null = do not ask again. */
+  /**
+   * `retryAfterMs`, for a 429 or 5xx: the wait before asking again (0 = no Retry-After); null = do not
+   * ask again. `status`: the HTTP status, when the model answered one; `saidWhen`: it sent Retry-After.
+   */
   constructor(
     message: string,
     readonly retryAfterMs: number | null = null,
+    readonly status: number | null = null,
+    readonly saidWhen = false,
   ) {
     super(message);
+  }
+
+  /**
+   * The model said "not now, later": a 429 (a rate limit passes), or a 503 that named when to come
+   * back. A 503 without Retry-After is unavailability with no end in sight: the next model, or a failure.
+   */
+  get notNow(): boolean {
+    return this.status === 429 || (this.status === 503 && this.saidWhen);
   }
 }
 
@@ -109,7 +122,9 @@ export class ModelClient {
    * One model call. A 429 or 5xx is asked again, up to MODEL_TRIES times, after the wait its
    * `Retry-After` names (seconds or an HTTP date; without one, a backoff from 1 s): the provider said when
    * to come back, and a fallback model costs more than a second's wait. A wait over
-   * MAX_RETRY_AFTER_MS is not waited: the model counts as unavailable and the next fallback is tried.
+   * MAX_RETRY_AFTER_MS is not waited: the model counts as unavailable and the next fallback is tried;
+   * when none is left, the worker hands the task back for that long (deferTask, modelturns.ts) instead of
+   * holding a lease to wait or spending an attempt.
    * `beforeEach` runs before every send (the lease's local deadline).
    */
   async chat(
@@ -155,7 +170,12 @@ export class ModelClient {
       if (e instanceof APIError) {
         const s = e.status ?? 0;
         if (s >= 500 || s === 429)
-          throw new ModelUnavailableError(`${model}: HTTP ${s} ${e.message}`, retryAfterMs(e.headers));
+          throw new ModelUnavailableError(
+            `${model}: HTTP ${s} ${e.message}`,
+            retryAfterMs(e.headers),
+            s,
+            e.headers?.has('retry-after') ?? false,
+          );
         if (s === 404 || s === 408) throw new ModelUnavailableError(`${model}: HTTP ${s} ${e.message}`);
         throw new ModelRequestError(`${model}: HTTP ${s} ${e.message}`);
       }

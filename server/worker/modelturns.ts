@@ -3,13 +3,16 @@
  * previous lease completed it, and the fallback chain [model, ...fallbackModels] when a model is
  * unavailable.
  */
-import { AttemptFailure, type Attempt } from './attempt.js';
+import { AttemptFailure, type Attempt, Deferral } from './attempt.js';
 import { type FunctionTool, type Message, messagesHash } from './conversation.js';
 import { traceModelCall } from '../telemetry/index.js';
 import { GraphQLRequestError } from './graphql.js';
 import { type ModelClient, ModelRequestError, ModelUnavailableError } from './model.js';
 
 export type AssistantMessage = Extract<Message, { role: 'assistant' }>;
+
+/** The deferral when a model said "not now" without a Retry-After. */
+export const DEFER_WITHOUT_RETRY_AFTER_MS = 10_000;
 
 export class ModelTurns {
   /** Index in the chain; an unavailable model moves it on for the rest of the task. */
@@ -139,6 +142,13 @@ export class ModelTurns {
     } catch (e) {
       at.checkLease();
       if (!(e instanceof ModelUnavailableError || e instanceof ModelRequestError)) throw e;
+      if (e instanceof ModelUnavailableError && e.notNow && this.lastOfChain(model)) {
+        // the step stays STARTED: the next lease asks this model again, after the wait it named
+        throw new Deferral(
+          e.retryAfterMs || DEFER_WITHOUT_RETRY_AFTER_MS,
+          `model ${model} answered HTTP ${e.status} (come back later)`,
+        );
+      }
       at.end(
         {
           sequence: at.seq,
@@ -158,6 +168,11 @@ export class ModelTurns {
         throw new AttemptFailure('MODEL_UNAVAILABLE', `no model of ${chain.join(', ')} is available`);
       return null;
     }
+  }
+
+  /** Whether no model after `model` in the chain could be asked (none, or none with an endpoint). */
+  private lastOfChain(model: string): boolean {
+    return this.chain.slice(this.chain.indexOf(model) + 1).every((m) => !this.models.hasEndpoint(m));
   }
 
   private countTokens(usage: unknown) {

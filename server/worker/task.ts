@@ -9,7 +9,7 @@
  */
 import type { Logger } from 'pino';
 import { type ToolCallOf, traceAttempt, traceToolCall } from '../telemetry/index.js';
-import { Attempt, AttemptFailure, LetGo, refusal } from './attempt.js';
+import { Attempt, AttemptFailure, Deferral, LetGo, refusal } from './attempt.js';
 import type { WorkerConfig } from './config.js';
 import {
   type FunctionTool,
@@ -27,17 +27,21 @@ import {
   GraphQLRequestError,
   isRetryable,
   type LockedTask,
+  type RequestOptions,
 } from './graphql.js';
 import { LeaseKeeper } from './lease.js';
-import { ToolSessions, ToolSetupError } from './mcp.js';
+import { ToolServerBusyError, ToolSessions, ToolSetupError } from './mcp.js';
 import type { ModelClient } from './model.js';
-import { ModelTurns } from './modelturns.js';
+import { DEFER_WITHOUT_RETRY_AFTER_MS, ModelTurns } from './modelturns.js';
 import { ToolSteps } from './toolsteps.js';
 
 /** A parked or let-go tool call is no failure of its span. */
 const isFailure = (e: unknown) => !(e instanceof LetGo);
 
-export type TaskOutcome = 'completed' | 'failed' | 'parked' | 'let-go' | 'dropped';
+export type TaskOutcome = 'completed' | 'failed' | 'parked' | 'let-go' | 'dropped' | 'deferred';
+
+/** The deferral of a task whose worker is stopping: another worker may take it at once. */
+export const SHUTDOWN = new Deferral(0, 'shutdown');
 
 export interface TaskDeps {
   client: EngineClient;
@@ -156,6 +160,13 @@ class TaskRun {
 
   private async settle(error: unknown): Promise<TaskOutcome> {
     const e = await this.flushBeforeLeaving(error);
+    // stopping: the lease is handed back (one try, without the aborted lease's signal), not left to lapse
+    if (this.lease.stopping) return deferTask(this.task, this.deps, this.log, SHUTDOWN, { timeoutMs: 5000 });
+    if (e instanceof Deferral) return deferTask(this.task, this.deps, this.log, e, this.at.retry());
+    if (e instanceof ToolServerBusyError) {
+      const d = new Deferral(e.retryAfterMs || DEFER_WITHOUT_RETRY_AFTER_MS, e.message);
+      return deferTask(this.task, this.deps, this.log, d, this.at.retry());
+    }
     if (this.lease.signal.aborted) {
       this.log.info({ event: 'task.dropped', reason: this.lease.reason }, 'stopped working on the task');
       return 'dropped';
@@ -269,5 +280,44 @@ class TaskRun {
       'task completed',
     );
     return 'completed';
+  }
+}
+
+/**
+ * Hands the task back with deferTask (SPEC §15.3). When the engine refuses (a write STARTED and
+ * unsettled) or cannot be reached, the lease lapses as it would have without the deferral.
+ */
+export async function deferTask(
+  task: LockedTask,
+  deps: Pick<TaskDeps, 'client' | 'config'>,
+  log: Logger,
+  d: Deferral,
+  opts: RequestOptions,
+): Promise<TaskOutcome> {
+  // a day at most (an HTTP date far off must still fit GraphQL's Int); the engine cuts it further
+  const retryAfterMs = Math.min(Math.max(0, Math.round(d.retryAfterMs)), 86_400_000);
+  try {
+    const t = await deps.client.deferTask(
+      {
+        taskId: task.id,
+        workerId: deps.config.workerId,
+        attempt: task.attempt,
+        reason: d.message,
+        retryAfterMs,
+      },
+      opts,
+    );
+    // past ABADA_MAX_DEFERRALS the engine counted this one as a failure of the attempt (errorType says so)
+    const counted = t.attempt !== task.attempt || t.state === 'FAILED' ? { errorType: t.errorType } : {};
+    log.info({ event: 'task.deferred', reason: d.message, retryAfterMs, ...counted }, 'handed the task back');
+    return 'deferred';
+  } catch (e) {
+    if (e instanceof GraphQLRequestError && DROP_CODES.has(e.code)) return 'dropped';
+    if (!(e instanceof GraphQLRequestError) && !isRetryable(e)) throw e;
+    log.warn(
+      { event: 'task.defer_refused', err: String(e) },
+      'could not defer the task; its lease will lapse',
+    );
+    return 'let-go';
   }
 }

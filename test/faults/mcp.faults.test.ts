@@ -105,6 +105,22 @@ describe('MCP faults', () => {
     expect(reads.filter((s) => s.fault === 'hang')).toHaveLength(1);
   }, 60_000);
 
+  it('a read answered 429 with Retry-After hands the task back for that long, then completes', async () => {
+    proxy.inject('get_customer', { fault: 'status', status: 429, retryAfter: '1', times: 1 });
+    const id = await startProcess(h, 'support-triage', { customerId: 'C-42', message: 'parcel 6' });
+    const done = await triaged(id);
+    const deferred = done.history.filter((x) => x.eventType === 'TASK_DEFERRED');
+    expect(deferred).toHaveLength(1);
+    expect(deferred[0].data).toMatchObject({ retryAfterMs: 1000, deferrals: 1 });
+    expect(String(deferred[0].data.reason)).toContain('tool server crm answered HTTP 429');
+    // the same attempt, leased twice; the read ran once it was due, and nothing was spent
+    expect(done.history.filter((x) => x.eventType === 'TASK_LEASED')).toHaveLength(2);
+    expect(done.history.some((x) => x.eventType === 'ATTEMPT_FAILED')).toBe(false);
+    const read = done.tasks[0].steps.filter((s) => s.toolRef === 'crm/get_customer');
+    expect(read.map((s) => s.state)).toEqual(['COMPLETED']);
+    expect(ticketsFor(writeStep(done).idempotencyKey!)).toBe(1);
+  });
+
   it('a slow answer within the timeout is waited for, not sent twice', async () => {
     const before = proxy.seen.filter((s) => s.tool === 'create_ticket').length;
     proxy.inject('create_ticket', { fault: 'slow', ms: 1500, times: 1 });

@@ -1,8 +1,9 @@
 /**
  * The model endpoint's 429 and 5xx (issue 14): the worker's model client asks the same model again after
  * the wait `Retry-After` names (bounded: at most MODEL_TRIES tries, no wait over MAX_RETRY_AFTER_MS),
- * and only then reports the model unavailable, so that the next fallback model is tried. Against the real
- * scripted model server over HTTP.
+ * and only then reports the model unavailable, so that the next fallback model is tried; a 429, or a 503
+ * with Retry-After, is marked "later" (the worker defers the task when no fallback is left). Against the
+ * real scripted model server over HTTP.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ModelServer, type Script, startModelServer } from '../../server/demo/model-server.js';
@@ -66,6 +67,28 @@ describe('model 429 / 5xx', () => {
     await expect(client.chat('gpt-4.1-mini', MESSAGES, [])).rejects.toBeInstanceOf(ModelUnavailableError);
     expect(model.callCount).toBe(1);
   });
+
+  it('tells "later" (429, or 503 with Retry-After: the worker defers) from unavailability', async () => {
+    const refusal = async (status: number, retryAfter?: string) => {
+      model.reset();
+      model.setScript(refusing({ status, retryAfter }));
+      const e = await client.chat('gpt-4.1-mini', MESSAGES, []).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      expect(e).toBeInstanceOf(ModelUnavailableError);
+      return e as ModelUnavailableError;
+    };
+    expect(await refusal(503, '3600')).toMatchObject({ notNow: true, retryAfterMs: 3_600_000, status: 503 });
+    expect(await refusal(429, '60')).toMatchObject({ notNow: true, retryAfterMs: 60_000 });
+    model.setScript(refusing(...Array.from({ length: MODEL_TRIES }, () => ({ status: 503 }))));
+    model.reset();
+    const plain = await client.chat('gpt-4.1-mini', MESSAGES, []).then(
+      () => null,
+      (err: unknown) => err as ModelUnavailableError,
+    );
+    expect(plain).toMatchObject({ notNow: false, status: 503 });
+  }, 30_000);
 
   it('reads Retry-After as seconds or as an HTTP date', () => {
     const now = Date.parse('2026-12-01T10:00:00Z');

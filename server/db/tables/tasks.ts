@@ -39,6 +39,8 @@ export const externalTasks = pgTable(
     availableAt: ts('available_at').notNull().defaultNow(),
     /** lease expiries on the current attempt (poison-work protection) */
     leaseExpiries: integer('lease_expiries').notNull().default(0),
+    /** deferrals on the current attempt (deferTask): past ABADA_MAX_DEFERRALS one counts as a failure */
+    deferrals: integer('deferrals').notNull().default(0),
     /** the frozen AgentWork of an agent node (prompt template, inputs, bindings, limits) */
     agentWork: jsonb('agent_work').$type<AgentWork>(),
     metadata: jsonb('metadata').$type<AttemptMetadata>(),

@@ -6,6 +6,7 @@
  */
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { externalTasks, incidents, steps, type ExternalTaskRow } from '../../db/schema.js';
+import type { AttemptMetadata } from '../../shared/types.js';
 import type { Tx } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
@@ -22,7 +23,12 @@ export interface AttemptFailure {
    * moves the token, which is the instances' business, and instances sit above the lease.
    */
   onExhausted?: (tx: Tx, task: ExternalTaskRow, f: AttemptFailure) => Promise<ExternalTaskRow | null>;
+  /** the worker's attempt metadata (errorType included), kept on the task and in history (SPEC §15.5) */
+  metadata?: AttemptMetadata | null;
 }
+
+/** The failure's metadata for the task row (unchanged without any) and for its history row. */
+const metadataOf = (f: AttemptFailure) => (f.metadata ? { metadata: f.metadata } : {});
 
 const MAX_BACKOFF_MS = 5 * 60_000;
 
@@ -152,9 +158,15 @@ export async function failAttempt(
     await appendHistory(tx, {
       ...common,
       eventType: 'ATTEMPT_FAILED',
-      data: { errorType: f.errorType, waitingFor: 'TOOL_OUTCOME_UNKNOWN' },
+      data: { errorType: f.errorType, waitingFor: 'TOOL_OUTCOME_UNKNOWN', ...metadataOf(f) },
     });
-    const [row] = await tx.select().from(externalTasks).where(eq(externalTasks.id, task.id));
+    const [row] = f.metadata
+      ? await tx
+          .update(externalTasks)
+          .set({ metadata: f.metadata })
+          .where(eq(externalTasks.id, task.id))
+          .returning()
+      : await tx.select().from(externalTasks).where(eq(externalTasks.id, task.id));
     return row;
   }
   if (task.attempt < task.maxAttempts) return retryLater(tx, task, f, common);
@@ -183,12 +195,14 @@ async function retryLater(
       state: 'OPEN',
       attempt: task.attempt + 1,
       leaseExpiries: 0,
+      deferrals: 0,
       workerId: null,
       leasedBy: null,
       leaseExpiresAt: null,
       availableAt: sql`now() + make_interval(secs => ${delay / 1000})`,
       errorType: f.errorType,
       errorMessage: f.errorMessage ?? null,
+      ...metadataOf(f),
       updatedAt: sql`now()`,
     })
     .where(eq(externalTasks.id, task.id))
@@ -196,7 +210,7 @@ async function retryLater(
   await appendHistory(tx, {
     ...common,
     eventType: 'ATTEMPT_FAILED',
-    data: { errorType: f.errorType, nextAttempt: task.attempt + 1, retryInMs: delay },
+    data: { errorType: f.errorType, nextAttempt: task.attempt + 1, retryInMs: delay, ...metadataOf(f) },
   });
   await notifyTask(tx, task, 'OPEN');
   return row;
@@ -227,6 +241,7 @@ async function failForGood(
       leaseExpiresAt: null,
       errorType: f.errorType,
       errorMessage: f.errorMessage ?? null,
+      ...metadataOf(f),
       updatedAt: sql`now()`,
       endedAt: sql`now()`,
     })
@@ -235,7 +250,7 @@ async function failForGood(
   await appendHistory(tx, {
     ...common,
     eventType: 'TASK_FAILED',
-    data: { errorType: f.errorType, attempts: task.attempt },
+    data: { errorType: f.errorType, attempts: task.attempt, ...metadataOf(f) },
   });
   await openIncident(
     tx,

@@ -77,6 +77,7 @@ export async function retryTask(ctx: EngineContext, actor: Actor, id: string): P
         attempt: next,
         maxAttempts: Math.max(task.maxAttempts, next),
         leaseExpiries: 0,
+        deferrals: 0,
         availableAt: sql`now()`,
         endedAt: null,
         updatedAt: sql`now()`,

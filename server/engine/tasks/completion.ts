@@ -187,6 +187,7 @@ async function completeIn(
       errorType: outcome.errorType,
       errorMessage: outcome.message,
       actor: who,
+      metadata: { ...metadata, errorType: outcome.errorType },
     });
   } else {
     row = await finish(tx, task, outcome.vars, metadata, outcome.kind === 'ok' ? null : outcome, who, last);
@@ -333,6 +334,7 @@ export async function failTask(ctx: EngineContext, actor: Actor, input: FailInpu
       errorMessage: input.errorMessage?.slice(0, 2000) ?? null,
       retryTimeoutMs: input.retryTimeoutMs,
       actor: `worker:${input.workerId}`,
+      metadata: { ...cleanMetadata(input.metadata), errorType: input.errorType },
     });
     await tx.insert(taskReports).values({
       taskId: task.id,

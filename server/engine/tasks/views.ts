@@ -15,6 +15,8 @@ export interface TaskView {
   priority: number;
   attempt: number;
   maxAttempts: number;
+  /** deferrals on the current attempt (deferTask) */
+  deferrals: number;
   workerId: string | null;
   leaseExpiresAt: Date | null;
   availableAt: Date;
@@ -38,6 +40,7 @@ export function taskView(r: ExternalTaskRow): TaskView {
     priority: r.priority,
     attempt: r.attempt,
     maxAttempts: r.maxAttempts,
+    deferrals: r.deferrals,
     workerId: r.workerId,
     leaseExpiresAt: r.leaseExpiresAt,
     availableAt: r.availableAt,

@@ -1,5 +1,6 @@
 import {
   completeTask,
+  deferTask,
   failTask,
   extendLease,
   getTask,
@@ -23,6 +24,9 @@ export const ExternalTask = builder.objectRef<TaskView>('ExternalTask').implemen
     nodeType: t.exposeString('nodeType'),
     attempt: t.exposeInt('attempt'),
     maxAttempts: t.exposeInt('maxAttempts'),
+    deferrals: t.exposeInt('deferrals', {
+      description: 'Deferrals (deferTask) on the current attempt; past ABADA_MAX_DEFERRALS one fails it.',
+    }),
     priority: t.exposeInt('priority'),
     processInstanceId: t.exposeID('processInstanceId'),
     workerId: t.exposeString('workerId', { nullable: true }),
@@ -154,6 +158,19 @@ const FailTaskInput = builder.inputType('FailTaskInput', {
   }),
 });
 
+const DeferTaskInput = builder.inputType('DeferTaskInput', {
+  fields: (t) => ({
+    taskId: t.id({ required: true }),
+    workerId: t.string({ required: true }),
+    attempt: t.int({ required: true }),
+    reason: t.string({ required: true, description: 'Why, in a few words (kept in history).' }),
+    retryAfterMs: t.int({
+      required: true,
+      description: 'Not handed out again before this many ms (0: at once; cut to ABADA_MAX_DEFER_MS).',
+    }),
+  }),
+});
+
 const ToolCredential = builder
   .objectRef<{ server: string; name: string; secret: string; env: string | null }>('ToolCredential')
   .implement({
@@ -242,6 +259,19 @@ builder.mutationField('failTask', (t) =>
     args: { input: t.arg({ type: FailTaskInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
       failTask(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
+  }),
+);
+
+builder.mutationField('deferTask', (t) =>
+  t.field({
+    type: ExternalTask,
+    description:
+      'Hands the lease back without spending an attempt: the task is OPEN again after retryAfterMs. ' +
+      'Refused while a write is STARTED; past ABADA_MAX_DEFERRALS on one attempt it counts as a failure.',
+    authScopes: { worker: true },
+    args: { input: t.arg({ type: DeferTaskInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      deferTask(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
   }),
 );
 
