@@ -24,6 +24,11 @@ export const Incident = builder.objectRef<IncidentView>('Incident').implement({
     workerId: t.exposeString('workerId', { nullable: true }),
     resolution: t.field({ type: 'JSON', nullable: true, resolve: (i) => i.resolution }),
     resolvedAt: t.field({ type: 'DateTime', nullable: true, resolve: (i) => i.resolvedAt }),
+    count: t.exposeInt('count', {
+      description:
+        'How many times the condition was seen while the incident was open (1 when it happened once).',
+    }),
+    lastSeenAt: t.field({ type: 'DateTime', resolve: (i) => i.lastSeenAt }),
     createdAt: t.field({ type: 'DateTime', resolve: (i) => i.createdAt }),
     eventCursor: t.string({
       description:
