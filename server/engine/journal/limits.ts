@@ -1,8 +1,8 @@
 /**
- * Limits and engine-side pricing (SPEC §4). Checked when a MODEL_CALL is journaled STARTED: turns and
- * tokens count this attempt (the conversation being built), the budget counts every attempt of the task
- * (money spent is spent). A turn is a model call that answered; a failed call to an unavailable model
- * spends none.
+ * Limits and engine-side pricing (SPEC §4, §15.6). Checked when a MODEL_CALL is journaled STARTED, and
+ * when a write is (tokens and money only): turns and tokens count this attempt (the conversation being
+ * built), the budget counts every attempt of the task (money spent is spent). A turn is a model call
+ * that answered (COMPLETED); a failed call to an unavailable model spends none.
  */
 import { sql } from 'drizzle-orm';
 import { EngineError } from '../../errors.js';
@@ -24,20 +24,38 @@ export function hasLimits(limits: Limits): boolean {
   return limits.maxTurns != null || limits.maxTokensTotal != null || limits.budgetUsd != null;
 }
 
-/** Throws LIMIT_EXCEEDED (naming the limit) when the usage so far reaches one of the node's limits. */
-export function assertWithinLimits(u: { turns: number; tokens: number; cost: number }, limits: Limits): void {
-  const exceeded = (limit: string, used: number, max: number) =>
+/** What the usage so far is checked for: a model call to start, or a write to send. */
+export type LimitedCall = 'model call' | 'write';
+
+/**
+ * Throws LIMIT_EXCEEDED (naming the limit, what was used and the maximum) when the usage so far reaches
+ * one of the node's limits. A model call is held to all three; a write to the two that measure what
+ * was spent (tokens and money), not to max_turns: the last turn the node allows may ask for a write.
+ */
+export function assertWithinLimits(
+  u: { turns: number; tokens: number; cost: number },
+  limits: Limits,
+  call: LimitedCall = 'model call',
+): void {
+  const exceeded = (limit: string, used: number, max: number, spent: string) =>
     new EngineError(
       'LIMIT_EXCEEDED',
-      `The ${limit} limit of this agent node is reached (${used} of ${max}); finish with what you have or fail the attempt.`,
+      `The ${limit} limit of this agent node is reached: ${spent}. This ${call} may not start; finish with what you have or fail the attempt.`,
       { limit, used, max },
     );
-  if (limits.maxTurns != null && u.turns >= limits.maxTurns)
-    throw exceeded('max_turns', u.turns, limits.maxTurns);
+  if (call === 'model call' && limits.maxTurns != null && u.turns >= limits.maxTurns)
+    throw exceeded('max_turns', u.turns, limits.maxTurns, `${u.turns} of ${limits.maxTurns} turns answered`);
   if (limits.maxTokensTotal != null && u.tokens >= limits.maxTokensTotal)
-    throw exceeded('max_tokens_total', u.tokens, limits.maxTokensTotal);
-  if (limits.budgetUsd != null && u.cost >= limits.budgetUsd)
-    throw exceeded('budget_usd', Math.round(u.cost * 1e6) / 1e6, limits.budgetUsd);
+    throw exceeded(
+      'max_tokens_total',
+      u.tokens,
+      limits.maxTokensTotal,
+      `${u.tokens} tokens used of ${limits.maxTokensTotal} this attempt`,
+    );
+  if (limits.budgetUsd != null && u.cost >= limits.budgetUsd) {
+    const spent = Math.round(u.cost * 1e6) / 1e6;
+    throw exceeded('budget_usd', spent, limits.budgetUsd, `$${spent} spent of $${limits.budgetUsd}`);
+  }
 }
 
 function nonNeg(n: number | null | undefined): number {

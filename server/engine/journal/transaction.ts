@@ -28,7 +28,8 @@ export function loadKeyOf(inputs: JournalStepInput[]): LoadKey {
       ? [i.sequence - 1, i.sequence]
       : [i.sequence],
   );
-  const withUsage = inputs.some((i) => i.kind === 'MODEL_CALL' && i.state === 'STARTED');
+  // a model call or a write starting is held to the node's limits (a read STARTED loads it needlessly)
+  const withUsage = inputs.some((i) => i.state === 'STARTED');
   return { taskId, attempt, sequences, withUsage };
 }
 
