@@ -4,15 +4,7 @@
  * built), the budget counts every attempt of the task (money spent is spent). A turn is a model call
  * that answered (COMPLETED); a failed call to an unavailable model spends none.
  */
-import { sql } from 'drizzle-orm';
 import { EngineError } from '../../errors.js';
-import { type Executor, query } from '../common/index.js';
-
-export interface Usage {
-  inputTokens?: number | null;
-  outputTokens?: number | null;
-  totalTokens?: number | null;
-}
 
 export interface Limits {
   maxTurns: number | null;
@@ -56,58 +48,4 @@ export function assertWithinLimits(
     const spent = Math.round(u.cost * 1e6) / 1e6;
     throw exceeded('budget_usd', spent, limits.budgetUsd, `$${spent} spent of $${limits.budgetUsd}`);
   }
-}
-
-function nonNeg(n: number | null | undefined): number {
-  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
-}
-
-/** Prices a model call with the price in force now; an unknown model costs null (and cannot hit the budget). */
-export async function priceUsage(ex: Executor, model: string, usage: Usage) {
-  return priced(usage, await priceAt(ex, model, Date.now()));
-}
-
-/** priceUsage from the process's price cache alone; undefined when the cache must be (re)loaded. */
-export function priceUsageCached(model: string, usage: Usage) {
-  const now = Date.now();
-  if (!priceCache || now - priceCache.at > PRICE_TTL_MS) return undefined;
-  return priced(
-    usage,
-    priceCache.rows.get(model)?.find((p) => p.from <= now),
-  );
-}
-
-function priced(usage: Usage, p: { i: number; o: number } | undefined) {
-  const inputTokens = nonNeg(usage.inputTokens);
-  const outputTokens = nonNeg(usage.outputTokens);
-  // never below input + output: an under-reported total would slip past max_tokens_total
-  const totalTokens = Math.max(nonNeg(usage.totalTokens), inputTokens + outputTokens);
-  const costUsd = p ? (inputTokens * p.i + outputTokens * p.o) / 1e6 : null;
-  return { usage: { inputTokens, outputTokens, totalTokens }, costUsd };
-}
-
-/*
- * The price table is small and read on every completed model call: it is cached per process and
- * reloaded every 30 s. Prices dated in the future apply from their effective time exactly; a row
- * inserted for the past takes effect here within 30 s.
- */
-const PRICE_TTL_MS = 30_000;
-let priceCache: { at: number; rows: Map<string, { from: number; i: number; o: number }[]> } | null = null;
-
-async function priceAt(ex: Executor, model: string, now: number) {
-  if (!priceCache || now - priceCache.at > PRICE_TTL_MS) {
-    const rows = await query<{ model: string; from: Date; i: number; o: number }>(
-      ex,
-      sql`SELECT model, effective_from AS "from", input_per_mtok_usd AS i, output_per_mtok_usd AS o
-          FROM model_prices ORDER BY model, effective_from DESC`,
-    );
-    const map = new Map<string, { from: number; i: number; o: number }[]>();
-    for (const r of rows) {
-      const list = map.get(r.model) ?? [];
-      list.push({ from: new Date(r.from).getTime(), i: Number(r.i), o: Number(r.o) });
-      map.set(r.model, list);
-    }
-    priceCache = { at: now, rows: map };
-  }
-  return priceCache.rows.get(model)?.find((p) => p.from <= now);
 }

@@ -19,14 +19,8 @@ import type { AgentWork, ToolBinding } from '../definitions/index.js';
 import { startDelegation } from '../instances/index.js';
 import { assertLease, type LockedTaskRow } from '../lease/index.js';
 import { argumentsOf, digestOf, type JournalStepInput, type StepState } from './input.js';
-import {
-  assertWithinLimits,
-  hasLimits,
-  type LimitedCall,
-  type priceUsage,
-  priceUsageCached,
-  type Usage,
-} from './limits.js';
+import { type priceUsage, priceUsageCached, type Usage } from '../prices/index.js';
+import { assertWithinLimits, hasLimits, type LimitedCall } from './limits.js';
 import type { Reusable } from './reuse.js';
 import { assertNextSequence, checkPrecondition, reconciliation } from './guards.js';
 import { propose, refuseByRules } from './propose.js';

@@ -13,7 +13,7 @@ import { EngineError, notFound } from '../../errors.js';
 import { approvalStanding } from '../approvals/index.js';
 import { type Actor, type EngineContext, isUuid, sameProject } from '../common/index.js';
 import type { JournalStepInput } from './input.js';
-import { priceUsage } from './limits.js';
+import { priceUsage } from '../prices/index.js';
 import { findReusable } from './reuse.js';
 import { RefusalAfterCommit } from './reopen.js';
 import { applyStep, type JournalResult, type RuleReads } from './rules.js';

@@ -7,6 +7,7 @@ import './instance.js';
 import './approval.js';
 import './incident.js';
 import './worker.js';
+import './price.js';
 import './webhook.js';
 import './stats.js';
 import './stream.js';
