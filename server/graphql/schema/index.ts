@@ -8,6 +8,7 @@ import './approval.js';
 import './incident.js';
 import './worker.js';
 import './price.js';
+import './idempotency.js';
 import './webhook.js';
 import './stats.js';
 import './stream.js';
