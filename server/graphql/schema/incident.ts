@@ -64,6 +64,16 @@ builder.queryField('incidents', (t) =>
   }),
 );
 
+builder.queryField('incident', (t) =>
+  t.field({
+    type: Incident,
+    description: 'One incident (NOT_FOUND when there is none you may see).',
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => getIncident(ctx.engine.db, ctx.actor!, String(id)),
+  }),
+);
+
 builder.mutationField('resolveIncident', (t) =>
   t.field({
     type: Incident,
