@@ -196,7 +196,7 @@ function readAgent(
   const outputSchema = readOutputSchema(s);
   const confidenceThreshold = r.num(o, 'confidence_threshold', np, what, { min: 0, max: 100 });
   const limits = readLimits(s);
-  checkPriced(s, { model, fallbackModels, limits }, ctx.pricedModels);
+  checkPriced(s, { model, fallbackModels, limits }, ctx.pricedModels, ctx.allowedModels);
   const onInvalidOutput = addRef(s, 'on_invalid_output');
   const onLowConfidence = addRef(s, 'on_low_confidence');
   const bindings = resolveBindings(r, get(o, 'tools'), np, ctx);

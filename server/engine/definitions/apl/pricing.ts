@@ -11,6 +11,8 @@ export function checkPriced(
   { r, np }: { r: Reader; np: string },
   node: { model: string | null; fallbackModels: string[]; limits: AgentLimits },
   priced: ReadonlySet<string> | null,
+  /** a model outside ABADA_AGENT_ALLOWED_MODELS has its own error already */
+  allowed: string[] | null,
 ): void {
   if (priced === null || node.limits.budgetUsd == null) return;
   const models: [string, string][] = node.fallbackModels.map((m, i) => [
@@ -19,7 +21,7 @@ export function checkPriced(
   ]);
   if (node.model !== null) models.unshift([node.model, joinKey(np, 'model')]);
   for (const [model, path] of models) {
-    if (priced.has(model)) continue;
+    if (priced.has(model) || (allowed !== null && !allowed.includes(model))) continue;
     r.err(
       APL.MODEL_NO_PRICE,
       path,
