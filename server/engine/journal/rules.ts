@@ -289,6 +289,8 @@ async function create(
   const reusable = task.attempt > 1 ? await reads.reusable(task, input.sequence, digest) : null;
   if (reusable) return reuse(j, ctx, input, base, reusable);
   if (b.policy === 'approval_required') {
+    // refused before a person is asked: once approved, its STARTED would be refused all the same
+    checkLimits(j, work, 'write');
     const step = propose(j, ctx, input, base, b, work!);
     return answer(ctx, step, task.state);
   }

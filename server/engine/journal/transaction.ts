@@ -28,8 +28,9 @@ export function loadKeyOf(inputs: JournalStepInput[]): LoadKey {
       ? [i.sequence - 1, i.sequence]
       : [i.sequence],
   );
-  // a model call or a write starting is held to the node's limits (a read STARTED loads it needlessly)
-  const withUsage = inputs.some((i) => i.state === 'STARTED');
+  // a model call or a write starting (or proposed) is held to the node's limits; a read STARTED loads
+  // the usage needlessly
+  const withUsage = inputs.some((i) => i.state === 'STARTED' || i.state === 'PROPOSED');
   return { taskId, attempt, sequences, withUsage };
 }
 

@@ -23,7 +23,10 @@ beforeAll(async () => {
       triageProcess({ key: 'turns1', topic: 't-turns1', limits: '{ max_turns: 1 }' }),
       triageProcess({ key: 'tokens', topic: 't-tokens', limits: '{ max_tokens_total: 1500 }' }),
       triageProcess({ key: 'budget', topic: 't-budget', limits: '{ budget_usd: 0.001 }' }),
-      triageProcess({ key: 'budgetw', topic: 't-budgetw', limits: '{ budget_usd: 0.001 }' }),
+      triageProcess({ key: 'budgetw', topic: 't-budgetw', limits: '{ budget_usd: 0.001 }' }).replace(
+        'crm/send_email]',
+        'crm/send_email, crm/refund, crm/get_order, crm/find_refund]',
+      ),
     ].join('---'),
   });
   w = new WorkerSim(engine, await engine.principal('WORKER', 'agent-worker', { topics: ['*'] }), 'w-1');
@@ -196,6 +199,15 @@ describe('agent limits', () => {
     // nothing was journaled, and it stays refused
     expect((await events(engine, id)).length).toBe(n);
     expect(codeOf(await w.journalRaw(task, 4, write))).toBe('LIMIT_EXCEEDED');
+    // nor is a person asked to approve a write that could not start
+    const proposal = await w.journalRaw(task, 4, {
+      kind: 'TOOL_CALL',
+      state: 'PROPOSED',
+      toolRef: 'crm/refund',
+      request: { callId: 'call_4', arguments: { orderId: '5531', amount: 89, currency: 'EUR' } },
+    });
+    expectLimit(proposal, 'budget_usd', 0.0011, 0.001);
+    expect((await events(engine, id)).length).toBe(n);
     // a read is not a write: it still runs
     await w.tool(task, 4, 'crm/get_customer', 'COMPLETED', { customerId: 'C-42' }, {});
     expect((await taskOf(engine, task.id)).steps.map((s) => s.state)).toEqual([
