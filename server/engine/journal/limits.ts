@@ -1,8 +1,9 @@
 /**
- * Limits and engine-side pricing (SPEC §4, §15.6). Checked when a MODEL_CALL is journaled STARTED, and
- * when a write is (tokens and money only): turns and tokens count this attempt (the conversation being
- * built), the budget counts every attempt of the task (money spent is spent). A turn is a model call
- * that answered (COMPLETED); a failed call to an unavailable model spends none.
+ * An agent node's limits (SPEC §4, §15.6). Checked when a MODEL_CALL is journaled STARTED, and when a
+ * write is proposed or STARTED (tokens and money only): turns and tokens count this attempt (the
+ * conversation being built), the budget counts every attempt of the task (money spent is spent). A turn
+ * is a model call that answered (COMPLETED); a failed call to an unavailable model spends none. What a
+ * call cost comes from the engine's prices (engine/prices).
  */
 import { EngineError } from '../../errors.js';
 
