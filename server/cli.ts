@@ -6,6 +6,7 @@
 import { approvals, decide, incidents, revoke } from './cli/approvals.js';
 import { type Command, CliError, EXIT, type Io } from './cli/args.js';
 import { migrate, rotateKeysCommand, worker } from './cli/ops.js';
+import { incident, key, price, resume, suspend } from './cli/operators.js';
 import { credential, principal } from './cli/principals.js';
 import { cancel, deploy, start, verifyAudit } from './cli/process.js';
 
@@ -13,12 +14,17 @@ const COMMANDS: Command[] = [
   deploy,
   start,
   cancel,
+  suspend,
+  resume,
   principal,
   credential,
   approvals,
   decide,
   revoke,
   incidents,
+  incident,
+  price,
+  key,
   verifyAudit,
   worker,
   migrate,

@@ -97,3 +97,47 @@ export const RotatePrincipalToken = graphql(`
     rotatePrincipalToken(id: $id) { token principal { id kind name projectId } }
   }
 `);
+
+export const SuspendProcess = graphql(`
+  mutation CliSuspendProcess($id: ID!) { suspendProcess(id: $id) { id state currentNodeId } }
+`);
+
+export const ResumeProcess = graphql(`
+  mutation CliResumeProcess($id: ID!) { resumeProcess(id: $id) { id state currentNodeId } }
+`);
+
+export const IncidentById = graphql(`
+  query CliIncident($id: ID!) { incident(id: $id) { id type state taskId processInstanceId } }
+`);
+
+export const ResolveIncident = graphql(`
+  mutation CliResolveIncident($input: ResolveIncidentInput!) {
+    resolveIncident(input: $input) { id type state resolution resolvedAt }
+  }
+`);
+
+export const RetryTask = graphql(`
+  mutation CliRetryTask($id: ID!) { retryTask(id: $id) { id state attempt processInstanceId } }
+`);
+
+export const SetModelPrice = graphql(`
+  mutation CliSetModelPrice($input: SetModelPriceInput!) {
+    setModelPrice(input: $input) { model inputUsdPerMTok outputUsdPerMTok validFrom setBy }
+  }
+`);
+
+export const ModelPrices = graphql(`
+  query CliModelPrices($model: String, $history: Boolean) {
+    modelPrices(model: $model, history: $history) { model inputUsdPerMTok outputUsdPerMTok validFrom setBy }
+  }
+`);
+
+export const StepByIdempotencyKey = graphql(`
+  query CliStepByIdempotencyKey($key: String!) {
+    stepByIdempotencyKey(key: $key) {
+      key processInstanceId taskId attempt sequence toolRef outcome
+      steps { attempt sequence state reused }
+      sends { reason attempt sequence at workerId }
+    }
+  }
+`);

@@ -47,6 +47,16 @@ export const MATRIX: Record<string, Record<string, Row>> = {
     // the evidence (SPEC §11) is the approval's: whoever may not see the approval sees none of it
     approval: { op: (i) => ({ query: EVIDENCE, variables: { id: i.approvalId } }), expect: 'DNANAN' },
     incidents: { op: () => ({ query: '{ incidents { totalCount } }' }), expect: 'DAAAAA' },
+    incident: {
+      op: (i) => ({ query: 'query($id: ID!) { incident(id: $id) { id } }', variables: { id: i.incidentId } }),
+      expect: 'DAAAAN',
+    },
+    modelPrices: { op: () => ({ query: '{ modelPrices { model } }' }), expect: 'DAAAAA' },
+    // admins and people of the project; no step holds this key, so whoever may ask reads null
+    stepByIdempotencyKey: {
+      op: () => ({ query: '{ stepByIdempotencyKey(key: "abada-authz-none") { taskId } }' }),
+      expect: 'DDNNNN',
+    },
     eventCursor: { op: () => ({ query: '{ eventCursor }' }), expect: 'DAAAAA' },
     principals: { op: () => ({ query: '{ principals { totalCount } }' }), expect: 'DDDDAA' },
     workers: { op: () => ({ query: '{ workers { workerId } }' }), expect: 'DAAAAA' },
@@ -247,6 +257,14 @@ export const MATRIX: Record<string, Record<string, Row>> = {
     retryTask: {
       op: (i) => ({ query: 'mutation($id: ID!) { retryTask(id: $id) { id } }', variables: { id: i.taskId } }),
       expect: 'DDDDAN',
+    },
+    // prices are engine-wide: any admin sets them
+    setModelPrice: {
+      op: () => ({
+        query:
+          'mutation { setModelPrice(input: { model: "authz-model", inputUsdPerMTok: 1, outputUsdPerMTok: 2 }) { model } }',
+      }),
+      expect: 'DDDDAA',
     },
   },
   Subscription: {

@@ -2,7 +2,10 @@
 import { doublePrecision, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { ts } from './columns.js';
 
-/** Engine-side prices per million tokens; the row in force at the time of a call prices it. */
+/**
+ * Engine-side prices per million tokens, one row per change (the history is kept): the row in force
+ * at the time of a call prices it.
+ */
 export const modelPrices = pgTable(
   'model_prices',
   {
@@ -10,6 +13,8 @@ export const modelPrices = pgTable(
     effectiveFrom: ts('effective_from').notNull(),
     inputPerMTokUsd: doublePrecision('input_per_mtok_usd').notNull(),
     outputPerMTokUsd: doublePrecision('output_per_mtok_usd').notNull(),
+    /** who set the price (setModelPrice); null for prices seeded by a migration */
+    setBy: text('set_by'),
   },
   (t) => [primaryKey({ columns: [t.model, t.effectiveFrom] })],
 );

@@ -1,6 +1,8 @@
 /** The step journal. */
+import { sql } from 'drizzle-orm';
 import {
   boolean,
+  index,
   doublePrecision,
   integer,
   jsonb,
@@ -52,7 +54,10 @@ export const steps = pgTable(
     createdAt: createdAt(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.taskId, t.attempt, t.sequence] })],
+  (t) => [
+    primaryKey({ columns: [t.taskId, t.attempt, t.sequence] }),
+    index('steps_idempotency_key_idx').on(t.idempotencyKey).where(sql`${t.idempotencyKey} IS NOT NULL`),
+  ],
 );
 
 export type StepRow = typeof steps.$inferSelect;

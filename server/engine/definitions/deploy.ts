@@ -10,6 +10,7 @@ import type { FrozenProcess, ToolServerSpec } from './apl/types.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
 import { type Actor, type EngineContext, type Executor, type Tx, actorProject } from '../common/index.js';
 import { transaction } from '../../db/pg.js';
+import { pricedModels } from '../prices/index.js';
 
 export interface DefinitionView {
   id: string;
@@ -65,6 +66,7 @@ export async function deploy(
       processKeys: new Set(keys.map((k) => k.key)),
       allowedModels: ctx.config.allowedModels,
       allowedTools: ctx.config.allowedTools,
+      pricedModels: await pricedModels(tx),
     });
     if (!result.ok) {
       throw new EngineError(

@@ -16,6 +16,9 @@ export interface IncidentView {
   workerId: string | null;
   resolution: IncidentResolution | null;
   resolvedAt: Date | null;
+  /** how many times the condition was seen while the incident was open */
+  count: number;
+  lastSeenAt: Date;
   createdAt: Date;
 }
 
@@ -33,6 +36,8 @@ export function incidentView(r: IncidentRow): IncidentView {
     workerId: r.workerId,
     resolution: r.resolution,
     resolvedAt: r.resolvedAt,
+    count: r.count,
+    lastSeenAt: r.lastSeenAt,
     createdAt: r.createdAt,
   };
 }

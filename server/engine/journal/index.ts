@@ -1,4 +1,5 @@
 /** The step journal (SPEC §4): its commands, and the journal as callers see it. */
+export { type KeySend, type KeyTraceView, stepByIdempotencyKey } from './by-key.js';
 export { MAX_BATCH_TASKS, journalBatch, journalStep, journalSteps } from './commands.js';
 export type { JournalStepInput } from './input.js';
 export type { JournalResult } from './rules.js';

@@ -7,7 +7,7 @@ import type { ToolBinding, AgentWork } from '../definitions/index.js';
 import { requestDigest, toolCallDigest } from '../../shared/canonical.js';
 import type { StepRow } from '../../db/schema.js';
 import type { Actor, EngineContext } from '../common/index.js';
-import type { Usage } from './limits.js';
+import type { Usage } from '../prices/index.js';
 
 export type StepKind = StepRow['kind'];
 export type StepState = StepRow['state'];

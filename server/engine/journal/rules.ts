@@ -19,7 +19,8 @@ import type { AgentWork, ToolBinding } from '../definitions/index.js';
 import { startDelegation } from '../instances/index.js';
 import { assertLease, type LockedTaskRow } from '../lease/index.js';
 import { argumentsOf, digestOf, type JournalStepInput, type StepState } from './input.js';
-import { assertWithinLimits, hasLimits, type priceUsage, priceUsageCached, type Usage } from './limits.js';
+import { type priceUsage, priceUsageCached, type Usage } from '../prices/index.js';
+import { assertWithinLimits, hasLimits, type LimitedCall } from './limits.js';
 import type { Reusable } from './reuse.js';
 import { assertNextSequence, checkPrecondition, reconciliation } from './guards.js';
 import { propose, refuseByRules } from './propose.js';
@@ -190,6 +191,7 @@ async function startApproved(
     e = reapprove(j, e, binding, standing, lapse) ?? reopen(j, e, input, binding, standing, lapse);
   const facts = checkPrecondition(j, ctx, e, binding, standing);
   if (!facts.ok) voidForFacts(j, e, input, standing, facts.explanation);
+  checkLimits(j, task.agentWork as AgentWork | null, 'write');
   const key =
     binding?.idempotency === 'key'
       ? (e.idempotencyKey ?? idempotencyKeyFor(task.id, task.attempt, e.sequence))
@@ -271,12 +273,7 @@ async function create(
         'Journal a model call STARTED before calling the model, then COMPLETED or FAILED.',
         'state',
       );
-    if (work && hasLimits(work.limits)) {
-      // the load sums the usage exactly when the node has limits (sql.ts's HAS_LIMITS mirrors hasLimits)
-      const usage = j.usage;
-      if (!usage) throw new Error('the usage so far was not read for a node with limits');
-      assertWithinLimits(usage, work.limits);
-    }
+    checkLimits(j, work, 'model call');
     return answer(ctx, put(base), task.state);
   }
   const b = binding!;
@@ -292,6 +289,8 @@ async function create(
   const reusable = task.attempt > 1 ? await reads.reusable(task, input.sequence, digest) : null;
   if (reusable) return reuse(j, ctx, input, base, reusable);
   if (b.policy === 'approval_required') {
+    // refused before a person is asked: once approved, its STARTED would be refused all the same
+    checkLimits(j, work, 'write');
     const step = propose(j, ctx, input, base, b, work!);
     return answer(ctx, step, task.state);
   }
@@ -303,6 +302,7 @@ async function create(
   }
   const refused = refuseByRules(j, input, base, b, argumentsOf(input.request) as Record<string, unknown>);
   if (refused) return answer(ctx, refused, task.state);
+  checkLimits(j, work, 'write');
   const key = b.idempotency === 'key' ? idempotencyKeyFor(task.id, task.attempt, input.sequence) : null;
   const row = put({ ...base, state: 'STARTED', idempotencyKey: key });
   if (b.transport === 'delegate') return delegate(j, ctx, row, b);
@@ -332,6 +332,15 @@ function reuse(
     }),
   ]);
   return answer(ctx, row, j.task.state);
+}
+
+/** The node's limits against the usage so far (SPEC §4, §15.6); LIMIT_EXCEEDED when one is reached. */
+function checkLimits(j: JournalState, work: AgentWork | null, call: LimitedCall): void {
+  if (!work || !hasLimits(work.limits)) return;
+  // the load sums the usage exactly when a step starts on a node with limits (HAS_LIMITS in the load)
+  const usage = j.usage;
+  if (!usage) throw new Error('the usage so far was not read for a node with limits');
+  assertWithinLimits(usage, work.limits, call);
 }
 
 function withOutcome(ctx: EngineContext, base: StepRow, input: JournalStepInput): StepRow {

@@ -13,7 +13,7 @@ import { EngineError, notFound } from '../../errors.js';
 import { approvalStanding } from '../approvals/index.js';
 import { type Actor, type EngineContext, isUuid, sameProject } from '../common/index.js';
 import type { JournalStepInput } from './input.js';
-import { priceUsage } from './limits.js';
+import { priceUsage } from '../prices/index.js';
 import { findReusable } from './reuse.js';
 import { RefusalAfterCommit } from './reopen.js';
 import { applyStep, type JournalResult, type RuleReads } from './rules.js';
@@ -28,7 +28,9 @@ export function loadKeyOf(inputs: JournalStepInput[]): LoadKey {
       ? [i.sequence - 1, i.sequence]
       : [i.sequence],
   );
-  const withUsage = inputs.some((i) => i.kind === 'MODEL_CALL' && i.state === 'STARTED');
+  // a model call or a write starting (or proposed) is held to the node's limits; a read STARTED loads
+  // the usage needlessly
+  const withUsage = inputs.some((i) => i.state === 'STARTED' || i.state === 'PROPOSED');
   return { taskId, attempt, sequences, withUsage };
 }
 

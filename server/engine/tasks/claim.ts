@@ -109,8 +109,7 @@ export async function fetchAndLock(
     projectId = actor.projectId;
   }
   if (missing.length > 0) {
-    const reason = `no capability for ${missing.join(', ')}`;
-    await recordRejection(ctx, actor, input.workerId, reason);
+    await recordRejection(ctx, actor, input.workerId, { reason: 'no capability', topics: missing });
     throw new EngineError(
       'FORBIDDEN',
       `This worker credential holds no capability for ${missing.join(', ')}. Ask an admin for a principal with those topics.`,

@@ -7,7 +7,7 @@ import { and, eq, isNull, ne, or, sql } from 'drizzle-orm';
 import { workers, type WorkerRow } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
 import type { Actor, EngineContext } from '../common/index.js';
-import { openIncident } from '../incidents/index.js';
+import { openOrBumpIncident } from '../incidents/index.js';
 import { transaction } from '../../db/pg.js';
 
 export type WorkerHealth = 'ONLINE' | 'ERROR' | 'OFFLINE';
@@ -40,12 +40,10 @@ export async function registerWorker(
   }
   const missing = input.topics.filter((t) => !actor.topics.includes(t) && !actor.topics.includes('*'));
   if (missing.length) {
-    await recordRejection(
-      ctx,
-      actor,
-      input.workerId,
-      `registered topics without capability: ${missing.join(', ')}`,
-    );
+    await recordRejection(ctx, actor, input.workerId, {
+      reason: 'registered without capability',
+      topics: missing,
+    });
     throw new EngineError(
       'FORBIDDEN',
       `This worker credential holds no capability for ${missing.join(', ')}.`,
@@ -87,25 +85,33 @@ export async function heartbeat(ctx: EngineContext, actor: Actor, workerId: stri
     WHERE workers.last_heartbeat_at IS NULL OR workers.last_heartbeat_at < now() - make_interval(secs => ${debounce})`);
 }
 
-/** A rejected fetch leaves a durable trace: the worker's last rejection and a FETCH_REJECTED incident. */
+/**
+ * A rejected fetch leaves a durable trace: the worker's last rejection, and one OPEN FETCH_REJECTED
+ * incident per principal, topic and reason, whose count a repeated rejection bumps.
+ */
 export async function recordRejection(
   ctx: EngineContext,
   actor: Actor,
   workerId: string,
-  reason: string,
+  rejection: { reason: string; topics: string[] },
 ): Promise<void> {
+  const reason = `${rejection.reason} for ${rejection.topics.join(', ')}`;
   await transaction(ctx.db, async (tx) => {
     await tx.execute(sql`
       INSERT INTO workers (principal_id, worker_id, project_id, topics, last_rejection_at, last_rejection_reason, consecutive_failures)
       VALUES (${actor.principalId}, ${workerId}, ${actor.projectId}, ${sql.param(actor.topics)}::text[], now(), ${reason}, 1)
       ON CONFLICT (principal_id, worker_id) DO UPDATE SET last_rejection_at = now(), last_rejection_reason = ${reason},
         consecutive_failures = workers.consecutive_failures + 1`);
-    await openIncident(tx, {
-      projectId: actor.projectId,
-      type: 'FETCH_REJECTED',
-      message: `Worker ${workerId} (${actor.name}) was refused: ${reason}.`,
-      workerId,
-    });
+    // sorted: two engines rejecting the same two topics lock the incidents' keys in one order
+    for (const topic of [...new Set(rejection.topics)].sort()) {
+      await openOrBumpIncident(tx, {
+        projectId: actor.projectId,
+        type: 'FETCH_REJECTED',
+        message: `Worker ${workerId} (${actor.name}) was refused: ${rejection.reason} for ${topic}. Give the principal the topic or stop the worker asking for it.`,
+        workerId,
+        dedupeKey: `FETCH_REJECTED:${actor.principalId}:${topic}:${rejection.reason}`,
+      });
+    }
   });
 }
 

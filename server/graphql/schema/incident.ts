@@ -24,6 +24,11 @@ export const Incident = builder.objectRef<IncidentView>('Incident').implement({
     workerId: t.exposeString('workerId', { nullable: true }),
     resolution: t.field({ type: 'JSON', nullable: true, resolve: (i) => i.resolution }),
     resolvedAt: t.field({ type: 'DateTime', nullable: true, resolve: (i) => i.resolvedAt }),
+    count: t.exposeInt('count', {
+      description:
+        'How many times the condition was seen while the incident was open (1 when it happened once).',
+    }),
+    lastSeenAt: t.field({ type: 'DateTime', resolve: (i) => i.lastSeenAt }),
     createdAt: t.field({ type: 'DateTime', resolve: (i) => i.createdAt }),
     eventCursor: t.string({
       description:
@@ -56,6 +61,16 @@ builder.queryField('incidents', (t) =>
     authScopes: { authenticated: true },
     args: { state: t.arg({ type: IncidentState }), first: t.arg.int(), after: t.arg.string() },
     resolve: (_r, a, ctx) => listIncidents(ctx.engine, ctx.actor!, a),
+  }),
+);
+
+builder.queryField('incident', (t) =>
+  t.field({
+    type: Incident,
+    description: 'One incident (NOT_FOUND when there is none you may see).',
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => getIncident(ctx.engine.db, ctx.actor!, String(id)),
   }),
 );
 

@@ -7,6 +7,8 @@ import './instance.js';
 import './approval.js';
 import './incident.js';
 import './worker.js';
+import './price.js';
+import './idempotency.js';
 import './webhook.js';
 import './stats.js';
 import './stream.js';

@@ -13,7 +13,7 @@ export const D = {
     `mutation($input: ResolveIncidentInput!) { resolveIncident(input: $input) { id state type resolution } }`,
   ),
   incidents: graphql(
-    `query($state: IncidentState) { incidents(state: $state, first: 200) { totalCount edges { node { id type state taskId attempt sequence workerId message resolution processInstanceId } } } }`,
+    `query($state: IncidentState) { incidents(state: $state, first: 200) { totalCount edges { node { id type state taskId attempt sequence workerId message resolution processInstanceId count lastSeenAt createdAt } } } }`,
   ),
   task: graphql(`query($id: ID!) { externalTask(id: $id) { id state attempt workerId lockExpiresAt
     steps { attempt sequence kind state toolRef digest idempotencyKey reused response comment } } }`),

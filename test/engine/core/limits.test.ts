@@ -2,7 +2,8 @@
  * Limits and cost (SPEC §4): max_turns, max_tokens_total and budget_usd are checked when a MODEL_CALL
  * is journaled STARTED and refused LIMIT_EXCEEDED naming the limit; a failed call to an unavailable
  * model is not a turn; turns and tokens count per attempt, money across attempts. Cost comes from the
- * engine's price table.
+ * engine's price table. A write's STARTED is held to the spending limits too (tokens and money), not
+ * to max_turns: the last turn a node allows may ask for a write.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf, type GqlResult, startTestEngine, type TestEngine } from '../../helpers/engine.js';
@@ -22,6 +23,10 @@ beforeAll(async () => {
       triageProcess({ key: 'turns1', topic: 't-turns1', limits: '{ max_turns: 1 }' }),
       triageProcess({ key: 'tokens', topic: 't-tokens', limits: '{ max_tokens_total: 1500 }' }),
       triageProcess({ key: 'budget', topic: 't-budget', limits: '{ budget_usd: 0.001 }' }),
+      triageProcess({ key: 'budgetw', topic: 't-budgetw', limits: '{ budget_usd: 0.001 }' }).replace(
+        'crm/send_email]',
+        'crm/send_email, crm/refund, crm/get_order, crm/find_refund]',
+      ),
     ].join('---'),
   });
   w = new WorkerSim(engine, await engine.principal('WORKER', 'agent-worker', { topics: ['*'] }), 'w-1');
@@ -164,5 +169,59 @@ describe('agent limits', () => {
     });
     expect(codeOf(r2)).toBe('LIMIT_EXCEEDED');
     expect(r2.errors![0].extensions!.limit).toBe('budget_usd');
+  });
+
+  it("budget_usd: a write's STARTED after the budget is spent is refused, saying what was spent", async () => {
+    const { id, task } = await take('budgetw', 't-budgetw');
+    await turn(task, 1);
+    // within the budget, a write starts (and gets its key)
+    const first = await w.tool(task, 2, 'crm/create_ticket', 'STARTED', { customerId: 'C-42', n: 1 });
+    expect(first.idempotencyKey).toMatch(/^abada-/);
+    await w.tool(
+      task,
+      2,
+      'crm/create_ticket',
+      'COMPLETED',
+      { customerId: 'C-42', n: 1 },
+      { ticketId: 'T-1' },
+    );
+    await turn(task, 3);
+    const n = (await events(engine, id)).length;
+    const write = {
+      kind: 'TOOL_CALL',
+      state: 'STARTED',
+      toolRef: 'crm/create_ticket',
+      request: { callId: 'call_4', arguments: { customerId: 'C-42', n: 2 } },
+    };
+    const r = await w.journalRaw(task, 4, write);
+    expectLimit(r, 'budget_usd', 0.0011, 0.001);
+    expect(r.errors![0].message).toMatch(/\$0\.0011 spent of \$0\.001.*write may not start/);
+    // nothing was journaled, and it stays refused
+    expect((await events(engine, id)).length).toBe(n);
+    expect(codeOf(await w.journalRaw(task, 4, write))).toBe('LIMIT_EXCEEDED');
+    // nor is a person asked to approve a write that could not start
+    const proposal = await w.journalRaw(task, 4, {
+      kind: 'TOOL_CALL',
+      state: 'PROPOSED',
+      toolRef: 'crm/refund',
+      request: { callId: 'call_4', arguments: { orderId: '5531', amount: 89, currency: 'EUR' } },
+    });
+    expectLimit(proposal, 'budget_usd', 0.0011, 0.001);
+    expect((await events(engine, id)).length).toBe(n);
+    // a read is not a write: it still runs
+    await w.tool(task, 4, 'crm/get_customer', 'COMPLETED', { customerId: 'C-42' }, {});
+    expect((await taskOf(engine, task.id)).steps.map((s) => s.state)).toEqual([
+      'COMPLETED',
+      'COMPLETED',
+      'COMPLETED',
+      'COMPLETED',
+    ]);
+  });
+
+  it('max_turns does not hold back the write the last allowed turn asked for', async () => {
+    const { task } = await take('turns1', 't-turns1');
+    await turn(task, 1);
+    const r = await w.tool(task, 2, 'crm/create_ticket', 'STARTED', { customerId: 'C-42' });
+    expect(r.step.state).toBe('STARTED');
   });
 });

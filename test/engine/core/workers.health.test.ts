@@ -72,6 +72,42 @@ describe('worker health', () => {
   });
 });
 
+describe('FETCH_REJECTED', () => {
+  it('20 rejected polls are one open incident with a count; another topic or a resolve opens another', async () => {
+    const stray = await engine.principal('WORKER', 'stray-worker', { topics: ['t-stray'] });
+    const poll = (topicName: string) =>
+      engine.gql(stray, Q.fetch, {
+        input: { workerId: 'stray-1', maxTasks: 1, topics: [{ topicName, lockDurationMs: 1000 }] },
+      });
+    const refused = await Promise.all(Array.from({ length: 20 }, () => poll('ledger')));
+    for (const r of refused) expect(codeOf(r)).toBe('FORBIDDEN');
+    const ledger = () =>
+      incidentsOf(engine, { type: 'FETCH_REJECTED' }).then((l) =>
+        l.filter((i) => i.message.includes('ledger')),
+      );
+    const [one, ...more] = await ledger();
+    expect(more).toEqual([]);
+    expect(one).toMatchObject({ state: 'OPEN', workerId: 'stray-1', count: 20 });
+    expect(new Date(one.lastSeenAt).getTime()).toBeGreaterThanOrEqual(new Date(one.createdAt).getTime());
+    expect(one.message).toMatch(/stray-worker.*no capability for ledger/);
+
+    // Another topic is another incident; the ledger one is not bumped by it.
+    expect(codeOf(await poll('payroll'))).toBe('FORBIDDEN');
+    const all = await incidentsOf(engine, { type: 'FETCH_REJECTED' });
+    expect(all.filter((i) => i.message.includes('payroll'))).toMatchObject([{ count: 1 }]);
+    expect((await ledger())[0].count).toBe(20);
+
+    // Resolved, the next rejection opens a new incident (count 1); the resolved one keeps its count.
+    await engine.ok(engine.adminToken, D.resolve, { input: { id: one.id, comment: 'topic removed' } });
+    expect(codeOf(await poll('ledger'))).toBe('FORBIDDEN');
+    const after = await ledger();
+    expect(after.map((i) => [i.state, i.count]).sort()).toEqual([
+      ['OPEN', 1],
+      ['RESOLVED', 20],
+    ]);
+  });
+});
+
 describe('tool credentials', () => {
   it('only the live lease holder gets the secret; it is stored encrypted, as are step payloads', async () => {
     await engine.ok(engine.adminToken, D.setCredential, { n: 'crm-token', s: SECRET });

@@ -1,6 +1,7 @@
 /** One node of a `Process` document: its schema checks and freezing to a `ProcessNode`. */
 import { type BindingContext, resolveBindings } from './bindings.js';
 import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
+import { checkPriced } from './pricing.js';
 import { has, isObj, type Obj, type Reader, reservedName } from './fields.js';
 import { checkJsonSchema } from './schema.js';
 import { redactPaths } from './settings.js';
@@ -14,6 +15,8 @@ import {
 
 export interface ProcessContext extends BindingContext {
   allowedModels: string[] | null;
+  /** models with a price in force; null = not checked */
+  pricedModels: ReadonlySet<string> | null;
 }
 
 /** A node id named by another field (`start`, `next`, `on_…`), checked once every node is read. */
@@ -196,6 +199,7 @@ function readAgent(
   const outputSchema = readOutputSchema(s);
   const confidenceThreshold = r.num(o, 'confidence_threshold', np, what, { min: 0, max: 100 });
   const limits = readLimits(s);
+  checkPriced(s, { model, fallbackModels, limits }, ctx.pricedModels, ctx.allowedModels);
   const onInvalidOutput = addRef(s, 'on_invalid_output');
   const onLowConfidence = addRef(s, 'on_low_confidence');
   const bindings = resolveBindings(r, get(o, 'tools'), np, ctx);

@@ -60,6 +60,8 @@ export interface ValidationContext {
   allowedModels: string[] | null;
   /** ABADA_AGENT_ALLOWED_TOOLS (server names or server/tool refs); null = no restriction */
   allowedTools: string[] | null;
+  /** models with a price in force (deploy); a `budget_usd` node needs one for each of its models. Absent = not checked */
+  pricedModels?: ReadonlySet<string> | null;
 }
 
 export type ValidationResult =

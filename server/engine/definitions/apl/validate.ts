@@ -72,6 +72,7 @@ function run(source: string, ctx: ValidationContext, sink: ErrorSink): Validated
       processKeys,
       allowedTools: ctx.allowedTools ?? null,
       allowedModels: ctx.allowedModels ?? null,
+      pricedModels: ctx.pricedModels ?? null,
       brokenNames,
       sourceServers: new Set(toolServers.map((t) => t.name)),
     });

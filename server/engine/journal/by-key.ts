@@ -1,0 +1,131 @@
+/**
+ * stepByIdempotencyKey (SPEC §15.6): which step holds an idempotency key, how it ended, and how many
+ * times the engine let it be sent — to diagnose a duplicate from our own records (seed 001 §十四.3).
+ *
+ * A key is derived from the task, attempt and sequence of the write that created it; a later attempt
+ * that makes the same call while that write is still STARTED reuses it (journal/reuse.ts), so several
+ * steps may hold one key. The sends are the engine's view: the STARTED that created the key, each later
+ * attempt's STARTED that reused it, and each lease acquired on a holder's attempt while it was STARTED
+ * (the new lease holder resumes the attempt and sends the write again with the key). A worker's own
+ * retries inside one lease are not seen. A later attempt answered from a COMPLETED step (`reused`) sent
+ * nothing and is no send.
+ */
+import { and, asc, eq, inArray } from 'drizzle-orm';
+import { externalTasks, history, type StepRow, steps } from '../../db/schema.js';
+import type { Actor, EngineContext } from '../common/index.js';
+import { sameProject } from '../common/index.js';
+import { type StepView, toStepView } from './views.js';
+
+export type KeySendReason = 'CREATED' | 'REUSED' | 'LEASE';
+
+export interface KeySend {
+  reason: KeySendReason;
+  attempt: number;
+  sequence: number;
+  at: Date;
+  workerId: string | null;
+}
+
+export interface KeyTraceView {
+  key: string;
+  processInstanceId: string;
+  taskId: string;
+  /** the attempt and sequence of the write that created the key */
+  attempt: number;
+  sequence: number;
+  toolRef: string | null;
+  /** how it ended: COMPLETED when any holder completed, else the latest holder's state (STARTED: open) */
+  outcome: StepRow['state'];
+  /** every step holding the key, by attempt */
+  steps: StepView[];
+  sends: KeySend[];
+}
+
+const ENDS = new Set(['STEP_COMPLETED', 'STEP_FAILED', 'STEP_OUTCOME_UNKNOWN']);
+const LEASES = new Set(['TASK_LEASED', 'TASK_LEASE_REACQUIRED']);
+
+/** The step that holds `key` and its sends, or null when no step the actor may see holds it. */
+export async function stepByIdempotencyKey(
+  ctx: EngineContext,
+  actor: Actor,
+  key: string,
+): Promise<KeyTraceView | null> {
+  const rows = await ctx.db
+    .select()
+    .from(steps)
+    .where(eq(steps.idempotencyKey, key))
+    .orderBy(asc(steps.attempt), asc(steps.sequence))
+    .limit(100);
+  if (rows.length === 0) return null;
+  const [task] = await ctx.db
+    .select({ projectId: externalTasks.projectId, processInstanceId: externalTasks.processInstanceId })
+    .from(externalTasks)
+    .where(eq(externalTasks.id, rows[0].taskId));
+  if (!task || !sameProject(actor, task.projectId)) return null;
+  const events = await ctx.db
+    .select({
+      eventType: history.eventType,
+      actor: history.actor,
+      at: history.at,
+      attempt: history.attempt,
+      sequence: history.sequence,
+      data: history.data,
+    })
+    .from(history)
+    .where(
+      and(
+        eq(history.processInstanceId, task.processInstanceId),
+        eq(history.taskId, rows[0].taskId),
+        inArray(history.attempt, [...new Set(rows.map((r) => r.attempt))]),
+      ),
+    )
+    .orderBy(asc(history.seq));
+  const [origin] = rows;
+  return {
+    key,
+    processInstanceId: task.processInstanceId,
+    taskId: origin.taskId,
+    attempt: origin.attempt,
+    sequence: origin.sequence,
+    toolRef: origin.toolRef,
+    outcome: rows.some((r) => r.state === 'COMPLETED') ? 'COMPLETED' : rows[rows.length - 1].state,
+    steps: rows.map((r) => toStepView(ctx, r)),
+    sends: rows.flatMap((r, i) => sendsOf(r, i === 0, events)),
+  };
+}
+
+type Event = {
+  eventType: string;
+  actor: string;
+  at: Date;
+  attempt: number | null;
+  sequence: number | null;
+  data: unknown;
+};
+
+/** One holder's sends: its STARTED (unless it was answered from the journal) and the leases while it was open. */
+function sendsOf(r: StepRow, created: boolean, events: Event[]): KeySend[] {
+  if (!created && r.reused) return [];
+  const own = events.filter((e) => e.attempt === r.attempt);
+  const startedAt = own.findIndex((e) => e.eventType === 'STEP_STARTED' && e.sequence === r.sequence);
+  if (startedAt < 0) return [];
+  const endedAt = own.findIndex(
+    (e, i) => i > startedAt && ENDS.has(e.eventType) && e.sequence === r.sequence,
+  );
+  const started = own[startedAt];
+  const sends: KeySend[] = [
+    {
+      reason: created ? 'CREATED' : 'REUSED',
+      attempt: r.attempt,
+      sequence: r.sequence,
+      at: started.at,
+      workerId: started.actor.replace(/^worker:/, ''),
+    },
+  ];
+  for (const e of own.slice(startedAt + 1, endedAt < 0 ? undefined : endedAt)) {
+    if (!LEASES.has(e.eventType)) continue;
+    const workerId = (e.data as { workerId?: string } | null)?.workerId ?? null;
+    sends.push({ reason: 'LEASE', attempt: r.attempt, sequence: r.sequence, at: e.at, workerId });
+  }
+  return sends;
+}
