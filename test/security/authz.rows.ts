@@ -202,6 +202,14 @@ export const MATRIX: Record<string, Record<string, Row>> = {
       }),
       expect: 'DADDDD',
     },
+    deferTask: {
+      op: (i) => ({
+        query:
+          'mutation($t: ID!) { deferTask(input: {taskId: $t, workerId: "m", attempt: 1, reason: "matrix", retryAfterMs: 0}) { id } }',
+        variables: { t: i.taskId },
+      }),
+      expect: 'DADDDD',
+    },
     decideApproval: {
       op: (i) => ({
         query:

@@ -75,6 +75,7 @@ export async function takeFailureBoundary(
       leaseExpiresAt: null,
       errorType: f.errorType,
       errorMessage: f.errorMessage ?? null,
+      ...(f.metadata ? { metadata: f.metadata } : {}),
       updatedAt: sql`now()`,
       endedAt: sql`now()`,
     })
@@ -92,6 +93,7 @@ export async function takeFailureBoundary(
       attempts: task.attempt,
       errorType: f.errorType,
       errorMessage: f.errorMessage?.slice(0, 2000) ?? null,
+      ...(f.metadata ? { metadata: f.metadata } : {}),
       to: node.onFailure,
     },
   });

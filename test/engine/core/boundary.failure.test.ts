@@ -68,6 +68,8 @@ describe('the failure boundary', () => {
       attempts: 2,
       errorType: 'MODEL_REFUSED',
       errorMessage: 'the model refused to answer',
+      // the attempt's metadata (SPEC §15.5) is kept on the failure path too
+      metadata: expect.objectContaining({ errorType: 'MODEL_REFUSED' }),
       to: 'fallback',
     });
     const h = (await instance(engine, id)).history.map((e) => e.eventType);
