@@ -86,6 +86,10 @@ export async function transaction<T>(db: Db, body: (tx: Db) => Promise<T>): Prom
   const client = await pool.connect();
   let broken: Error | undefined;
   const begun = client.query('BEGIN');
+  // Handled at once: the body may await something else before its first statement, and a BEGIN that
+  // fails meanwhile (the server gone) would be an unhandled rejection by then. Its error is not lost:
+  // the body's statements fail on the same connection, and COMMIT awaits `begun` below.
+  begun.catch(() => {});
   try {
     const out = await body(bindDb(client));
     await pipelined(begun, client.query('COMMIT'));

@@ -139,9 +139,11 @@ const EXCEPTIONS: Record<string, string> = {
   'server/worker/batcher.ts#dispatch':
     "a refused or unanswered batch runs each call alone (counted in the batcher's fallbacks); anything else rejects every call of the turn",
   'server/worker/batcher.ts#settleAlone': "hands the call's own error to its caller (reject)",
-  'server/db/pg.ts#transaction:2':
-    "a failed BEGIN made the body fail too: the body's error is the one raised",
+  'server/db/pg.ts#transaction:1':
+    "marks BEGIN's rejection handled the moment it is sent; the body's statements and COMMIT still see it",
   'server/db/pg.ts#transaction:3':
+    "a failed BEGIN made the body fail too: the body's error is the one raised",
+  'server/db/pg.ts#transaction:4':
     "a failed ROLLBACK keeps its error so the connection is discarded, not pooled; the body's error is raised",
 };
 
