@@ -101,6 +101,7 @@ export const IncidentsQuery = graphql(`
       edges {
         node {
           id type state message processInstanceId taskId attempt sequence workerId createdAt resolvedAt resolution
+          count lastSeenAt
         }
       }
     }

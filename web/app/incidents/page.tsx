@@ -1,5 +1,8 @@
 'use client';
-/** Incidents: open / resolved; a TOOL_OUTCOME_UNKNOWN is resolved by saying whether the call happened. */
+/**
+ * Incidents: open / resolved; a TOOL_OUTCOME_UNKNOWN is resolved by saying whether the call happened. A
+ * repeated one (a worker's rejected polls) is one incident with how often and when it was last seen.
+ */
 import Link from 'next/link';
 import { useEffect, useState } from 'react';
 import { useQuery, useSubscription } from 'urql';
@@ -47,6 +50,7 @@ export default function IncidentsPage() {
               ) : null}
               {n.sequence != null ? ` · attempt ${n.attempt}, step ${n.sequence}` : ''}
               {n.workerId ? ` · worker ${n.workerId}` : ''}
+              {n.count > 1 ? ` · seen ${n.count} times, last ${when(n.lastSeenAt)}` : ''}
             </p>
             {n.state === 'OPEN' ? (
               <ResolveForm id={n.id} outcomeUnknown={n.type === 'TOOL_OUTCOME_UNKNOWN'} onDone={() => refetch({ requestPolicy: 'network-only' })} />
