@@ -106,25 +106,32 @@ export async function settleUnknownOutcomes(
   return open.length;
 }
 
+/** The writes of a task's attempt left STARTED, in sequence order: nobody has journaled their outcome. */
+export function startedWrites(tx: Tx, taskId: string, attempt: number) {
+  return tx
+    .select({ sequence: steps.sequence, toolRef: steps.toolRef, key: steps.idempotencyKey })
+    .from(steps)
+    .where(
+      and(
+        eq(steps.taskId, taskId),
+        eq(steps.attempt, attempt),
+        eq(steps.kind, 'TOOL_CALL'),
+        eq(steps.state, 'STARTED'),
+        sql`${steps.policy} IN ('write', 'approval_required')`,
+      ),
+    )
+    .orderBy(asc(steps.sequence));
+}
+
 /** The sequences of the attempt's started writes whose outcome nobody can know now (see above). */
 async function unknownOutcomes(
   tx: Tx,
   task: ExternalTaskRow,
   opts: { reacquire?: boolean },
 ): Promise<number[]> {
-  const attemptSteps = and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt));
-  const started = await tx
-    .select({ sequence: steps.sequence, toolRef: steps.toolRef, key: steps.idempotencyKey })
-    .from(steps)
-    .where(
-      and(
-        attemptSteps,
-        eq(steps.kind, 'TOOL_CALL'),
-        eq(steps.state, 'STARTED'),
-        sql`${steps.policy} IN ('write', 'approval_required')`,
-      ),
-    );
+  const started = await startedWrites(tx, task.id, task.attempt);
   if (started.length === 0) return [];
+  const attemptSteps = and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt));
   const lookups = await tx
     .select({ sequence: steps.sequence, state: steps.state })
     .from(steps)

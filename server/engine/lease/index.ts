@@ -5,6 +5,7 @@ export {
   closeTaskFailedIncidents,
   failAttempt,
   settleUnknownOutcomes,
+  startedWrites,
 } from './attempts.js';
 export { settleWritesForGood } from './retire.js';
 export { assertLease, assertNotRetired, isRetired, lockTask, lockedRow } from './lock.js';

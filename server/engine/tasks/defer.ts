@@ -6,14 +6,14 @@
  * a deferral is a worker saying so, not a lease lapsing. A worker that defers on every lease would
  * hold a task forever, so past ABADA_MAX_DEFERRALS on one attempt the deferral fails the attempt.
  */
-import { and, eq, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { transaction } from '../../db/pg.js';
-import { externalTasks, steps } from '../../db/schema.js';
+import { externalTasks } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
-import { assertLease, type LockedTaskRow, lockTask } from '../lease/index.js';
+import { assertLease, type LockedTaskRow, lockTask, startedWrites } from '../lease/index.js';
 import { failTaskAttempt } from './attempt.js';
 import { type TaskView, taskView } from './views.js';
 
@@ -108,19 +108,7 @@ export async function deferTask(ctx: EngineContext, actor: Actor, input: DeferIn
  * sent, so the worker that sent it journals its outcome first.
  */
 async function assertNoStartedWrite(tx: Tx, task: LockedTaskRow) {
-  const [started] = await tx
-    .select({ sequence: steps.sequence, toolRef: steps.toolRef })
-    .from(steps)
-    .where(
-      and(
-        eq(steps.taskId, task.id),
-        eq(steps.attempt, task.attempt),
-        eq(steps.kind, 'TOOL_CALL'),
-        eq(steps.state, 'STARTED'),
-        sql`${steps.policy} IN ('write', 'approval_required')`,
-      ),
-    )
-    .limit(1);
+  const [started] = await startedWrites(tx, task.id, task.attempt);
   if (started) {
     throw invalid(
       `The write ${started.toolRef} (step ${started.sequence}) is STARTED and unsettled; settle it first (journal its outcome), then defer the task.`,
