@@ -31,4 +31,11 @@ test('a worker refused three times is one incident, seen 3 times', async ({ page
   await expect(card).toContainText('fetch rejected');
   await expect(card).toContainText('seen 3 times, last');
   await shot(page, 'incidents-repeated');
+  // on a phone, in the dark: the card keeps the line and nothing scrolls sideways
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await expect(card).toContainText('seen 3 times, last');
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  expect(overflow).toBeLessThanOrEqual(1);
+  await shot(page, 'incidents-repeated-390-dark');
 });
