@@ -10,6 +10,7 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../server/db/client.js';
 import { runMigrations } from '../../server/db/migrate.js';
+import { buildBundles } from './bundles.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -63,7 +64,10 @@ export default async function setup(project: TestProject) {
   await runMigrations(u.toString());
   project.provide('pgServerUrl', serverUrl);
   project.provide('templateDb', templateDb);
+  const bundles = await buildBundles();
+  project.provide('bundles', bundles.paths);
   return async () => {
+    bundles.remove();
     if (stop) await stop();
     if (dir) reportCrashes();
     if (dir) rmSync(dir, { recursive: true, force: true });

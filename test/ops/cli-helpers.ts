@@ -1,6 +1,10 @@
-/** Runs `node bin/abada.mjs …` as a real child process and collects its exit code and output. */
+/**
+ * Runs the `abada` CLI as a real child process and collects its exit code and output: server/cli.ts bundled
+ * for the run (test/helpers/bundles.ts), or bin/abada.mjs itself with `{ bin: true }`.
+ */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { bundled } from '../helpers/bundles.js';
 
 export interface CliRun {
   code: number;
@@ -10,9 +14,14 @@ export interface CliRun {
 
 export const BIN = path.resolve('bin/abada.mjs');
 
-export function abada(args: string[], env: Record<string, string>, stdin?: string): Promise<CliRun> {
+export function abada(
+  args: string[],
+  env: Record<string, string>,
+  stdin?: string,
+  how: { bin?: boolean } = {},
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, [...(how.bin ? [BIN] : bundled('cli')), ...args], {
       env: {
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '/tmp',

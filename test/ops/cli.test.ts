@@ -39,7 +39,7 @@ describe('abada CLI', () => {
     const bad = REFUND.replace('crm/create_ticket', 'crm/nope');
     const badLine = bad.split('\n').findIndex((l) => l.includes('crm/nope')) + 1;
     const badFile = file('refund-bad.yaml', bad);
-    const r = await abada(['deploy', crm, badFile], admin);
+    const r = await abada(['deploy', crm, badFile], admin, undefined, { bin: true }); // bin/abada.mjs itself
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`${badFile}:${badLine}: ABADA-APL-TOOL-002`);
 

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { bundled } from '../helpers/bundles.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const DIR = path.join(ROOT, 'test/worker/conformance');
@@ -21,7 +22,8 @@ const CLI = [
   path.join(DIR, 'node20.mjs'),
   path.join(ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js'),
 ];
-const CLIENT = `node --import tsx ${path.join(DIR, 'client.ts')}`;
+// the client (client.ts) bundled for the run: each scenario starts it afresh (test/helpers/bundles.ts)
+const CLIENT = `node ${bundled('conformanceClient').join(' ')}`;
 const OUT = mkdtempSync(path.join(tmpdir(), 'abada-conformance-'));
 afterAll(() => rmSync(OUT, { recursive: true, force: true }));
 

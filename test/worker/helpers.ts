@@ -1,13 +1,14 @@
 /**
  * Test harness for the Agent Worker: the real engine (startTestEngine), the demo CRM (MCP over
  * streamable HTTP, token required) and the scripted model server in-process, and REAL worker processes
- * (`node --import tsx server/worker/main.ts`) that know only the engine URL, a worker token and the
- * model endpoint.
+ * (server/worker/main.ts, bundled for the run: test/helpers/bundles.ts) that know only the engine URL, a
+ * worker token and the model endpoint.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { type CrmServer, startCrmServer } from '../../server/demo/crm-server.js';
 import { type ModelServer, type Script, startModelServer } from '../../server/demo/model-server.js';
+import { bundled } from '../helpers/bundles.js';
 import { startTestEngine, type TestEngine } from '../helpers/engine.js';
 import { CRM_SERVER, Q, REFUND, SUPPORT_TRIAGE } from '../helpers/fixtures.js';
 
@@ -76,7 +77,7 @@ export interface WorkerProcess {
 }
 
 export function spawnWorker(h: Harness, workerId: string, env: Record<string, string> = {}): WorkerProcess {
-  const proc = spawn('node', ['--import', 'tsx', 'server/worker/main.ts'], {
+  const proc = spawn('node', bundled('worker'), {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
