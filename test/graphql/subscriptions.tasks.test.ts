@@ -28,8 +28,11 @@ describe('taskChanged', () => {
     await sub.connected;
     await settle(STARTED_MS);
     await engine.ok(engine.adminToken, `mutation { startProcess(key: "retry") { id } }`);
+    // A notice is delivered as the task stands when it is read, so fetching before the OPEN notice has
+    // been read would let it arrive as LOCKED: wait for it first.
+    const opened = await sub.next((d) => d.taskChanged.state === 'OPEN');
     const t = await w.fetchOne({ topic: 'retry' });
-    await sub.next((d) => d.taskChanged.id === t.id && d.taskChanged.state === 'OPEN');
+    expect(t.id).toBe(opened.data.taskChanged.id);
     expect((await w.failRaw(t, 'MODEL_ERROR', 0)).data?.failTask).toMatchObject({
       state: 'OPEN',
       attempt: 2,
