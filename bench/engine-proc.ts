@@ -2,8 +2,11 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
+import pg from 'pg';
 import { startEngine } from '../server/app.js';
 import { loadConfig } from '../server/config.js';
+import { connectionOf } from '../server/db/pg.js';
+import { flushStats } from './pgstat.js';
 
 const config = loadConfig({ ...process.env, PORT: process.env.PORT ?? '0' });
 // Quiet (errors only) unless LOG_LEVEL asks for the JSON logs (the log-content test does).
@@ -11,6 +14,15 @@ const engine = await startEngine(process.env.LOG_LEVEL ? { config } : { config, 
 process.stdout.write(`READY ${engine.url}\n`);
 process.on('SIGTERM', () => {
   engine.close().finally(() => process.exit(0));
+});
+
+// The bench counts a window's commits and rows in pg_stat_database, which a backend updates lazily: on
+// its request every connection of the engine's pool flushes its counts (bench/pgstat.ts).
+process.on('message', async (m: { kind: string }) => {
+  if (m.kind !== 'flushStats') return;
+  const pool = connectionOf(engine.context.db);
+  if (!(pool instanceof pg.Pool)) throw new Error('engine-proc: the engine Db is not bound to a pool');
+  process.send?.({ kind: 'flushedStats', commits: await flushStats(pool) });
 });
 
 // BENCH_PROFILE_WINDOWS=<dir>: SIGUSR2 starts a V8 CPU profile, the next SIGUSR2 writes it there — the

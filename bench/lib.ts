@@ -45,6 +45,8 @@ export async function rate(
 export interface EngineProc {
   url: string;
   child: ChildProcess;
+  /** every connection of the engine's pool reports its pending statistics (bench/pgstat.ts); its commits */
+  flushStats(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -57,8 +59,11 @@ export async function spawnEngine(env: Record<string, string>): Promise<EnginePr
   const flags = process.env.BENCH_ENGINE_FLAGS?.split(' ').filter(Boolean) ?? [];
   const child = spawn(process.execPath, [...prof, ...flags, '--import', 'tsx', 'bench/engine-proc.ts'], {
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    // the IPC channel carries the bench's requests to flush statistics (bench/engine-proc.ts)
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
+  // unreferenced: the channel alone keeps neither process alive, as before it existed
+  child.channel?.unref();
   const url = await new Promise<string>((resolve, reject) => {
     let buf = '';
     child.stdout!.on('data', (d) => {
@@ -71,6 +76,16 @@ export async function spawnEngine(env: Record<string, string>): Promise<EnginePr
   return {
     url,
     child,
+    flushStats: () =>
+      new Promise<number>((resolve, reject) => {
+        const onExit = (code: number | null) => reject(new Error(`engine exited ${code} while flushing`));
+        child.once('exit', onExit);
+        child.once('message', (m: { kind: string; commits: number }) => {
+          child.off('exit', onExit);
+          resolve(m.commits);
+        });
+        child.send({ kind: 'flushStats' });
+      }),
     stop: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => resolve());

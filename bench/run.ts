@@ -11,15 +11,17 @@ import { startEmbeddedPostgres } from '../server/db/client.js';
 import { runMigrations } from '../server/db/migrate.js';
 import { fanOut } from './fanout.js';
 import { type EngineProc, gqlClient, spawnEngine } from './lib.js';
+import { flushStats } from './pgstat.js';
 import type { Client } from './sections/context.js';
 import { backlog, claimThroughput } from './sections/claims.js';
-import { cpuOf, crmToolServer, HISTORY, results, SECONDS, SMOKE, want } from './sections/context.js';
+import { benchDb, cpuOf, crmToolServer, HISTORY, results, SECONDS, SMOKE, want } from './sections/context.js';
 import { historyGrowth } from './sections/history.js';
 import { journalThroughput } from './sections/journal.js';
 import { rawBaselines } from './sections/raw.js';
 import { print, printPgStats } from './sections/report.js';
 import { agentsInFlight } from './sections/inflight.js';
 import { graphileWorkerPeer, peerJobs } from './sections/peer.js';
+import { agentPeers } from './sections/peers.js';
 import { taskThroughput } from './sections/tasks.js';
 
 const ADMIN = 'bench-admin-token';
@@ -103,6 +105,12 @@ async function main() {
     engines.push(await spawnEngine(env));
     engines.push(await spawnEngine(env));
     cpuOf.enginePids = engines.map((e) => e.child.pid!);
+    benchDb.url = url;
+    benchDb.flush = async () =>
+      (await Promise.all([...engines.map((e) => e.flushStats()), flushStats(pool)])).reduce(
+        (a, b) => a + b,
+        0,
+      );
     const admin = gqlClient(engines[0].url, ADMIN);
     await admin(`mutation($s: String!) { deploy(source: $s) { definitions { id } } }`, { s: PROCESS });
     const workerToken = (
@@ -133,6 +141,8 @@ async function sections(pool: pg.Pool, url: string, admin: Client, worker: Clien
     ? await fanOut({ engines, admin, worker, smoke: SMOKE, seconds: SECONDS })
     : [];
   if (want('inflight')) await agentsInFlight(pool, admin, engines[0].url);
+  // after Abada's sections, on the same server: the peers an agent's author would pick instead
+  if (want('peers')) await agentPeers(url);
 }
 
 main().catch((e) => {

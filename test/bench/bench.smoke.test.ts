@@ -74,6 +74,20 @@ describe('npm run bench (smoke)', () => {
       expect(p.cpuPerJob.postgres, p.mode).toBeGreaterThanOrEqual(0);
       expect(Number.isFinite(p.cpuPerJob.postgres + p.cpuPerJob.library), p.mode).toBe(true);
     }
+    // the agent peers in the same run: whole tasks, CPU per task, and PostgreSQL's own counts of them
+    for (const key of ['dbos', 'langgraph', 'langgraphSync']) {
+      const p = json.peers[key];
+      expect(p.tasks, key).toBeGreaterThan(0);
+      expect(Number.isFinite(p.cpuMsPerTask.total) && p.cpuMsPerTask.total > 0, key).toBe(true);
+      expect(p.commitsPerTask, key).toBeGreaterThan(0);
+      expect(p.rowsPerTask, key).toBeGreaterThan(0);
+    }
+    // Abada's all-in CPU per agent (start + task + client), and over each peer's CPU per task
+    expect(Number.isFinite(json.cpuMsPerAgentAllIn) && json.cpuMsPerAgentAllIn > 0).toBe(true);
+    expect(json.cpuMsPerAgentAllIn).toBeGreaterThan(json.cpuMsPerTask);
+    for (const key of ['dbos', 'langgraph'])
+      expect(Number.isFinite(json.peerRatios[key]) && json.peerRatios[key] > 0, key).toBe(true);
+    expect(r.stdout).toContain('Agent peers');
     expect(json.fanOut.map((f: { subscribers: number }) => f.subscribers)).toEqual([1, 10]);
     for (const f of json.fanOut) expect(f.received).toBe(f.expected);
   }, 300_000);

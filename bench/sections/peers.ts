@@ -1,0 +1,202 @@
+/**
+ * The agent peers in the same run: what users would pick instead of Abada to make an agent durable —
+ * DBOS Transact (a workflow of five steps) and LangGraph (five nodes checkpointed by `PostgresSaver`,
+ * its default `async` durability and `sync`). Each runs the agent task of bench/peers/agent.ts, 16 in
+ * flight on a pool of 16 connections, in a child process of its own against a database of its own on
+ * the bench's PostgreSQL, after Abada's sections. Per task: CPU of the peer's process and of PostgreSQL
+ * (all its processes), commits and rows inserted in its database, WAL bytes (bench/pgstat.ts).
+ *
+ * By design DBOS commits about 22 times per task (7 writes: the workflow's status, input and output,
+ * one operation_outputs row per step; the rest reads around them) and inserts 8 rows (workflow_status,
+ * workflow_input, workflow_output, 5 × operation_outputs); LangGraph about 14 commits and 36 rows (a
+ * checkpoint per super-step with its channel blobs, and each node's writes). Figures far from these
+ * mean a peer is set up wrongly, so they are printed next to the measured ones. An autovacuum pass on a
+ * peer's young tables can land in a short window (its transactions count as the database's commits).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import pg from 'pg';
+import { CpuMeter } from '../lib.js';
+import type { FromChild, ToChild } from '../peers/child.js';
+import { DbCounters, window } from '../pgstat.js';
+import { cpuOf, results, SECONDS, SMOKE } from './context.js';
+
+export interface AgentPeerResult {
+  peer: string;
+  mode: string;
+  tasks: number;
+  tasksPerSec: number;
+  /** CPU ms per task: the peer's process (library, stubs, pg client) and PostgreSQL */
+  cpuMsPerTask: { process: number; postgres: number; total: number };
+  commitsPerTask: number;
+  /** n_tup_ins over the database's user tables, per task; and by a direct count of their rows */
+  rowsPerTask: number;
+  rowsCountedPerTask: number;
+  walBytesPerTask: number;
+  /** what the peer's design implies, printed beside the measured figures */
+  expected: { commits: number; rows: number };
+}
+
+/** The window's key in `results.peers`, its mode for the child, and the design's figures. */
+interface Window {
+  key: string;
+  mode: string;
+  expected: { commits: number; rows: number };
+}
+
+const PEERS: { peer: string; file: string; database: string; windows: Window[] }[] = [
+  {
+    peer: 'DBOS Transact',
+    file: 'bench/peers/dbos-proc.ts',
+    database: 'bench_dbos',
+    windows: [{ key: 'dbos', mode: 'workflow', expected: { commits: 22, rows: 8 } }],
+  },
+  {
+    peer: 'LangGraph',
+    file: 'bench/peers/langgraph-proc.ts',
+    database: 'bench_langgraph',
+    windows: [
+      { key: 'langgraph', mode: 'async', expected: { commits: 14, rows: 36 } },
+      { key: 'langgraphSync', mode: 'sync', expected: { commits: 14, rows: 36 } },
+    ],
+  },
+];
+
+/**
+ * Tasks run unmeasured in each mode as the children start, and again right before each window
+ * (connections opened, statements and code warmed; in the smoke, the start's only).
+ */
+const WARM_TASKS = SMOKE ? 16 : 320;
+const WARM_AGAIN = SMOKE ? 0 : WARM_TASKS;
+
+/** Runs every peer on the bench's server (`url`: the bench's own database on it). */
+export async function agentPeers(url: string) {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  const procs: PeerProc[] = [];
+  try {
+    for (const p of PEERS) await admin.query(`CREATE DATABASE ${p.database}`);
+    // the children start (import, connect, migrate) side by side; their windows run one after another
+    for (const p of PEERS) {
+      const dbUrl = new URL(url);
+      dbUrl.pathname = `/${p.database}`;
+      procs.push(await PeerProc.start(p, dbUrl.toString()));
+    }
+    await Promise.all(procs.map((x) => x.ready));
+    const out: Record<string, AgentPeerResult> = {};
+    for (const x of procs) for (const w of x.peer.windows) out[w.key] = await x.measure(w);
+    results.peers = out;
+    await Promise.all(procs.map((x) => x.exit()));
+  } finally {
+    await admin.end();
+    for (const x of procs) await x.close();
+  }
+  const out = results.peers as Record<string, AgentPeerResult>;
+  // Abada's all-in CPU per agent (bench/sections/tasks.ts) over each peer's CPU per task
+  const abada = results.cpuMsPerAgentAllIn as number | undefined;
+  if (abada !== undefined)
+    results.peerRatios = {
+      dbos: abada / out.dbos.cpuMsPerTask.total,
+      langgraph: abada / out.langgraph.cpuMsPerTask.total,
+    };
+}
+
+type PeerSpec = (typeof PEERS)[number];
+
+/** A peer's child process, driven over its IPC channel (bench/peers/child.ts), and its database's observer. */
+class PeerProc {
+  private constructor(
+    readonly peer: PeerSpec,
+    private readonly child: ChildProcess,
+    private readonly observer: DbCounters,
+    /** resolves when the child has set up (imported, connected, migrated) */
+    readonly ready: Promise<unknown>,
+  ) {}
+
+  static async start(peer: PeerSpec, dbUrl: string): Promise<PeerProc> {
+    const child = spawn(process.execPath, ['--import', 'tsx', peer.file], {
+      env: {
+        ...process.env,
+        PEER_DATABASE_URL: dbUrl,
+        PEER_MODES: peer.windows.map((w) => w.mode).join(','),
+        PEER_WARM_TASKS: String(WARM_TASKS),
+      },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const ready = answer(child, peer.file, 'ready');
+    // (a failure before the bench awaits it is reported there, not as an unhandled rejection)
+    ready.catch(() => {});
+    const observer = await DbCounters.open(dbUrl).catch((e) => {
+      child.kill('SIGKILL');
+      throw e;
+    });
+    return new PeerProc(peer, child, observer, ready);
+  }
+
+  /** One window: warm-up, then the timed run between two readings of the database's counters. */
+  async measure(w: Window): Promise<AgentPeerResult> {
+    const { child, peer, observer } = this;
+    send(child, { kind: 'window', mode: w.mode, seconds: SECONDS, warmTasks: WARM_AGAIN });
+    await answer(child, peer.file, 'warmed');
+    const counted0 = await observer.countRows();
+    const before = await observer.read();
+    const meter = new CpuMeter([child.pid!], cpuOf.pgDir);
+    meter.start();
+    send(child, { kind: 'go' });
+    const done = await answer(child, peer.file, 'done');
+    const cpu = meter.stop();
+    const after = await observer.read();
+    const counted = { before: counted0, after: await observer.countRows() };
+    const n = done.tasks;
+    const c = window(before, after, n, done.flushed, counted);
+    return {
+      peer: peer.peer,
+      mode: w.mode,
+      tasks: n,
+      tasksPerSec: n / done.seconds,
+      cpuMsPerTask: {
+        process: cpu.engines / n,
+        postgres: cpu.postgres / n,
+        total: (cpu.engines + cpu.postgres) / n,
+      },
+      commitsPerTask: c.commits,
+      rowsPerTask: c.rows,
+      rowsCountedPerTask: c.rowsCounted,
+      walBytesPerTask: c.walBytes,
+      expected: w.expected,
+    };
+  }
+
+  /** Asks the child to close its library and pool, and waits for it to end. */
+  async exit() {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise((r) => this.child.once('exit', r));
+    send(this.child, { kind: 'exit' });
+    await exited;
+  }
+
+  async close() {
+    await this.observer.close();
+    if (this.child.exitCode === null) this.child.kill('SIGKILL');
+  }
+}
+
+function send(child: ChildProcess, m: ToChild) {
+  child.send(m);
+}
+
+/** The child's next message, which must be `kind`; its error or its exit rejects. */
+function answer<K extends FromChild['kind']>(
+  child: ChildProcess,
+  file: string,
+  kind: K,
+): Promise<Extract<FromChild, { kind: K }>> {
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`${file} exited (${code}) before '${kind}'`));
+    child.once('exit', onExit);
+    child.once('message', (m: FromChild) => {
+      child.off('exit', onExit);
+      if (m.kind === kind) resolve(m as Extract<FromChild, { kind: K }>);
+      else reject(new Error(`${file}: ${m.kind === 'error' ? m.message : `'${m.kind}' before '${kind}'`}`));
+    });
+  });
+}
