@@ -8,6 +8,7 @@ export { Sealer } from './crypto.js';
 export { type Change, describeChanges, diffJson } from './diff.js';
 export type { EngineEvent, EventFeed, StreamEvent } from './event.js';
 export { ping, readiness } from './health.js';
+export { uuidV7 } from './ids.js';
 export { idempotencyKeyFor } from './keys.js';
 export { cursorCondition, cursorOrder, page, pageSize } from './paging.js';
 export { startBackgroundRunner } from './runner.js';

@@ -5,7 +5,7 @@
  * them in that order) and the notices are sent by the same statement, so a command's history and
  * notices cost one round trip to PostgreSQL instead of one per row and per notice.
  */
-import { execute } from '../../db/pg.js';
+import { execute, pipelined } from '../../db/pg.js';
 import { historyRecords } from '../../db/rows.js';
 import { LAST_WRITES } from '../../db/statements/history.js';
 import type { EngineEvent, StreamPayload, Tx } from '../common/index.js';
@@ -14,6 +14,11 @@ import type { HistoryEntry } from '../history/index.js';
 export interface LastWrites {
   history: HistoryEntry[];
   notices: Exclude<EngineEvent, StreamPayload>[];
+  /**
+   * Statements already sent on the transaction and not awaited (the start's inserts): their answers are
+   * awaited with the last statement, so the rows go out together, in the order they were issued.
+   */
+  sent?: Promise<unknown>[];
 }
 
 /** The first two values of LAST_WRITES (and of the completion's last statement). */
@@ -24,8 +29,12 @@ export function lastWritesValues(last: LastWrites): [string, string] {
   ];
 }
 
-/** Writes what a command left for its last statement, in one statement on its transaction. */
+/**
+ * Writes what a command left for its last statement, in one statement on its transaction, and awaits it
+ * with the statements already sent (the first error is the one thrown).
+ */
 export async function writeLast(tx: Tx, last: LastWrites): Promise<void> {
-  if (last.history.length === 0 && last.notices.length === 0) return;
-  await execute(tx, LAST_WRITES, lastWritesValues(last));
+  const sent = last.sent ?? [];
+  if (last.history.length === 0 && last.notices.length === 0) await pipelined(...sent);
+  else await pipelined(...sent, execute(tx, LAST_WRITES, lastWritesValues(last)));
 }

@@ -302,7 +302,7 @@ export async function fireTimeout(
   const why = `the node ${node.id} of the parent process ${inst.id} timed out`;
   await cancelChildren(tx, ENGINE_ACTOR, [task.id], why, label, 1);
   await notifyTask(tx, task, 'CANCELLED');
-  return enterNode(tx, inst, spec, node.onTimeout, label);
+  return (await enterNode(tx, inst, spec, node.onTimeout, label)) ?? inst;
 }
 
 /** An instance suspended or resumed: its new state and the history row that says who did it. */

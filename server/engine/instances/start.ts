@@ -10,7 +10,6 @@ import {
   type AgentNode,
   type FrozenProcess,
   type ProcessNode,
-  type VariableSpec,
   AGENT_PROFILE_VERSION,
   type AgentWork,
   latestDefinition,
@@ -19,6 +18,7 @@ import {
   type Actor,
   type EngineContext,
   type EngineEvent,
+  uuidV7,
   type Executor,
   type StreamPayload,
   type Tx,
@@ -31,63 +31,9 @@ import { actorLabel, appendHistory, type HistoryEntry } from '../history/index.j
 import type { JsonObject } from '../../shared/types.js';
 import { startInstanceTrace } from '../../telemetry/index.js';
 import { type LastWrites, writeLast } from './last-writes.js';
+import { checkVariables, interpolate } from './variables.js';
 import { type InstanceView, instanceView } from './views.js';
 import { transaction } from '../../db/pg.js';
-
-const TEMPLATE_RE = /\$\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}/g;
-
-/** `${var}` interpolation: a template that is exactly one reference keeps the variable's type. */
-export function interpolate(template: string, vars: Record<string, unknown>): unknown {
-  const whole = /^\$\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}$/.exec(template);
-  if (whole) return vars[whole[1]] ?? null;
-  return template.replace(TEMPLATE_RE, (_, name: string) => {
-    const v = vars[name];
-    if (v === undefined || v === null) return '';
-    return typeof v === 'string' ? v : JSON.stringify(v);
-  });
-}
-
-function typeOk(spec: VariableSpec, v: unknown): boolean {
-  switch (spec.type) {
-    case 'string':
-      return typeof v === 'string';
-    case 'number':
-      return typeof v === 'number' && Number.isFinite(v);
-    case 'integer':
-      return Number.isInteger(v);
-    case 'boolean':
-      return typeof v === 'boolean';
-    case 'array':
-      return Array.isArray(v);
-    case 'object':
-      return typeof v === 'object' && v !== null && !Array.isArray(v);
-  }
-}
-
-/** Checks variables against the declared ones; returns the list of problems (empty = fine). */
-export function checkVariables(
-  declared: Record<string, VariableSpec>,
-  vars: unknown,
-): { path: string; message: string }[] {
-  const errors: { path: string; message: string }[] = [];
-  if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) {
-    return [{ path: 'variables', message: 'variables must be a JSON object' }];
-  }
-  const v = vars as Record<string, unknown>;
-  for (const [name, spec] of Object.entries(declared)) {
-    if (v[name] === undefined || v[name] === null) {
-      if (spec.required)
-        errors.push({ path: `variables.${name}`, message: `required ${spec.type} "${name}" is missing` });
-    } else if (!typeOk(spec, v[name])) {
-      errors.push({ path: `variables.${name}`, message: `"${name}" must be of type ${spec.type}` });
-    }
-  }
-  for (const name of Object.keys(v)) {
-    if (!(name in declared))
-      errors.push({ path: `variables.${name}`, message: `"${name}" is not a declared variable` });
-  }
-  return errors;
-}
 
 export interface StartInput {
   key: string;
@@ -146,34 +92,17 @@ export async function startInstanceTx(
     );
   }
   const traced = startInstanceTrace(def.key, def.version);
-  const [inst] = await tx
-    .insert(processInstances)
-    .values({
-      projectId: a.projectId,
-      definitionId: def.id,
-      key: def.key,
-      version: def.version,
-      state: 'ACTIVE',
-      currentNodeId: def.spec.start,
-      // checkVariables above proved it a JSON object
-      variables: a.variables as JsonObject,
-      businessKey: a.businessKey,
-      startedBy: a.startedBy,
-      parentTaskId: a.parentTaskId ?? null,
-      parentSequence: a.parentSequence ?? null,
-      parentAttempt: a.parentAttempt ?? null,
-      depth: a.depth ?? 0,
-      traceparent: traced?.traceparent ?? null,
-    })
-    .returning();
-  traced?.end(inst.id);
+  // The instance's id is made here, so its row, the start node's rows and the history go out together
+  // (one round trip with the last statement) instead of each waiting for the one before to answer.
+  const id = uuidV7();
+  const inserted = sendInstanceRow(tx, id, def, a, traced?.traceparent ?? null);
   // INSTANCE_STARTED and what entering the start node writes go out together, in order, with its
   // notices: one statement (last-writes.ts)
   const last: LastWrites = {
     history: [
       {
         projectId: a.projectId,
-        processInstanceId: inst.id,
+        processInstanceId: id,
         eventType: 'INSTANCE_STARTED',
         actor: a.actor,
         data: {
@@ -185,10 +114,58 @@ export async function startInstanceTx(
       },
     ],
     notices: [],
+    sent: [inserted],
   };
-  const entered = await enterNode(tx, inst, def.spec, def.spec.start, 'engine', last, true);
-  await writeLast(tx, last);
-  return entered;
+  const planned = {
+    id,
+    projectId: a.projectId,
+    variables: a.variables as JsonObject,
+    currentNodeId: def.spec.start,
+  };
+  let entered: ProcessInstanceRow | null;
+  try {
+    entered = await enterNode(tx, planned, def.spec, def.spec.start, 'engine', last, true);
+    await writeLast(tx, last);
+  } catch (e) {
+    // the transaction rolls back; what was sent is awaited, so no rejection is left unhandled
+    await Promise.allSettled(last.sent ?? []);
+    throw e;
+  }
+  const [inst] = await inserted;
+  traced?.end(inst.id);
+  return entered ?? inst;
+}
+
+/** Sends the instance's INSERT without awaiting its answer (the promise is awaited with the last statement). */
+function sendInstanceRow(
+  tx: Tx,
+  id: string,
+  def: { id: string; key: string; version: number; spec: FrozenProcess },
+  a: StartInstanceArgs,
+  traceparent: string | null,
+) {
+  return tx
+    .insert(processInstances)
+    .values({
+      id,
+      projectId: a.projectId,
+      definitionId: def.id,
+      key: def.key,
+      version: def.version,
+      state: 'ACTIVE',
+      currentNodeId: def.spec.start,
+      // checkVariables proved it a JSON object
+      variables: a.variables as JsonObject,
+      businessKey: a.businessKey,
+      startedBy: a.startedBy,
+      parentTaskId: a.parentTaskId ?? null,
+      parentSequence: a.parentSequence ?? null,
+      parentAttempt: a.parentAttempt ?? null,
+      depth: a.depth ?? 0,
+      traceparent,
+    })
+    .returning()
+    .execute();
 }
 
 export function findNode(spec: FrozenProcess, id: string): ProcessNode {
@@ -211,21 +188,26 @@ function writerFor(tx: Tx, last: LastWrites | undefined) {
   };
 }
 
+/** What enterNode reads of the instance it moves. */
+export type EnteredInstance = Pick<ProcessInstanceRow, 'id' | 'projectId' | 'variables' | 'currentNodeId'>;
+
 /**
  * Moves the token onto `nodeId` and creates the work it needs; `end` completes the instance. With
- * `last`, its history rows and task notices are left there for the caller's last statement.
- * `inserted`: the instance row was inserted at this node by this transaction, so it already says so
- * (and its updated_at is this transaction's now()): it is not updated again.
+ * `last`, its history rows and task notices are left there for the caller's last statement (and with
+ * `last.sent`, its task row is sent without waiting for the answer). `inserted`: the instance row was
+ * inserted at this node by this transaction, so it already says so (and its updated_at is this
+ * transaction's now()): it is not updated again, and null is returned (the caller has the row);
+ * otherwise the instance's row as it is now.
  */
 export async function enterNode(
   tx: Tx,
-  inst: ProcessInstanceRow,
+  inst: EnteredInstance,
   spec: FrozenProcess,
   nodeId: string,
   actor: string,
   last?: LastWrites,
   inserted = false,
-): Promise<ProcessInstanceRow> {
+): Promise<ProcessInstanceRow | null> {
   const node = findNode(spec, nodeId);
   const base = { projectId: inst.projectId, processInstanceId: inst.id, actor };
   const { record, announce } = writerFor(tx, last);
@@ -240,7 +222,7 @@ export async function enterNode(
   }
   const [moved] =
     inserted && inst.currentNodeId === node.id
-      ? [inst]
+      ? [null]
       : await tx
           .update(processInstances)
           .set({ currentNodeId: node.id, updatedAt: sql`now()` })
@@ -264,38 +246,52 @@ export async function enterNode(
     });
     return moved;
   }
-  const agentWork = node.type === 'agent' ? freezeAgentWork(node, inst.variables) : null;
-  const [task] = await tx
-    .insert(externalTasks)
-    .values({
-      projectId: inst.projectId,
-      processInstanceId: inst.id,
-      nodeId: node.id,
-      nodeType: node.type,
-      topicName: node.topic,
-      state: 'OPEN',
-      priority: node.priority,
-      maxAttempts: node.maxAttempts,
-      agentWork,
-      boundaryAt: node.type === 'agent' ? boundaryAt(node) : null,
-    })
-    .returning({ id: externalTasks.id });
+  const taskId = await createTask(tx, inst, node, last);
   await record({
     ...base,
     eventType: 'TASK_CREATED',
-    taskId: task.id,
+    taskId,
     attempt: 1,
     data: { nodeId: node.id, topic: node.topic },
   });
   await announce({
     type: 'task',
-    taskId: task.id,
+    taskId,
     processInstanceId: inst.id,
     projectId: inst.projectId,
     state: 'OPEN',
     topic: node.topic,
   });
   return moved;
+}
+
+/**
+ * The external task of an agent or service node, OPEN on its first attempt; its id. Sent with the
+ * instance's row when the caller sends its statements together (`last.sent`: the start).
+ */
+async function createTask(
+  tx: Tx,
+  inst: EnteredInstance,
+  node: Extract<ProcessNode, { type: 'agent' | 'service' }>,
+  last: LastWrites | undefined,
+): Promise<string> {
+  const id = uuidV7();
+  const insert = tx.insert(externalTasks).values({
+    id,
+    projectId: inst.projectId,
+    processInstanceId: inst.id,
+    nodeId: node.id,
+    nodeType: node.type,
+    topicName: node.topic,
+    state: 'OPEN',
+    priority: node.priority,
+    maxAttempts: node.maxAttempts,
+    agentWork: node.type === 'agent' ? freezeAgentWork(node, inst.variables) : null,
+    boundaryAt: node.type === 'agent' ? boundaryAt(node) : null,
+  });
+  if (last?.sent) last.sent.push(insert.execute());
+  else await insert;
+  return id;
 }
 
 /**
