@@ -2,7 +2,6 @@
  * The one database driver, `pg`: a pool on the server DATABASE_URL names, or on the embedded PostgreSQL
  * that embedded.ts starts when it is unset.
  */
-import { sql } from 'drizzle-orm';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { isUnavailable } from '../errors.js';
@@ -101,9 +100,4 @@ export function connect(url: string, opts: { max?: number } = {}): Database {
     db,
     close: () => endWithin(pool, url, name, CLOSE_DEADLINE_MS),
   };
-}
-
-/** Whether the database answers (for /healthz). */
-export async function ping(db: Db): Promise<void> {
-  await db.execute(sql`SELECT 1`);
 }

@@ -41,13 +41,10 @@ export type LockedTask = ResultOf<typeof FetchAndLock>['fetchAndLock'][number];
 export type AgentWork = NonNullable<LockedTask['agentWork']>;
 export type ToolBinding = AgentWork['toolBindings'][number];
 export type Step = LockedTask['steps'][number];
-export type StepState = Step['state'];
 export type JournalResult = ResultOf<typeof JournalStep>['journalStep'];
-export type TaskState = JournalResult['taskState'];
 export type JournalInput = VariablesOf<typeof JournalStep>['input'];
 /** One step as the attempt writes it (the task, worker and attempt are the request's). */
 export type StepWrite = VariablesOf<typeof JournalSteps>['input']['steps'][number];
-export type AttemptMetadata = VariablesOf<typeof CompleteTask>['input']['metadata'];
 
 /** Codes after which the worker must drop the task: someone else owns it, or it no longer exists. */
 export const DROP_CODES: ReadonlySet<string> = new Set([

@@ -49,14 +49,6 @@ function adminTokenHash(adminToken: string | null): Buffer | null {
   return adminHashOf.hash;
 }
 
-/** Resolves a bearer token to an actor, or null when it is unknown or disabled. */
-export async function authenticate(
-  ctx: EngineContext,
-  token: string | null | undefined,
-): Promise<Actor | null> {
-  return (await identify(ctx, token)).actor;
-}
-
 const BOOTSTRAP_ACTOR: Omit<Actor, 'principalId'> = {
   kind: 'ADMIN',
   name: 'bootstrap-admin',
