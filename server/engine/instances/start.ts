@@ -127,9 +127,10 @@ export async function startInstanceTx(
     entered = await enterNode(tx, planned, def.spec, def.spec.start, 'engine', last, true);
     await writeLast(tx, last);
   } catch (e) {
-    // the transaction rolls back; what was sent is awaited, so no rejection is left unhandled
-    await Promise.allSettled(last.sent ?? []);
-    throw e;
+    // The transaction rolls back. What was sent is awaited (no rejection left unhandled), and its first
+    // failure is the cause: the statements after it only say the transaction was aborted.
+    const failed = (await Promise.allSettled(last.sent ?? [])).find((s) => s.status === 'rejected');
+    throw failed ? failed.reason : e;
   }
   const [inst] = await inserted;
   traced?.end(inst.id);

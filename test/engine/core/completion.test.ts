@@ -6,10 +6,10 @@
  * LOW_CONFIDENCE) so it retries.
  */
 import pg from 'pg';
-import { connectionOf } from '../../../server/db/pg.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeOf, startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { CRM_SERVER, json, Q } from '../../helpers/fixtures.js';
+import { watchRoundTrips } from '../../helpers/round-trips.js';
 import { type Locked, WorkerSim } from '../../helpers/worker-sim.js';
 import { D, GOOD, auditOk, events, instance, startTriage, taskOf, triageProcess } from './helpers.js';
 
@@ -126,46 +126,16 @@ describe('completeTask carrying steps: one transaction, the separate path on a r
   it('takes four round trips to PostgreSQL: load, write with the reads, the updates, the last statement with COMMIT', async () => {
     const { id, task } = await take('plain', 't-plain');
     await w.model(task, 1, 'STARTED');
-    // the engine's connections, observed through the pool: a round trip is what a connection sends
-    // before any answer comes back (pipelined statements travel together)
-    const pool = connectionOf(engine.context.db) as pg.Pool;
-    const trips = new Map<object, string[][]>();
-    const watch = (client: pg.PoolClient) => {
-      if (trips.has(client)) return;
-      const mine: string[][] = [];
-      trips.set(client, mine);
-      let answered = true;
-      const query = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
-      (client as { query: unknown }).query = (...args: unknown[]) => {
-        const q = args[0] as string | { name?: string; text?: string };
-        const label = typeof q === 'string' ? q : (q.name ?? q.text ?? '');
-        if (answered || mine.length === 0) mine.push([]);
-        answered = false;
-        mine[mine.length - 1].push(label);
-        // the pool itself queries with a callback; the engine, with a promise
-        const last = args.at(-1);
-        if (typeof last === 'function')
-          args[args.length - 1] = (...a: unknown[]) => {
-            answered = true;
-            return last(...a);
-          };
-        const p = query(...args);
-        p?.then(
-          () => (answered = true),
-          () => (answered = true),
-        );
-        return p;
-      };
-    };
-    pool.on('acquire', watch);
+    const trips = watchRoundTrips(engine);
     try {
       expect((await withSteps(task, [modelEnd(1)])).data!.completeTask).toMatchObject({ state: 'COMPLETED' });
     } finally {
-      pool.off('acquire', watch);
+      trips.stop();
     }
     // (the process's price and definition caches fill on first use, and every 30 s: not counted)
     const cacheFill = (t: string[]) => t.length === 1 && /FROM model_prices|from "definitions"/.test(t[0]);
-    const completion = [...trips.values()]
+    const completion = trips
+      .connections()
       .find((t) => t[0]?.[2] === 'abada_journal_load')
       ?.filter((t) => !cacheFill(t));
     expect(completion).toEqual([

@@ -1,12 +1,14 @@
 /**
  * Starting an instance writes INSTANCE_STARTED and what entering the start node writes in one last
- * statement (instances/pending.ts), and does not update the row it has just inserted. Whatever the start
- * node is — a user task, a service task, an end — the instance row, its work and its history come out as
- * before: in order, hash-chained, and the service task's notice wakes a fetch that is already waiting.
+ * statement (instances/last-writes.ts), and does not update the row it has just inserted; with a task at
+ * the start node, the instance's row and the task's are sent together with it (ids made in the engine).
+ * Whatever the start node is — a user task, a service task, an end — the instance row, its work and its
+ * history come out in order, hash-chained, and the service task's notice wakes a fetch already waiting.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
 import { Q } from '../../helpers/fixtures.js';
+import { watchRoundTrips } from '../../helpers/round-trips.js';
 import { WorkerSim } from '../../helpers/worker-sim.js';
 import { D, events, instance } from './helpers.js';
 
@@ -84,5 +86,29 @@ describe('startProcess, whatever the start node', () => {
       'INSTANCE_COMPLETED',
     ]);
     expect(await verify(id)).toMatchObject({ valid: true, rows: 5, firstBrokenSeq: null });
+  });
+
+  it('a task at the start node: three round trips — the load, every row with the last statement, COMMIT', async () => {
+    await start('starts-at-work'); // the definition's rows are read once per process before this
+    const trips = watchRoundTrips(engine);
+    let id: string;
+    try {
+      id = await start('starts-at-work');
+    } finally {
+      trips.stop();
+    }
+    const started = trips.connections().find((t) => t[0]?.[0] === 'BEGIN');
+    expect(started?.map((t) => t.length)).toEqual([2, 3, 1]);
+    expect(started?.[0][1]).toMatch(/from "definitions"/);
+    expect(started?.[1][0]).toMatch(/^insert into "process_instances"/);
+    expect(started?.[1][1]).toMatch(/^insert into "external_tasks"/);
+    expect(started?.[1][2]).toBe('abada_history_last_writes');
+    expect(started?.[2]).toEqual(['COMMIT']);
+    // the ids made in the engine are the rows' ids, time-ordered UUIDv7
+    const inst = await instance(engine, id!);
+    expect(inst.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(inst.tasks[0].id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+    expect(await events(engine, id!)).toEqual(['INSTANCE_STARTED', 'TASK_CREATED']);
+    expect(await verify(id!)).toMatchObject({ valid: true, rows: 2, firstBrokenSeq: null });
   });
 });
