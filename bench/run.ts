@@ -21,6 +21,7 @@ import { rawBaselines } from './sections/raw.js';
 import { print, printPgStats } from './sections/report.js';
 import { agentsInFlight } from './sections/inflight.js';
 import { graphileWorkerPeer, peerJobs } from './sections/peer.js';
+import { AgentWindows } from './sections/agents.js';
 import { agentPeers } from './sections/peers.js';
 import { taskThroughput } from './sections/tasks.js';
 
@@ -142,7 +143,7 @@ async function sections(pool: pg.Pool, url: string, admin: Client, worker: Clien
     : [];
   if (want('inflight')) await agentsInFlight(pool, admin, engines[0].url);
   // after Abada's sections, on the same server: the peers an agent's author would pick instead
-  if (want('peers')) await agentPeers(url);
+  if (want('peers')) await agentPeers(url, new AgentWindows(admin, worker));
 }
 
 main().catch((e) => {

@@ -105,6 +105,7 @@ export function row(figure: string, abada: number, baseline: number, unit: strin
 export const JOURNAL = `mutation($i: JournalStepInput!) { journalStep(input: $i) { taskState } }`;
 export const BATCH = `mutation($i: JournalStepsInput!) { journalSteps(input: $i) { taskState } }`;
 export const FETCH = `mutation($i: FetchAndLockInput!) { fetchAndLock(input: $i) { id attempt } }`;
+export const START = `mutation($k: String!, $v: JSON) { startProcess(key: $k, variables: $v) { id } }`;
 export const COMPLETE = `mutation($i: CompleteTaskInput!) { completeTask(input: $i) { state } }`;
 
 export type Client = ReturnType<typeof gqlClient>;
@@ -112,12 +113,7 @@ export type Client = ReturnType<typeof gqlClient>;
 export async function startMany(admin: Client, key: string, n: number) {
   for (let i = 0; i < n; i += 16) {
     await Promise.all(
-      Array.from({ length: Math.min(16, n - i) }, (_, j) =>
-        admin(`mutation($k: String!, $v: JSON) { startProcess(key: $k, variables: $v) { id } }`, {
-          k: key,
-          v: { n: i + j },
-        }),
-      ),
+      Array.from({ length: Math.min(16, n - i) }, (_, j) => admin(START, { k: key, v: { n: i + j } })),
     );
   }
 }

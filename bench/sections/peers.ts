@@ -3,7 +3,8 @@
  * DBOS Transact (a workflow of five steps) and LangGraph (five nodes checkpointed by `PostgresSaver`,
  * its default `async` durability and `sync`). Each runs the agent task of bench/peers/agent.ts, 16 in
  * flight on a pool of 16 connections, in a child process of its own against a database of its own on
- * the bench's PostgreSQL, after Abada's sections. Per task: CPU of the peer's process and of PostgreSQL
+ * the bench's PostgreSQL, after Abada's sections, in rounds alternating with Abada's whole agents
+ * (sections/agents.ts). Per task: CPU of the peer's process and of PostgreSQL
  * (all its processes), commits and rows inserted in its database, WAL bytes (bench/pgstat.ts).
  *
  * By design DBOS commits about 22 times per task (7 writes: the workflow's status, input and output,
@@ -18,23 +19,9 @@ import pg from 'pg';
 import { CpuMeter } from '../lib.js';
 import type { FromChild, ToChild } from '../peers/child.js';
 import { DbCounters, window } from '../pgstat.js';
+import type { AgentWindows } from './agents.js';
+import type { AgentPeerResult, AgentWindow } from './comparison.js';
 import { cpuOf, results, SECONDS, SMOKE } from './context.js';
-
-export interface AgentPeerResult {
-  peer: string;
-  mode: string;
-  tasks: number;
-  tasksPerSec: number;
-  /** CPU ms per task: the peer's process (library, stubs, pg client) and PostgreSQL */
-  cpuMsPerTask: { process: number; postgres: number; total: number };
-  commitsPerTask: number;
-  /** n_tup_ins over the database's user tables, per task; and by a direct count of their rows */
-  rowsPerTask: number;
-  rowsCountedPerTask: number;
-  walBytesPerTask: number;
-  /** what the peer's design implies, printed beside the measured figures */
-  expected: { commits: number; rows: number };
-}
 
 /** The window's key in `results.peers`, its mode for the child, and the design's figures. */
 interface Window {
@@ -68,11 +55,19 @@ const PEERS: { peer: string; file: string; database: string; windows: Window[] }
 const WARM_TASKS = SMOKE ? 16 : 320;
 const WARM_AGAIN = SMOKE ? 0 : WARM_TASKS;
 
-/** Runs every peer on the bench's server (`url`: the bench's own database on it). */
-export async function agentPeers(url: string) {
+/** Rounds of windows: Abada's, then each peer's, so the machine's drift falls on both sides of a ratio. */
+const ROUNDS = SMOKE ? 1 : 3;
+
+/**
+ * Runs every peer on the bench's server (`url`: the bench's own database on it), alternating with
+ * Abada's whole agents (`abada`): ROUNDS rounds of one window each. Each figure is the round of median
+ * total CPU; `peerRatios` the median over rounds of Abada's CPU per agent over the peer's per task.
+ */
+export async function agentPeers(url: string, abada: AgentWindows) {
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   const procs: PeerProc[] = [];
+  const rounds: { abada: AgentWindow; peers: Record<string, AgentPeerResult> }[] = [];
   try {
     for (const p of PEERS) await admin.query(`CREATE DATABASE ${p.database}`);
     // the children start (import, connect, migrate) side by side; their windows run one after another
@@ -82,22 +77,42 @@ export async function agentPeers(url: string) {
       procs.push(await PeerProc.start(p, dbUrl.toString()));
     }
     await Promise.all(procs.map((x) => x.ready));
-    const out: Record<string, AgentPeerResult> = {};
-    for (const x of procs) for (const w of x.peer.windows) out[w.key] = await x.measure(w);
-    results.peers = out;
+    for (let r = 0; r < ROUNDS; r++) {
+      const round = { abada: await abada.measure(), peers: {} as Record<string, AgentPeerResult> };
+      for (const x of procs) for (const w of x.peer.windows) round.peers[w.key] = await x.measure(w);
+      rounds.push(round);
+    }
     await Promise.all(procs.map((x) => x.exit()));
   } finally {
     await admin.end();
     for (const x of procs) await x.close();
   }
-  const out = results.peers as Record<string, AgentPeerResult>;
-  // Abada's all-in CPU per agent (bench/sections/tasks.ts) over each peer's CPU per task
-  const abada = results.cpuMsPerAgentAllIn as number | undefined;
-  if (abada !== undefined)
-    results.peerRatios = {
-      dbos: abada / out.dbos.cpuMsPerTask.total,
-      langgraph: abada / out.langgraph.cpuMsPerTask.total,
+  const mid = <T>(xs: T[], by: (x: T) => number) =>
+    [...xs].sort((a, b) => by(a) - by(b))[(xs.length - 1) >> 1];
+  const agent = mid(
+    rounds.map((r) => r.abada),
+    (a) => a.cpuMsPerAgent.total,
+  );
+  results.abadaAgents = { ...agent, roundsTotal: rounds.map((r) => r.abada.cpuMsPerAgent.total) };
+  results.cpuMsPerAgentAllIn = agent.cpuMsPerAgent.total;
+  results.commitsPerAgent = agent.counts.commits;
+  results.rowsPerAgent = agent.counts.rows;
+  results.walBytesPerAgent = agent.counts.walBytes;
+  const peers: Record<string, AgentPeerResult & { roundsTotal: number[] }> = {};
+  for (const key of Object.keys(rounds[0].peers)) {
+    const all = rounds.map((r) => r.peers[key]);
+    peers[key] = {
+      ...mid(all, (p) => p.cpuMsPerTask.total),
+      roundsTotal: all.map((p) => p.cpuMsPerTask.total),
     };
+  }
+  results.peers = peers;
+  const ratio = (key: string) =>
+    mid(
+      rounds.map((r) => r.abada.cpuMsPerAgent.total / r.peers[key].cpuMsPerTask.total),
+      (x) => x,
+    );
+  results.peerRatios = { dbos: ratio('dbos'), langgraph: ratio('langgraph') };
 }
 
 type PeerSpec = (typeof PEERS)[number];

@@ -5,7 +5,7 @@ import type pg from 'pg';
 import { results, rows, SECONDS, SMOKE } from './context.js';
 import type { InFlightResult } from './inflight.js';
 import type { PeerResult } from './peer.js';
-import type { AgentPeerResult } from './peers.js';
+import type { AgentPeerResult, AgentWindow } from './comparison.js';
 
 export async function printPgStats(pool: pg.Pool, window?: { title: string; units: number; unit: string }) {
   const per = window ? `, per ${window.unit} (${window.units.toFixed(0)} ${window.unit}s)` : '';
@@ -149,33 +149,33 @@ function printAgents(fmt: (n: number) => string) {
   }
 }
 
-/** The agent peers (bench/sections/peers.ts) next to Abada's all-in figure per agent. */
+/** The agent peers (bench/sections/peers.ts) next to Abada's whole agents (bench/sections/agents.ts). */
 function printAgentPeers(fmt: (n: number) => string) {
-  const peers = results.peers as Record<string, AgentPeerResult> | undefined;
+  const peers = results.peers as Record<string, AgentPeerResult & { roundsTotal: number[] }> | undefined;
   if (!peers) return;
   const count = (measured: number, counted: number, expected?: number) =>
     `${fmt(measured)} (${Number.isNaN(counted) ? '—' : fmt(counted)}${expected === undefined ? '' : `; ~${expected}`})`;
   console.log(
     `\nAgent peers: the 5-step agent task (model, read, model, write, model; stubs in process), 16 in flight, pools of 16, each peer in a process and database of its own on the same PostgreSQL\n\n| | tasks/s | CPU ms per task: process / PostgreSQL / total | commits per task | rows per task (counted; by design) | WAL bytes per task |\n|---|---|---|---|---|---|`,
   );
-  const allIn = results.cpuMsPerAgentAllIn as number | undefined;
-  const split = results.cpuMsPerAgentAllInSplit as { process: number; postgres: number } | undefined;
-  const task = results.taskCounts as { rowsCounted: number } | undefined;
-  const start = results.startCounts as { rowsCounted: number } | undefined;
-  if (allIn !== undefined && split)
+  const agent = results.abadaAgents as (AgentWindow & { roundsTotal: number[] }) | undefined;
+  const rounds = (xs: number[]) => (xs.length > 1 ? `; rounds ${xs.map(fmt).join(', ')}` : '');
+  if (agent) {
+    const c = agent.cpuMsPerAgent;
     console.log(
-      `| Abada, an agent all in: start + task as the Agent Worker journals it + its client | — | ${fmt(split.process)} / ${fmt(split.postgres)} / ${fmt(allIn)} | ${fmt(results.commitsPerAgent as number)} | ${count(results.rowsPerAgent as number, (task?.rowsCounted ?? Number.NaN) + (start?.rowsCounted ?? Number.NaN))} | ${fmt(results.walBytesPerAgent as number)} |`,
+      `| Abada, whole agents: start + task as the Agent Worker journals it, engines and client (${agent.agents} agents${rounds(agent.roundsTotal)}) | — | ${fmt(c.process)} / ${fmt(c.postgres)} / ${fmt(c.total)} | ${fmt(agent.counts.commits)} | ${count(agent.counts.rows, agent.counts.rowsCounted)} | ${fmt(agent.counts.walBytes)} |`,
     );
+  }
   for (const p of Object.values(peers)) {
     const c = p.cpuMsPerTask;
     console.log(
-      `| ${p.peer}, ${p.mode} (${p.tasks} tasks) | ${fmt(p.tasksPerSec)} | ${fmt(c.process)} / ${fmt(c.postgres)} / ${fmt(c.total)} | ${fmt(p.commitsPerTask)} (~${p.expected.commits}) | ${count(p.rowsPerTask, p.rowsCountedPerTask, p.expected.rows)} | ${fmt(p.walBytesPerTask)} |`,
+      `| ${p.peer}, ${p.mode} (${p.tasks} tasks${rounds(p.roundsTotal)}) | ${fmt(p.tasksPerSec)} | ${fmt(c.process)} / ${fmt(c.postgres)} / ${fmt(c.total)} | ${fmt(p.commitsPerTask)} (~${p.expected.commits}) | ${count(p.rowsPerTask, p.rowsCountedPerTask, p.expected.rows)} | ${fmt(p.walBytesPerTask)} |`,
     );
   }
   const ratios = results.peerRatios as { dbos: number; langgraph: number } | undefined;
-  if (allIn !== undefined && ratios)
+  if (ratios)
     console.log(
-      `  Abada's CPU per agent all in (${fmt(allIn)} ms = start ${fmt(results.cpuMsPerStart as number)} + task ${fmt(results.cpuMsPerTask as number)} + client ${fmt(allIn - (results.cpuMsPerStart as number) - (results.cpuMsPerTask as number))}) over the peer's per task: DBOS ${ratios.dbos.toFixed(2)}×, LangGraph ${ratios.langgraph.toFixed(2)}×`,
+      `  Abada's CPU per agent over the peer's per task, median of the rounds' ratios: DBOS ${ratios.dbos.toFixed(2)}×, LangGraph ${ratios.langgraph.toFixed(2)}×`,
     );
 }
 

@@ -3,14 +3,12 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { EngineClient } from '../../server/worker/graphql.js';
 import { rate } from '../lib.js';
-import type { WindowCounts } from '../pgstat.js';
 import {
   type Client,
   COMPLETE,
   FETCH,
   JOURNAL,
   BATCH,
-  countedWindow,
   MS,
   measuredRate,
   results,
@@ -18,6 +16,7 @@ import {
   rows,
   SECONDS,
   SMOKE,
+  START,
   startMany,
 } from './context.js';
 import { rawTaskFloor } from './floor.js';
@@ -80,19 +79,7 @@ export async function taskThroughput(pool: pg.Pool, admin: Client, worker: Clien
     const fetchesBefore = agent.slots.counts.fetches;
     // BENCH_PG_STATS=1: the headline's window gets PostgreSQL's statement figures of its own, per task
     const pgStats = shape === 'batched' && (await resetPgStats(pool));
-    // the headline's window is also counted in PostgreSQL's statistics: commits, rows and WAL per task
-    let finished = 0;
-    const measure = () =>
-      measuredRate(loops, MS, async (client) => {
-        if (await oneTask(worker, client, shape, agent)) finished++;
-      });
-    const r =
-      shape === 'batched'
-        ? await countedWindow(measure, () => finished).then(({ result, counts }) => {
-            results.taskCounts = counts;
-            return result;
-          })
-        : await measure();
+    const r = await measuredRate(loops, MS, (client) => oneTask(worker, client, shape, agent));
     if (pgStats)
       await printPgStats(pool, { title: 'the headline window', units: r * (MS / 1000), unit: 'task' });
     const { commits, label } = SHAPES[shape];
@@ -126,25 +113,12 @@ export async function taskThroughput(pool: pg.Pool, admin: Client, worker: Clien
  * instances beforehand; the agents-in-flight section starts one per task. `cpuMsPerStart` in the JSON.
  */
 async function startCost(admin: Client, raw16: number) {
-  let started = 0;
-  const { result: starts, counts } = await countedWindow(
-    () =>
-      measuredRate(16, MS, async (client, i) => {
-        await admin(`mutation($k: String!, $v: JSON) { startProcess(key: $k, variables: $v) { id } }`, {
-          k: 'bench',
-          v: { n: client * 1_000_000 + i },
-        });
-        started++;
-      }),
-    () => started,
+  const starts = await measuredRate(16, MS, (client, i) =>
+    admin(START, { k: 'bench', v: { n: client * 1_000_000 + i } }),
   );
-  results.startCounts = counts;
   row('startProcess, 16 clients (instance + first task)', starts, raw16, 'starts/s', 'a commit each');
   const cpu = rows[rows.length - 1].cpuPerUnit;
-  if (cpu) {
-    results.cpuMsPerStart = cpu.engines + cpu.postgres;
-    results.cpuMsPerStartSplit = { engines: cpu.engines, postgres: cpu.postgres };
-  }
+  if (cpu) results.cpuMsPerStart = cpu.engines + cpu.postgres;
 }
 
 /** Engine + PostgreSQL CPU per task from the last row (CPU per commit × commits per task). */
@@ -167,29 +141,6 @@ function headline() {
   results.cpuMsPerTask = perTask(commits);
   results.cpuMsPerTaskSplit = { engines: cpu.engines * commits, postgres: cpu.postgres * commits };
   results.agentsPerCore = MODEL_MS_PER_TASK / (results.cpuMsPerTask as number);
-  // What one agent costs all in, to set against a peer's CPU per task (bench/sections/peers.ts), where
-  // everything runs on the same machine: its start (`cpuMsPerStart`: engine + PostgreSQL per
-  // startProcess), plus its task as the Agent Worker journals it (`cpuMsPerTask`: engine + PostgreSQL),
-  // plus the client's side of that task (`cpuPerUnit.bench` × commits: the Agent Worker's loop and
-  // GraphQL client, here the bench process running them) — as a peer's process runs its library.
-  const start = results.cpuMsPerStartSplit as { engines: number; postgres: number } | undefined;
-  if (start) {
-    results.cpuMsPerAgentAllIn =
-      (results.cpuMsPerStart as number) + (results.cpuMsPerTask as number) + cpu.bench * commits;
-    // the same split as a peer's: its processes (engine, and the client's side) and PostgreSQL
-    results.cpuMsPerAgentAllInSplit = {
-      process: start.engines + (cpu.engines + cpu.bench) * commits,
-      postgres: start.postgres + cpu.postgres * commits,
-    };
-  }
-  // and PostgreSQL's count of the same: commits, rows and WAL per agent (its start and its task)
-  const task = results.taskCounts as WindowCounts | undefined;
-  const started = results.startCounts as WindowCounts | undefined;
-  if (task && started) {
-    results.commitsPerAgent = started.commits + task.commits;
-    results.rowsPerAgent = started.rows + task.rows;
-    results.walBytesPerAgent = started.walBytes + task.walBytes;
-  }
   // the bench client does the same work per task whatever the engine does, so engine + PostgreSQL CPU
   // over the client's, in the same window, compares runs minutes apart on a machine whose speed drifts
   if (cpu.bench > 0) results.cpuPerTaskOverClient = (cpu.engines + cpu.postgres) / cpu.bench;
@@ -216,7 +167,7 @@ const AGENT_WORKER_ID = 'task-bench-agent-worker';
  * The Agent Worker's fetch loop (server/worker/loop.ts) for the batched shape: one fetch at a time, for as
  * many tasks as loops are waiting (its free slots).
  */
-class SlotFetcher {
+export class SlotFetcher {
   private waiting: { resolve(t: Task | undefined): void; reject(e: unknown): void }[] = [];
   private fetching = false;
   readonly counts = { fetches: 0 };
@@ -271,7 +222,7 @@ async function fetchAgentTasks(
 }
 
 /** One task on loop `client`: fetched, journaled in `shape`, completed (true); nothing if none was fetched. */
-async function oneTask(
+export async function oneTask(
   worker: Client,
   client: number,
   shape: Shape,
@@ -284,7 +235,7 @@ async function oneTask(
   const t = batched
     ? await agent.slots.next()
     : (await fetchAgentTasks(worker, workerId, 1, shape === 'worker'))[0];
-  if (!t) return; // rate() counts it as an operation; the window's task count does not
+  if (!t) return; // rate() counts it as an operation; a window that counts tasks does not
   const base = { taskId: t.id, workerId, attempt: t.attempt };
   const model = (sequence: number, state: string) => ({
     sequence,

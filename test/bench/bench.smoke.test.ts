@@ -82,9 +82,13 @@ describe('npm run bench (smoke)', () => {
       expect(p.commitsPerTask, key).toBeGreaterThan(0);
       expect(p.rowsPerTask, key).toBeGreaterThan(0);
     }
-    // Abada's all-in CPU per agent (start + task + client), and over each peer's CPU per task
+    // Abada's whole agents in the same rounds (start + task, engines and client), and over each peer's
+    // CPU per task; PostgreSQL's counts of an agent: a start's commit and a task's, rows for both
+    expect(json.abadaAgents.agents).toBeGreaterThan(0);
+    expect(json.cpuMsPerAgentAllIn).toBe(json.abadaAgents.cpuMsPerAgent.total);
     expect(Number.isFinite(json.cpuMsPerAgentAllIn) && json.cpuMsPerAgentAllIn > 0).toBe(true);
-    expect(json.cpuMsPerAgentAllIn).toBeGreaterThan(json.cpuMsPerTask);
+    expect(json.commitsPerAgent).toBeGreaterThan(1);
+    expect(json.rowsPerAgent).toBeGreaterThan(json.commitsPerAgent);
     for (const key of ['dbos', 'langgraph'])
       expect(Number.isFinite(json.peerRatios[key]) && json.peerRatios[key] > 0, key).toBe(true);
     expect(r.stdout).toContain('Agent peers');

@@ -1,0 +1,62 @@
+/**
+ * Abada's side of the agent peers' comparison (sections/peers.ts): whole agents in one window, as a
+ * peer's window holds its whole task. 16 loops, each starting an instance of the 002-shaped process and
+ * then running a task as the Agent Worker journals it (the batched shape of sections/tasks.ts: one
+ * worker's fetch loop and journal batcher), so the start, the task and the client's side of both are
+ * measured together: CPU of the engines and of this process (the client), and PostgreSQL's; commits,
+ * rows and WAL bytes from the database's counters (bench/pgstat.ts).
+ */
+import { EngineClient } from '../../server/worker/graphql.js';
+import { CpuMeter, rate } from '../lib.js';
+import type { AgentWindow } from './comparison.js';
+import { type Client, countedWindow, cpuOf, MS, SMOKE, START } from './context.js';
+import { oneTask, SlotFetcher } from './tasks.js';
+
+/** Agents run unmeasured before the first window (connections opened, statements prepared). */
+const WARM_UP_MS = SMOKE ? 0 : 1500;
+
+export class AgentWindows {
+  private readonly agent: { client: EngineClient; slots: SlotFetcher };
+  private n = 0;
+  private warm = false;
+
+  constructor(
+    private readonly admin: Client,
+    private readonly worker: Client,
+  ) {
+    this.agent = { client: new EngineClient(worker.url, worker.token), slots: new SlotFetcher(worker) };
+  }
+
+  /** One agent on loop `client`: started, then a task taken and journaled; whether a task was done. */
+  private async one(client: number): Promise<boolean> {
+    await this.admin(START, { k: 'bench', v: { n: 2_000_000_000 + this.n++ } });
+    return (await oneTask(this.worker, client, 'batched', this.agent)) === true;
+  }
+
+  async measure(): Promise<AgentWindow> {
+    if (!this.warm && WARM_UP_MS > 0) await rate(16, WARM_UP_MS, (c) => this.one(c));
+    this.warm = true;
+    let agents = 0;
+    const meter = new CpuMeter(cpuOf.enginePids, cpuOf.pgDir);
+    const { result: cpu, counts } = await countedWindow(
+      async () => {
+        meter.start();
+        await rate(16, MS, async (c) => {
+          if (await this.one(c)) agents++;
+        });
+        return meter.stop();
+      },
+      () => agents,
+    );
+    const per = (ms: number) => ms / agents;
+    return {
+      agents,
+      cpuMsPerAgent: {
+        process: per(cpu.engines + cpu.bench),
+        postgres: per(cpu.postgres),
+        total: per(cpu.engines + cpu.bench + cpu.postgres),
+      },
+      counts,
+    };
+  }
+}
