@@ -93,7 +93,11 @@ export async function agentPeers(url: string, abada: AgentWindows) {
     rounds.map((r) => r.abada),
     (a) => a.cpuMsPerAgent.total,
   );
-  results.abadaAgents = { ...agent, roundsTotal: rounds.map((r) => r.abada.cpuMsPerAgent.total) };
+  results.abadaAgents = {
+    ...agent,
+    roundsTotal: rounds.map((r) => r.abada.cpuMsPerAgent.total),
+    emptyFetches: abada.emptyFetches,
+  };
   results.cpuMsPerAgentAllIn = agent.cpuMsPerAgent.total;
   results.commitsPerAgent = agent.counts.commits;
   results.rowsPerAgent = agent.counts.rows;
