@@ -94,7 +94,7 @@ export function isAllowed(allowed: string[] | null, b: Pick<ToolBinding, 'server
 }
 
 /**
- * The transport's fetch (node:http, server/worker/fetch.ts). A tool call is never sent twice, not even
+ * The transport's fetch (node:http, server/worker/http-fetch.ts). A tool call is never sent twice, not even
  * after a stale kept-alive socket: the server may have run it before the socket broke, so its outcome is
  * unknown and the attempt reconciles it (keyed or not) instead of re-sending.
  */

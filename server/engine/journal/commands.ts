@@ -1,6 +1,6 @@
 /**
  * The journal's commands: `journalStep` (one step) and `journalSteps` (several steps of one task's
- * attempt in one request and one transaction, all or nothing). Both run the same path (exec.ts), alone
+ * attempt in one request and one transaction, all or nothing). Both run the same path (transaction.ts), alone
  * or, when calls of other tasks arrive at the same time, in one transaction with them (group.ts).
  */
 import { EngineError, invalid } from '../../errors.js';

@@ -3,7 +3,7 @@
  * are journaled together — one load statement that locks every task of the group (in task id order),
  * the rules of each call in memory on its own state, one write statement and one COMMIT for all. Each
  * call gets its own answer: a call the rules refuse adds nothing to the write and gets its refusal; the
- * others commit. A call alone (no other call waiting) takes the one-call path (exec.ts) unchanged.
+ * others commit. A call alone (no other call waiting) takes the one-call path (transaction.ts) unchanged.
  *
  * Anything the in-memory rules cannot keep to one call — a refused call that had already written
  * (reuse reads write the call's changes first), an effect that fails, a database error — rolls the

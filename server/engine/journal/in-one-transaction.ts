@@ -1,6 +1,6 @@
 /**
  * Steps and the command they end, in one transaction: `journalThen` journals a task attempt's steps
- * exactly as journalSteps does (same load, rules and write, exec.ts) and then runs the caller's own work
+ * exactly as journalSteps does (same load, rules and write, transaction.ts) and then runs the caller's own work
  * on the same connection before the one COMMIT. completeTask uses it for the last step ends that travel
  * with a completion: one BEGIN, one COMMIT and one connection instead of two of each.
  *
