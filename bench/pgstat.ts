@@ -29,7 +29,7 @@ export async function flushStats(pool: pg.Pool): Promise<number> {
   return n;
 }
 
-export interface Reading {
+interface Reading {
   commits: number;
   inserted: number;
   walLsn: bigint;
@@ -80,6 +80,21 @@ export class DbCounters {
     return n;
   }
 
+  /**
+   * What `run` did in this database, per unit: read (and rows counted) before and after it. `run` says
+   * how many units of work it did and how many commits its closing flush added (`flushStats`).
+   */
+  async around<T>(
+    run: () => Promise<{ result: T; units: number; flushed: number }>,
+  ): Promise<{ result: T; counts: WindowCounts }> {
+    const counted0 = await this.countRows();
+    const before = await this.read();
+    const { result, units, flushed } = await run();
+    const after = await this.read();
+    const counted = { before: counted0, after: await this.countRows() };
+    return { result, counts: window(before, after, units, flushed, counted) };
+  }
+
   close() {
     return this.client.end();
   }
@@ -95,7 +110,7 @@ function lsn(text: string): bigint {
  * Per unit over a window between two readings: `flushed` is the commits the flushes at its end added
  * (`flushStats`), `counted` the direct row counts before and after, if taken.
  */
-export function window(
+function window(
   before: Reading,
   after: Reading,
   units: number,

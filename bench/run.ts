@@ -14,7 +14,7 @@ import { type EngineProc, gqlClient, spawnEngine } from './lib.js';
 import { flushStats } from './pgstat.js';
 import type { Client } from './sections/context.js';
 import { backlog, claimThroughput } from './sections/claims.js';
-import { benchDb, cpuOf, crmToolServer, HISTORY, results, SECONDS, SMOKE, want } from './sections/context.js';
+import { cpuOf, crmToolServer, HISTORY, results, SECONDS, SMOKE, want } from './sections/context.js';
 import { historyGrowth } from './sections/history.js';
 import { journalThroughput } from './sections/journal.js';
 import { rawBaselines } from './sections/raw.js';
@@ -106,12 +106,6 @@ async function main() {
     engines.push(await spawnEngine(env));
     engines.push(await spawnEngine(env));
     cpuOf.enginePids = engines.map((e) => e.child.pid!);
-    benchDb.url = url;
-    benchDb.flush = async () =>
-      (await Promise.all([...engines.map((e) => e.flushStats()), flushStats(pool)])).reduce(
-        (a, b) => a + b,
-        0,
-      );
     const admin = gqlClient(engines[0].url, ADMIN);
     await admin(`mutation($s: String!) { deploy(source: $s) { definitions { id } } }`, { s: PROCESS });
     const workerToken = (
@@ -143,7 +137,15 @@ async function sections(pool: pg.Pool, url: string, admin: Client, worker: Clien
     : [];
   if (want('inflight')) await agentsInFlight(pool, admin, engines[0].url);
   // after Abada's sections, on the same server: the peers an agent's author would pick instead
-  if (want('peers')) await agentPeers(url, new AgentWindows(admin, worker));
+  if (want('peers')) {
+    // every connection on the bench's database (the engines' pools and the bench's) flushes its statistics
+    const flush = async () =>
+      (await Promise.all([...engines.map((e) => e.flushStats()), flushStats(pool)])).reduce(
+        (a, b) => a + b,
+        0,
+      );
+    await agentPeers(url, new AgentWindows(admin, worker, { url, flush }));
+  }
 }
 
 main().catch((e) => {

@@ -8,8 +8,9 @@
  */
 import { EngineClient } from '../../server/worker/graphql.js';
 import { CpuMeter, rate } from '../lib.js';
+import { DbCounters } from '../pgstat.js';
 import type { AgentWindow } from './comparison.js';
-import { type Client, countedWindow, cpuOf, MS, SMOKE, START } from './context.js';
+import { type Client, cpuOf, MS, SMOKE, START } from './context.js';
 import { oneTask, SlotFetcher } from './tasks.js';
 
 /** Agents run unmeasured before the first window (connections opened, statements prepared). */
@@ -25,6 +26,8 @@ export class AgentWindows {
   constructor(
     private readonly admin: Client,
     private readonly worker: Client,
+    /** the bench's database, and a call that makes every connection on it flush its statistics */
+    private readonly db: { url: string; flush(): Promise<number> },
   ) {
     this.agent = { client: new EngineClient(worker.url, worker.token), slots: new SlotFetcher(worker) };
   }
@@ -44,26 +47,30 @@ export class AgentWindows {
     this.warm = true;
     let agents = 0;
     const meter = new CpuMeter(cpuOf.enginePids, cpuOf.pgDir);
-    const { result: cpu, counts } = await countedWindow(
-      async () => {
+    const observer = await DbCounters.open(this.db.url);
+    try {
+      await this.db.flush();
+      const { result: cpu, counts } = await observer.around(async () => {
         meter.start();
         await rate(16, MS, async (c) => {
           await this.one(c);
           agents++;
         });
-        return meter.stop();
-      },
-      () => agents,
-    );
-    const per = (ms: number) => ms / agents;
-    return {
-      agents,
-      cpuMsPerAgent: {
-        process: per(cpu.engines + cpu.bench),
-        postgres: per(cpu.postgres),
-        total: per(cpu.engines + cpu.bench + cpu.postgres),
-      },
-      counts,
-    };
+        const result = meter.stop();
+        return { result, units: agents, flushed: await this.db.flush() };
+      });
+      const per = (ms: number) => ms / agents;
+      return {
+        agents,
+        cpuMsPerAgent: {
+          process: per(cpu.engines + cpu.bench),
+          postgres: per(cpu.postgres),
+          total: per(cpu.engines + cpu.bench + cpu.postgres),
+        },
+        counts,
+      };
+    } finally {
+      await observer.close();
+    }
   }
 }

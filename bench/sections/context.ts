@@ -1,7 +1,6 @@
 /** What every bench section shares: the run's settings, the result rows, measured rates and a few calls. */
 import os from 'node:os';
 import { CpuMeter, type CpuUse, type gqlClient, rate } from '../lib.js';
-import { DbCounters, type WindowCounts, window } from '../pgstat.js';
 
 export const SMOKE = process.argv.includes('--smoke');
 /** `--history`: only the opt-in history-growth section (bench/sections/history.ts). */
@@ -28,35 +27,6 @@ export const rows: {
 // Where the CPU of a measurement went: the engine processes, PostgreSQL (all its processes), this one.
 export const cpuOf: { enginePids: number[]; pgDir: string } = { enginePids: [], pgDir: '' };
 let lastCpu: (CpuUse & { seconds: number }) | null = null;
-
-/**
- * The bench's own database (run.ts): its URL, and a call that makes every connection on it (the engines'
- * pools and the bench's) flush its pending statistics, returning the commits that took.
- */
-export const benchDb: { url: string; flush: () => Promise<number> } = { url: '', flush: async () => 0 };
-
-/**
- * Runs `run` between two readings of the bench database's counters (bench/pgstat.ts): commits, rows
- * inserted (and counted), WAL bytes, per unit of `units(result)`. Every connection flushes at both ends.
- */
-export async function countedWindow<T>(
-  run: () => Promise<T>,
-  units: (result: T) => number,
-): Promise<{ result: T; counts: WindowCounts }> {
-  const observer = await DbCounters.open(benchDb.url);
-  try {
-    await benchDb.flush();
-    const counted0 = await observer.countRows();
-    const before = await observer.read();
-    const result = await run();
-    const flushed = await benchDb.flush();
-    const after = await observer.read();
-    const counted = { before: counted0, after: await observer.countRows() };
-    return { result, counts: window(before, after, units(result), flushed, counted) };
-  } finally {
-    await observer.close();
-  }
-}
 
 /** rate() that also records the CPU every process group used meanwhile (read by row()). */
 export async function measuredRate(

@@ -18,7 +18,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import pg from 'pg';
 import { CpuMeter } from '../lib.js';
 import type { FromChild, ToChild } from '../peers/child.js';
-import { DbCounters, window } from '../pgstat.js';
+import { DbCounters } from '../pgstat.js';
 import type { AgentWindows } from './agents.js';
 import type { AgentPeerResult, AgentWindow } from './comparison.js';
 import { cpuOf, results, SECONDS, SMOKE } from './context.js';
@@ -156,17 +156,15 @@ class PeerProc {
     const { child, peer, observer } = this;
     send(child, { kind: 'window', mode: w.mode, seconds: SECONDS, warmTasks: WARM_AGAIN });
     await answer(child, peer.file, 'warmed');
-    const counted0 = await observer.countRows();
-    const before = await observer.read();
     const meter = new CpuMeter([child.pid!], cpuOf.pgDir);
-    meter.start();
-    send(child, { kind: 'go' });
-    const done = await answer(child, peer.file, 'done');
-    const cpu = meter.stop();
-    const after = await observer.read();
-    const counted = { before: counted0, after: await observer.countRows() };
+    const { result, counts: c } = await observer.around(async () => {
+      meter.start();
+      send(child, { kind: 'go' });
+      const done = await answer(child, peer.file, 'done');
+      return { result: { done, cpu: meter.stop() }, units: done.tasks, flushed: done.flushed };
+    });
+    const { done, cpu } = result;
     const n = done.tasks;
-    const c = window(before, after, n, done.flushed, counted);
     return {
       peer: peer.peer,
       mode: w.mode,

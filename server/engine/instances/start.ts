@@ -33,7 +33,7 @@ import { startInstanceTrace } from '../../telemetry/index.js';
 import { type LastWrites, writeLast } from './last-writes.js';
 import { checkVariables, interpolate } from './variables.js';
 import { type InstanceView, instanceView } from './views.js';
-import { transaction } from '../../db/pg.js';
+import { pipelined, transaction } from '../../db/pg.js';
 
 export interface StartInput {
   key: string;
@@ -128,9 +128,9 @@ export async function startInstanceTx(
     await writeLast(tx, last);
   } catch (e) {
     // The transaction rolls back. What was sent is awaited (no rejection left unhandled), and its first
-    // failure is the cause: the statements after it only say the transaction was aborted.
-    const failed = (await Promise.allSettled(last.sent ?? [])).find((s) => s.status === 'rejected');
-    throw failed ? failed.reason : e;
+    // failure, if any, is the cause (pipelined throws it): what came after only says "aborted".
+    await pipelined(...(last.sent ?? []));
+    throw e;
   }
   const [inst] = await inserted;
   traced?.end(inst.id);
