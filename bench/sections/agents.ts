@@ -6,11 +6,13 @@
  * measured together: CPU of the engines and of this process (the client), and PostgreSQL's; commits,
  * rows and WAL bytes from the database's counters (bench/pgstat.ts).
  */
+import pg from 'pg';
 import { EngineClient } from '../../server/worker/graphql.js';
 import { CpuMeter, rate } from '../lib.js';
 import { DbCounters } from '../pgstat.js';
 import type { AgentWindow } from './comparison.js';
 import { type Client, cpuOf, MS, SMOKE, START } from './context.js';
+import { printPgStats, resetPgStats } from './report.js';
 import { oneTask, SlotFetcher } from './tasks.js';
 
 /** Agents run unmeasured before the first window (connections opened, statements prepared). */
@@ -48,7 +50,10 @@ export class AgentWindows {
     let agents = 0;
     const meter = new CpuMeter(cpuOf.enginePids, cpuOf.pgDir);
     const observer = await DbCounters.open(this.db.url);
+    // BENCH_PG_STATS=1: PostgreSQL's statement figures of the window, per agent (reset before counting)
+    const stats = new pg.Pool({ connectionString: this.db.url, max: 1 });
     try {
+      const pgStats = await resetPgStats(stats);
       await this.db.flush();
       const { result: cpu, counts } = await observer.around(async () => {
         meter.start();
@@ -59,6 +64,7 @@ export class AgentWindows {
         const result = meter.stop();
         return { result, units: agents, flushed: await this.db.flush() };
       });
+      if (pgStats) await printPgStats(stats, { title: 'whole agents', units: agents, unit: 'agent' });
       const per = (ms: number) => ms / agents;
       return {
         agents,
@@ -70,7 +76,7 @@ export class AgentWindows {
         counts,
       };
     } finally {
-      await observer.close();
+      await Promise.all([observer.close(), stats.end()]);
     }
   }
 }
