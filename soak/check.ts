@@ -166,7 +166,7 @@ export async function runChecks(c: CheckInput): Promise<{ rows: Row[]; figures: 
     const incidentOf = new Set(unknownIncidents.map((i) => `${i.task_id}:${i.attempt}:${i.sequence}`));
     const interrupted = (
       await db.query<{ task_id: string; attempt: number; sequence: number }>(
-        `SELECT DISTINCT h.task_id, h.attempt, h.sequence FROM history h WHERE h.event_type = 'STEP_OUTCOME_UNKNOWN'`,
+        `SELECT DISTINCT h.task_id, h.attempt, h.sequence FROM history_events h WHERE h.event_type = 'STEP_OUTCOME_UNKNOWN'`,
       )
     ).rows;
     const withoutIncident = interrupted.filter(
@@ -187,7 +187,8 @@ export async function runChecks(c: CheckInput): Promise<{ rows: Row[]; figures: 
     // 4. No task leased by two workers at once (lease events and lockExpiresAt, both on the DB clock).
     const hist = (
       await db.query<HistoryRow>(
-        `SELECT process_instance_id, event_type, actor, at, task_id, data FROM history ORDER BY process_instance_id, seq`,
+        `SELECT process_instance_id, event_type, actor, at, task_id, data FROM history_events
+          ORDER BY process_instance_id, seq, idx`,
       )
     ).rows;
     let overlaps = 0;
@@ -277,7 +278,7 @@ export async function runChecks(c: CheckInput): Promise<{ rows: Row[]; figures: 
     const logs = readdirSync(c.logDir).map((n) => readFileSync(path.join(c.logDir, n), 'utf8'));
     for (const secret of c.secrets) {
       const h = await db.query(
-        `SELECT (SELECT count(*)::int FROM history WHERE data::text LIKE $1 OR actor LIKE $1)
+        `SELECT (SELECT count(*)::int FROM history WHERE data::text LIKE $1 OR actor LIKE $1 OR events::text LIKE $1)
               + (SELECT count(*)::int FROM incidents WHERE message LIKE $1 OR coalesce(resolution::text, '') LIKE $1) AS n`,
         [`%${secret}%`],
       );

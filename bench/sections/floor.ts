@@ -6,10 +6,10 @@
  *  2.–6. five journal commits: the previous step's end (its row updated, `STEP_COMPLETED`) and the next
  *     step's start (its row inserted, `STEP_STARTED`) — model, read, model, keyed write, model;
  *  7. the completion: the last step's end, the task and the instance completed, the task's report, and
- *     their `TASK_COMPLETED` and `INSTANCE_COMPLETED` rows.
- * Thirteen history rows, ten step writes, three task and instance updates, one report. No engine: what
- * PostgreSQL does for the task's durable record whatever writes it, and what the bench client's `pg`
- * spends sending it. The headline (engine + PostgreSQL CPU per task) is printed against this floor's
+ *     their `TASK_COMPLETED` and `INSTANCE_COMPLETED` events.
+ * Seven history rows (one per commit, carrying the thirteen events), ten step writes, three task and
+ * instance updates, one report. No engine: what PostgreSQL does for the task's durable record whatever
+ * writes it, and what the bench client's `pg` spends sending it. The headline (engine + PostgreSQL CPU per task) is printed against this floor's
  * PostgreSQL CPU per task, measured minutes apart in the same run (`rawTaskFloor` in the JSON).
  */
 import type pg from 'pg';
@@ -33,15 +33,19 @@ const STEPS = [
 ] as const;
 
 /**
- * The history rows of one statement through the engine's own insert (`historyInsert`: the column list of
- * server/db/rows.ts, chained by the trigger in `ord` order). `source` yields, per row, `ord`,
- * `event_type`, `actor`, `task_id`, `attempt`, `sequence` and `data`; $3 and $4 are the project and
- * the instance.
+ * The history of one statement through the engine's own insert (`historyInsert`: the column list of
+ * server/db/rows.ts, chained by the trigger): ONE row, its first event in the row's columns and the
+ * others in `events`, as the engine writes a commit's events for one instance. `source` yields, per
+ * event, `ord`, `event_type`, `actor`, `task_id`, `attempt`, `sequence` and `data`; $3 and $4 are the
+ * project and the instance.
  */
 const history = (source: string) =>
   historyInsert(`SELECT $3::text AS project_id, $4::uuid AS process_instance_id, x.event_type, x.actor,
-      x.task_id, x.attempt, x.sequence, NULL::uuid AS approval_id, NULL::uuid AS incident_id, x.data, x.ord
-    FROM (${source}) x`);
+      x.task_id, x.attempt, x.sequence, NULL::uuid AS approval_id, NULL::uuid AS incident_id, x.data, x.ord,
+      (SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object('eventType', y.event_type, 'actor', y.actor,
+                'taskId', y.task_id, 'attempt', y.attempt, 'sequence', y.sequence, 'data', y.data)) ORDER BY y.ord)
+         FROM (${source}) y WHERE y.ord > x.ord) AS events
+    FROM (${source}) x ORDER BY x.ord LIMIT 1`);
 
 /** The lease; its history row's project and instance come from the leased task. */
 const CLAIM = `WITH c AS (
@@ -54,7 +58,8 @@ const CLAIM = `WITH c AS (
   ), h AS (
     ${historyInsert(`SELECT project_id, process_instance_id, 'TASK_LEASED' AS event_type, 'worker:${WORKER}' AS actor,
         id AS task_id, attempt, NULL::int AS sequence, NULL::uuid AS approval_id, NULL::uuid AS incident_id,
-        jsonb_build_object('workerId', '${WORKER}', 'leaseExpiresAt', lease_expires_at) AS data, 1 AS ord FROM l`)}
+        jsonb_build_object('workerId', '${WORKER}', 'leaseExpiresAt', lease_expires_at) AS data,
+        NULL::jsonb AS events, 1 AS ord FROM l`)}
   ) SELECT id, project_id, process_instance_id, attempt FROM l`;
 
 /** $1 task, $2 attempt, $3 project, $4 instance, $5 the ended step's sequence (0: none), $6–$9 the new step. */

@@ -109,11 +109,12 @@ const HISTORY_FIELDS = [
   ['data', 'jsonb', 'data'],
 ] as const satisfies readonly (readonly [string, PgType, keyof HistoryEntry])[];
 
-const historyColumns = HISTORY_FIELDS.map((f) => f[0]).join(', ');
+/** The columns an insert gives: the event's, then `events` (the later events of the row's commit). */
+const historyColumns = `${HISTORY_FIELDS.map((f) => f[0]).join(', ')}, events`;
 
 /**
- * The one INSERT into history, around a query yielding the history columns by name plus `ord`, the
- * order in which the rows join the chain (the chain trigger fills seq, prev_hash and hash).
+ * The one INSERT into history, around a query yielding the history columns by name (`events` included)
+ * plus `ord`, the order in which the rows join the chain (the chain trigger fills seq, prev_hash, hash).
  */
 const HISTORY_INSERT = {
   head: `INSERT INTO history (${historyColumns}, seq, prev_hash, hash)
@@ -128,15 +129,42 @@ export function historyInsert(rows: string): string {
 /** `historyInsert`'s rows from the JSON array `source` of records made by `historyRecords`. */
 export function historyFromJson(source: string): string {
   return `SELECT * FROM jsonb_to_recordset(${source})
-    AS y(ord int, ${HISTORY_FIELDS.map(([c, t]) => `${c} ${t}`).join(', ')})`;
+    AS y(ord int, ${HISTORY_FIELDS.map(([c, t]) => `${c} ${t}`).join(', ')}, events jsonb)`;
 }
 
-/** History entries as the records of `historyFromJson`, in order. */
+/** An event as a row carries it in `events` (the row's time is its own); null fields left out. */
+const EVENT_FIELDS = [
+  'eventType',
+  'actor',
+  'taskId',
+  'attempt',
+  'sequence',
+  'approvalId',
+  'incidentId',
+] as const;
+
+/**
+ * History entries as the records of `historyFromJson`: one row per instance (SPEC §8: a row may carry
+ * one commit's events for one instance), its first entry in the row's columns and the others, in order,
+ * in `events`. Every entry of one statement is one commit's.
+ */
 export function historyRecords(entries: readonly HistoryEntry[]): Record<string, unknown>[] {
-  return entries.map((e, ord) => {
-    const out: Record<string, unknown> = { ord };
+  const rows = new Map<string, Record<string, unknown>>();
+  for (const e of entries) {
+    const row = rows.get(e.processInstanceId);
+    if (row) {
+      const event: Record<string, unknown> = {};
+      for (const f of EVENT_FIELDS) if (e[f] != null) event[f] = e[f];
+      if (e.data && Object.keys(e.data).length > 0) event.data = e.data;
+      if (!row.events) row.events = [];
+      (row.events as Record<string, unknown>[]).push(event);
+      continue;
+    }
+    const out: Record<string, unknown> = { ord: rows.size };
     for (const [column, , field] of HISTORY_FIELDS) out[column] = e[field] ?? null;
     out.data = e.data ?? {};
-    return out;
-  });
+    out.events = null;
+    rows.set(e.processInstanceId, out);
+  }
+  return [...rows.values()];
 }

@@ -35,7 +35,7 @@ export const Q = {
   ),
   instance: graphql(`query($id: ID!) { processInstance(id: $id) { id state currentNodeId variables
     tasks { id state nodeId attempt topicName steps { attempt sequence kind state toolRef idempotencyKey reused } }
-    history { seq eventType actor taskId attempt sequence data } } }`),
+    history { seq row eventType actor taskId attempt sequence data } } }`),
   decide: graphql(
     `mutation($input: DecideApprovalInput!) { decideApproval(input: $input) { id state decidedBy comment digest } }`,
   ),

@@ -113,10 +113,11 @@ describe('seed 002: a CRM call and back to the engine', () => {
     expect(seqs).toEqual(seqs.map((_: number, i: number) => i + 1));
     const audit = await engine.ok(
       engine.adminToken,
-      `query($id: ID!) { verifyAudit(processInstanceId: $id) { valid rows } }`,
+      `query($id: ID!) { verifyAudit(processInstanceId: $id) { valid rows events } }`,
       { id: instanceId },
     );
-    expect(audit.verifyAudit).toEqual({ valid: true, rows: 17 });
+    // one chained row per commit for the instance, every event verified
+    expect(audit.verifyAudit).toEqual({ valid: true, rows: 14, events: 17 });
     // History holds digests and names, never the prompt or the tool payloads.
     const text = JSON.stringify(inst!.history);
     expect(text).not.toContain('look the customer up');

@@ -60,7 +60,7 @@ const TASK_LEASED = `SELECT l."projectId" AS project_id, l."processInstanceId" A
        NULL::int AS sequence, NULL::uuid AS approval_id, NULL::uuid AS incident_id,
        jsonb_build_object('workerId', l."workerId",
          'leaseExpiresAt', to_char(l."leaseExpiresAt" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data,
-       l.id AS ord
+       NULL::jsonb AS events, l.id AS ord
   FROM leased l WHERE NOT l.was_expired`;
 
 function claimText(readyOnly: boolean): string {

@@ -1,5 +1,15 @@
 /** The hash-chained history of each instance. */
-import { bigserial, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  bigserial,
+  integer,
+  jsonb,
+  pgTable,
+  pgView,
+  text,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import type { JsonObject } from '../../shared/types.js';
 import { ts } from './columns.js';
 
@@ -23,6 +33,11 @@ export const history = pgTable(
     approvalId: uuid('approval_id'),
     incidentId: uuid('incident_id'),
     data: jsonb('data').$type<JsonObject>().notNull().default({}),
+    /**
+     * The later events of the row's commit for this instance, in order (null when the row has one):
+     * each with its type, actor, ids and data; its time is the row's. Chained with the row (SPEC §8).
+     */
+    events: jsonb('events').$type<JsonObject[]>(),
     prevHash: text('prev_hash').notNull(),
     hash: text('hash').notNull(),
   },
@@ -38,3 +53,27 @@ export const historyHeads = pgTable('history_heads', {
 });
 
 export type HistoryRow = typeof history.$inferSelect;
+
+/**
+ * One row per event (migration 0024): each history row's own event (`idx` 0), then the events it carries
+ * (`idx` 1, 2, …), each with the row's `seq`, time and hash. What readers list; the chain is the table's.
+ */
+export const historyEvents = pgView('history_events', {
+  id: bigint('id', { mode: 'number' }).notNull(),
+  projectId: text('project_id').notNull(),
+  processInstanceId: uuid('process_instance_id').notNull(),
+  seq: integer('seq').notNull(),
+  idx: integer('idx').notNull(),
+  eventType: text('event_type').notNull(),
+  actor: text('actor').notNull(),
+  at: ts('at').notNull(),
+  taskId: uuid('task_id'),
+  attempt: integer('attempt'),
+  sequence: integer('sequence'),
+  approvalId: uuid('approval_id'),
+  incidentId: uuid('incident_id'),
+  data: jsonb('data').$type<JsonObject>().notNull(),
+  hash: text('hash').notNull(),
+}).existing();
+
+export type HistoryEventRow = typeof historyEvents.$inferSelect;

@@ -6,7 +6,7 @@
 import { asc, inArray, sql } from 'drizzle-orm';
 import { execute } from '../../db/pg.js';
 import { type HistoryEntry, historyRecords } from '../../db/rows.js';
-import { history } from '../../db/schema.js';
+import { historyEvents } from '../../db/schema.js';
 import { HISTORY_APPEND } from '../../db/statements/history.js';
 import { sha256Hex } from '../../shared/canonical.js';
 import { type Executor, query } from '../common/index.js';
@@ -27,6 +27,8 @@ export interface AuditVerification {
   processInstanceId: string;
   valid: boolean;
   rows: number;
+  /** the events the rows carry (a row holds one commit's events for the instance) */
+  events: number;
   firstBrokenSeq: number | null;
   reason: string | null;
   headHash: string | null;
@@ -41,18 +43,21 @@ export async function verifyChain(ex: Executor, processInstanceId: string): Prom
     prev_hash: string;
     hash: string;
     canonical: string;
+    events: number;
     is_head: boolean;
   }>(
     ex,
-    sql`SELECT h.seq, h.prev_hash, h.hash, abada_history_canonical(h) AS canonical, false AS is_head
+    sql`SELECT h.seq, h.prev_hash, h.hash, abada_history_canonical(h) AS canonical,
+               1 + coalesce(jsonb_array_length(h.events), 0) AS events, false AS is_head
           FROM history h WHERE h.process_instance_id = ${processInstanceId}
         UNION ALL
-        SELECT hh.seq, NULL, hh.hash, NULL, true
+        SELECT hh.seq, NULL, hh.hash, NULL, 0, true
           FROM history_heads hh WHERE hh.process_instance_id = ${processInstanceId}
         ORDER BY is_head, seq`,
   );
   const rows = all.filter((r) => !r.is_head);
   const head = all.filter((r) => r.is_head);
+  const events = rows.reduce((n, r) => n + r.events, 0);
   let prev = '';
   let expectedSeq = 1;
   for (const r of rows) {
@@ -65,6 +70,7 @@ export async function verifyChain(ex: Executor, processInstanceId: string): Prom
         processInstanceId,
         valid: false,
         rows: rows.length,
+        events,
         firstBrokenSeq: expectedSeq,
         reason,
         headHash: null,
@@ -80,6 +86,7 @@ export async function verifyChain(ex: Executor, processInstanceId: string): Prom
       processInstanceId,
       valid: false,
       rows: rows.length,
+      events,
       firstBrokenSeq: rewritten ? rows.length : rows.length + 1,
       reason: rewritten
         ? 'the last row was rewritten (its hash does not match the chain head)'
@@ -91,17 +98,21 @@ export async function verifyChain(ex: Executor, processInstanceId: string): Prom
     processInstanceId,
     valid: true,
     rows: rows.length,
+    events,
     firstBrokenSeq: null,
     reason: null,
     headHash: prev || null,
   };
 }
 
-/** The history of several instances, in chain order (one query for a page of instances). */
+/**
+ * The history of several instances, one row per event in chain order (one query for a page of
+ * instances): a row's own event, then the events it carries.
+ */
 export async function historyOfInstances(ex: Executor, instanceIds: readonly string[]) {
   return ex
     .select()
-    .from(history)
-    .where(inArray(history.processInstanceId, [...instanceIds]))
-    .orderBy(asc(history.processInstanceId), asc(history.seq));
+    .from(historyEvents)
+    .where(inArray(historyEvents.processInstanceId, [...instanceIds]))
+    .orderBy(asc(historyEvents.processInstanceId), asc(historyEvents.seq), asc(historyEvents.idx));
 }

@@ -2,7 +2,7 @@
 import { eq } from 'drizzle-orm';
 import {
   processInstances,
-  type HistoryRow,
+  type HistoryEventRow,
   type ProcessInstanceRow,
   type UserTaskRow,
 } from '../../db/schema.js';
@@ -43,7 +43,10 @@ export interface UserTaskView {
 /** One row of an instance's hash-chained history. */
 export interface HistoryEventView {
   processInstanceId: string;
+  /** the event's place in the instance's history: 1, 2, … */
   seq: number;
+  /** the seq of the chained row that carries it (several events of one commit share a row) */
+  row: number;
   eventType: string;
   actor: string;
   at: Date;
@@ -88,10 +91,11 @@ export function userTaskView(r: UserTaskRow): UserTaskView {
   };
 }
 
-function historyEventView(r: HistoryRow): HistoryEventView {
+function historyEventView(r: HistoryEventRow, seq: number): HistoryEventView {
   return {
     processInstanceId: r.processInstanceId,
-    seq: r.seq,
+    seq,
+    row: r.seq,
     eventType: r.eventType,
     actor: r.actor,
     at: r.at,
@@ -112,7 +116,12 @@ export async function loadInstanceFor(ex: Executor, actor: Actor, id: string): P
   return row && sameProject(actor, row.projectId) ? instanceView(row) : null;
 }
 
-/** The history of several instances, in chain order (one query for a page of instances). */
+/** The history of several instances, one view per event in chain order (one query for a page). */
 export async function historyOf(ex: Executor, instanceIds: readonly string[]): Promise<HistoryEventView[]> {
-  return (await historyOfInstances(ex, instanceIds)).map(historyEventView);
+  let instance = '';
+  let seq = 0;
+  return (await historyOfInstances(ex, instanceIds)).map((r) => {
+    if (r.processInstanceId !== instance) [instance, seq] = [r.processInstanceId, 0];
+    return historyEventView(r, ++seq);
+  });
 }

@@ -11,7 +11,7 @@
  * nothing and is no send.
  */
 import { and, asc, eq, inArray } from 'drizzle-orm';
-import { externalTasks, history, type StepRow, steps } from '../../db/schema.js';
+import { externalTasks, historyEvents, type StepRow, steps } from '../../db/schema.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import { sameProject } from '../common/index.js';
 import { type StepView, toStepView } from './views.js';
@@ -64,22 +64,22 @@ export async function stepByIdempotencyKey(
   if (!task || !sameProject(actor, task.projectId)) return null;
   const events = await ctx.db
     .select({
-      eventType: history.eventType,
-      actor: history.actor,
-      at: history.at,
-      attempt: history.attempt,
-      sequence: history.sequence,
-      data: history.data,
+      eventType: historyEvents.eventType,
+      actor: historyEvents.actor,
+      at: historyEvents.at,
+      attempt: historyEvents.attempt,
+      sequence: historyEvents.sequence,
+      data: historyEvents.data,
     })
-    .from(history)
+    .from(historyEvents)
     .where(
       and(
-        eq(history.processInstanceId, task.processInstanceId),
-        eq(history.taskId, rows[0].taskId),
-        inArray(history.attempt, [...new Set(rows.map((r) => r.attempt))]),
+        eq(historyEvents.processInstanceId, task.processInstanceId),
+        eq(historyEvents.taskId, rows[0].taskId),
+        inArray(historyEvents.attempt, [...new Set(rows.map((r) => r.attempt))]),
       ),
     )
-    .orderBy(asc(history.seq));
+    .orderBy(asc(historyEvents.seq), asc(historyEvents.idx));
   const [origin] = rows;
   return {
     key,

@@ -24,7 +24,11 @@ const UserTaskState = builder.enumType('UserTaskState', {
 
 export const HistoryEvent = builder.objectRef<HistoryEventView>('HistoryEvent').implement({
   fields: (t) => ({
-    seq: t.exposeInt('seq'),
+    seq: t.exposeInt('seq', { description: "The event's place in the instance's history: 1, 2, …" }),
+    row: t.exposeInt('row', {
+      description:
+        'The seq of the hash-chained history row that carries the event (the seq verifyAudit names); the events of one commit share a row.',
+    }),
     eventType: t.exposeString('eventType'),
     actor: t.exposeString('actor'),
     at: t.field({ type: 'DateTime', resolve: (h) => h.at }),
@@ -34,7 +38,7 @@ export const HistoryEvent = builder.objectRef<HistoryEventView>('HistoryEvent').
     approvalId: t.exposeID('approvalId', { nullable: true }),
     incidentId: t.exposeID('incidentId', { nullable: true }),
     data: t.field({ type: 'JSON', resolve: (h) => h.data }),
-    hash: t.exposeString('hash'),
+    hash: t.exposeString('hash', { description: 'The hash of the history row that carries the event.' }),
   }),
 });
 
@@ -85,6 +89,9 @@ const AuditVerification = builder.objectRef<AuditShape>('AuditVerification').imp
     processInstanceId: t.exposeID('processInstanceId'),
     valid: t.exposeBoolean('valid'),
     rows: t.exposeInt('rows'),
+    events: t.exposeInt('events', {
+      description: "The events those rows carry (a row holds one commit's events).",
+    }),
     firstBrokenSeq: t.exposeInt('firstBrokenSeq', { nullable: true }),
     reason: t.exposeString('reason', { nullable: true }),
     headHash: t.exposeString('headHash', { nullable: true }),

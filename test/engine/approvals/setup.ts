@@ -83,7 +83,7 @@ export const D = {
   task: graphql(`query($id: ID!) { externalTask(id: $id) { id state attempt workerId lockExpiresAt errorType
     steps { attempt sequence state toolRef digest idempotencyKey comment reused approvalId request } } }`),
   history: graphql(`query($id: ID!) { processInstance(id: $id) { id state currentNodeId
-    history { seq eventType actor at taskId attempt sequence approvalId data } } }`),
+    history { seq row eventType actor at taskId attempt sequence approvalId data } } }`),
   cancel: graphql(`mutation($id: ID!, $r: String!) { cancelProcess(id: $id, reason: $r) { id state } }`),
 };
 

@@ -1,7 +1,9 @@
 /**
  * The hash-chained history (SPEC §8): append-only for everyone going through the database normally;
- * someone who gets around the trigger (session_replication_role = replica) and edits or deletes a row
- * is caught by verifyAudit, which names the first broken seq. Untouched instances stay valid.
+ * someone who gets around the trigger (session_replication_role = replica) and edits or deletes a row,
+ * or an event a row carries, is caught by verifyAudit, which names the first broken seq. Untouched
+ * instances stay valid; rows of one event (the shape written before rows carried a commit's events)
+ * and rows of several verify in one chain.
  */
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,7 +22,10 @@ beforeAll(async () => {
 });
 afterAll(() => close?.());
 
-/** A finished instance with 8 history rows. */
+/**
+ * A finished instance: 8 events in 5 history rows, one per commit — the start (INSTANCE_STARTED,
+ * TASK_CREATED), a lease, the completion with the next task's creation, a lease, the last completion.
+ */
 async function finished(n: number): Promise<string> {
   const id = (await engine.ok(engine.adminToken, Q.start, { key: 'two-steps', v: { n } })).startProcess.id;
   for (let i = 0; i < 2; i++) {
@@ -54,7 +59,16 @@ describe('verifyAudit', () => {
     await expect(db.query(`DELETE FROM history WHERE process_instance_id = $1`, [id])).rejects.toThrow(
       /append-only/,
     );
-    expect(await verify(id)).toMatchObject({ valid: true, rows: 8, firstBrokenSeq: null });
+    expect(await verify(id)).toMatchObject({ valid: true, rows: 5, events: 8, firstBrokenSeq: null });
+    // a row of one event hashes as rows did before they could carry more: its canonical text is unchanged
+    const { rows } = await db.query(
+      `SELECT bool_and(abada_history_canonical(h) = abada_history_canonical_of(h.project_id, h.process_instance_id,
+                h.seq, h.event_type, h.actor, h.at, h.task_id, h.attempt, h.sequence, h.approval_id, h.incident_id, h.data)) AS same,
+              count(*)::int AS n
+         FROM history h WHERE h.process_instance_id = $1 AND h.events IS NULL`,
+      [id],
+    );
+    expect(rows[0]).toEqual({ same: true, n: 2 });
   });
 
   it('finds an edited row, a deleted last row and a deleted middle row; untouched instances stay valid', async () => {
@@ -73,12 +87,14 @@ describe('verifyAudit', () => {
       'TASK_COMPLETED',
       'INSTANCE_COMPLETED',
     ]);
+    expect(before.map((h) => h.row)).toEqual([1, 1, 2, 3, 3, 4, 5, 5]);
     for (const id of [edited, truncated, holed, untouched])
-      expect(await verify(id)).toMatchObject({ valid: true, rows: 8 });
+      expect(await verify(id)).toMatchObject({ valid: true, rows: 5, events: 8 });
 
+    // row 3 carries the next task's TASK_CREATED: an event inside a row is covered by the row's hash
     expect(
       await asReplica(
-        `UPDATE history SET data = jsonb_set(data, '{workerId}', '"someone-else"') WHERE process_instance_id = $1 AND seq = 3`,
+        `UPDATE history SET events = jsonb_set(events, '{0,eventType}', '"TASK_CANCELLED"') WHERE process_instance_id = $1 AND seq = 3`,
         [edited],
       ),
     ).toBe(1);
@@ -89,30 +105,30 @@ describe('verifyAudit', () => {
     });
 
     expect(
-      await asReplica(`DELETE FROM history WHERE process_instance_id = $1 AND seq = 8`, [truncated]),
+      await asReplica(`DELETE FROM history WHERE process_instance_id = $1 AND seq = 5`, [truncated]),
     ).toBe(1);
     const t = await verify(truncated);
-    expect(t).toMatchObject({ valid: false, rows: 7, firstBrokenSeq: 8 });
+    expect(t).toMatchObject({ valid: false, rows: 4, firstBrokenSeq: 5 });
 
-    expect(await asReplica(`DELETE FROM history WHERE process_instance_id = $1 AND seq = 5`, [holed])).toBe(
+    expect(await asReplica(`DELETE FROM history WHERE process_instance_id = $1 AND seq = 3`, [holed])).toBe(
       1,
     );
-    expect(await verify(holed)).toMatchObject({ valid: false, firstBrokenSeq: 5 });
+    expect(await verify(holed)).toMatchObject({ valid: false, firstBrokenSeq: 3 });
 
-    expect(await verify(untouched)).toMatchObject({ valid: true, rows: 8, firstBrokenSeq: null });
+    expect(await verify(untouched)).toMatchObject({ valid: true, rows: 5, firstBrokenSeq: null });
   });
 
   it('finds a rewritten last row whose hash was recomputed: the chain head no longer matches', async () => {
     const id = await finished(5);
-    // Rewrite row 8 (the last) and recompute its hash the way the trigger does: the rows chain, the head does not.
-    await asReplica(`UPDATE history SET actor = 'mallory' WHERE process_instance_id = $1 AND seq = 8`, [id]);
+    // Rewrite row 5 (the last) and recompute its hash the way the trigger does: the rows chain, the head does not.
+    await asReplica(`UPDATE history SET actor = 'mallory' WHERE process_instance_id = $1 AND seq = 5`, [id]);
     await asReplica(
       `UPDATE history h SET hash = encode(sha256(convert_to(h.prev_hash || abada_history_canonical(h), 'UTF8')), 'hex')
-       WHERE h.process_instance_id = $1 AND h.seq = 8`,
+       WHERE h.process_instance_id = $1 AND h.seq = 5`,
       [id],
     );
     const v = await verify(id);
-    expect(v).toMatchObject({ valid: false, rows: 8, firstBrokenSeq: 8 });
+    expect(v).toMatchObject({ valid: false, rows: 5, firstBrokenSeq: 5 });
     expect(v.reason).toMatch(/rewritten/);
   });
 
@@ -121,7 +137,8 @@ describe('verifyAudit', () => {
     const [{ project_id: projectId }] = (
       await db.query('SELECT project_id FROM process_instances WHERE id = $1', [id])
     ).rows as { project_id: string }[];
-    // rows appended as the engine appends them (the chain trigger), one commit each, while verifying
+    // rows of one event each (the shape written before rows carried a commit's events) appended through
+    // the chain trigger after rows of several, one commit each, while verifying
     let appending = true;
     let appended = 0;
     const appender = (async () => {
@@ -141,6 +158,6 @@ describe('verifyAudit', () => {
     expect(appended).toBeGreaterThan(20);
     expect(results.filter((v) => !v.valid)).toEqual([]);
     const last = await verify(id);
-    expect(last).toMatchObject({ valid: true, rows: 8 + appended });
+    expect(last).toMatchObject({ valid: true, rows: 5 + appended, events: 8 + appended });
   });
 });

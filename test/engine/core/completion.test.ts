@@ -103,7 +103,7 @@ describe('completeTask carrying steps: one transaction, the separate path on a r
     await db.connect();
     try {
       const r = await db.query<{ event_type: string; at: Date }>(
-        'SELECT event_type, at FROM history WHERE process_instance_id = $1 ORDER BY seq',
+        'SELECT event_type, at FROM history_events WHERE process_instance_id = $1 ORDER BY seq, idx',
         [id],
       );
       return Object.fromEntries(r.rows.map((x) => [x.event_type, x.at.toISOString()]));

@@ -63,7 +63,7 @@ describe('fetchAndLock', () => {
       const { rows } = await c.query(
         `SELECT t.id, count(h.*) FILTER (WHERE h.event_type = 'TASK_LEASED')::int AS leased,
                 count(h.*) FILTER (WHERE h.event_type = 'TASK_LEASE_REACQUIRED')::int AS reacquired
-         FROM external_tasks t LEFT JOIN history h ON h.task_id = t.id
+         FROM external_tasks t LEFT JOIN history_events h ON h.task_id = t.id
          WHERE t.topic_name = 't-load' GROUP BY t.id`,
       );
       expect(rows).toHaveLength(N);

@@ -22,7 +22,7 @@ export const D = {
   suspend: graphql(`mutation($id: ID!) { suspendProcess(id: $id) { id state } }`),
   resume: graphql(`mutation($id: ID!) { resumeProcess(id: $id) { id state } }`),
   audit: graphql(
-    `query($id: ID!) { verifyAudit(processInstanceId: $id) { valid rows firstBrokenSeq reason } }`,
+    `query($id: ID!) { verifyAudit(processInstanceId: $id) { valid rows events firstBrokenSeq reason } }`,
   ),
   workers: graphql(
     `query { workers { workerId principalId health consecutiveFailures lastHeartbeatAt lastRejectionAt lastRejectionReason } }`,

@@ -6,7 +6,7 @@
 import { asc, eq } from 'drizzle-orm';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { history } from '../../../server/db/schema.js';
+import { history, historyEvents } from '../../../server/db/schema.js';
 import { appendHistory } from '../../../server/engine/history/index.js';
 import { Q } from '../../helpers/fixtures.js';
 import { startTestEngine, type TestEngine } from '../../helpers/engine.js';
@@ -50,9 +50,9 @@ describe('values as parameters', () => {
     );
     const rows = await engine.context.db
       .select()
-      .from(history)
-      .where(eq(history.processInstanceId, instanceId))
-      .orderBy(asc(history.seq));
+      .from(historyEvents)
+      .where(eq(historyEvents.processInstanceId, instanceId))
+      .orderBy(asc(historyEvents.seq), asc(historyEvents.idx));
     const texts = rows.filter((r) => r.eventType === 'TEST_TEXT');
     expect(texts.map((r) => (r.data as { text: string }).text)).toEqual(TEXTS);
     expect(texts.map((r) => r.actor)).toEqual(TEXTS.map((t) => `tester ${t}`));
