@@ -132,39 +132,34 @@ export function historyFromJson(source: string): string {
     AS y(ord int, ${HISTORY_FIELDS.map(([c, t]) => `${c} ${t}`).join(', ')}, events jsonb)`;
 }
 
-/** An event as a row carries it in `events` (the row's time is its own); null fields left out. */
-const EVENT_FIELDS = [
-  'eventType',
-  'actor',
-  'taskId',
-  'attempt',
-  'sequence',
-  'approvalId',
-  'incidentId',
-] as const;
+/**
+ * The fields of an event a row carries in `events`: all but the instance's (the row's) and the data
+ * (added when not empty); its time is the row's.
+ */
+const EVENT_FIELDS = HISTORY_FIELDS.map((f) => f[2]).filter(
+  (f) => f !== 'projectId' && f !== 'processInstanceId' && f !== 'data',
+);
 
 /**
  * History entries as the records of `historyFromJson`: one row per instance (SPEC §8: a row may carry
  * one commit's events for one instance), its first entry in the row's columns and the others, in order,
- * in `events`. Every entry of one statement is one commit's.
+ * in `events` (null fields and empty data left out). Every entry of one statement is one commit's.
  */
 export function historyRecords(entries: readonly HistoryEntry[]): Record<string, unknown>[] {
-  const rows = new Map<string, Record<string, unknown>>();
+  const rows = new Map<string, { row: Record<string, unknown>; later: Record<string, unknown>[] }>();
   for (const e of entries) {
-    const row = rows.get(e.processInstanceId);
-    if (row) {
-      const event: Record<string, unknown> = {};
-      for (const f of EVENT_FIELDS) if (e[f] != null) event[f] = e[f];
-      if (e.data && Object.keys(e.data).length > 0) event.data = e.data;
-      if (!row.events) row.events = [];
-      (row.events as Record<string, unknown>[]).push(event);
+    const held = rows.get(e.processInstanceId);
+    if (!held) {
+      const row: Record<string, unknown> = { ord: rows.size };
+      for (const [column, , field] of HISTORY_FIELDS) row[column] = e[field] ?? null;
+      row.data = e.data ?? {};
+      rows.set(e.processInstanceId, { row, later: [] });
       continue;
     }
-    const out: Record<string, unknown> = { ord: rows.size };
-    for (const [column, , field] of HISTORY_FIELDS) out[column] = e[field] ?? null;
-    out.data = e.data ?? {};
-    out.events = null;
-    rows.set(e.processInstanceId, out);
+    const event: Record<string, unknown> = {};
+    for (const f of EVENT_FIELDS) if (e[f] != null) event[f] = e[f];
+    if (e.data && Object.keys(e.data).length > 0) event.data = e.data;
+    held.later.push(event);
   }
-  return [...rows.values()];
+  return [...rows.values()].map(({ row, later }) => ({ ...row, events: later.length ? later : null }));
 }

@@ -13,6 +13,23 @@ import {
 import type { JsonObject } from '../../shared/types.js';
 import { ts } from './columns.js';
 
+/** An event's columns, the same in the table (a row's own event) and in the view (every event). */
+const eventColumns = () => ({
+  projectId: text('project_id').notNull(),
+  processInstanceId: uuid('process_instance_id').notNull(),
+  seq: integer('seq').notNull(),
+  eventType: text('event_type').notNull(),
+  actor: text('actor').notNull(),
+  at: ts('at').notNull().defaultNow(),
+  taskId: uuid('task_id'),
+  attempt: integer('attempt'),
+  sequence: integer('sequence'),
+  approvalId: uuid('approval_id'),
+  incidentId: uuid('incident_id'),
+  data: jsonb('data').$type<JsonObject>().notNull().default({}),
+  hash: text('hash').notNull(),
+});
+
 /**
  * Append-only, hash-chained per instance: a trigger (custom migration) assigns `seq`, `prev_hash` and
  * `hash = sha256(prev_hash || canonical(row))`, serialised per instance through `history_heads`.
@@ -21,25 +38,13 @@ export const history = pgTable(
   'history',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
-    projectId: text('project_id').notNull(),
-    processInstanceId: uuid('process_instance_id').notNull(),
-    seq: integer('seq').notNull(),
-    eventType: text('event_type').notNull(),
-    actor: text('actor').notNull(),
-    at: ts('at').notNull().defaultNow(),
-    taskId: uuid('task_id'),
-    attempt: integer('attempt'),
-    sequence: integer('sequence'),
-    approvalId: uuid('approval_id'),
-    incidentId: uuid('incident_id'),
-    data: jsonb('data').$type<JsonObject>().notNull().default({}),
+    ...eventColumns(),
     /**
      * The later events of the row's commit for this instance, in order (null when the row has one):
      * each with its type, actor, ids and data; its time is the row's. Chained with the row (SPEC §8).
      */
     events: jsonb('events').$type<JsonObject[]>(),
     prevHash: text('prev_hash').notNull(),
-    hash: text('hash').notNull(),
   },
   (t) => [uniqueIndex('history_instance_seq_uq').on(t.processInstanceId, t.seq)],
 );
@@ -60,20 +65,8 @@ export type HistoryRow = typeof history.$inferSelect;
  */
 export const historyEvents = pgView('history_events', {
   id: bigint('id', { mode: 'number' }).notNull(),
-  projectId: text('project_id').notNull(),
-  processInstanceId: uuid('process_instance_id').notNull(),
-  seq: integer('seq').notNull(),
+  ...eventColumns(),
   idx: integer('idx').notNull(),
-  eventType: text('event_type').notNull(),
-  actor: text('actor').notNull(),
-  at: ts('at').notNull(),
-  taskId: uuid('task_id'),
-  attempt: integer('attempt'),
-  sequence: integer('sequence'),
-  approvalId: uuid('approval_id'),
-  incidentId: uuid('incident_id'),
-  data: jsonb('data').$type<JsonObject>().notNull(),
-  hash: text('hash').notNull(),
 }).existing();
 
 export type HistoryEventRow = typeof historyEvents.$inferSelect;

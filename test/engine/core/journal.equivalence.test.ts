@@ -123,12 +123,7 @@ describe('journalSteps batch path', () => {
     expect(b.history.map((h: { eventType: string }) => h.eventType)).toHaveLength(STORY.length);
     expect(a.audit.valid).toBe(true);
     // a batch is one commit: its events share a chained row, and every event verifies
-    expect(b.audit).toEqual({
-      valid: true,
-      rows: b.audit.rows,
-      events: a.audit.events,
-      firstBrokenSeq: null,
-    });
+    expect(b.audit).toMatchObject({ valid: true, events: a.audit.events, firstBrokenSeq: null });
     expect(b.audit.rows).toBeLessThan(a.audit.rows);
     // priced by the engine, and the usage adds up in memory and in the database alike
     expect(b.steps.map((s: { costUsd: number | null }) => s.costUsd).filter(Boolean)).toHaveLength(3);
