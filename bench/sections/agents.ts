@@ -11,7 +11,7 @@ import { EngineClient } from '../../server/worker/graphql.js';
 import { CpuMeter, rate } from '../lib.js';
 import { DbCounters } from '../pgstat.js';
 import type { AgentWindow } from './comparison.js';
-import { type Client, cpuOf, MS, SMOKE, START } from './context.js';
+import { type Client, cpuOf, MS, profileWindow, SMOKE, START } from './context.js';
 import { printPgStats, resetPgStats } from './report.js';
 import { oneTask, SlotFetcher } from './tasks.js';
 
@@ -57,11 +57,13 @@ export class AgentWindows {
       await this.db.flush();
       const { result: cpu, counts } = await observer.around(async () => {
         meter.start();
+        profileWindow();
         await rate(16, MS, async (c) => {
           await this.one(c);
           agents++;
         });
         const result = meter.stop();
+        profileWindow();
         return { result, units: agents, flushed: await this.db.flush() };
       });
       if (pgStats) await printPgStats(stats, { title: 'whole agents', units: agents, unit: 'agent' });
@@ -70,6 +72,8 @@ export class AgentWindows {
         agents,
         cpuMsPerAgent: {
           process: per(cpu.engines + cpu.bench),
+          engines: per(cpu.engines),
+          client: per(cpu.bench),
           postgres: per(cpu.postgres),
           total: per(cpu.engines + cpu.bench + cpu.postgres),
         },

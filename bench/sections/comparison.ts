@@ -3,8 +3,8 @@ import type { WindowCounts } from '../pgstat.js';
 
 export interface AgentWindow {
   agents: number;
-  /** CPU ms per agent: the engines and the client (as a peer's process), and PostgreSQL */
-  cpuMsPerAgent: { process: number; postgres: number; total: number };
+  /** CPU ms per agent: the engines and the client (as a peer's process; split below), and PostgreSQL */
+  cpuMsPerAgent: { process: number; engines: number; client: number; postgres: number; total: number };
   counts: WindowCounts;
 }
 

@@ -50,7 +50,7 @@ export async function measuredRate(
 const monotonic = () => (Number(process.hrtime.bigint() / 1000n) / 1e6).toFixed(6);
 
 /** With BENCH_PROFILE_WINDOWS, each engine profiles exactly the measured window (bench/engine-proc.ts). */
-function profileWindow() {
+export function profileWindow() {
   if (process.env.BENCH_PROFILE_WINDOWS) for (const pid of cpuOf.enginePids) process.kill(pid, 'SIGUSR2');
 }
 

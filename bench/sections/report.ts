@@ -163,7 +163,7 @@ function printAgentPeers(fmt: (n: number) => string) {
   if (agent) {
     const c = agent.cpuMsPerAgent;
     console.log(
-      `| Abada, whole agents: start + task as the Agent Worker journals it, engines and client (${agent.agents} agents${rounds(agent.roundsTotal)}) | — | ${fmt(c.process)} / ${fmt(c.postgres)} / ${fmt(c.total)} | ${fmt(agent.counts.commits)} | ${count(agent.counts.rows, agent.counts.rowsCounted)} | ${fmt(agent.counts.walBytes)} |`,
+      `| Abada, whole agents: start + task as the Agent Worker journals it, engines and client (${agent.agents} agents${rounds(agent.roundsTotal)}) | — | ${fmt(c.process)} (engines ${fmt(c.engines)}, client ${fmt(c.client)}) / ${fmt(c.postgres)} / ${fmt(c.total)} | ${fmt(agent.counts.commits)} | ${count(agent.counts.rows, agent.counts.rowsCounted)} | ${fmt(agent.counts.walBytes)} |`,
     );
   }
   for (const p of Object.values(peers)) {

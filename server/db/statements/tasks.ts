@@ -97,7 +97,7 @@ export const COMPLETION_READS_AFTER = statement<CompletionReads>(
 );
 
 /** The instance's columns under their drizzle names, for RETURNING. */
-const INSTANCE_COLUMNS = Object.entries(getTableColumns(processInstances))
+export const INSTANCE_COLUMNS = Object.entries(getTableColumns(processInstances))
   .map(([key, column]) => `i.${column.name} AS "${key}"`)
   .join(', ');
 

@@ -9,7 +9,8 @@ import { validateSource } from './apl/index.js';
 import type { FrozenProcess, ToolServerSpec } from './apl/types.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
 import { type Actor, type EngineContext, type Executor, type Tx, actorProject } from '../common/index.js';
-import { transaction } from '../../db/pg.js';
+import { execute, transaction } from '../../db/pg.js';
+import { LATEST_DEFINITION } from '../../db/statements/start.js';
 import { pricedModels } from '../prices/index.js';
 
 export interface DefinitionView {
@@ -193,15 +194,21 @@ export async function listToolServers(ctx: EngineContext, actor: Actor): Promise
   return rows.map(toServerView);
 }
 
+/** Each deployed version's view by id, once read: a deployed version never changes (bounded). */
+const deployed = new Map<string, DefinitionView>();
+const DEPLOYED_KEPT = 512;
+
 /** The latest version of a process in a project (what startProcess runs). */
 export async function latestDefinition(ex: Executor, projectId: string, key: string) {
-  const [row] = await ex
-    .select()
-    .from(definitions)
-    .where(and(eq(definitions.projectId, projectId), eq(definitions.key, key)))
-    .orderBy(desc(definitions.version))
-    .limit(1);
-  return row ? toDefinitionView(row) : null;
+  const [latest] = await execute(ex, LATEST_DEFINITION, [projectId, key]);
+  if (!latest) return null;
+  const known = deployed.get(latest.id);
+  if (known) return known;
+  const [row] = await ex.select().from(definitions).where(eq(definitions.id, latest.id));
+  const view = toDefinitionView(row);
+  if (deployed.size >= DEPLOYED_KEPT) deployed.delete(deployed.keys().next().value as string);
+  deployed.set(view.id, view);
+  return view;
 }
 
 export async function setCredential(

@@ -4,7 +4,8 @@
  * resumption live in lifecycle.ts.
  */
 import { eq, sql } from 'drizzle-orm';
-import { externalTasks, processInstances, userTasks, type ProcessInstanceRow } from '../../db/schema.js';
+import { processInstances, userTasks, type ProcessInstanceRow } from '../../db/schema.js';
+import { INSERT_INSTANCE, INSERT_TASK } from '../../db/statements/start.js';
 import { EngineError, notFound } from '../../errors.js';
 import {
   type AgentNode,
@@ -33,7 +34,7 @@ import { startInstanceTrace } from '../../telemetry/index.js';
 import { type LastWrites, writeLast } from './last-writes.js';
 import { checkVariables, interpolate } from './variables.js';
 import { type InstanceView, instanceView } from './views.js';
-import { pipelined, transaction } from '../../db/pg.js';
+import { execute, pipelined, transaction } from '../../db/pg.js';
 
 export interface StartInput {
   key: string;
@@ -145,28 +146,23 @@ function sendInstanceRow(
   a: StartInstanceArgs,
   traceparent: string | null,
 ) {
-  return tx
-    .insert(processInstances)
-    .values({
-      id,
-      projectId: a.projectId,
-      definitionId: def.id,
-      key: def.key,
-      version: def.version,
-      state: 'ACTIVE',
-      currentNodeId: def.spec.start,
-      // checkVariables proved it a JSON object
-      variables: a.variables as JsonObject,
-      businessKey: a.businessKey,
-      startedBy: a.startedBy,
-      parentTaskId: a.parentTaskId ?? null,
-      parentSequence: a.parentSequence ?? null,
-      parentAttempt: a.parentAttempt ?? null,
-      depth: a.depth ?? 0,
-      traceparent,
-    })
-    .returning()
-    .execute();
+  // checkVariables proved the variables a JSON object
+  return execute(tx, INSERT_INSTANCE, [
+    id,
+    a.projectId,
+    def.id,
+    def.key,
+    def.version,
+    def.spec.start,
+    JSON.stringify(a.variables),
+    a.businessKey,
+    a.startedBy,
+    a.parentTaskId ?? null,
+    a.parentSequence ?? null,
+    a.parentAttempt ?? null,
+    a.depth ?? 0,
+    traceparent,
+  ]);
 }
 
 export function findNode(spec: FrozenProcess, id: string): ProcessNode {
@@ -277,20 +273,20 @@ async function createTask(
   last: LastWrites | undefined,
 ): Promise<string> {
   const id = uuidV7();
-  const insert = tx.insert(externalTasks).values({
+  const agent = node.type === 'agent';
+  const insert = execute(tx, INSERT_TASK, [
     id,
-    projectId: inst.projectId,
-    processInstanceId: inst.id,
-    nodeId: node.id,
-    nodeType: node.type,
-    topicName: node.topic,
-    state: 'OPEN',
-    priority: node.priority,
-    maxAttempts: node.maxAttempts,
-    agentWork: node.type === 'agent' ? freezeAgentWork(node, inst.variables) : null,
-    boundaryAt: node.type === 'agent' ? boundaryAt(node) : null,
-  });
-  if (last?.sent) last.sent.push(insert.execute());
+    inst.projectId,
+    inst.id,
+    node.id,
+    node.type,
+    node.topic,
+    node.priority,
+    node.maxAttempts,
+    agent ? JSON.stringify(freezeAgentWork(node, inst.variables)) : null,
+    agent && node.timeoutMinutes ? node.timeoutMinutes * 60 : null,
+  ]);
+  if (last?.sent) last.sent.push(insert);
   else await insert;
   return id;
 }
@@ -334,11 +330,6 @@ function freezeAgentWork(node: AgentNode, vars: Record<string, unknown>): AgentW
     onInvalidOutput: node.onInvalidOutput,
     onLowConfidence: node.onLowConfidence,
   };
-}
-
-/** When an agent node entered now times out (SPEC §15.4), by the database clock; null without a timeout. */
-function boundaryAt(node: AgentNode) {
-  return node.timeoutMinutes ? sql`now() + make_interval(secs => ${node.timeoutMinutes * 60})` : null;
 }
 
 /** Delegation: the parent's task learns of the child's end through an idempotent CHILD_DONE job. */

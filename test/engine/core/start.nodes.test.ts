@@ -92,6 +92,22 @@ describe('startProcess, whatever the start node', () => {
     expect(await verify(id)).toMatchObject({ valid: true, rows: 3, events: 5, firstBrokenSeq: null });
   });
 
+  it('a new version deployed after a start: the next start runs it, the one before keeps its own', async () => {
+    const first = await start('starts-at-work'); // the engine now keeps this version's frozen form
+    const v2 = SOURCE.split('---')
+      .find((d) => d.includes('key: starts-at-work'))!
+      .replace('t-start', 't-start-v2');
+    const { deploy } = await engine.ok(engine.adminToken, Q.deploy, { s: v2 });
+    const version = deploy.definitions[0].version as number;
+    const second = await start('starts-at-work');
+    const history = async (id: string) => (await instance(engine, id)).history[0].data;
+    const topicOf = async (id: string) => (await instance(engine, id)).tasks[0].topicName;
+    expect(await history(first)).toMatchObject({ version: version - 1 });
+    expect(await topicOf(first)).toBe('t-start');
+    expect(await history(second)).toMatchObject({ version });
+    expect(await topicOf(second)).toBe('t-start-v2');
+  });
+
   it('a task at the start node: three round trips — the load, every row with the last statement, COMMIT', async () => {
     await start('starts-at-work'); // the definition's rows are read once per process before this
     const trips = watchRoundTrips(engine);
@@ -103,9 +119,10 @@ describe('startProcess, whatever the start node', () => {
     }
     const started = trips.connections().find((t) => t[0]?.[0] === 'BEGIN');
     expect(started?.map((t) => t.length)).toEqual([2, 3, 1]);
-    expect(started?.[0][1]).toMatch(/from "definitions"/);
-    expect(started?.[1][0]).toMatch(/^insert into "process_instances"/);
-    expect(started?.[1][1]).toMatch(/^insert into "external_tasks"/);
+    // the latest version's id; its frozen form was read by the first start and is kept by the engine
+    expect(started?.[0][1]).toBe('abada_definition_latest');
+    expect(started?.[1][0]).toBe('abada_instance_insert');
+    expect(started?.[1][1]).toBe('abada_task_insert');
     expect(started?.[1][2]).toBe('abada_history_last_writes');
     expect(started?.[2]).toEqual(['COMMIT']);
     // the ids made in the engine are the rows' ids, time-ordered UUIDv7
