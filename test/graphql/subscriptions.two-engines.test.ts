@@ -126,8 +126,14 @@ describe('subscriptions across two engine processes', () => {
   });
 
   it('approvalChanged and taskChanged(processInstanceId) deliver on B what A commits', async () => {
+    // B must have heard the start's own task event before the instance's subscriber exists, or a NOTIFY
+    // late on a loaded machine reaches that subscriber too: every task event on B, heard first
+    const heard = sub(b, b.adminToken, TASKS);
+    await heard.connected;
+    await settle(STARTED_MS);
     const started = await a.ok(a.adminToken, Q.start, { key: 'refund', v: { customerId: 'C-7' } });
     const instanceId = started.startProcess.id as string;
+    await heard.next((d) => d.taskChanged.processInstanceId === instanceId, 2000);
     const changed = sub(b, lead, CHANGED);
     const supportChanged = sub(b, support, CHANGED);
     const tasks = sub(b, b.adminToken, TASKS, { id: instanceId });
