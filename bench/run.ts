@@ -22,6 +22,7 @@ import { print, printPgStats } from './sections/report.js';
 import { agentsInFlight } from './sections/inflight.js';
 import { graphileWorkerPeer, peerJobs } from './sections/peer.js';
 import { AgentWindows } from './sections/agents.js';
+import { apiLayer } from './sections/api.js';
 import { agentPeers } from './sections/peers.js';
 import { taskThroughput } from './sections/tasks.js';
 
@@ -136,6 +137,7 @@ async function sections(pool: pg.Pool, url: string, admin: Client, worker: Clien
     ? await fanOut({ engines, admin, worker, smoke: SMOKE, seconds: SECONDS })
     : [];
   if (want('inflight')) await agentsInFlight(pool, admin, engines[0].url);
+  if (want('api')) await apiLayer(url, admin, KEY, ADMIN);
   // after Abada's sections, on the same server: the peers an agent's author would pick instead
   if (want('peers')) {
     // every connection on the bench's database (the engines' pools and the bench's) flushes its statistics

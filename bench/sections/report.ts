@@ -76,6 +76,7 @@ export function print() {
       `| ${x.subscribers} | ${fmt(x.p50)} ms | ${fmt(x.p99)} ms | ${x.received}/${x.expected} | ${x.engineRssMb.map((v) => v.toFixed(0)).join(' / ')} | ${x.engineCpuMs.join(' / ')} |`,
     );
   printAgents(fmt);
+  printApiLayer(fmt);
   printAgentPeers(fmt);
   printHistory(fmt);
   results.table = rows;
@@ -150,6 +151,17 @@ function printAgents(fmt: (n: number) => string) {
 }
 
 /** The agent peers (bench/sections/peers.ts) next to Abada's whole agents (bench/sections/agents.ts). */
+/** The API layer's cost per agent (sections/api.ts). */
+function printApiLayer(fmt: (n: number) => string) {
+  const a = results.apiLayer as
+    | { agents: number; cpuMsPerAgentOverApi: number; cpuMsPerAgentDirect: number; layerUsPerRequest: number }
+    | undefined;
+  if (!a) return;
+  console.log(
+    `\nAPI layer: a whole agent in one process (engine and client), ${a.agents} agents a window: ${fmt(a.cpuMsPerAgentOverApi)} ms of CPU over GraphQL and HTTP, ${fmt(a.cpuMsPerAgentDirect)} ms with the engine's commands called directly; ${fmt(a.layerUsPerRequest)} µs a request`,
+  );
+}
+
 function printAgentPeers(fmt: (n: number) => string) {
   const peers = results.peers as Record<string, AgentPeerResult & { roundsTotal: number[] }> | undefined;
   if (!peers) return;

@@ -92,6 +92,11 @@ describe('npm run bench (smoke)', () => {
     for (const key of ['dbos', 'langgraph'])
       expect(Number.isFinite(json.peerRatios[key]) && json.peerRatios[key] > 0, key).toBe(true);
     expect(r.stdout).toContain('Agent peers');
+    // the API layer: whole agents over GraphQL and HTTP, and the same engine commands called directly
+    expect(json.apiLayer.rounds).toHaveLength(1);
+    expect(json.apiLayer.cpuMsPerAgentOverApi).toBeGreaterThan(0);
+    expect(json.apiLayer.cpuMsPerAgentDirect).toBeGreaterThan(0);
+    expect(r.stdout).toContain('API layer');
     expect(json.fanOut.map((f: { subscribers: number }) => f.subscribers)).toEqual([1, 10]);
     for (const f of json.fanOut) expect(f.received).toBe(f.expected);
   }, 300_000);
