@@ -23,29 +23,16 @@ import { journalStep, journalSteps } from '../../server/engine/journal/index.js'
 import { identify } from '../../server/engine/principals/index.js';
 import { completeTask, fetchAndLock } from '../../server/engine/tasks/index.js';
 import { type Client, results, SMOKE, START } from './context.js';
+import { modelStep, toolStep } from './tasks.js';
 
 const AGENTS = SMOKE ? 16 : 480;
 const WARM = SMOKE ? 16 : 160;
 const ROUNDS = SMOKE ? 1 : 3;
 const REQUESTS = 7;
 
-const model = (sequence: number, state: string) => ({
-  sequence,
-  kind: 'MODEL_CALL',
-  state,
-  model: 'gpt-4.1-mini',
-  request: { model: 'gpt-4.1-mini', messagesHash: `m${sequence}` },
-  response: state === 'COMPLETED' ? { role: 'assistant', content: 'x' } : null,
-  usage: state === 'COMPLETED' ? { inputTokens: 100, outputTokens: 10 } : null,
-});
-const tool = (sequence: number, state: string) => ({
-  sequence,
-  kind: 'TOOL_CALL',
-  state,
-  toolRef: sequence === 2 ? 'crm/get_customer' : 'crm/create_ticket',
-  request: { callId: `c${sequence}`, arguments: { customerId: 'C-42' } },
-  response: state === 'COMPLETED' ? { ok: true } : null,
-});
+const model = modelStep;
+const tool = (sequence: number, state: string) =>
+  toolStep(sequence, state, sequence === 2 ? 'crm/get_customer' : 'crm/create_ticket');
 /** The agent's journal, as four calls (a step's end with the next start) and the completion's last end. */
 const CALLS = [
   [model(1, 'STARTED')],

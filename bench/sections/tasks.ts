@@ -221,6 +221,27 @@ async function fetchAgentTasks(
   ).fetchAndLock;
 }
 
+/** A 002-shaped task's model call as the Agent Worker journals it, at `state`. */
+export const modelStep = (sequence: number, state: string) => ({
+  sequence,
+  kind: 'MODEL_CALL',
+  state,
+  model: 'gpt-4.1-mini',
+  request: { model: 'gpt-4.1-mini', messagesHash: `m${sequence}` },
+  response: state === 'COMPLETED' ? { role: 'assistant', content: 'x' } : null,
+  usage: state === 'COMPLETED' ? { inputTokens: 100, outputTokens: 10 } : null,
+});
+
+/** A 002-shaped task's tool call `toolRef`, at `state`. */
+export const toolStep = (sequence: number, state: string, toolRef: string) => ({
+  sequence,
+  kind: 'TOOL_CALL',
+  state,
+  toolRef,
+  request: { callId: `c${sequence}`, arguments: { customerId: 'C-42' } },
+  response: state === 'COMPLETED' ? { ok: true } : null,
+});
+
 /** One task on loop `client`: fetched, journaled in `shape`, completed (true); nothing if none was fetched. */
 export async function oneTask(
   worker: Client,
@@ -237,23 +258,6 @@ export async function oneTask(
     : (await fetchAgentTasks(worker, workerId, 1, shape === 'worker'))[0];
   if (!t) return; // rate() counts it as an operation; a window that counts tasks does not
   const base = { taskId: t.id, workerId, attempt: t.attempt };
-  const model = (sequence: number, state: string) => ({
-    sequence,
-    kind: 'MODEL_CALL',
-    state,
-    model: 'gpt-4.1-mini',
-    request: { model: 'gpt-4.1-mini', messagesHash: `m${sequence}` },
-    response: state === 'COMPLETED' ? { role: 'assistant', content: 'x' } : null,
-    usage: state === 'COMPLETED' ? { inputTokens: 100, outputTokens: 10 } : null,
-  });
-  const tool = (sequence: number, state: string, toolRef: string) => ({
-    sequence,
-    kind: 'TOOL_CALL',
-    state,
-    toolRef,
-    request: { callId: `c${sequence}`, arguments: { customerId: 'C-42' } },
-    response: state === 'COMPLETED' ? { ok: true } : null,
-  });
   const one = (step: Record<string, unknown>) =>
     batched
       ? agentClient.journalStep({ ...base, ...step } as never)
@@ -272,30 +276,34 @@ export async function oneTask(
       },
     });
   if (shape === 'worker' || batched) {
-    await one(model(1, 'STARTED'));
-    await batch(model(1, 'COMPLETED'), tool(2, 'COMPLETED', 'crm/get_customer'), model(3, 'STARTED'));
-    await batch(model(3, 'COMPLETED'), tool(4, 'STARTED', 'crm/create_ticket'));
-    await batch(tool(4, 'COMPLETED', 'crm/create_ticket'), model(5, 'STARTED'));
-    await complete([model(5, 'COMPLETED')]);
+    await one(modelStep(1, 'STARTED'));
+    await batch(
+      modelStep(1, 'COMPLETED'),
+      toolStep(2, 'COMPLETED', 'crm/get_customer'),
+      modelStep(3, 'STARTED'),
+    );
+    await batch(modelStep(3, 'COMPLETED'), toolStep(4, 'STARTED', 'crm/create_ticket'));
+    await batch(toolStep(4, 'COMPLETED', 'crm/create_ticket'), modelStep(5, 'STARTED'));
+    await complete([modelStep(5, 'COMPLETED')]);
     return true;
   }
   if (shape === 'paired') {
-    await one(model(1, 'STARTED'));
-    await one(model(1, 'COMPLETED'));
-    await batch(tool(2, 'COMPLETED', 'crm/get_customer'), model(3, 'STARTED'));
-    await batch(model(3, 'COMPLETED'), tool(4, 'STARTED', 'crm/create_ticket'));
-    await batch(tool(4, 'COMPLETED', 'crm/create_ticket'), model(5, 'STARTED'));
-    await one(model(5, 'COMPLETED'));
+    await one(modelStep(1, 'STARTED'));
+    await one(modelStep(1, 'COMPLETED'));
+    await batch(toolStep(2, 'COMPLETED', 'crm/get_customer'), modelStep(3, 'STARTED'));
+    await batch(modelStep(3, 'COMPLETED'), toolStep(4, 'STARTED', 'crm/create_ticket'));
+    await batch(toolStep(4, 'COMPLETED', 'crm/create_ticket'), modelStep(5, 'STARTED'));
+    await one(modelStep(5, 'COMPLETED'));
   } else {
-    await one(model(1, 'STARTED'));
-    await one(model(1, 'COMPLETED'));
-    await one(tool(2, 'COMPLETED', 'crm/get_customer'));
-    await one(model(3, 'STARTED'));
-    await one(model(3, 'COMPLETED'));
-    await one(tool(4, 'STARTED', 'crm/create_ticket'));
-    await one(tool(4, 'COMPLETED', 'crm/create_ticket'));
-    await one(model(5, 'STARTED'));
-    await one(model(5, 'COMPLETED'));
+    await one(modelStep(1, 'STARTED'));
+    await one(modelStep(1, 'COMPLETED'));
+    await one(toolStep(2, 'COMPLETED', 'crm/get_customer'));
+    await one(modelStep(3, 'STARTED'));
+    await one(modelStep(3, 'COMPLETED'));
+    await one(toolStep(4, 'STARTED', 'crm/create_ticket'));
+    await one(toolStep(4, 'COMPLETED', 'crm/create_ticket'));
+    await one(modelStep(5, 'STARTED'));
+    await one(modelStep(5, 'COMPLETED'));
   }
   await complete([]);
   return true;
