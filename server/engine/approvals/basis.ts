@@ -10,31 +10,11 @@ import { externalTasks, steps } from '../../db/schema.js';
 import { type EngineContext, idempotencyKeyFor } from '../common/index.js';
 import { bindingPolicy, redactArguments, type ToolBinding } from '../definitions/index.js';
 
-export interface BasisCall {
-  sequence: number;
-  toolRef: string;
-  arguments: unknown;
-  response: unknown;
-  error: string | null;
-  state: string;
-}
-
-export interface ApprovalBasis {
-  /** the agent node's inputs as the worker received them */
-  inputs: unknown;
-  /** the text the model wrote next to the call (null: it wrote none) */
-  modelText: string | null;
-  /** the tool calls before the proposal in this attempt, in order */
-  priorCalls: BasisCall[];
-  /** where something was withheld, e.g. `priorCalls[0].arguments.card` */
-  redactedPaths: string[];
-}
-
 /** The basis of the approval of the call at (task, attempt, sequence). */
 export async function approvalBasis(
   ctx: EngineContext,
   a: { taskId: string; attempt: number; sequence: number },
-): Promise<ApprovalBasis> {
+) {
   const [task] = await ctx.db
     .select({ agentWork: externalTasks.agentWork })
     .from(externalTasks)
@@ -47,29 +27,26 @@ export async function approvalBasis(
   const bindings = task?.agentWork?.toolBindings ?? [];
   const lastModel = before.filter((s) => s.kind === 'MODEL_CALL').at(-1);
   const redactedPaths: string[] = [];
-  const at = (i: number, part: string, p: string) =>
-    `priorCalls[${i}].${part}${p.startsWith('[') ? '' : '.'}${p}`;
+  // one part of call i as the evidence policy keeps it; where something was withheld goes to redactedPaths
+  const shown = (i: number, part: string, value: unknown, paths: readonly string[]) => {
+    const r = redactArguments(value, paths);
+    redactedPaths.push(
+      ...r.redactedPaths.map((p) => `priorCalls[${i}].${part}${p.startsWith('[') ? '' : '.'}${p}`),
+    );
+    return r.view;
+  };
   const priorCalls = before
     // the guard reads are the engine's, not the agent's (the precondition's answer is `facts`)
     .filter((s) => s.kind === 'TOOL_CALL' && s.purpose === 'CALL')
-    .map((s, i): BasisCall => {
+    .map((s, i) => {
       const request = ctx.sealer.openJson<{ arguments?: unknown }>(s.requestEnc);
       const binding = bindings.find((b) => b.ref === s.toolRef);
-      const { view, redactedPaths: withheld } = redactArguments(
-        request?.arguments ?? {},
-        binding?.redact ?? [],
-      );
-      redactedPaths.push(...withheld.map((p) => at(i, 'arguments', p)));
-      const answer = redactArguments(
-        s.responseEnc ? ctx.sealer.openJson(s.responseEnc) : null,
-        bindingPolicy(binding ?? {}).redactResult,
-      );
-      redactedPaths.push(...answer.redactedPaths.map((p) => at(i, 'response', p)));
+      const response = s.responseEnc ? ctx.sealer.openJson(s.responseEnc) : null;
       return {
         sequence: s.sequence,
         toolRef: s.toolRef ?? '',
-        arguments: view,
-        response: answer.view,
+        arguments: shown(i, 'arguments', request?.arguments ?? {}, binding?.redact ?? []),
+        response: shown(i, 'response', response, bindingPolicy(binding ?? {}).redactResult),
         error: s.errorEnc ? ctx.sealer.openJson<string>(s.errorEnc) : null,
         state: s.state,
       };
@@ -81,6 +58,9 @@ export async function approvalBasis(
     redactedPaths,
   };
 }
+
+export type ApprovalBasis = Awaited<ReturnType<typeof approvalBasis>>;
+export type BasisCall = ApprovalBasis['priorCalls'][number];
 
 /** The text of an assistant message (a string, or the text parts of a content list); null when none. */
 function textOf(message: unknown): string | null {

@@ -17,8 +17,8 @@ export {
   reopenApproval,
   voidApproval,
 } from './standing.js';
-export type { ApprovalVersion } from './versions.js';
 export {
+  type ApprovalVersion,
   type ApprovalView,
   type DecisionView,
   type EarlierProposal,

@@ -1,5 +1,5 @@
 /** The approver's view of an approval: arguments as the evidence policy keeps them, earlier proposals, decisions. */
-import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, inArray, isNotNull, ne, sql } from 'drizzle-orm';
 import {
   approvalDecisions,
   approvals,
@@ -11,62 +11,7 @@ import { bindingPolicy, redactArguments, renderTemplate, type ToolBinding } from
 import { type Actor, type EngineContext, diffJson, type Change, isUuid } from '../common/index.js';
 import { onApprovalSentence } from './basis.js';
 import { type RuleRef, ruleAt } from './rules.js';
-import { type ApprovalVersion, approvalVersions } from './versions.js';
 import { maySeeApproval } from './visibility.js';
-
-/**
- * An approval as the approver sees it: the arguments as the evidence policy keeps them (never sealed),
- * the binding's editability, and the process it belongs to.
- */
-export interface ApprovalView {
-  id: string;
-  projectId: string;
-  processInstanceId: string;
-  /** the key of the process the instance runs */
-  processKey: string;
-  taskId: string;
-  attempt: number;
-  sequence: number;
-  nodeId: string;
-  toolRef: string;
-  model: string | null;
-  state: ApprovalRow['state'];
-  digest: string;
-  arguments: unknown;
-  redactedPaths: string[];
-  editable: boolean;
-  proposalVersion: number;
-  candidateGroups: string[];
-  /** the groups of each level, in order */
-  levels: string[][];
-  /** the level deciding now, 0-based (an index into `levels`); people read `levelNumber(currentLevel)` */
-  currentLevel: number;
-  slaDueAt: Date | null;
-  escalated: boolean;
-  /** the principal who made the final decision, and their name as the API shows it (`decidedBy`) */
-  decidedById: string | null;
-  decidedByName: string | null;
-  decidedAt: Date | null;
-  comment: string | null;
-  /** what happens when it is approved, in one sentence */
-  onApproval: string;
-  /** the binding's `impact` rendered from the arguments as the approver sees them (null: none declared) */
-  impact: string | null;
-  reversible: boolean;
-  risk: 'low' | 'medium' | 'high';
-  /** a pending approval with no decision by then expires (null: no timeout) */
-  expiresAt: Date | null;
-  /** an approved call must start by then (null: not approved, or a binding without a window) */
-  validUntil: Date | null;
-  voidReason: ApprovalRow['voidReason'];
-  /** the tool server's own description of the tool (the worker sent it with the proposal) */
-  toolDescription: string | null;
-  /** the precondition's answer when the call was proposed, as its tool's result redaction keeps it */
-  facts: unknown;
-  /** the rule that asked for these levels, or approved the call by itself (null: the tool's approvers) */
-  rule: RuleRef | null;
-  createdAt: Date;
-}
 
 /**
  * Levels as people and integrators read them, counted from 1 (the API's `level`, webhook payloads,
@@ -74,37 +19,6 @@ export interface ApprovalView {
  */
 export function levelNumber(index: number): number {
   return index + 1;
-}
-
-export interface DecisionView {
-  id: string;
-  /** the level the decision counts for, 0-based like ApprovalView.currentLevel (null: none) */
-  level: number | null;
-  /** the version of the call it is on (an approval with changes: the version it made) */
-  version: number;
-  /** DECIDE or REVOKE */
-  action: string;
-  principalName: string;
-  decision: string;
-  digest: string;
-  editedDigest: string | null;
-  comment: string | null;
-  outcome: string;
-  createdAt: Date;
-  /** the policy it was made under: definition version, the rule whose levels applied, the person's groups */
-  definitionVersion: number | null;
-  rule: string | null;
-  groups: string[] | null;
-}
-
-export interface EarlierProposal {
-  approvalId: string;
-  attempt: number;
-  sequence: number;
-  state: string;
-  digest: string;
-  createdAt: Date;
-  changes: Change[];
 }
 
 type ApprovalContext = {
@@ -139,50 +53,43 @@ async function contextsOf(
   });
 }
 
-function toView(
-  ctx: EngineContext,
-  a: ApprovalRow,
-  { binding, factsBinding, processKey }: ApprovalContext,
-): ApprovalView {
-  const args = ctx.sealer.openJson<Record<string, unknown>>(a.argumentsEnc) ?? {};
+/**
+ * An approval as the approver sees it: its row without the sealed and bookkeeping columns, the arguments
+ * as the evidence policy keeps them (never sealed), the binding's editability, and the process it
+ * belongs to.
+ */
+function toView(ctx: EngineContext, a: ApprovalRow, { binding, factsBinding, processKey }: ApprovalContext) {
+  const {
+    argumentsEnc,
+    proposedArgumentsEnc,
+    factsEnc,
+    keyId,
+    escalatedAt,
+    definitionVersion,
+    ruleIndex,
+    ...row
+  } = a;
+  const args = ctx.sealer.openJson<Record<string, unknown>>(argumentsEnc) ?? {};
   const { view, redactedPaths } = redactArguments(args, binding?.redact ?? []);
   return {
-    id: a.id,
-    projectId: a.projectId,
-    processInstanceId: a.processInstanceId,
+    ...row,
     processKey,
-    taskId: a.taskId,
-    attempt: a.attempt,
-    sequence: a.sequence,
-    nodeId: a.nodeId,
-    toolRef: a.toolRef,
-    model: a.model,
-    state: a.state,
-    digest: a.digest,
     arguments: view,
     redactedPaths,
     editable: binding?.editable ?? false,
-    proposalVersion: a.proposalVersion,
-    candidateGroups: a.candidateGroups,
-    levels: a.levels,
-    currentLevel: a.currentLevel,
-    slaDueAt: a.slaDueAt,
-    escalated: a.escalated,
-    decidedById: a.decidedById,
-    decidedByName: a.decidedByName,
-    decidedAt: a.decidedAt,
-    comment: a.comment,
+    /** what happens when it is approved, in one sentence */
     onApproval: onApprovalSentence(binding, a),
-    voidReason: a.voidReason,
-    toolDescription: a.toolDescription,
-    facts: a.factsEnc
-      ? redactArguments(ctx.sealer.openJson(a.factsEnc), bindingPolicy(factsBinding ?? {}).redactResult).view
+    /** the precondition's answer when the call was proposed, as its tool's result redaction keeps it */
+    facts: factsEnc
+      ? redactArguments(ctx.sealer.openJson(factsEnc), bindingPolicy(factsBinding ?? {}).redactResult).view
       : null,
     ...readable(binding, a, view),
+    /** the rule that asked for these levels, or approved the call by itself (null: the tool's approvers) */
     rule: ruleOf(binding, a),
-    createdAt: a.createdAt,
   };
 }
+
+export type ApprovalView = ReturnType<typeof toView>;
 
 export async function toApprovalView(ctx: EngineContext, a: ApprovalRow): Promise<ApprovalView> {
   const [c] = await contextsOf(ctx, [a]);
@@ -207,31 +114,23 @@ export async function loadApprovalFor(
   return toApprovalView(ctx, a);
 }
 
-export async function decisionsOf(ctx: EngineContext, approvalId: string): Promise<DecisionView[]> {
+// A decision as approvers read it: neither its sealed edited arguments nor its bookkeeping.
+const { approvalId, principalId, editedArgumentsEnc, chained, ...decisionColumns } =
+  getTableColumns(approvalDecisions);
+
+/** The decisions and refused attempts on an approval, oldest first. */
+export function decisionsOf(ctx: EngineContext, id: string) {
   return ctx.db
-    .select({
-      id: approvalDecisions.id,
-      level: approvalDecisions.level,
-      version: approvalDecisions.version,
-      action: approvalDecisions.action,
-      principalName: approvalDecisions.principalName,
-      decision: approvalDecisions.decision,
-      digest: approvalDecisions.digest,
-      editedDigest: approvalDecisions.editedDigest,
-      comment: approvalDecisions.comment,
-      outcome: approvalDecisions.outcome,
-      createdAt: approvalDecisions.createdAt,
-      definitionVersion: approvalDecisions.definitionVersion,
-      rule: approvalDecisions.rule,
-      groups: approvalDecisions.groups,
-    })
+    .select(decisionColumns)
     .from(approvalDecisions)
-    .where(eq(approvalDecisions.approvalId, approvalId))
+    .where(eq(approvalDecisions.approvalId, id))
     .orderBy(asc(approvalDecisions.createdAt));
 }
 
+export type DecisionView = Awaited<ReturnType<typeof decisionsOf>>[number];
+
 /** Earlier proposals of the same call (same task and tool, earlier attempts or steps), with a diff against this one. */
-export async function earlierProposals(ctx: EngineContext, a: ApprovalView): Promise<EarlierProposal[]> {
+export async function earlierProposals(ctx: EngineContext, a: ApprovalView) {
   const rows = await ctx.db
     .select()
     .from(approvals)
@@ -259,9 +158,11 @@ export async function earlierProposals(ctx: EngineContext, a: ApprovalView): Pro
   });
 }
 
+export type EarlierProposal = Awaited<ReturnType<typeof earlierProposals>>[number];
+
 /**
  * What seed 001 §四.3 asks an approver to see besides the call: its impact in words, whether it can be
- * undone, its risk, and its time bounds — from the frozen binding (older bindings: their defaults).
+ * undone, its risk, and until when an approval is valid — from the frozen binding (older bindings: their defaults).
  */
 function readable(binding: ToolBinding | undefined, a: ApprovalRow, shownArgs: unknown) {
   const p = bindingPolicy(binding ?? {});
@@ -272,7 +173,6 @@ function readable(binding: ToolBinding | undefined, a: ApprovalRow, shownArgs: u
     impact: impact === null ? null : typeof impact === 'string' ? impact : JSON.stringify(impact),
     reversible: p.reversible,
     risk: p.risk,
-    expiresAt: a.expiresAt,
     validUntil:
       a.state === 'APPROVED' && a.decidedAt && minutes !== null
         ? new Date(a.decidedAt.getTime() + minutes * 60_000)
@@ -288,8 +188,69 @@ function ruleOf(binding: ToolBinding | undefined, a: ApprovalRow): RuleRef | nul
   return i === -1 ? null : ruleAt(binding, i);
 }
 
-/** The versions of the approval's call, with who made each and what it changed. */
+/**
+ * The versions of the approval's call (SPEC §14.3): as the agent proposed it, then each approval with
+ * changes, with who made it and what it changed — what an approver of version v+1 needs to see to decide
+ * it afresh.
+ */
 export async function versionsOf(ctx: EngineContext, a: ApprovalView): Promise<ApprovalVersion[]> {
   const [{ binding }] = await contextsOf(ctx, [a]);
-  return approvalVersions(ctx, a, binding);
+  const edits = await ctx.db
+    .select({
+      name: approvalDecisions.principalName,
+      version: approvalDecisions.version,
+      from: approvalDecisions.digest,
+      digest: approvalDecisions.editedDigest,
+      argumentsEnc: approvalDecisions.editedArgumentsEnc,
+      createdAt: approvalDecisions.createdAt,
+    })
+    .from(approvalDecisions)
+    .where(
+      and(
+        eq(approvalDecisions.approvalId, a.id),
+        eq(approvalDecisions.outcome, 'ACCEPTED'),
+        isNotNull(approvalDecisions.editedDigest),
+      ),
+    )
+    .orderBy(asc(approvalDecisions.createdAt));
+  const [row] = await ctx.db
+    .select({ proposedArgumentsEnc: approvals.proposedArgumentsEnc })
+    .from(approvals)
+    .where(eq(approvals.id, a.id));
+  const shown = (enc: string | null) =>
+    enc ? redactArguments(ctx.sealer.openJson(enc) ?? {}, binding?.redact ?? []).view : null;
+  const first: ApprovalVersion = {
+    version: a.proposalVersion - edits.length,
+    digest: edits[0]?.from ?? a.digest,
+    arguments: edits.length === 0 ? a.arguments : shown(row?.proposedArgumentsEnc ?? null),
+    editedBy: null,
+    changes: [],
+    createdAt: a.createdAt,
+  };
+  const out = [first];
+  for (const e of edits) {
+    const before = out[out.length - 1].arguments;
+    const args = shown(e.argumentsEnc);
+    out.push({
+      version: e.version,
+      digest: e.digest!,
+      arguments: args,
+      editedBy: e.name,
+      changes: before === null || args === null ? [] : diffJson(before, args),
+      createdAt: e.createdAt,
+    });
+  }
+  return out;
+}
+
+export interface ApprovalVersion {
+  version: number;
+  digest: string;
+  /** as the evidence policy shows them; null when an older row kept no copy */
+  arguments: unknown;
+  /** who made this version with an approval with changes (null: the agent's proposal) */
+  editedBy: string | null;
+  /** what differs from the version before */
+  changes: Change[];
+  createdAt: Date;
 }

@@ -42,19 +42,7 @@ export interface OpenIncident {
 }
 
 export async function openIncident(ex: Executor, i: OpenIncident, actor = 'engine'): Promise<IncidentRow> {
-  const [row] = await ex
-    .insert(incidents)
-    .values({
-      projectId: i.projectId,
-      type: i.type,
-      message: i.message,
-      processInstanceId: i.processInstanceId ?? null,
-      taskId: i.taskId ?? null,
-      attempt: i.attempt ?? null,
-      sequence: i.sequence ?? null,
-      workerId: i.workerId ?? null,
-    })
-    .returning();
+  const [row] = await ex.insert(incidents).values(i).returning();
   if (i.processInstanceId && i.projectId) {
     await appendHistory(ex, {
       projectId: i.projectId,
@@ -256,10 +244,10 @@ export async function listIncidents(
   args: { state?: 'OPEN' | 'RESOLVED' | null; first?: number | null; after?: string | null },
 ) {
   const first = Math.min(Math.max(args.first ?? 50, 1), 200);
-  const conds = [];
-  if (actor.projectId !== null) conds.push(eq(incidents.projectId, actor.projectId));
-  if (args.state) conds.push(eq(incidents.state, args.state));
-  const base = conds.length ? and(...conds) : undefined;
+  const base = and(
+    actor.projectId !== null ? eq(incidents.projectId, actor.projectId) : undefined,
+    args.state ? eq(incidents.state, args.state) : undefined,
+  );
   const rows = await ctx.db
     .select()
     .from(incidents)
