@@ -5,19 +5,16 @@
  * the refusals in between are counted (`suppressed`) on the next row, so a script hammering the API
  * cannot flood the chain, and nothing it tried is lost.
  */
-import { createHash } from 'node:crypto';
 import { and, count, desc, eq, gt, sql } from 'drizzle-orm';
 import { approvalDecisions, type ApprovalRow } from '../../db/schema.js';
 import type { ErrorCode } from '../../errors.js';
 import type { Actor, Tx } from '../common/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
-import type { ToolBinding } from '../definitions/index.js';
 import { levelNumber } from './views.js';
 import { approvalHistoryBase } from './withdraw.js';
-import { ruleAt, ruleRecord } from './rules.js';
 
 /** Refusals that are evidence in the chain (the others are a malformed request: nothing is written). */
-export const CHAINED_REFUSALS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+const CHAINED_REFUSALS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'FORBIDDEN',
   'SEPARATION_OF_DUTIES',
   'STALE_DIGEST',
@@ -30,7 +27,7 @@ export const CHAINED_REFUSALS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
 
 const WINDOW = sql`now() - interval '1 minute'`;
 
-export interface RefusedAttempt {
+interface RefusedAttempt {
   action: 'DECIDE' | 'REVOKE';
   code: ErrorCode;
   decision: 'APPROVE' | 'REJECT' | null;
@@ -96,50 +93,4 @@ export async function recordRefusal(tx: Tx, actor: Actor, a: ApprovalRow, r: Ref
       suppressed: suppressed > 0 ? suppressed : undefined,
     },
   });
-}
-
-/** SHA-256 of a decision's comment: the comment stays outside the chain, its digest goes in. */
-export function commentDigest(comment: string | null | undefined): string | undefined {
-  return comment ? createHash('sha256').update(comment, 'utf8').digest('hex') : undefined;
-}
-
-/**
- * What the history row of an accepted decision carries (SPEC §14.6): the version and level, the
- * decision, the digest decided (and the one the person saw), the person's groups then, the rule, the
- * definition version and the comment's digest.
- */
-export function decisionEvidence(e: {
-  actor: Actor;
-  a: ApprovalRow;
-  version: number;
-  level: number | null;
-  of: number;
-  decision: 'APPROVE' | 'REJECT';
-  digest: string;
-  decidedOn: string;
-  editedFrom?: { version: number; digest: string };
-  rule: Record<string, unknown> | null;
-  comment: string | null | undefined;
-}): Record<string, unknown> {
-  return {
-    version: e.version,
-    level: e.level === null ? null : levelNumber(e.level),
-    of: e.of,
-    decision: e.decision,
-    digest: e.digest,
-    decidedOn: e.decidedOn,
-    editedFrom: e.editedFrom,
-    groups: [...e.actor.groups].sort(),
-    rule: e.rule,
-    definitionVersion: e.a.definitionVersion,
-    commentSha256: commentDigest(e.comment),
-  };
-}
-
-/** The rule an approval's levels came from, as history keeps it (older rows: its `when` only). */
-export function approvalRule(
-  binding: ToolBinding | undefined,
-  a: Pick<ApprovalRow, 'rule' | 'ruleIndex'>,
-): Record<string, unknown> | null {
-  return ruleRecord(ruleAt(binding, a.ruleIndex)) ?? (a.rule ? { when: a.rule } : null);
 }

@@ -5,6 +5,7 @@
  * one, or a rejection, settles the approval and its step and makes the task acquirable again on the
  * same attempt. Never moves the token.
  */
+import { createHash } from 'node:crypto';
 import { and, eq, isNotNull, sql } from 'drizzle-orm';
 import {
   approvalDecisions,
@@ -18,9 +19,9 @@ import { type Actor, type EngineContext, type Tx, describeChanges } from '../com
 import { notify, notifyTask } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import type { LockedTaskRow } from '../lease/index.js';
-import { approvalRule, decisionEvidence } from './attempts.js';
 import type { DecideInput, Edit, VersionDecider } from './decision-check.js';
-import { ruleRecord } from './rules.js';
+import { ruleAt, ruleRecord } from './rules.js';
+import { levelNumber } from './views.js';
 import { approvalHistoryBase } from './withdraw.js';
 
 interface Decided {
@@ -101,26 +102,34 @@ function editedFields({ ctx, edit }: Decided) {
     : {};
 }
 
-/** The history row of the decision, with its evidence (SPEC §14.6). */
+/**
+ * The history row of the decision with its evidence (SPEC §14.6): the version and level, the decision,
+ * the digest decided (and the one the person saw), the person's groups then, the rule, the definition
+ * version, and the SHA-256 of the comment (the comment stays outside the chain, its digest goes in).
+ */
 function evidenceRow(d: Decided, s: Standing, eventType: string) {
   const { a, actor, input, edit, task } = d;
   const binding = task.agentWork?.toolBindings.find((b) => b.ref === a.toolRef);
+  // older approvals kept only their rule's `when`
+  const rule = ruleRecord(ruleAt(binding, a.ruleIndex)) ?? (a.rule ? { when: a.rule } : null);
   return {
     ...approvalHistoryBase(a, actorLabel(actor)),
     eventType,
-    data: decisionEvidence({
-      actor,
-      a,
+    data: {
       version: s.version,
-      level: s.level,
+      level: s.level === null ? null : levelNumber(s.level),
       of: s.levels.length,
       decision: input.decision,
       digest: edit?.digest ?? a.digest,
       decidedOn: input.digest,
       editedFrom: edit ? { version: a.proposalVersion, digest: a.digest } : undefined,
-      rule: edit ? ruleRecord(edit.rule) : approvalRule(binding, a),
-      comment: input.comment,
-    }),
+      groups: [...actor.groups].sort(),
+      rule: edit ? ruleRecord(edit.rule) : rule,
+      definitionVersion: a.definitionVersion,
+      commentSha256: input.comment
+        ? createHash('sha256').update(input.comment, 'utf8').digest('hex')
+        : undefined,
+    },
   };
 }
 

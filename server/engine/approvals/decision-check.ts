@@ -62,21 +62,20 @@ export interface Refusal {
 }
 
 type Refused = { refusal: Refusal };
-export type Verdict =
-  | Refused
-  | { accepted: { step: StepRow; edit: Edit | null; deciders: VersionDecider[] } };
+type Verdict = Refused | { accepted: { step: StepRow; edit: Edit | null; deciders: VersionDecider[] } };
 
-function refuse(
-  recorded: boolean,
-  code: ErrorCode,
-  message: string,
-  details?: Record<string, unknown>,
-): Refused {
-  return { refusal: { error: new EngineError(code, message, details), recorded } };
+/** A refusal kept as evidence. */
+function refuse(code: ErrorCode, message: string, details?: Record<string, unknown>): Refused {
+  return { refusal: { error: new EngineError(code, message, details), recorded: true } };
+}
+
+/** A malformed request: nothing is written. */
+function malformed(error: EngineError): Refused {
+  return { refusal: { error, recorded: false } };
 }
 
 /** The accepted decisions on the approval's current version that count for a level. */
-export async function versionDeciders(tx: Tx, a: ApprovalRow): Promise<VersionDecider[]> {
+async function versionDeciders(tx: Tx, a: ApprovalRow): Promise<VersionDecider[]> {
   const rows = await tx
     .select({ level: approvalDecisions.level, principalId: approvalDecisions.principalId })
     .from(approvalDecisions)
@@ -125,7 +124,6 @@ function checkStanding(
   // Every refused attempt is evidence (SPEC §14.5): a worker's or an admin's as much as an outsider's.
   if (actor.kind !== 'HUMAN') {
     return refuse(
-      true,
       'FORBIDDEN',
       'Only a person (a human principal in a candidate group) can decide an approval; worker and admin credentials never can.',
     );
@@ -134,15 +132,10 @@ function checkStanding(
   // recorded) below, like anyone else who came second; outsiders are FORBIDDEN.
   const lostRace = a.state !== 'PENDING' && maySeeApproval(actor, a);
   if (!a.candidateGroups.some((g) => actor.groups.includes(g)) && !lostRace) {
-    return refuse(
-      true,
-      'FORBIDDEN',
-      `Only members of ${a.candidateGroups.join(' or ')} can decide this approval.`,
-    );
+    return refuse('FORBIDDEN', `Only members of ${a.candidateGroups.join(' or ')} can decide this approval.`);
   }
   if (a.state === 'RETIRED' || isRetired(task)) {
     return refuse(
-      true,
       'WORK_RETIRED',
       "The process was cancelled or suspended, or the agent's node timed out, while this call waited; the decision has no effect and the call will never run.",
     );
@@ -150,7 +143,6 @@ function checkStanding(
   // Time is checked when a person acts, not only by the sweep (SPEC §14.4).
   if (a.state === 'PENDING' && a.expiresAt && a.expiresAt.getTime() <= Date.now()) {
     const expired = refuse(
-      true,
       'APPROVAL_EXPIRED',
       `This approval expired at ${a.expiresAt.toISOString()} with no decision; the agent was told and the call will not run as proposed.`,
       { expiresAt: a.expiresAt.toISOString() },
@@ -160,21 +152,21 @@ function checkStanding(
   }
   if (a.state !== 'PENDING') {
     return refuse(
-      true,
       'ALREADY_DECIDED',
       `Someone already decided this approval (${a.state}${a.decidedByName ? ` by ${a.decidedByName}` : ''}); your decision was recorded but has no effect.`,
     );
   }
   if (input.digest !== a.digest) {
     return refuse(
-      true,
       'STALE_DIGEST',
       'The arguments changed since you looked at them; reload the approval and decide on what it shows now.',
       { digest: a.digest },
     );
   }
   if (input.decision === 'REJECT' && !input.comment?.trim()) {
-    return refuse(false, 'COMMENT_REQUIRED', 'Say why you reject the call: the agent reads your comment.');
+    return malformed(
+      new EngineError('COMMENT_REQUIRED', 'Say why you reject the call: the agent reads your comment.'),
+    );
   }
   return null;
 }
@@ -195,14 +187,12 @@ async function checkSeparationOfDuties(
     .where(eq(processInstances.id, a.processInstanceId));
   if (inst?.startedBy === actor.principalId) {
     return refuse(
-      true,
       'SEPARATION_OF_DUTIES',
       'You started this process, so you cannot approve its calls; another member of the group must decide.',
     );
   }
   if (deciders.some((d) => d.principalId === actor.principalId)) {
     return refuse(
-      true,
       'SEPARATION_OF_DUTIES',
       `You already decided a level of version ${a.proposalVersion} of this call; a different person must decide this level.`,
     );
@@ -223,39 +213,22 @@ function checkEdit(
 ): Edit | Refused | null {
   if (input.arguments == null) return null;
   if (typeof input.arguments !== 'object' || Array.isArray(input.arguments)) {
-    return {
-      refusal: {
-        error: invalid(
-          'Edited arguments are a JSON object, like the proposal.',
-          'arguments',
-          'a JSON object',
-        ),
-        recorded: false,
-      },
-    };
+    return malformed(
+      invalid('Edited arguments are a JSON object, like the proposal.', 'arguments', 'a JSON object'),
+    );
   }
   const proposed = keepRedacted(ctx.sealer.openJson(a.argumentsEnc), input.arguments, binding.redact ?? []);
   const digest = toolCallDigest(a.toolRef, proposed);
   if (digest === a.digest) return null;
   if (!binding.editable) {
-    return refuse(
-      true,
-      'FORBIDDEN',
-      `${a.toolRef} is not editable: approve or reject the arguments as proposed.`,
-    );
+    return refuse('FORBIDDEN', `${a.toolRef} is not editable: approve or reject the arguments as proposed.`);
   }
   if (input.decision !== 'APPROVE') {
-    return {
-      refusal: {
-        error: invalid('Edited arguments go with APPROVE only.', 'arguments', 'only with APPROVE'),
-        recorded: false,
-      },
-    };
+    return malformed(invalid('Edited arguments go with APPROVE only.', 'arguments', 'only with APPROVE'));
   }
   const failures = argumentFailures(binding, proposed);
   if (failures.length > 0) {
     return refuse(
-      true,
       'INVALID_ARGUMENTS',
       `Your changes are not valid: ${failures.map((f) => f.message).join('; ')}. Fix them, or approve the call as proposed.`,
       { failures: failures.map((f) => ({ check: f.check, message: f.message })) },
@@ -264,7 +237,6 @@ function checkEdit(
   const outcome = ruleFor(binding, proposed, { persons: true });
   if (outcome.kind === 'deny') {
     return refuse(
-      true,
       'POLICY_DENIED',
       `Refused by policy: ${outcome.rule.deny} Your changes were not applied; the call stays as proposed.`,
       { rule: { index: outcome.rule.index, when: outcome.rule.when, deny: outcome.rule.deny } },

@@ -11,7 +11,7 @@
  */
 import { and, eq } from 'drizzle-orm';
 import { approvalDecisions, approvals, steps, type ApprovalRow } from '../../db/schema.js';
-import { EngineError } from '../../errors.js';
+import { EngineError, type ErrorCode } from '../../errors.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { actorLabel } from '../history/index.js';
 import { isRetired, type LockedTaskRow, lockTask } from '../lease/index.js';
@@ -33,10 +33,15 @@ export interface RevokeInput {
 const EXECUTING = new Set(['STARTED', 'COMPLETED', 'FAILED', 'OUTCOME_UNKNOWN']);
 
 /** A refused revoke, and the change that commits with it (an approval found expired). */
-interface Refused {
-  error: EngineError;
-  effect?: (tx: Tx) => Promise<unknown>;
+function refuse(
+  code: ErrorCode,
+  message: string,
+  details?: Record<string, unknown>,
+  effect?: (tx: Tx) => Promise<unknown>,
+) {
+  return { error: new EngineError(code, message, details), effect };
 }
+type Refused = ReturnType<typeof refuse>;
 
 export async function revokeApproval(
   ctx: EngineContext,
@@ -78,31 +83,17 @@ async function checkRevoke(
   a: ApprovalRow,
 ): Promise<Refused | null> {
   if (actor.kind === 'WORKER')
-    return {
-      error: new EngineError(
-        'FORBIDDEN',
-        'A worker credential cannot revoke an approval; a person or an admin can.',
-      ),
-    };
+    return refuse('FORBIDDEN', 'A worker credential cannot revoke an approval; a person or an admin can.');
   if (actor.kind !== 'ADMIN' && !(await hasDecided(tx, actor, a)))
-    return {
-      error: new EngineError(
-        'FORBIDDEN',
-        'Only a person who decided this approval, or an admin, can revoke it.',
-      ),
-    };
+    return refuse('FORBIDDEN', 'Only a person who decided this approval, or an admin, can revoke it.');
   if (isRetired(task))
-    return {
-      error: new EngineError('WORK_RETIRED', 'The work this approval was for was cancelled or suspended.'),
-    };
+    return refuse('WORK_RETIRED', 'The work this approval was for was cancelled or suspended.');
   if (a.state !== 'PENDING' && a.state !== 'APPROVED') {
-    return {
-      error: new EngineError(
-        'ALREADY_DECIDED',
-        `The approval is ${a.state}; only a pending or approved call can be revoked.`,
-        { state: a.state },
-      ),
-    };
+    return refuse(
+      'ALREADY_DECIDED',
+      `The approval is ${a.state}; only a pending or approved call can be revoked.`,
+      { state: a.state },
+    );
   }
   const [step] = await tx
     .select({ state: steps.state })
@@ -121,28 +112,24 @@ async function checkRevoke(
 /** Past its timeout (pending) or its window (approved), the approval expires rather than being revoked. */
 async function checkTime(tx: Tx, actor: Actor, task: LockedTaskRow, a: ApprovalRow): Promise<Refused | null> {
   if (a.state === 'PENDING' && a.expiresAt && a.expiresAt.getTime() <= Date.now()) {
-    return {
-      error: new EngineError(
-        'APPROVAL_EXPIRED',
-        `This approval expired at ${a.expiresAt.toISOString()} with no decision; the call will not run as proposed.`,
-        { expiresAt: a.expiresAt.toISOString() },
-      ),
-      effect: (ex) => expireApproval(ex, task, a),
-    };
+    return refuse(
+      'APPROVAL_EXPIRED',
+      `This approval expired at ${a.expiresAt.toISOString()} with no decision; the call will not run as proposed.`,
+      { expiresAt: a.expiresAt.toISOString() },
+      (ex) => expireApproval(ex, task, a),
+    );
   }
   if (a.state !== 'APPROVED') return null;
   const standing = await approvalStanding(tx, a.id);
   const binding = task.agentWork?.toolBindings.find((b) => b.ref === a.toolRef);
   const lapse = standing ? lapseOf(standing, binding, new Date()) : null;
   if (lapse?.state !== 'EXPIRED') return null;
-  return {
-    error: new EngineError(
-      'APPROVAL_EXPIRED',
-      `This approval was valid until ${String(lapse.details.validUntil)}; it has expired and a new version of the call waits for a decision. Reject that one if the call must not run.`,
-      lapse.details,
-    ),
-    effect: (ex) => reopenLapsed(ex, { task, old: a, lapse, binding, actor: actorLabel(actor) }),
-  };
+  return refuse(
+    'APPROVAL_EXPIRED',
+    `This approval was valid until ${String(lapse.details.validUntil)}; it has expired and a new version of the call waits for a decision. Reject that one if the call must not run.`,
+    lapse.details,
+    (ex) => reopenLapsed(ex, { task, old: a, lapse, binding, actor: actorLabel(actor) }),
+  );
 }
 
 async function hasDecided(tx: Tx, actor: Actor, a: ApprovalRow): Promise<boolean> {
