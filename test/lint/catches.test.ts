@@ -105,7 +105,7 @@ const EXCEPTIONS: Record<string, string> = {
     'a failed session-refresh round goes to the engine error log; the next round (half the interval) tries again',
   'server/engine/instances/jobs.ts#runJobs':
     "a job's failure is stored on its row (last_error, attempts; FAILED after 10), backed off; the savepoint keeps the rest",
-  'server/engine/approvals/trace.ts#traceDecision':
+  'server/engine/approvals/decide.ts#traceDecision':
     'tracing only, after the decision committed: a failed read costs the span its parent, never the answer',
   'server/metrics/serve.ts#serveMetrics':
     "a failed scrape is logged and answered 503: Prometheus's own up and scrape errors count it, not /metrics",

@@ -6,14 +6,14 @@
  * that is kept, with any change it makes) and commits, and a refusal is thrown only after that commit.
  */
 import { eq } from 'drizzle-orm';
-import { approvals, type ApprovalRow } from '../../db/schema.js';
+import { approvals, type ApprovalRow, processInstances } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
+import { traceApprovalWait, tracingOn } from '../../telemetry/index.js';
 import { type Actor, type EngineContext, type Tx, isUuid, sameProject } from '../common/index.js';
 import { lockTask } from '../lease/index.js';
 import { recordRefusal } from './attempts.js';
 import { applyDecision } from './decision-apply.js';
 import { checkDecision, type DecideInput, type Refusal } from './decision-check.js';
-import { traceDecision } from './trace.js';
 import { type ApprovalView, toApprovalView } from './views.js';
 import { transaction } from '../../db/pg.js';
 
@@ -60,4 +60,38 @@ export async function decideApproval(
   if ('refusal' in outcome) throw outcome.refusal.error;
   await traceDecision(ctx, actor, outcome.approval, input.decision, found.currentLevel);
   return toApprovalView(ctx, outcome.approval);
+}
+
+/**
+ * An accepted decision, as the end of an approval wait in the instance's trace (docs/tracing.md): one
+ * read of the instance's traceparent, only while tracing is on, after the decision's commit (a span
+ * never describes a decision that rolled back).
+ */
+async function traceDecision(
+  ctx: EngineContext,
+  actor: Actor,
+  a: ApprovalRow,
+  decision: string,
+  level: number,
+): Promise<void> {
+  if (!tracingOn()) return;
+  // The decision has committed: a failed read loses the span's parent, never the decider's answer.
+  const [inst] = await ctx.db
+    .select({ traceparent: processInstances.traceparent })
+    .from(processInstances)
+    .where(eq(processInstances.id, a.processInstanceId))
+    .limit(1)
+    .catch(() => []);
+  traceApprovalWait(inst?.traceparent ?? null, {
+    approvalId: a.id,
+    taskId: a.taskId,
+    processInstanceId: a.processInstanceId,
+    toolRef: a.toolRef,
+    sequence: a.sequence,
+    openedAt: a.createdAt,
+    level: level + 1,
+    decidedBy: actor.name,
+    decision,
+    state: a.state,
+  });
 }

@@ -16,9 +16,9 @@ import { toolCallDigest } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { parseRedactPath, REDACTED, redactArguments, type ToolBinding } from '../definitions/index.js';
 import { isRetired, type LockedTaskRow } from '../lease/index.js';
-import { expireApproval } from './expiry.js';
 import { argumentFailures, type RuleRef, ruleFor } from './rules.js';
-import { maySeeApproval } from './visibility.js';
+import { maySeeApproval } from './views.js';
+import { expireApproval } from './withdraw.js';
 
 export interface DecideInput {
   approvalId: string;

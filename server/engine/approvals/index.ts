@@ -26,7 +26,7 @@ export {
   earlierProposals,
   levelNumber,
   loadApprovalFor,
+  maySeeApproval,
   toApprovalView,
   versionsOf,
 } from './views.js';
-export { maySeeApproval } from './visibility.js';

@@ -17,11 +17,10 @@ import { actorLabel } from '../history/index.js';
 import { isRetired, type LockedTaskRow, lockTask } from '../lease/index.js';
 import { recordRefusal } from './attempts.js';
 import { getApprovalRow } from './decide.js';
-import { expireApproval } from './expiry.js';
 import { reopenLapsed } from './lapse.js';
 import { approvalStanding, lapseOf } from './standing.js';
 import { type ApprovalView, toApprovalView } from './views.js';
-import { withdrawApproval } from './withdraw.js';
+import { expireApproval, withdrawApproval } from './withdraw.js';
 import { transaction } from '../../db/pg.js';
 
 export interface RevokeInput {

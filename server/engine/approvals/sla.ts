@@ -1,19 +1,22 @@
 /**
- * Background sweeps that must run once across all engine processes: each runs under a transaction-level
- * advisory lock taken with pg_try_advisory_xact_lock, so when several processes tick together only one
- * does the work.
+ * The approval sweeps, run every ABADA_SLA_SWEEP_INTERVAL_MS: the SLA escalation, and the pending
+ * timeout (SPEC §11, `approval_timeout_hours`).
  */
 import { and, eq, lte, sql } from 'drizzle-orm';
-import { approvals } from '../../db/schema.js';
+import { transaction } from '../../db/pg.js';
+import { approvals, externalTasks } from '../../db/schema.js';
 import { type EngineContext, query, startBackgroundRunner } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
-import { sweepExpired } from './expiry.js';
-import { transaction } from '../../db/pg.js';
+import { approvalHistoryBase, expireApproval } from './withdraw.js';
 
 const SLA_LOCK = 0x4abada + 1;
 
-/** Marks overdue approvals escalated (TASK_SLA_BREACHED); candidates do not change. Returns how many. */
+/**
+ * Marks overdue approvals escalated (TASK_SLA_BREACHED); candidates do not change. Returns how many.
+ * Runs under a transaction-level advisory lock (pg_try_advisory_xact_lock), so when several engine
+ * processes tick together only one does the work.
+ */
 export async function sweepSla(ctx: EngineContext): Promise<number> {
   return transaction(ctx.db, async (tx) => {
     const [{ locked }] = await query<{ locked: boolean }>(
@@ -34,14 +37,8 @@ export async function sweepSla(ctx: EngineContext): Promise<number> {
       .returning();
     for (const a of due) {
       await appendHistory(tx, {
-        projectId: a.projectId,
-        processInstanceId: a.processInstanceId,
+        ...approvalHistoryBase(a, 'engine'),
         eventType: 'TASK_SLA_BREACHED',
-        actor: 'engine',
-        taskId: a.taskId,
-        attempt: a.attempt,
-        sequence: a.sequence,
-        approvalId: a.id,
         data: { slaDueAt: a.slaDueAt?.toISOString() ?? null, candidateGroups: a.candidateGroups },
       });
       await notify(tx, { type: 'approval', approvalId: a.id, projectId: a.projectId, change: 'escalated' });
@@ -51,8 +48,39 @@ export async function sweepSla(ctx: EngineContext): Promise<number> {
 }
 
 /**
- * Runs both sweeps, then the `others` (the timeout boundaries, which sit above approvals), every
- * ABADA_SLA_SWEEP_INTERVAL_MS; a failed round goes to `onError`. Returns stop().
+ * Expires the PENDING approvals past their timeout; returns how many. Each is settled in its own
+ * transaction under the decision's lock order (task, then approval), so a decision racing the sweep
+ * either lands first or finds the approval EXPIRED (ALREADY_DECIDED).
+ */
+export async function sweepExpired(ctx: EngineContext, batch = 50): Promise<number> {
+  const due = await ctx.db
+    .select({ id: approvals.id, taskId: approvals.taskId })
+    .from(approvals)
+    .where(and(eq(approvals.state, 'PENDING'), lte(approvals.expiresAt, sql`now()`)))
+    .limit(batch);
+  let expired = 0;
+  for (const d of due) {
+    const done = await transaction(ctx.db, async (tx) => {
+      const [task] = await tx
+        .select()
+        .from(externalTasks)
+        .where(eq(externalTasks.id, d.taskId))
+        .for('update');
+      const [a] = await tx.select().from(approvals).where(eq(approvals.id, d.id)).for('update');
+      // decided, retired or revoked meanwhile: nothing to do
+      if (!task || !a || a.state !== 'PENDING' || !a.expiresAt || a.expiresAt.getTime() > Date.now())
+        return false;
+      await expireApproval(tx, task, a);
+      return true;
+    });
+    if (done) expired++;
+  }
+  return expired;
+}
+
+/**
+ * Runs both sweeps, then the `others` (the timeout boundaries, which sit above approvals); a failed
+ * round goes to `onError`. Returns stop().
  */
 export function startSweeps(
   ctx: EngineContext,

@@ -11,7 +11,6 @@ import { bindingPolicy, redactArguments, renderTemplate, type ToolBinding } from
 import { type Actor, type EngineContext, diffJson, type Change, isUuid } from '../common/index.js';
 import { onApprovalSentence } from './basis.js';
 import { type RuleRef, ruleAt } from './rules.js';
-import { maySeeApproval } from './visibility.js';
 
 /**
  * Levels as people and integrators read them, counted from 1 (the API's `level`, webhook payloads,
@@ -100,6 +99,18 @@ export async function toApprovalView(ctx: EngineContext, a: ApprovalRow): Promis
 export async function toApprovalViews(ctx: EngineContext, rows: ApprovalRow[]): Promise<ApprovalView[]> {
   const contexts = await contextsOf(ctx, rows);
   return rows.map((a, i) => toView(ctx, a, contexts[i]));
+}
+
+/** Whether an actor may see an approval: its project, and for humans one of its candidate groups (any level). */
+export function maySeeApproval(
+  actor: Actor,
+  a: Pick<ApprovalRow, 'projectId' | 'levels' | 'candidateGroups'>,
+): boolean {
+  if (actor.projectId !== null && actor.projectId !== a.projectId) return false;
+  if (actor.kind === 'ADMIN') return true;
+  if (actor.kind !== 'HUMAN') return false;
+  const groups = new Set([...a.candidateGroups, ...a.levels.flat()]);
+  return actor.groups.some((g) => groups.has(g));
 }
 
 /** Loads an approval for an actor, or null when it does not exist or the actor may not see it. */

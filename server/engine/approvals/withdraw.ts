@@ -1,6 +1,6 @@
 /**
- * An approval that ends without its call running — revoked by a person, or expired with no decision —
- * settles the same way: the approval takes its end state, the step becomes REJECTED with the reason the
+ * An approval that ends without its call running — revoked by a person, or expired with no decision
+ * (SPEC §11 `approval_timeout_hours`: counted as a rejection) — settles the same way: the approval takes its end state, the step becomes REJECTED with the reason the
  * model will read, the task is handed out again on the same attempt (a parked task, or one a worker
  * took but had not started), the two history rows, and the events.
  */
@@ -62,6 +62,26 @@ export async function withdrawApproval(
   await notify(ex, { type: 'approval', approvalId: a.id, projectId: a.projectId, change });
   if (handedBack) await notifyTask(ex, task, 'OPEN');
   return row;
+}
+
+/**
+ * A PENDING approval past its timeout becomes EXPIRED: the sweep does it, and so does a person acting
+ * on it (SPEC §14.4), under the caller's locks (task, then approval).
+ */
+export function expireApproval(
+  ex: Executor,
+  task: Parameters<typeof withdrawApproval>[1],
+  a: ApprovalRow,
+): Promise<ApprovalRow> {
+  const at = a.expiresAt!.toISOString();
+  const comment = `Rejected: no decision before ${at}.`;
+  return withdrawApproval(ex, task, a, {
+    state: 'EXPIRED',
+    comment,
+    reason: comment,
+    actor: 'engine',
+    data: { digest: a.digest, expiresAt: at },
+  });
 }
 
 /** What every history row about an approval carries: its instance, task, step and who acted. */
