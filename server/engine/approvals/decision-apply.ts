@@ -19,10 +19,11 @@ import { type Actor, type EngineContext, type Tx, describeChanges } from '../com
 import { notify, notifyTask } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import type { LockedTaskRow } from '../lease/index.js';
-import type { DecideInput, Edit, VersionDecider } from './decision-check.js';
+import type { DecideInput, Edit } from './decision-check.js';
+import type { VersionDecider } from './standing.js';
 import { ruleAt, ruleRecord } from './rules.js';
 import { levelNumber } from './views.js';
-import { approvalHistoryBase } from './withdraw.js';
+import { approvalHistoryBase, stepOf } from './withdraw.js';
 
 interface Decided {
   ctx: EngineContext;
@@ -214,7 +215,5 @@ async function settleStep(tx: Tx, d: Decided, approved: boolean, digest: string)
       ...(finalArgs ? { digest, requestEnc: ctx.sealer.sealJson({ ...request, arguments: finalArgs }) } : {}),
       updatedAt: sql`now()`,
     })
-    .where(
-      and(eq(steps.taskId, step.taskId), eq(steps.attempt, step.attempt), eq(steps.sequence, step.sequence)),
-    );
+    .where(stepOf(step));
 }

@@ -3,22 +3,17 @@
  * writes nothing; it answers with a verdict that decide.ts carries out (a refusal may carry a change
  * that commits with it: an approval found past its timeout expires, SPEC §14.4).
  */
-import { and, eq, isNotNull } from 'drizzle-orm';
-import {
-  approvalDecisions,
-  processInstances,
-  steps,
-  type ApprovalRow,
-  type StepRow,
-} from '../../db/schema.js';
+import { eq } from 'drizzle-orm';
+import { processInstances, steps, type ApprovalRow, type StepRow } from '../../db/schema.js';
 import { EngineError, type ErrorCode, invalid } from '../../errors.js';
 import { toolCallDigest } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { parseRedactPath, REDACTED, redactArguments, type ToolBinding } from '../definitions/index.js';
 import { isRetired, type LockedTaskRow } from '../lease/index.js';
 import { argumentFailures, type RuleRef, ruleFor } from './rules.js';
+import { type VersionDecider, versionDeciders } from './standing.js';
 import { maySeeApproval } from './views.js';
-import { expireApproval } from './withdraw.js';
+import { expireApproval, stepOf } from './withdraw.js';
 
 export interface DecideInput {
   approvalId: string;
@@ -40,12 +35,6 @@ export interface Edit {
   levels: string[][];
   rule: RuleRef | null;
   level: number | null;
-}
-
-/** Who decided which level of the approval's current version (accepted decisions only). */
-export interface VersionDecider {
-  level: number;
-  principalId: string;
 }
 
 /**
@@ -74,22 +63,6 @@ function malformed(error: EngineError): Refused {
   return { refusal: { error, recorded: false } };
 }
 
-/** The accepted decisions on the approval's current version that count for a level. */
-async function versionDeciders(tx: Tx, a: ApprovalRow): Promise<VersionDecider[]> {
-  const rows = await tx
-    .select({ level: approvalDecisions.level, principalId: approvalDecisions.principalId })
-    .from(approvalDecisions)
-    .where(
-      and(
-        eq(approvalDecisions.approvalId, a.id),
-        eq(approvalDecisions.outcome, 'ACCEPTED'),
-        eq(approvalDecisions.version, a.proposalVersion),
-        isNotNull(approvalDecisions.level),
-      ),
-    );
-  return rows as VersionDecider[];
-}
-
 /** Every rule of a decision, in the order a person should hear about them. */
 export async function checkDecision(
   tx: Tx,
@@ -104,10 +77,7 @@ export async function checkDecision(
   const deciders = await versionDeciders(tx, a);
   const duty = await checkSeparationOfDuties(tx, actor, a, deciders);
   if (duty) return duty;
-  const [step] = await tx
-    .select()
-    .from(steps)
-    .where(and(eq(steps.taskId, a.taskId), eq(steps.attempt, a.attempt), eq(steps.sequence, a.sequence)));
+  const [step] = await tx.select().from(steps).where(stepOf(a));
   const binding = task.agentWork!.toolBindings.find((b) => b.ref === a.toolRef)!;
   const edit = checkEdit(ctx, actor, a, binding, input);
   if (edit && 'refusal' in edit) return edit;

@@ -5,7 +5,7 @@
  * finds a lapse when the call starts (journal/reopen.ts); a revoke after the window finds it here.
  */
 import { randomUUID } from 'node:crypto';
-import { and, eq, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { approvals, steps, type ApprovalRow, type StepRow } from '../../db/schema.js';
 import type { Executor } from '../common/index.js';
 import type { ToolBinding } from '../definitions/index.js';
@@ -15,6 +15,7 @@ import type { LockedTaskRow } from '../lease/index.js';
 import { approvalOpened, autoHistory, isAutoApproval } from './propose.js';
 import { ruleAt } from './rules.js';
 import { type Lapse, lapseHistory, reopenApproval } from './standing.js';
+import { stepOf } from './withdraw.js';
 
 /**
  * The effect of an auto approval's lapse (after the journal wrote the step under `newId`): the old
@@ -56,20 +57,11 @@ export async function reopenLapsed(
   p: { task: LockedTaskRow; old: ApprovalRow; lapse: Lapse; binding: ToolBinding | undefined; actor: string },
 ): Promise<void> {
   const { task, old, lapse, binding } = p;
-  const [step] = await ex
-    .select()
-    .from(steps)
-    .where(
-      and(eq(steps.taskId, old.taskId), eq(steps.attempt, old.attempt), eq(steps.sequence, old.sequence)),
-    );
+  const [step] = await ex.select().from(steps).where(stepOf(old));
   if (step?.state !== 'APPROVED') return;
   const newId = randomUUID();
   const rule = isAutoApproval(old) ? ruleAt(binding, old.ruleIndex) : null;
-  const where = and(
-    eq(steps.taskId, step.taskId),
-    eq(steps.attempt, step.attempt),
-    eq(steps.sequence, step.sequence),
-  );
+  const where = stepOf(step);
   const owner = { ...task, attempt: step.attempt };
   if (rule) {
     await ex.update(steps).set({ approvalId: newId, updatedAt: sql`now()` }).where(where);

@@ -20,7 +20,7 @@ import { getApprovalRow } from './decide.js';
 import { reopenLapsed } from './lapse.js';
 import { approvalStanding, lapseOf } from './standing.js';
 import { type ApprovalView, toApprovalView } from './views.js';
-import { expireApproval, withdrawApproval } from './withdraw.js';
+import { expireApproval, stepOf, withdrawApproval } from './withdraw.js';
 import { transaction } from '../../db/pg.js';
 
 export interface RevokeInput {
@@ -94,10 +94,7 @@ async function checkRevoke(
       { state: a.state },
     );
   }
-  const [step] = await tx
-    .select({ state: steps.state })
-    .from(steps)
-    .where(and(eq(steps.taskId, a.taskId), eq(steps.attempt, a.attempt), eq(steps.sequence, a.sequence)));
+  const [step] = await tx.select({ state: steps.state }).from(steps).where(stepOf(a));
   if (step && EXECUTING.has(step.state)) {
     throw new EngineError(
       'ALREADY_EXECUTING',

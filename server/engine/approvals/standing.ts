@@ -14,57 +14,52 @@ import { notify } from '../events/index.js';
 import { parkForApproval, timeBounds } from './propose.js';
 import type { LockedTaskRow } from '../lease/index.js';
 
-/** An approval and the people whose accepted decisions it rests on, as they stand now. */
-export interface Standing {
-  approval: ApprovalRow;
-  deciders: { level: number; name: string; enabled: boolean; groups: string[] }[];
-}
-
-export async function approvalStanding(ex: Executor, approvalId: string): Promise<Standing | null> {
-  const [approval] = await ex.select().from(approvals).where(eq(approvals.id, approvalId));
-  if (!approval) return null;
+/** Who decided which level of the approval's current version (accepted decisions only, SPEC §14.3). */
+export async function versionDeciders(ex: Executor, a: ApprovalRow) {
   const rows = await ex
     .select({
       level: approvalDecisions.level,
-      name: approvalDecisions.principalName,
       principalId: approvalDecisions.principalId,
+      name: approvalDecisions.principalName,
     })
     .from(approvalDecisions)
     .where(
       and(
-        eq(approvalDecisions.approvalId, approvalId),
+        eq(approvalDecisions.approvalId, a.id),
         eq(approvalDecisions.outcome, 'ACCEPTED'),
-        // only the deciders of the version that runs count (SPEC §14.3)
-        eq(approvalDecisions.version, approval.proposalVersion),
+        eq(approvalDecisions.version, a.proposalVersion),
         isNotNull(approvalDecisions.level),
       ),
     );
+  return rows as { level: number; principalId: string; name: string }[];
+}
+
+export type VersionDecider = Awaited<ReturnType<typeof versionDeciders>>[number];
+
+/** An approval and the people whose accepted decisions it rests on, as they stand now. */
+export async function approvalStanding(ex: Executor, approvalId: string) {
+  const [approval] = await ex.select().from(approvals).where(eq(approvals.id, approvalId));
+  if (!approval) return null;
+  const rows = await versionDeciders(ex, approval);
+  const ids = rows.map((r) => r.principalId);
   const people =
-    rows.length === 0
+    ids.length === 0
       ? []
       : await ex
           .select({ id: principals.id, groups: principals.groups, disabledAt: principals.disabledAt })
           .from(principals)
-          .where(
-            inArray(
-              principals.id,
-              rows.map((r) => r.principalId),
-            ),
-          );
+          .where(inArray(principals.id, ids));
   const byId = new Map(people.map((p) => [p.id, p]));
   return {
     approval,
     deciders: rows.map((r) => {
       const p = byId.get(r.principalId);
-      return {
-        level: r.level!,
-        name: r.name,
-        enabled: !!p && p.disabledAt === null,
-        groups: p?.groups ?? [],
-      };
+      return { level: r.level, name: r.name, enabled: !!p && p.disabledAt === null, groups: p?.groups ?? [] };
     }),
   };
 }
+
+export type Standing = NonNullable<Awaited<ReturnType<typeof approvalStanding>>>;
 
 /** Why an approval no longer stands, and what the starting call is told. */
 export interface Lapse {

@@ -37,7 +37,7 @@ export async function withdrawApproval(
   await ex
     .update(steps)
     .set({ state: 'REJECTED', comment: w.reason, updatedAt: sql`now()` })
-    .where(and(eq(steps.taskId, a.taskId), eq(steps.attempt, a.attempt), eq(steps.sequence, a.sequence)));
+    .where(stepOf(a));
   const handedBack = task.state === 'AWAITING_APPROVAL' || task.state === 'LEASED';
   if (handedBack) {
     await ex
@@ -82,6 +82,11 @@ export function expireApproval(
     actor: 'engine',
     data: { digest: a.digest, expiresAt: at },
   });
+}
+
+/** Where the step of an approval (or a step row itself) is: its task, attempt and sequence. */
+export function stepOf(s: { taskId: string; attempt: number; sequence: number }) {
+  return and(eq(steps.taskId, s.taskId), eq(steps.attempt, s.attempt), eq(steps.sequence, s.sequence));
 }
 
 /** What every history row about an approval carries: its instance, task, step and who acted. */
