@@ -6,13 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
-import { approvals, steps, type ApprovalRow, type StepRow } from '../../db/schema.js';
+import { approvals, steps, type ApprovalRow } from '../../db/schema.js';
 import type { Executor } from '../common/index.js';
 import type { ToolBinding } from '../definitions/index.js';
 import { notify } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
 import type { LockedTaskRow } from '../lease/index.js';
-import { approvalOpened, autoHistory, isAutoApproval } from './propose.js';
+import { approvalOpened, autoHistory, isAutoApproval, taskStepBase } from './propose.js';
 import { ruleAt } from './rules.js';
 import { type Lapse, lapseHistory, reopenApproval } from './standing.js';
 import { stepOf } from './withdraw.js';
@@ -78,26 +78,18 @@ export async function reopenLapsed(
     ex,
     lapseHistory(task, old, lapse),
     approvalOpened(owner, step, { ref: old.toolRef }, old.levels, newId),
-    proposedAgain(owner, step as StepRow, p.actor, newId, old.proposalVersion + 1),
+    {
+      ...taskStepBase(owner, step.sequence),
+      eventType: 'STEP_PROPOSED',
+      actor: p.actor,
+      data: {
+        kind: step.kind,
+        toolRef: step.toolRef,
+        digest: step.digest,
+        approvalId: newId,
+        version: old.proposalVersion + 1,
+      },
+    },
   );
   await reopenApproval(ex, { task: owner, old, newId, lapse, binding, sequence: step.sequence });
-}
-
-function proposedAgain(
-  task: LockedTaskRow,
-  step: StepRow,
-  actor: string,
-  approvalId: string,
-  version: number,
-) {
-  return {
-    projectId: task.projectId,
-    processInstanceId: task.processInstanceId,
-    eventType: 'STEP_PROPOSED',
-    actor,
-    taskId: task.id,
-    attempt: step.attempt,
-    sequence: step.sequence,
-    data: { kind: step.kind, toolRef: step.toolRef, digest: step.digest, approvalId, version },
-  };
 }

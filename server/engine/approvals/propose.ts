@@ -31,6 +31,20 @@ export function levelsOf(outcome: OpenOutcome, binding: ToolBinding): string[][]
   return outcome.kind === 'levels' ? outcome.levels : [binding.approvers];
 }
 
+/** What a history row about the step at `sequence` of the task's current attempt carries. */
+export function taskStepBase(
+  task: Pick<LockedTaskRow, 'projectId' | 'processInstanceId' | 'id' | 'attempt'>,
+  sequence: number,
+) {
+  return {
+    projectId: task.projectId,
+    processInstanceId: task.processInstanceId,
+    taskId: task.id,
+    attempt: task.attempt,
+    sequence,
+  };
+}
+
 /** The APPROVAL_OPENED history row; the journal puts it just before the step's STEP_PROPOSED. */
 export function approvalOpened(
   task: LockedTaskRow,
@@ -40,11 +54,7 @@ export function approvalOpened(
   approvalId: string,
 ): HistoryEntry {
   return {
-    projectId: task.projectId,
-    processInstanceId: task.processInstanceId,
-    taskId: task.id,
-    attempt: task.attempt,
-    sequence: step.sequence,
+    ...taskStepBase(task, step.sequence),
     approvalId,
     eventType: 'APPROVAL_OPENED',
     actor: 'engine',
@@ -146,22 +156,14 @@ export function autoHistory(
   definitionVersion: number | null,
   approvalId: string,
 ): HistoryEntry[] {
-  const base = {
-    projectId: task.projectId,
-    processInstanceId: task.processInstanceId,
-    taskId: task.id,
-    attempt: task.attempt,
-    sequence: step.sequence,
-    approvalId,
-  };
+  const base = { ...taskStepBase(task, step.sequence), approvalId, actor: POLICY_DECIDER };
   return [
     {
       ...base,
       eventType: 'APPROVAL_AUTO',
-      actor: POLICY_DECIDER,
       data: { version, decision: 'APPROVE', digest: step.digest, rule: ruleRecord(rule), definitionVersion },
     },
-    { ...base, eventType: 'STEP_APPROVED', actor: POLICY_DECIDER, data: { digest: step.digest, auto: true } },
+    { ...base, eventType: 'STEP_APPROVED', data: { digest: step.digest, auto: true } },
   ];
 }
 

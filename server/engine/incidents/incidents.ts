@@ -10,7 +10,6 @@ import {
   processInstances,
   steps,
   taskReports,
-  type ExternalTaskRow,
   type IncidentRow,
 } from '../../db/schema.js';
 import { EngineError, notFound, invalid } from '../../errors.js';
@@ -136,7 +135,7 @@ export async function resolveIncident(
 
 /**
  * A person's statement about an unknown tool outcome becomes the step's response; the task that waited
- * FAILED for them resumes on the same attempt (or stays retired when its instance is no longer active).
+ * FAILED for them resumes on the same attempt, or stays retired when its instance is no longer active.
  */
 async function feedOutcome(
   tx: Tx,
@@ -164,44 +163,34 @@ async function feedOutcome(
     .from(processInstances)
     .where(eq(processInstances.id, task.processInstanceId))
     .for('share'); // lock order task → instance; a concurrent suspend then sees the reopened task
-  if (inst && inst.state !== 'ACTIVE') await keepRetired(tx, task, inst.state, label);
-  else await reopenWaitingTask(tx, task, inc, input, label);
-}
-
-/**
- * Retired meanwhile: a suspended instance's resume reopens the task (the fact is then reused); a
- * cancelled or ended one keeps it retired. Either way it is not handed out now.
- */
-async function keepRetired(tx: Tx, task: ExternalTaskRow, instanceState: string, label: string) {
-  const suspended = instanceState === 'SUSPENDED';
-  await tx
-    .update(externalTasks)
-    .set({
-      state: 'CANCELLED',
-      errorType: suspended ? 'SUSPENDED' : 'CANCELLED',
-      errorMessage: null,
-      updatedAt: sql`now()`,
-      endedAt: sql`now()`,
-    })
-    .where(eq(externalTasks.id, task.id));
-  await appendHistory(tx, {
+  const history = {
     projectId: task.projectId,
     processInstanceId: task.processInstanceId,
-    eventType: suspended ? 'TASK_SUSPENDED' : 'TASK_CANCELLED',
     actor: label,
     taskId: task.id,
     attempt: task.attempt,
-    data: { reason: 'TOOL_OUTCOME_RESOLVED', instanceState },
-  });
-}
-
-async function reopenWaitingTask(
-  tx: Tx,
-  task: ExternalTaskRow,
-  inc: IncidentRow,
-  input: ResolveIncidentInput,
-  label: string,
-) {
+  };
+  if (inst && inst.state !== 'ACTIVE') {
+    // Retired meanwhile: a suspended instance's resume reopens the task (the fact is then reused); a
+    // cancelled or ended one keeps it retired. Either way it is not handed out now.
+    const suspended = inst.state === 'SUSPENDED';
+    await tx
+      .update(externalTasks)
+      .set({
+        state: 'CANCELLED',
+        errorType: suspended ? 'SUSPENDED' : 'CANCELLED',
+        errorMessage: null,
+        updatedAt: sql`now()`,
+        endedAt: sql`now()`,
+      })
+      .where(eq(externalTasks.id, task.id));
+    await appendHistory(tx, {
+      ...history,
+      eventType: suspended ? 'TASK_SUSPENDED' : 'TASK_CANCELLED',
+      data: { reason: 'TOOL_OUTCOME_RESOLVED', instanceState: inst.state },
+    });
+    return;
+  }
   await tx
     .update(externalTasks)
     .set({
@@ -226,12 +215,8 @@ async function reopenWaitingTask(
       ),
     );
   await appendHistory(tx, {
-    projectId: task.projectId,
-    processInstanceId: task.processInstanceId,
+    ...history,
     eventType: 'TASK_REOPENED',
-    actor: label,
-    taskId: task.id,
-    attempt: task.attempt,
     sequence: inc.sequence,
     data: { reason: 'TOOL_OUTCOME_RESOLVED', happened: input.happened },
   });

@@ -83,16 +83,13 @@ export async function listModelPrices(
   args: { model?: string | null; history?: boolean | null },
 ): Promise<ModelPriceView[]> {
   const only = args.model ? sql`AND model = ${args.model}` : sql``;
-  const rows = args.history
-    ? await query<ModelPriceView>(
-        ctx.db,
-        sql`SELECT ${COLUMNS} FROM model_prices WHERE true ${only} ORDER BY model, effective_from DESC`,
-      )
-    : await query<ModelPriceView>(
-        ctx.db,
-        sql`SELECT DISTINCT ON (model) ${COLUMNS} FROM model_prices
+  const rows = await query<ModelPriceView>(
+    ctx.db,
+    args.history
+      ? sql`SELECT ${COLUMNS} FROM model_prices WHERE true ${only} ORDER BY model, effective_from DESC`
+      : sql`SELECT DISTINCT ON (model) ${COLUMNS} FROM model_prices
             WHERE effective_from <= now() ${only} ORDER BY model, effective_from DESC`,
-      );
+  );
   return rows.map(view);
 }
 
