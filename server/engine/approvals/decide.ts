@@ -17,8 +17,6 @@ import { checkDecision, type DecideInput, type Refusal } from './decision-check.
 import { type ApprovalView, toApprovalView } from './views.js';
 import { transaction } from '../../db/pg.js';
 
-export type { DecideInput } from './decision-check.js';
-
 export async function getApprovalRow(
   ex: EngineContext['db'] | Tx,
   actor: Actor,

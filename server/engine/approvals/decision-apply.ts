@@ -37,18 +37,11 @@ interface Decided {
   deciders: VersionDecider[];
 }
 
-/** What the decision makes of the approval: its version, levels, and the level it counts for. */
-interface Standing {
-  version: number;
-  levels: string[][];
-  /** the level this decision counts for (null: none) */
-  level: number | null;
-  /** the first level of the version still undecided after it (-1: none) */
-  next: number;
-  final: boolean;
-}
-
-function standingAfter(d: Decided): Standing {
+/**
+ * What the decision makes of the approval: its version and levels, the level the decision counts for
+ * (null: none), the first level of the version still undecided after it (-1: none), and whether it is final.
+ */
+function standingAfter(d: Decided) {
   const { a, edit } = d;
   const version = edit ? edit.version : a.proposalVersion;
   const levels = edit ? edit.levels : a.levels;
@@ -59,18 +52,12 @@ function standingAfter(d: Decided): Standing {
   return { version, levels, level, next, final: d.input.decision === 'REJECT' || next === -1 };
 }
 
-/** Applies an accepted decision and returns the approval as it now stands. */
-export async function applyDecision(tx: Tx, d: Decided): Promise<ApprovalRow> {
-  const s = standingAfter(d);
-  await recordAccepted(tx, d, s);
-  const row = s.final ? await settle(tx, d, s) : await advance(tx, d, s);
-  await notify(tx, { type: 'approval', approvalId: d.a.id, projectId: d.a.projectId, change: 'decided' });
-  if (s.final) await notifyTask(tx, d.task, 'OPEN');
-  return row;
-}
+type Standing = ReturnType<typeof standingAfter>;
 
-async function recordAccepted(tx: Tx, d: Decided, s: Standing): Promise<void> {
+/** Records an accepted decision, applies it, and returns the approval as it now stands. */
+export async function applyDecision(tx: Tx, d: Decided): Promise<ApprovalRow> {
   const { ctx, actor, a, input, edit } = d;
+  const s = standingAfter(d);
   await tx.insert(approvalDecisions).values({
     approvalId: a.id,
     level: s.level,
@@ -87,6 +74,10 @@ async function recordAccepted(tx: Tx, d: Decided, s: Standing): Promise<void> {
     rule: edit ? (edit.rule?.when ?? null) : a.rule,
     groups: actor.groups,
   });
+  const row = s.final ? await settle(tx, d, s) : await advance(tx, d, s);
+  await notify(tx, { type: 'approval', approvalId: a.id, projectId: a.projectId, change: 'decided' });
+  if (s.final) await notifyTask(tx, d.task, 'OPEN');
+  return row;
 }
 
 /** The fields an edit changes: the call's new version, its digest, arguments, levels and rule. */

@@ -52,6 +52,7 @@ export async function revokeApproval(
       'COMMENT_REQUIRED',
       'Say why you revoke the approval: the agent reads your comment.',
     );
+  const comment = input.comment.trim();
   const found = await getApprovalRow(ctx.db, actor, input.approvalId);
   const outcome: { refused: Refused } | { row: ApprovalRow } = await transaction(ctx.db, async (tx) => {
     const task = await lockTask(tx, actor, found.taskId);
@@ -64,11 +65,19 @@ export async function revokeApproval(
         code: refused.error.code,
         decision: null,
         digest: a.digest,
-        comment: input.comment.trim(),
+        comment,
       });
       return { refused };
     }
-    return { row: await revoke(tx, actor, task, a, input.comment.trim()) };
+    // parked or taken but not started: either way the task goes back to be handed out on this attempt
+    const row = await withdrawApproval(tx, task, a, {
+      state: 'REVOKED',
+      comment,
+      reason: `${a.state === 'APPROVED' ? 'Approval revoked' : 'Withdrawn'} by ${actor.name}: ${comment}`,
+      actor: actorLabel(actor),
+      data: { was: a.state, digest: a.digest },
+    });
+    return { row };
   });
   if ('refused' in outcome) throw outcome.refused.error;
   return toApprovalView(ctx, outcome.row);
@@ -83,8 +92,22 @@ async function checkRevoke(
 ): Promise<Refused | null> {
   if (actor.kind === 'WORKER')
     return refuse('FORBIDDEN', 'A worker credential cannot revoke an approval; a person or an admin can.');
-  if (actor.kind !== 'ADMIN' && !(await hasDecided(tx, actor, a)))
-    return refuse('FORBIDDEN', 'Only a person who decided this approval, or an admin, can revoke it.');
+  if (actor.kind !== 'ADMIN') {
+    const [decided] = await tx
+      .select({ id: approvalDecisions.id })
+      .from(approvalDecisions)
+      .where(
+        and(
+          eq(approvalDecisions.approvalId, a.id),
+          eq(approvalDecisions.principalId, actor.principalId),
+          eq(approvalDecisions.outcome, 'ACCEPTED'),
+          eq(approvalDecisions.action, 'DECIDE'),
+        ),
+      )
+      .limit(1);
+    if (!decided)
+      return refuse('FORBIDDEN', 'Only a person who decided this approval, or an admin, can revoke it.');
+  }
   if (isRetired(task))
     return refuse('WORK_RETIRED', 'The work this approval was for was cancelled or suspended.');
   if (a.state !== 'PENDING' && a.state !== 'APPROVED') {
@@ -126,31 +149,4 @@ async function checkTime(tx: Tx, actor: Actor, task: LockedTaskRow, a: ApprovalR
     lapse.details,
     (ex) => reopenLapsed(ex, { task, old: a, lapse, binding, actor: actorLabel(actor) }),
   );
-}
-
-async function hasDecided(tx: Tx, actor: Actor, a: ApprovalRow): Promise<boolean> {
-  const [decided] = await tx
-    .select({ id: approvalDecisions.id })
-    .from(approvalDecisions)
-    .where(
-      and(
-        eq(approvalDecisions.approvalId, a.id),
-        eq(approvalDecisions.principalId, actor.principalId),
-        eq(approvalDecisions.outcome, 'ACCEPTED'),
-        eq(approvalDecisions.action, 'DECIDE'),
-      ),
-    )
-    .limit(1);
-  return decided !== undefined;
-}
-
-function revoke(tx: Tx, actor: Actor, task: LockedTaskRow, a: ApprovalRow, comment: string) {
-  // parked or taken but not started: either way the task goes back to be handed out on this attempt
-  return withdrawApproval(tx, task, a, {
-    state: 'REVOKED',
-    comment,
-    reason: `${a.state === 'APPROVED' ? 'Approval revoked' : 'Withdrawn'} by ${actor.name}: ${comment}`,
-    actor: actorLabel(actor),
-    data: { was: a.state, digest: a.digest },
-  });
 }

@@ -92,8 +92,5 @@ export function startSweeps(
     await sweepExpired(ctx);
     for (const sweep of others) await sweep(ctx);
   };
-  return startBackgroundRunner(ctx, round, {
-    intervalMs: ctx.config.slaSweepIntervalMs,
-    onError,
-  });
+  return startBackgroundRunner(ctx, round, { intervalMs: ctx.config.slaSweepIntervalMs, onError });
 }

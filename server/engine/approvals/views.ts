@@ -20,18 +20,11 @@ export function levelNumber(index: number): number {
   return index + 1;
 }
 
-type ApprovalContext = {
-  binding: ToolBinding | undefined;
-  /** the node's binding of the call's precondition tool (its result redaction applies to facts) */
-  factsBinding: ToolBinding | undefined;
-  processKey: string;
-};
-
-/** The frozen binding and process key of each approval's task, in one query for a page of approvals. */
-async function contextsOf(
-  ctx: EngineContext,
-  rows: Pick<ApprovalRow, 'taskId' | 'toolRef'>[],
-): Promise<ApprovalContext[]> {
+/**
+ * The frozen binding and process key of each approval's task, in one query for a page of approvals, and
+ * the node's binding of the call's precondition tool (its result redaction applies to facts).
+ */
+async function contextsOf(ctx: EngineContext, rows: Pick<ApprovalRow, 'taskId' | 'toolRef'>[]) {
   if (rows.length === 0) return [];
   const found = await ctx.db
     .select({ id: externalTasks.id, agentWork: externalTasks.agentWork, processKey: processInstances.key })
@@ -88,6 +81,7 @@ function toView(ctx: EngineContext, a: ApprovalRow, { binding, factsBinding, pro
   };
 }
 
+type ApprovalContext = Awaited<ReturnType<typeof contextsOf>>[number];
 export type ApprovalView = ReturnType<typeof toView>;
 
 export async function toApprovalView(ctx: EngineContext, a: ApprovalRow): Promise<ApprovalView> {
