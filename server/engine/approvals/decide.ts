@@ -52,8 +52,7 @@ export async function decideApproval(
         });
       return verdict;
     }
-    const { step, edit, deciders } = verdict.accepted;
-    return { approval: await applyDecision(tx, { ctx, actor, task, a, step, input, edit, deciders }) };
+    return { approval: await applyDecision(tx, { ctx, actor, task, a, input, ...verdict.accepted }) };
   });
   if ('refusal' in outcome) throw outcome.refusal.error;
   await traceDecision(ctx, actor, outcome.approval, input.decision, found.currentLevel);

@@ -7,35 +7,23 @@
  */
 import { createHash } from 'node:crypto';
 import { and, eq, isNotNull, sql } from 'drizzle-orm';
-import {
-  approvalDecisions,
-  approvals,
-  externalTasks,
-  steps,
-  type ApprovalRow,
-  type StepRow,
-} from '../../db/schema.js';
+import { approvalDecisions, approvals, externalTasks, steps, type ApprovalRow } from '../../db/schema.js';
 import { type Actor, type EngineContext, type Tx, describeChanges } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import type { LockedTaskRow } from '../lease/index.js';
-import type { DecideInput, Edit } from './decision-check.js';
-import type { VersionDecider } from './standing.js';
+import type { Accepted, DecideInput } from './decision-check.js';
 import { ruleAt, ruleRecord } from './rules.js';
 import { levelNumber } from './views.js';
 import { approvalHistoryBase, stepOf } from './withdraw.js';
 
-interface Decided {
+type Decided = Accepted & {
   ctx: EngineContext;
   actor: Actor;
   task: LockedTaskRow;
   a: ApprovalRow;
-  step: StepRow;
   input: DecideInput;
-  edit: Edit | null;
-  /** who decided which level of the current version before this decision */
-  deciders: VersionDecider[];
-}
+};
 
 /**
  * What the decision makes of the approval: its version and levels, the level the decision counts for

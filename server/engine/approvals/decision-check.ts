@@ -51,7 +51,14 @@ export interface Refusal {
 }
 
 type Refused = { refusal: Refusal };
-type Verdict = Refused | { accepted: { step: StepRow; edit: Edit | null; deciders: VersionDecider[] } };
+/** An accepted decision: its step, its edit, and who decided which level of the version before it. */
+export interface Accepted {
+  step: StepRow;
+  edit: Edit | null;
+  deciders: VersionDecider[];
+}
+
+type Verdict = Refused | { accepted: Accepted };
 
 /** A refusal kept as evidence. */
 function refuse(code: ErrorCode, message: string, details?: Record<string, unknown>): Refused {

@@ -1,10 +1,8 @@
 /** Approvals (SPEC §5, §11, §14): proposing, deciding, revoking, the rules over a call, and what approvers see. */
 export { type ApprovalBasis, type BasisCall, approvalBasis } from './basis.js';
 export { decideApproval } from './decide.js';
-export { reapproveByRule } from './lapse.js';
 export { listApprovals } from './list.js';
 export { approvalOpened, autoHistory, isAutoApproval, levelsOf, openApproval } from './propose.js';
-export { retireApprovalsOfTasks } from './retire.js';
 export { revokeApproval } from './revoke.js';
 export { type RuleRef, argumentFailures, failureRecord, ruleAt, ruleFor, ruleRecord } from './rules.js';
 export { startSweeps } from './sla.js';
@@ -14,6 +12,7 @@ export {
   approvalStanding,
   lapseHistory,
   lapseOf,
+  reapproveByRule,
   reopenApproval,
   voidApproval,
 } from './standing.js';
@@ -30,3 +29,4 @@ export {
   toApprovalView,
   versionsOf,
 } from './views.js';
+export { retireApprovalsOfTasks } from './withdraw.js';

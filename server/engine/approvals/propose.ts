@@ -2,10 +2,16 @@
  * Approvals (SPEC §5, §14.1). A proposal the rules send to people parks the task and opens an approval
  * bound to the digest of the exact call, for the groups of the rule with most levels (or the approvers);
  * one an `auto` rule matches is stored APPROVED by the policy and the worker goes on under its lease.
- * Deciding lives in decide.ts.
  */
 import { and, desc, eq, lt, sql } from 'drizzle-orm';
-import { approvals, externalTasks, processInstances, steps, type StepRow } from '../../db/schema.js';
+import {
+  type ApprovalRow,
+  approvals,
+  externalTasks,
+  processInstances,
+  steps,
+  type StepRow,
+} from '../../db/schema.js';
 import { type AgentWork, bindingPolicy, type ToolBinding } from '../definitions/index.js';
 import type { EngineContext, Executor } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
@@ -17,9 +23,7 @@ import { type RuleOutcome, type RuleRef, ruleRecord } from './rules.js';
 export const POLICY_DECIDER = 'policy';
 
 /** Whether an approval was approved by an `auto` rule (no person decided it). */
-export function isAutoApproval(
-  a: Pick<typeof approvals.$inferSelect, 'decidedById' | 'decidedByName' | 'state'>,
-) {
+export function isAutoApproval(a: Pick<ApprovalRow, 'decidedById' | 'decidedByName'>) {
   return a.decidedById === null && a.decidedByName === POLICY_DECIDER;
 }
 

@@ -1,12 +1,8 @@
 /**
  * Revoking an approval (SPEC §11, seed 001 §五): an approval is not a permanent permission. A person
- * who decided it, or an admin, withdraws it until the call starts; afterwards the call is already
- * executing and only its outcome can be dealt with (`ALREADY_EXECUTING`). The approval becomes REVOKED,
- * its step REJECTED with the revoker's reason — the model reads it as a rejection — and the task is
- * handed out again on the same attempt. A worker that had already taken the approved call (leased, not
- * yet started) loses its lease: its `STARTED` is refused `LEASE_NOT_HELD` and it lets the task go.
- * Time is checked when the person acts (SPEC §14.4): past its window (or its timeout) the approval
- * expires instead, and the revoke is refused APPROVAL_EXPIRED. Refused attempts are evidence (§14.5).
+ * who decided it, or an admin, withdraws it until the call starts (then only its outcome can be dealt
+ * with: `ALREADY_EXECUTING`); the model reads the revoker's reason as a rejection. A worker that had
+ * taken the approved call but not started it loses its lease: its `STARTED` is refused `LEASE_NOT_HELD`.
  * Locks the external task, then the approval, never the instance (the decision's lock order).
  */
 import { and, eq } from 'drizzle-orm';
@@ -17,8 +13,7 @@ import { actorLabel } from '../history/index.js';
 import { isRetired, type LockedTaskRow, lockTask } from '../lease/index.js';
 import { recordRefusal } from './attempts.js';
 import { getApprovalRow } from './decide.js';
-import { reopenLapsed } from './lapse.js';
-import { approvalStanding, lapseOf } from './standing.js';
+import { approvalStanding, lapseOf, reopenLapsed } from './standing.js';
 import { type ApprovalView, toApprovalView } from './views.js';
 import { expireApproval, stepOf, withdrawApproval } from './withdraw.js';
 import { transaction } from '../../db/pg.js';

@@ -3,16 +3,29 @@
  * permanent permission. In this order: the validity window after approval (`approval_valid_minutes`),
  * then the authority of every person who decided it (still enabled, still in the level's group). A lapse
  * expires or voids the approval and opens a new version of the same call (same digest) at once — the
- * model is not asked again; people decide again.
+ * model is not asked again; people decide again. Approved by an `auto` rule, the new version is
+ * approved again by that rule at once (APPROVAL_AUTO). The journal finds a lapse when the call starts
+ * (journal/reopen.ts); a revoke after the window finds it in reopenLapsed.
  */
-import { and, eq, inArray, isNotNull } from 'drizzle-orm';
-import { approvalDecisions, approvals, principals, type ApprovalRow } from '../../db/schema.js';
+import { randomUUID } from 'node:crypto';
+import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm';
 import type { HistoryEntry } from '../../db/rows.js';
+import { approvalDecisions, approvals, principals, steps, type ApprovalRow } from '../../db/schema.js';
 import type { Executor } from '../common/index.js';
 import { bindingPolicy, type ToolBinding } from '../definitions/index.js';
 import { notify } from '../events/index.js';
-import { parkForApproval, timeBounds } from './propose.js';
+import { appendHistory } from '../history/index.js';
 import type { LockedTaskRow } from '../lease/index.js';
+import {
+  approvalOpened,
+  autoHistory,
+  isAutoApproval,
+  parkForApproval,
+  taskStepBase,
+  timeBounds,
+} from './propose.js';
+import { ruleAt } from './rules.js';
+import { stepOf } from './withdraw.js';
 
 /** Who decided which level of the approval's current version (accepted decisions only, SPEC §14.3). */
 export async function versionDeciders(ex: Executor, a: ApprovalRow) {
@@ -179,4 +192,81 @@ export async function voidApproval(
 ): Promise<void> {
   await ex.update(approvals).set({ state: 'VOIDED', voidReason, comment }).where(eq(approvals.id, a.id));
   await notify(ex, { type: 'approval', approvalId: a.id, projectId: a.projectId, change: 'voided' });
+}
+
+/**
+ * The effect of an auto approval's lapse (after the journal wrote the step under `newId`): the old
+ * approval EXPIRED, a new version APPROVED by the same rule now, and the event.
+ */
+export async function reapproveByRule(
+  ex: Executor,
+  p: { task: LockedTaskRow; old: ApprovalRow; newId: string; lapse: Lapse; sequence: number },
+): Promise<void> {
+  const { task, old, newId } = p;
+  await ex.update(approvals).set({ state: p.lapse.state }).where(eq(approvals.id, old.id));
+  await ex.insert(approvals).values({
+    ...old,
+    id: newId,
+    taskId: task.id,
+    attempt: task.attempt,
+    sequence: p.sequence,
+    state: 'APPROVED',
+    proposalVersion: old.proposalVersion + 1,
+    decidedAt: sql`now()`,
+    proposedArgumentsEnc: old.argumentsEnc,
+    escalated: false,
+    escalatedAt: null,
+    comment: null,
+    voidReason: null,
+    createdAt: sql`now()`,
+  });
+  await notify(ex, { type: 'approval', approvalId: old.id, projectId: old.projectId, change: 'expired' });
+  await notify(ex, { type: 'approval', approvalId: newId, projectId: old.projectId, change: 'decided' });
+}
+
+/**
+ * A revoke found the approved call's window lapsed: the lapse is written as the start would have
+ * written it — the old approval EXPIRED, a new version, the step and the history — and the revoke is
+ * then refused APPROVAL_EXPIRED by the caller.
+ */
+export async function reopenLapsed(
+  ex: Executor,
+  p: { task: LockedTaskRow; old: ApprovalRow; lapse: Lapse; binding: ToolBinding | undefined; actor: string },
+): Promise<void> {
+  const { task, old, lapse, binding } = p;
+  const [step] = await ex.select().from(steps).where(stepOf(old));
+  if (step?.state !== 'APPROVED') return;
+  const newId = randomUUID();
+  const rule = isAutoApproval(old) ? ruleAt(binding, old.ruleIndex) : null;
+  const where = stepOf(step);
+  const owner = { ...task, attempt: step.attempt };
+  if (rule) {
+    await ex.update(steps).set({ approvalId: newId, updatedAt: sql`now()` }).where(where);
+    await reapproveByRule(ex, { task: owner, old, newId, lapse, sequence: step.sequence });
+    await appendHistory(
+      ex,
+      lapseHistory(task, old, lapse),
+      ...autoHistory(owner, step, rule, old.proposalVersion + 1, old.definitionVersion, newId),
+    );
+    return;
+  }
+  await ex.update(steps).set({ state: 'PROPOSED', approvalId: newId, updatedAt: sql`now()` }).where(where);
+  await appendHistory(
+    ex,
+    lapseHistory(task, old, lapse),
+    approvalOpened(owner, step, { ref: old.toolRef }, old.levels, newId),
+    {
+      ...taskStepBase(owner, step.sequence),
+      eventType: 'STEP_PROPOSED',
+      actor: p.actor,
+      data: {
+        kind: step.kind,
+        toolRef: step.toolRef,
+        digest: step.digest,
+        approvalId: newId,
+        version: old.proposalVersion + 1,
+      },
+    },
+  );
+  await reopenApproval(ex, { task: owner, old, newId, lapse, binding, sequence: step.sequence });
 }

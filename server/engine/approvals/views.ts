@@ -69,7 +69,6 @@ function toView(ctx: EngineContext, a: ApprovalRow, { binding, factsBinding, pro
     arguments: view,
     redactedPaths,
     editable: binding?.editable ?? false,
-    /** what happens when it is approved, in one sentence */
     onApproval: onApprovalSentence(binding, a),
     /** the precondition's answer when the call was proposed, as its tool's result redaction keeps it */
     facts: factsEnc
@@ -167,7 +166,8 @@ export type EarlierProposal = Awaited<ReturnType<typeof earlierProposals>>[numbe
 
 /**
  * What seed 001 §四.3 asks an approver to see besides the call: its impact in words, whether it can be
- * undone, its risk, and until when an approval is valid — from the frozen binding (older bindings: their defaults).
+ * undone, its risk, and until when an approval is valid — from the frozen binding (older bindings: their
+ * defaults).
  */
 function readable(binding: ToolBinding | undefined, a: ApprovalRow, shownArgs: unknown) {
   const p = bindingPolicy(binding ?? {});

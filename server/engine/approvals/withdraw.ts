@@ -1,10 +1,11 @@
 /**
  * An approval that ends without its call running — revoked by a person, or expired with no decision
- * (SPEC §11 `approval_timeout_hours`: counted as a rejection) — settles the same way: the approval takes its end state, the step becomes REJECTED with the reason the
- * model will read, the task is handed out again on the same attempt (a parked task, or one a worker
- * took but had not started), the two history rows, and the events.
+ * (SPEC §11 `approval_timeout_hours`: counted as a rejection) — settles the same way: the approval takes
+ * its end state, the step becomes REJECTED with the reason the model will read, the task is handed out
+ * again on the same attempt (a parked task, or one a worker took but had not started), the two history
+ * rows, and the events. An approval whose work was retired ends RETIRED, with no call and no step change.
  */
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { approvals, externalTasks, steps, type ApprovalRow } from '../../db/schema.js';
 import type { Executor } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
@@ -52,13 +53,12 @@ export async function withdrawApproval(
       .where(eq(externalTasks.id, task.id));
   }
   const base = approvalHistoryBase(a, w.actor);
-  const kind = w.state === 'REVOKED' ? { revoked: true } : { expired: true };
+  const change = w.state === 'REVOKED' ? 'revoked' : 'expired';
   await appendHistory(
     ex,
     { ...base, eventType: `APPROVAL_${w.state}`, data: w.data },
-    { ...base, eventType: 'STEP_REJECTED', data: { digest: a.digest, ...kind } },
+    { ...base, eventType: 'STEP_REJECTED', data: { digest: a.digest, [change]: true } },
   );
-  const change = w.state === 'REVOKED' ? 'revoked' : 'expired';
   await notify(ex, { type: 'approval', approvalId: a.id, projectId: a.projectId, change });
   if (handedBack) await notifyTask(ex, task, 'OPEN');
   return row;
@@ -82,6 +82,33 @@ export function expireApproval(
     actor: 'engine',
     data: { digest: a.digest, expiresAt: at },
   });
+}
+
+/** Pending approvals of retired tasks become RETIRED: a late decision then gets WORK_RETIRED. */
+export async function retireApprovalsOfTasks(
+  tx: Executor,
+  taskIds: string[],
+  projectId: string,
+  actor: string,
+): Promise<void> {
+  if (taskIds.length === 0) return;
+  const retired = await tx
+    .update(approvals)
+    .set({ state: 'RETIRED', decidedAt: sql`now()` })
+    .where(and(inArray(approvals.taskId, taskIds), eq(approvals.state, 'PENDING')))
+    .returning();
+  for (const a of retired) {
+    await appendHistory(tx, {
+      projectId,
+      processInstanceId: a.processInstanceId,
+      eventType: 'APPROVAL_RETIRED',
+      actor,
+      taskId: a.taskId,
+      approvalId: a.id,
+      data: { digest: a.digest },
+    });
+    await notify(tx, { type: 'approval', approvalId: a.id, projectId, change: 'retired' });
+  }
 }
 
 /** Where the step of an approval (or a step row itself) is: its task, attempt and sequence. */

@@ -10,6 +10,7 @@ import {
   processInstances,
   steps,
   taskReports,
+  type ExternalTaskRow,
   type IncidentRow,
 } from '../../db/schema.js';
 import { EngineError, notFound, invalid } from '../../errors.js';
@@ -25,7 +26,7 @@ import {
   page,
 } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
-import { actorLabel, appendHistory } from '../history/index.js';
+import { actorLabel, appendHistory, type HistoryEntry } from '../history/index.js';
 import { type IncidentView, incidentView } from './views.js';
 import { transaction } from '../../db/pg.js';
 
@@ -170,27 +171,7 @@ async function feedOutcome(
     taskId: task.id,
     attempt: task.attempt,
   };
-  if (inst && inst.state !== 'ACTIVE') {
-    // Retired meanwhile: a suspended instance's resume reopens the task (the fact is then reused); a
-    // cancelled or ended one keeps it retired. Either way it is not handed out now.
-    const suspended = inst.state === 'SUSPENDED';
-    await tx
-      .update(externalTasks)
-      .set({
-        state: 'CANCELLED',
-        errorType: suspended ? 'SUSPENDED' : 'CANCELLED',
-        errorMessage: null,
-        updatedAt: sql`now()`,
-        endedAt: sql`now()`,
-      })
-      .where(eq(externalTasks.id, task.id));
-    await appendHistory(tx, {
-      ...history,
-      eventType: suspended ? 'TASK_SUSPENDED' : 'TASK_CANCELLED',
-      data: { reason: 'TOOL_OUTCOME_RESOLVED', instanceState: inst.state },
-    });
-    return;
-  }
+  if (inst && inst.state !== 'ACTIVE') return keepRetired(tx, task, inst.state, history);
   await tx
     .update(externalTasks)
     .set({
@@ -221,6 +202,34 @@ async function feedOutcome(
     data: { reason: 'TOOL_OUTCOME_RESOLVED', happened: input.happened },
   });
   await notifyTask(tx, task, 'OPEN');
+}
+
+/**
+ * Retired meanwhile: a suspended instance's resume reopens the task (the fact is then reused); a
+ * cancelled or ended one keeps it retired. Either way it is not handed out now.
+ */
+async function keepRetired(
+  tx: Tx,
+  task: ExternalTaskRow,
+  instanceState: string,
+  history: Omit<HistoryEntry, 'eventType'>,
+) {
+  const suspended = instanceState === 'SUSPENDED';
+  await tx
+    .update(externalTasks)
+    .set({
+      state: 'CANCELLED',
+      errorType: suspended ? 'SUSPENDED' : 'CANCELLED',
+      errorMessage: null,
+      updatedAt: sql`now()`,
+      endedAt: sql`now()`,
+    })
+    .where(eq(externalTasks.id, task.id));
+  await appendHistory(tx, {
+    ...history,
+    eventType: suspended ? 'TASK_SUSPENDED' : 'TASK_CANCELLED',
+    data: { reason: 'TOOL_OUTCOME_RESOLVED', instanceState },
+  });
 }
 
 export async function listIncidents(
