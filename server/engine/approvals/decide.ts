@@ -14,14 +14,10 @@ import { lockTask } from '../lease/index.js';
 import { recordRefusal } from './attempts.js';
 import { applyDecision } from './decision-apply.js';
 import { checkDecision, type DecideInput, type Refusal } from './decision-check.js';
-import { type ApprovalView, toApprovalView } from './views.js';
+import { toApprovalView } from './views.js';
 import { transaction } from '../../db/pg.js';
 
-export async function getApprovalRow(
-  ex: EngineContext['db'] | Tx,
-  actor: Actor,
-  id: string,
-): Promise<ApprovalRow> {
+export async function getApprovalRow(ex: EngineContext['db'] | Tx, actor: Actor, id: string) {
   if (!isUuid(id)) throw notFound('approval', id);
   const [row] = await ex.select().from(approvals).where(eq(approvals.id, id)).limit(1);
   if (!row || !sameProject(actor, row.projectId)) throw notFound('approval', id);
@@ -29,11 +25,7 @@ export async function getApprovalRow(
 }
 
 /** A person decides an approval; returns it as it stands after the decision. */
-export async function decideApproval(
-  ctx: EngineContext,
-  actor: Actor,
-  input: DecideInput,
-): Promise<ApprovalView> {
+export async function decideApproval(ctx: EngineContext, actor: Actor, input: DecideInput) {
   const found = await getApprovalRow(ctx.db, actor, input.approvalId);
   const outcome: { refusal: Refusal } | { approval: ApprovalRow } = await transaction(ctx.db, async (tx) => {
     const task = await lockTask(tx, actor, found.taskId);

@@ -92,12 +92,7 @@ export async function checkDecision(
 }
 
 /** Whether this person may decide this approval now, on the digest they saw. */
-function checkStanding(
-  actor: Actor,
-  task: LockedTaskRow,
-  a: ApprovalRow,
-  input: DecideInput,
-): Refused | null {
+function checkStanding(actor: Actor, task: LockedTaskRow, a: ApprovalRow, input: DecideInput) {
   // Every refused attempt is evidence (SPEC §14.5): a worker's or an admin's as much as an outsider's.
   if (actor.kind !== 'HUMAN') {
     return refuse(
@@ -152,12 +147,7 @@ function checkStanding(
  * The person who started the process never decides its calls; within one version each level is decided
  * by a different person (whoever decided level k of v may decide level k of v+1).
  */
-async function checkSeparationOfDuties(
-  tx: Tx,
-  actor: Actor,
-  a: ApprovalRow,
-  deciders: VersionDecider[],
-): Promise<Refused | null> {
+async function checkSeparationOfDuties(tx: Tx, actor: Actor, a: ApprovalRow, deciders: VersionDecider[]) {
   const [inst] = await tx
     .select({ startedBy: processInstances.startedBy })
     .from(processInstances)
@@ -235,11 +225,7 @@ function checkEdit(
  * An approver edits the arguments they were shown; where a redacted value still reads "[redacted]", the
  * real value stays (the approver never saw it, so they cannot have meant to change it).
  */
-function keepRedacted(
-  original: unknown,
-  edited: Record<string, unknown>,
-  paths: readonly string[],
-): Record<string, unknown> {
+function keepRedacted(original: unknown, edited: Record<string, unknown>, paths: readonly string[]) {
   if (paths.length === 0) return edited;
   const out = structuredClone(edited);
   for (const p of redactArguments(original, paths).redactedPaths) {

@@ -14,7 +14,7 @@ import { isRetired, type LockedTaskRow, lockTask } from '../lease/index.js';
 import { recordRefusal } from './attempts.js';
 import { getApprovalRow } from './decide.js';
 import { approvalStanding, lapseOf, reopenLapsed } from './standing.js';
-import { type ApprovalView, toApprovalView } from './views.js';
+import { toApprovalView } from './views.js';
 import { expireApproval, stepOf, withdrawApproval } from './withdraw.js';
 import { transaction } from '../../db/pg.js';
 
@@ -37,11 +37,7 @@ function refuse(
 }
 type Refused = ReturnType<typeof refuse>;
 
-export async function revokeApproval(
-  ctx: EngineContext,
-  actor: Actor,
-  input: RevokeInput,
-): Promise<ApprovalView> {
+export async function revokeApproval(ctx: EngineContext, actor: Actor, input: RevokeInput) {
   if (!input.comment?.trim())
     throw new EngineError(
       'COMMENT_REQUIRED',
@@ -79,12 +75,7 @@ export async function revokeApproval(
 }
 
 /** Who may revoke what, and when: an admin any approval of the project; a person one they decided. */
-async function checkRevoke(
-  tx: Tx,
-  actor: Actor,
-  task: LockedTaskRow,
-  a: ApprovalRow,
-): Promise<Refused | null> {
+async function checkRevoke(tx: Tx, actor: Actor, task: LockedTaskRow, a: ApprovalRow) {
   if (actor.kind === 'WORKER')
     return refuse('FORBIDDEN', 'A worker credential cannot revoke an approval; a person or an admin can.');
   if (actor.kind !== 'ADMIN') {

@@ -107,11 +107,7 @@ export function maySeeApproval(
 }
 
 /** Loads an approval for an actor, or null when it does not exist or the actor may not see it. */
-export async function loadApprovalFor(
-  ctx: EngineContext,
-  actor: Actor,
-  id: string,
-): Promise<ApprovalView | null> {
+export async function loadApprovalFor(ctx: EngineContext, actor: Actor, id: string) {
   if (!isUuid(id)) return null;
   const [a] = await ctx.db.select().from(approvals).where(eq(approvals.id, id));
   if (!a || !maySeeApproval(actor, a)) return null;

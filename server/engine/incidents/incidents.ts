@@ -27,8 +27,14 @@ import {
 } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
 import { actorLabel, appendHistory, type HistoryEntry } from '../history/index.js';
-import { type IncidentView, incidentView } from './views.js';
 import { transaction } from '../../db/pg.js';
+
+/** An incident as callers see it: its row less resolvedBy (the resolution names them) and dedupeKey. */
+function incidentView({ resolvedBy, dedupeKey, ...view }: IncidentRow) {
+  return view;
+}
+
+export type IncidentView = ReturnType<typeof incidentView>;
 
 export interface OpenIncident {
   projectId: string | null;
@@ -82,11 +88,7 @@ export async function getIncident(ex: Executor, actor: Actor, id: string): Promi
 }
 
 /** Resolves an incident; for an unknown tool outcome the task reopens on the same attempt. */
-export async function resolveIncident(
-  ctx: EngineContext,
-  actor: Actor,
-  input: ResolveIncidentInput,
-): Promise<IncidentView> {
+export async function resolveIncident(ctx: EngineContext, actor: Actor, input: ResolveIncidentInput) {
   if (actor.kind === 'WORKER')
     throw new EngineError('FORBIDDEN', 'A worker credential cannot resolve incidents; a person must.');
   if (!input.comment?.trim())

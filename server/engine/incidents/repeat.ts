@@ -23,10 +23,7 @@ export interface RepeatedIncident {
  * Opens the incident, or bumps the open one with the same key (count + 1, last seen now, the latest
  * message and worker). Only an opening is announced (incidentOpened); a bump is not news.
  */
-export async function openOrBumpIncident(
-  ex: Executor,
-  i: RepeatedIncident,
-): Promise<{ id: string; count: number; opened: boolean }> {
+export async function openOrBumpIncident(ex: Executor, i: RepeatedIncident) {
   const [row] = await query<Pick<IncidentRow, 'id' | 'count'> & { opened: boolean }>(
     ex,
     sql`INSERT INTO incidents (project_id, type, message, worker_id, dedupe_key)

@@ -55,11 +55,7 @@ function view(r: ModelPriceView): ModelPriceView {
 }
 
 /** Sets a model's price from now on (admin). The earlier prices stay, as the history. */
-export async function setModelPrice(
-  ctx: EngineContext,
-  actor: Actor,
-  input: SetModelPriceInput,
-): Promise<ModelPriceView> {
+export async function setModelPrice(ctx: EngineContext, actor: Actor, input: SetModelPriceInput) {
   if (actor.kind !== 'ADMIN') throw new EngineError('FORBIDDEN', 'Only an admin can set model prices.');
   validate(input);
   // clock_timestamp(): two changes in one transaction are still two rows, in order
