@@ -65,16 +65,11 @@ export type BasisCall = ApprovalBasis['priorCalls'][number];
 /** The text of an assistant message (a string, or the text parts of a content list); null when none. */
 function textOf(message: unknown): string | null {
   const content = (message as { content?: unknown } | null)?.content;
+  const parts = Array.isArray(content) ? (content as { type?: string; text?: unknown }[]) : [];
   const text =
     typeof content === 'string'
       ? content
-      : Array.isArray(content)
-        ? content
-            .map((p) =>
-              (p as { type?: string }).type === 'text' ? String((p as { text?: unknown }).text ?? '') : '',
-            )
-            .join('')
-        : '';
+      : parts.map((p) => (p.type === 'text' ? String(p.text ?? '') : '')).join('');
   return text.trim() === '' ? null : text;
 }
 
