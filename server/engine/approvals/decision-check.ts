@@ -10,7 +10,7 @@ import { toolCallDigest } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { parseRedactPath, REDACTED, redactArguments, type ToolBinding } from '../definitions/index.js';
 import { isRetired, type LockedTaskRow } from '../lease/index.js';
-import { argumentFailures, type RuleRef, ruleFor } from './rules.js';
+import { argumentFailures, ruleFor } from './rules.js';
 import { type VersionDecider, versionDeciders } from './standing.js';
 import { maySeeApproval } from './views.js';
 import { expireApproval, stepOf } from './withdraw.js';
@@ -24,24 +24,10 @@ export interface DecideInput {
 }
 
 /**
- * Arguments an approver edited (approve with changes): version v+1 of the call, judged by the rules
- * again (SPEC §14.3). Its levels start afresh; the editor's decision counts for `level`, the lowest
- * level naming one of their groups (null: none).
- */
-export interface Edit {
-  args: Record<string, unknown>;
-  digest: string;
-  version: number;
-  levels: string[][];
-  rule: RuleRef | null;
-  level: number | null;
-}
-
-/**
- * A refused decision, always thrown after the transaction commits. `recorded`: the decision was
- * well-formed but lost (came second, on a stale digest, on retired work, from a person the separation
- * of duties excludes), so it is kept in approval_decisions and history like any decision; otherwise the
- * request itself was wrong (an outsider, no comment, bad edits) and nothing is written.
+ * A refused decision, always thrown after the transaction commits. `recorded`: it is kept in
+ * approval_decisions (and history) like any decision — it came second, on a stale digest, on retired
+ * work, from an outsider or a person the separation of duties excludes; otherwise the request itself
+ * was malformed (no comment, bad edits) and nothing is written.
  */
 export interface Refusal {
   error: EngineError;
@@ -51,6 +37,8 @@ export interface Refusal {
 }
 
 type Refused = { refusal: Refusal };
+type Edit = Exclude<ReturnType<typeof checkEdit>, Refused | null>;
+
 /** An accepted decision: its step, its edit, and who decided which level of the version before it. */
 export interface Accepted {
   step: StepRow;
@@ -168,8 +156,10 @@ async function checkSeparationOfDuties(tx: Tx, actor: Actor, a: ApprovalRow, dec
 }
 
 /**
- * Edited arguments: an object, on an editable tool, with APPROVE, that the rules accept (SPEC §14.3:
- * validated again, refused by a matching deny). Null when nothing was edited.
+ * Edited arguments (approve with changes): an object, on an editable tool, with APPROVE, that the rules
+ * accept (SPEC §14.3: validated again, refused by a matching deny), make version v+1 of the call. Its
+ * levels start afresh; the editor's decision counts for `level`, the lowest level naming one of their
+ * groups (null: none). Null when nothing was edited.
  */
 function checkEdit(
   ctx: EngineContext,
@@ -177,7 +167,7 @@ function checkEdit(
   a: ApprovalRow,
   binding: ToolBinding,
   input: DecideInput,
-): Edit | Refused | null {
+) {
   if (input.arguments == null) return null;
   if (typeof input.arguments !== 'object' || Array.isArray(input.arguments)) {
     return malformed(
