@@ -68,11 +68,7 @@ export async function withdrawApproval(
  * A PENDING approval past its timeout becomes EXPIRED: the sweep does it, and so does a person acting
  * on it (SPEC §14.4), under the caller's locks (task, then approval).
  */
-export function expireApproval(
-  ex: Executor,
-  task: Parameters<typeof withdrawApproval>[1],
-  a: ApprovalRow,
-): Promise<ApprovalRow> {
+export function expireApproval(ex: Executor, task: Parameters<typeof withdrawApproval>[1], a: ApprovalRow) {
   const at = a.expiresAt!.toISOString();
   const comment = `Rejected: no decision before ${at}.`;
   return withdrawApproval(ex, task, a, {
