@@ -7,18 +7,7 @@ import { LOCK_TASK, type LockedTaskRow } from '../../db/statements/tasks.js';
 import { EngineError, notFound } from '../../errors.js';
 import { type Actor, type Tx, sameProject, isUuid } from '../common/index.js';
 
-export {
-  LOCKED_TASK_COLUMNS,
-  type LockedTaskRow,
-  TASK_COLUMNS,
-  taskColumns,
-  withTaskDates,
-} from '../../db/statements/tasks.js';
-
-/**
- * A locked task row as the caller may see it: NOT_FOUND when there is none or it belongs to another
- * project.
- */
+/** A locked task row as the caller may see it: NOT_FOUND when there is none or it is another project's. */
 export function lockedRow(actor: Actor, taskId: string, row: LockedTaskRow | undefined): LockedTaskRow {
   if (!row || !sameProject(actor, row.projectId)) throw notFound('external task', taskId);
   return row;
@@ -67,9 +56,7 @@ export function assertLease(task: LockedTaskRow, actor: Actor, workerId: string,
     throw new EngineError(
       'ATTEMPT_MISMATCH',
       `The task is on attempt ${task.attempt}, not ${attempt}; rebuild from a fresh fetch.`,
-      {
-        currentAttempt: task.attempt,
-      },
+      { currentAttempt: task.attempt },
     );
   }
 }
