@@ -17,7 +17,7 @@ import { readDefinitionSpec } from '../definitions/index.js';
 import { enterNode, findNode, instanceEnded, type LastWrites } from '../instances/index.js';
 import {
   assertNoOpenStep,
-  type CompletionReport,
+  type CompletionTail,
   type CompletionTask,
   completeRows,
   completionReadsAfter,
@@ -30,8 +30,6 @@ import type { AttemptMetadata } from '../../shared/types.js';
 import { type JournalStepInput, journalSteps, journalThen } from '../journal/index.js';
 import { type TaskView, taskView } from './views.js';
 import { transaction } from '../../db/pg.js';
-
-export type { AttemptMetadata };
 
 export interface CompleteInput {
   taskId: string;
@@ -128,7 +126,7 @@ export async function completeTask(
       async (tx, locked) => {
         const task = { ...locked.task, ...locked.after } as CompletionTask;
         const done = await completeIn(tx, actor, input, requestSha, task);
-        return { value: done, last: done.tail && tailStatement(done.tail.last, actor, done.tail.report) };
+        return { value: done, last: done.tail && tailStatement(actor, done.tail) };
       },
       completionReadsAfter(taskId, attempt),
     );
@@ -138,7 +136,7 @@ export async function completeTask(
   result ??= await transaction(ctx.db, async (tx) => {
     const task = await lockForCompletion(tx, actor, input.taskId, input.attempt);
     const done = await completeIn(tx, actor, input, requestSha, task);
-    if (done.tail) await writeTail(tx, done.tail.last, actor, done.tail.report);
+    if (done.tail) await writeTail(tx, actor, done.tail);
     return done;
   });
   // a completion answered from its stored report records the worker's success on its own
@@ -152,7 +150,7 @@ export async function completeTask(
  */
 interface Completed {
   row: ExternalTaskRow;
-  tail?: { last: LastWrites; report: CompletionReport };
+  tail?: CompletionTail;
 }
 
 /**
