@@ -11,9 +11,8 @@
  * nothing and is no send.
  */
 import { and, asc, eq, inArray } from 'drizzle-orm';
-import { externalTasks, historyEvents, type StepRow, steps } from '../../db/schema.js';
-import type { Actor, EngineContext } from '../common/index.js';
-import { sameProject } from '../common/index.js';
+import { externalTasks, type HistoryEventRow, historyEvents, type StepRow, steps } from '../../db/schema.js';
+import { type Actor, type EngineContext, sameProject } from '../common/index.js';
 import { type StepView, toStepView } from './views.js';
 
 export type KeySendReason = 'CREATED' | 'REUSED' | 'LEASE';
@@ -94,14 +93,7 @@ export async function stepByIdempotencyKey(
   };
 }
 
-type Event = {
-  eventType: string;
-  actor: string;
-  at: Date;
-  attempt: number | null;
-  sequence: number | null;
-  data: unknown;
-};
+type Event = Pick<HistoryEventRow, 'eventType' | 'actor' | 'at' | 'attempt' | 'sequence' | 'data'>;
 
 /** One holder's sends: its STARTED (unless it was answered from the journal) and the leases while it was open. */
 function sendsOf(r: StepRow, created: boolean, events: Event[]): KeySend[] {

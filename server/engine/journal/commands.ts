@@ -68,14 +68,12 @@ export function journalBatch(
   if (entries.length === 0 || entries.length > MAX_BATCH_TASKS) {
     throw invalid(`A journal batch holds 1 to ${MAX_BATCH_TASKS} tasks.`, 'entries');
   }
-  const tasks = new Set<string>();
-  for (const [i, e] of entries.entries()) {
-    if (tasks.has(e.taskId))
-      throw invalid(
-        `Entry ${i} repeats task ${e.taskId}: a journal batch holds one entry per task (put all of a task's steps in its entry).`,
-        `entries.${i}.taskId`,
-      );
-    tasks.add(e.taskId);
+  const i = entries.findIndex((e, at) => entries.findIndex((x) => x.taskId === e.taskId) !== at);
+  if (i >= 0) {
+    throw invalid(
+      `Entry ${i} repeats task ${entries[i].taskId}: a journal batch holds one entry per task (put all of a task's steps in its entry).`,
+      `entries.${i}.taskId`,
+    );
   }
   ctx.counters.journalBatches.requests++;
   ctx.counters.journalBatches.entries += entries.length;

@@ -22,9 +22,8 @@ import { applyAll, loadKeyOf, ownTransaction, readsOf, runOne } from './transact
 import type { JournalStepInput } from './input.js';
 import type { JournalResult } from './rules.js';
 import { Turns } from '../../shared/turns.js';
-import { connectionOf } from '../../db/pg.js';
-import { beginAndLoadMany, write } from './sql.js';
-import { JournalState } from './state.js';
+import { beginAndLoadMany, writeAndCommit } from './sql.js';
+import { type Effect, JournalState } from './state.js';
 
 const GROUPS_IN_FLIGHT = 2;
 /** A group still running after this long is waiting (a row lock, a slow disk): another may start. */
@@ -85,8 +84,7 @@ export class JournalGroups {
   }
 
   submit(actor: Actor, inputs: JournalStepInput[], batch: boolean): Promise<JournalResult[]> {
-    if (this.maxGroup === 1) return runOne(this.ctx, actor, inputs, batch);
-    return new Promise((resolve, reject) => this.turns.push({ actor, inputs, batch, resolve, reject }));
+    return this.submitMany(actor, [{ inputs, batch }])[0];
   }
 
   /**
@@ -109,10 +107,18 @@ export class JournalGroups {
     return out;
   }
 
+  /** A call in its own transaction, as if it had come alone. */
+  private async settle(c: Call): Promise<void> {
+    try {
+      c.resolve(await runOne(this.ctx, c.actor, c.inputs, c.batch));
+    } catch (e) {
+      c.reject(e);
+    }
+  }
+
   private async run(group: Call[]): Promise<void> {
     this.counts.calls += group.length;
-    if (group.length === 1)
-      return settle(group[0], () => runOne(this.ctx, group[0].actor, group[0].inputs, group[0].batch));
+    if (group.length === 1) return this.settle(group[0]);
     this.counts.grouped += group.length;
     this.counts.groups++;
     let outcomes: Outcome[];
@@ -128,7 +134,7 @@ export class JournalGroups {
       }
       this.counts.fallbacks++;
       countFallback(this.ctx.counters, 'journal-group', reason);
-      for (const c of group) await settle(c, () => runOne(this.ctx, c.actor, c.inputs, c.batch));
+      for (const c of group) await this.settle(c);
       return;
     }
     group.forEach((c, i) => {
@@ -154,7 +160,7 @@ export class JournalGroups {
       );
       const steps: unknown[] = [];
       const history: Record<string, unknown>[] = [];
-      const withEffects: JournalState[] = [];
+      const effects: Effect[] = [];
       for (const [j, i] of live.entries()) {
         const c = group[i];
         const row = rows.get(j);
@@ -164,16 +170,11 @@ export class JournalGroups {
         }
         const state = JournalState.fromLoad(row);
         let wrote = false;
-        const reads = readsOf(db, state);
-        const watched = {
-          ...reads,
-          reusable: (...a: Parameters<typeof reads.reusable>) => {
-            wrote = true;
-            return reads.reusable(...a);
-          },
-        };
+        const reads = readsOf(db, state, () => {
+          wrote = true;
+        });
         try {
-          const { out, refusal } = await applyAll(state, this.ctx, c.actor, watched, c.inputs, c.batch);
+          const { out, refusal } = await applyAll(state, this.ctx, c.actor, reads, c.inputs, c.batch);
           outcomes[i] = refusal ? { error: refusal } : { value: out };
         } catch (e) {
           if (!(e instanceof EngineError)) throw e;
@@ -184,13 +185,9 @@ export class JournalGroups {
         const changes = state.takeChanges();
         steps.push(...changes.steps);
         history.push(...changes.history);
-        if (state.effects.length > 0) withEffects.push(state);
+        effects.push(...state.effects);
       }
-      await write(db, { steps, history: inChainOrder(history) }, withEffects.length === 0);
-      if (withEffects.length > 0) {
-        for (const state of withEffects) for (const effect of state.effects) await effect(db);
-        await connectionOf(db).query('COMMIT');
-      }
+      await writeAndCommit(db, { steps, history: inChainOrder(history) }, effects);
       committed();
       return outcomes;
     });
@@ -210,12 +207,4 @@ function inChainOrder(rows: Record<string, unknown>[]): Record<string, unknown>[
       return x < y ? -1 : x > y ? 1 : a.at - b.at;
     });
   return sorted.map(({ row }, ord) => ({ ...row, ord }));
-}
-
-async function settle(c: Call, fn: () => Promise<JournalResult[]>): Promise<void> {
-  try {
-    c.resolve(await fn());
-  } catch (e) {
-    c.reject(e);
-  }
 }

@@ -19,7 +19,7 @@ import type { JournalState } from './state.js';
 
 const ENDED: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'REJECTED', 'OUTCOME_UNKNOWN']);
 
-function bindingOf(work: AgentWork | null, ref: string | null): ToolBinding | undefined {
+export function bindingOf(work: AgentWork | null, ref: string | null): ToolBinding | undefined {
   return ref ? work?.toolBindings.find((b) => b.ref === ref) : undefined;
 }
 
@@ -65,13 +65,13 @@ export function assertNextSequence(j: JournalState, ctx: EngineContext, input: J
     if (last && !ENDED.has(last.state)) throw unfinished(last.sequence, last.state, input.sequence);
     if (purpose === 'LOOKUP')
       throw invalid('A LOOKUP read settles a write left STARTED; there is none open here.', 'purpose');
-    if (purpose === 'PRECONDITION') assertDeclared(j.task.agentWork as AgentWork | null, input);
+    if (purpose === 'PRECONDITION') assertDeclared(j.task.agentWork, input);
     return;
   }
   const wanted = open.state === 'APPROVED' ? 'PRECONDITION' : open.state === 'STARTED' ? 'LOOKUP' : null;
   if (purpose !== wanted || (last && last.sequence !== open.sequence && !ENDED.has(last.state)))
     throw unfinished(open.sequence, open.state, input.sequence);
-  const binding = bindingOf(j.task.agentWork as AgentWork | null, open.toolRef);
+  const binding = bindingOf(j.task.agentWork, open.toolRef);
   const guard = guardOf(binding, purpose);
   if (!guard) {
     throw new EngineError(
@@ -140,13 +140,10 @@ export function factsFor(
   return read.responseEnc;
 }
 
-/** What the precondition check found at the start of an approved call. */
-export type PreconditionCheck = { ok: true } | { ok: false; explanation: string };
-
 /**
  * SPEC §11, third check at STARTED: the call's last step is a precondition read journaled after the
  * decision, under the current lease, that answered (else PRECONDITION_REQUIRED, which changes nothing);
- * its answer satisfies `expect` (else the caller voids the approval: PRECONDITION_FAILED).
+ * its answer satisfies `expect` (else the explanation: the caller voids the approval, PRECONDITION_FAILED).
  */
 export function checkPrecondition(
   j: JournalState,
@@ -154,9 +151,9 @@ export function checkPrecondition(
   call: StepRow,
   binding: ToolBinding | undefined,
   standing: Standing | null,
-): PreconditionCheck {
+): string | null {
   const guard = guardOf(binding, 'PRECONDITION');
-  if (!guard) return { ok: true };
+  if (!guard) return null;
   const last = j.last;
   const read = last && last.purpose === 'PRECONDITION' ? j.step(last.sequence) : undefined;
   const decidedAt = standing?.approval.decidedAt ?? null;
@@ -179,7 +176,7 @@ export function checkPrecondition(
     ctx.sealer.openJson(read.responseEnc),
     callArguments(ctx, call),
   );
-  return outcome.holds ? { ok: true } : { ok: false, explanation: outcome.explanation };
+  return outcome.holds ? null : outcome.explanation;
 }
 
 /**

@@ -22,7 +22,7 @@ import { argumentsOf, digestOf, type JournalStepInput, type StepState } from './
 import { type priceUsage, priceUsageCached, type Usage } from '../prices/index.js';
 import { assertWithinLimits, hasLimits, type LimitedCall } from './limits.js';
 import type { Reusable } from './reuse.js';
-import { assertNextSequence, checkPrecondition, reconciliation } from './guards.js';
+import { assertNextSequence, bindingOf, checkPrecondition, reconciliation } from './guards.js';
 import { propose, refuseByRules } from './propose.js';
 import { reapprove, reopen, voidForFacts } from './reopen.js';
 import { type JournalState, stepHistory } from './state.js';
@@ -68,7 +68,7 @@ export async function applyStep(
   const existing = j.step(input.sequence);
   if (existing && isResendAfterPark(task, existing, actor, input)) return answer(ctx, existing, task.state);
   assertLease(task, actor, input.workerId, input.attempt);
-  const work = task.agentWork as AgentWork | null;
+  const work = task.agentWork;
   if (existing) return transition(j, ctx, reads, existing, input, digestOf(input, work).digest);
   assertNextSequence(j, ctx, input);
   const { digest, binding } = digestOf(input, work);
@@ -140,7 +140,8 @@ async function transition(
   }
   if (e.state === 'APPROVED' && input.state === 'STARTED') return startApproved(j, ctx, reads, e, input);
   if (e.state === 'STARTED' && (input.state === 'COMPLETED' || input.state === 'FAILED')) {
-    const settled = input.state === 'COMPLETED' ? reconciliation(j, ctx, e, bindingOf(task, e)) : null;
+    const settled =
+      input.state === 'COMPLETED' ? reconciliation(j, ctx, e, bindingOf(task.agentWork, e.toolRef)) : null;
     if (settled) return settle(j, ctx, e, input, settled.responseEnc);
     const priced =
       e.kind === 'MODEL_CALL' && input.usage
@@ -148,10 +149,8 @@ async function transition(
         : null;
     const row = j.put(
       {
-        ...e,
+        ...withOutcome(ctx, e, input),
         state: input.state,
-        responseEnc: input.response === undefined ? null : ctx.sealer.sealJson(input.response),
-        errorEnc: input.error ? ctx.sealer.sealJson(input.error) : null,
         usage: priced?.usage ?? null,
         costUsd: priced?.costUsd ?? null,
         updatedAt: new Date(),
@@ -183,15 +182,15 @@ async function startApproved(
   input: JournalStepInput,
 ): Promise<JournalResult> {
   const task = j.task;
-  const binding = bindingOf(task, e);
+  const binding = bindingOf(task.agentWork, e.toolRef);
   // SPEC §11 order at STARTED: the window, then the deciders' authority, then the precondition
   const standing = e.approvalId ? await reads.approval(e.approvalId) : null;
   const lapse = standing ? lapseOf(standing, binding, new Date()) : null;
   if (standing && lapse)
     e = reapprove(j, e, binding, standing, lapse) ?? reopen(j, e, input, binding, standing, lapse);
-  const facts = checkPrecondition(j, ctx, e, binding, standing);
-  if (!facts.ok) voidForFacts(j, e, input, standing, facts.explanation);
-  checkLimits(j, task.agentWork as AgentWork | null, 'write');
+  const failed = checkPrecondition(j, ctx, e, binding, standing);
+  if (failed !== null) voidForFacts(j, e, input, standing, failed);
+  checkLimits(j, task.agentWork, 'write');
   const key =
     binding?.idempotency === 'key'
       ? (e.idempotencyKey ?? idempotencyKeyFor(task.id, task.attempt, e.sequence))
@@ -201,10 +200,6 @@ async function startApproved(
   ]);
   if (binding?.transport === 'delegate') return delegate(j, ctx, row, binding);
   return answer(ctx, row, task.state);
-}
-
-function bindingOf(task: LockedTaskRow, e: StepRow): ToolBinding | undefined {
-  return (task.agentWork as AgentWork | null)?.toolBindings.find((b) => b.ref === e.toolRef);
 }
 
 /** A started write its lookup found (SPEC §11 Reconciled): COMPLETED with the lookup's answer. */

@@ -9,21 +9,12 @@ import { type HistoryEntry, historyRecords, stepFromRecord, stepRecord } from '.
 import type { StepRow } from '../../db/schema.js';
 import type { Executor } from '../common/index.js';
 import { type LockedTaskRow, withTaskDates } from '../lease/index.js';
-import type { StepPurpose, StepState } from './input.js';
 
 /** The attempt's last step: its place, state and purpose. */
-export interface LastStep {
-  sequence: number;
-  state: StepState;
-  purpose: StepPurpose;
-}
+type LastStep = Pick<StepRow, 'sequence' | 'state' | 'purpose'>;
 
-/** The usage of the task's model calls so far (for limits); null when the node has no limits. */
-export interface ModelUsage {
-  turns: number;
-  tokens: number;
-  cost: number;
-}
+/** The usage of the task's model calls so far (for limits). */
+type ModelUsage = { turns: number; tokens: number; cost: number };
 
 /** A change beyond the journal's own rows, run after the write in the journal's transaction. */
 export type Effect = (db: Executor) => Promise<void>;

@@ -17,7 +17,7 @@ import { priceUsage } from '../prices/index.js';
 import { findReusable } from './reuse.js';
 import { RefusalAfterCommit } from './reopen.js';
 import { applyStep, type JournalResult, type RuleReads } from './rules.js';
-import { beginAndLoad, type LoadKey, write } from './sql.js';
+import { beginAndLoad, type LoadKey, write, writeAndCommit } from './sql.js';
 import { JournalState } from './state.js';
 
 /** What a call's load needs: a guard read needs the call before it; a proposal, the read before it. */
@@ -72,22 +72,19 @@ export async function runOne(
     if (!row || !sameProject(actor, row.projectId as string)) throw notFound('external task', taskId);
     const state = JournalState.fromLoad(row);
     const { out, refusal } = await applyAll(state, ctx, actor, readsOf(db, state), inputs, batch);
-    const effects = state.effects;
-    await write(db, state.takeChanges(), effects.length === 0);
-    if (effects.length > 0) {
-      for (const effect of effects) await effect(db);
-      await connectionOf(db).query('COMMIT');
-    }
+    await writeAndCommit(db, state.takeChanges(), state.effects);
     committed();
     if (refusal) throw refusal;
     return out;
   });
 }
 
-export function readsOf(db: Db, state: JournalState): RuleReads {
+/** The rules' reads in the call's transaction; `onWrite` hears when one writes the call's changes first. */
+export function readsOf(db: Db, state: JournalState, onWrite?: () => void): RuleReads {
   return {
     async reusable(task, sequence, digest) {
       // the read must see this call's earlier steps: write them first (same transaction)
+      onWrite?.();
       await write(db, state.takeChanges(), false);
       return findReusable(db, task, sequence, digest);
     },
