@@ -1,14 +1,11 @@
 /**
  * stepByIdempotencyKey (SPEC §15.6): which step holds an idempotency key, how it ended, and how many
- * times the engine let it be sent — to diagnose a duplicate from our own records (seed 001 §十四.3).
- *
- * A key is derived from the task, attempt and sequence of the write that created it; a later attempt
- * that makes the same call while that write is still STARTED reuses it (journal/reuse.ts), so several
- * steps may hold one key. The sends are the engine's view: the STARTED that created the key, each later
- * attempt's STARTED that reused it, and each lease acquired on a holder's attempt while it was STARTED
- * (the new lease holder resumes the attempt and sends the write again with the key). A worker's own
- * retries inside one lease are not seen. A later attempt answered from a COMPLETED step (`reused`) sent
- * nothing and is no send.
+ * times the engine let it be sent — to diagnose a duplicate from our own records. A later attempt that
+ * makes the same call while the write is still STARTED reuses its key (reuse.ts), so several steps may
+ * hold one. The sends are the engine's view: the STARTED that created the key, each later attempt's
+ * STARTED that reused it, and each lease taken on a holder's attempt while it was STARTED (the new holder
+ * sends the write again with the key). A worker's retries inside one lease are not seen; a step
+ * answered from a COMPLETED one (`reused`) sent nothing.
  */
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { externalTasks, type HistoryEventRow, historyEvents, type StepRow, steps } from '../../db/schema.js';

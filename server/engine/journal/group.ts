@@ -1,20 +1,16 @@
 /**
  * Group commit of the journal: calls of different tasks that arrive while earlier ones are being written
- * are journaled together — one load statement that locks every task of the group (in task id order),
- * the rules of each call in memory on its own state, one write statement and one COMMIT for all. Each
- * call gets its own answer: a call the rules refuse adds nothing to the write and gets its refusal; the
- * others commit. A call alone (no other call waiting) takes the one-call path (transaction.ts) unchanged.
+ * are journaled together — one load that locks every task of the group (in task id order), each call's
+ * rules in memory on its own state, one write and one COMMIT for all. A call the rules refuse adds
+ * nothing to the write and gets its refusal; the others commit. A call alone takes transaction.ts's path.
  *
  * Anything the in-memory rules cannot keep to one call — a refused call that had already written
  * (reuse reads write the call's changes first), an effect that fails, a database error — rolls the
- * group back and runs each of its calls again on its own, so a group never answers differently from
- * its calls one by one.
+ * group back and runs each call again on its own, so a group never answers differently from its calls.
  *
- * At most GROUPS_IN_FLIGHT groups run at once per engine process; a call that finds them all busy waits
- * for the next group (one write's time, normally). A group still running after STALLED_MS (waiting on a
- * row lock, a slow disk) lets one more group start, up to MAX_IN_FLIGHT, so one stuck call never holds up
- * the journal of every other task. Calls of one task never share a group (a worker sends
- * them one after another; a re-send waits for the next group).
+ * At most GROUPS_IN_FLIGHT groups run at once per engine process; a group still running after
+ * STALLED_MS (a row lock, a slow disk) lets one more start, up to MAX_IN_FLIGHT, so one stuck call never
+ * holds up every other task's journal. Calls of one task never share a group.
  */
 import { EngineError, fallbackReason, notFound } from '../../errors.js';
 import { type Actor, countFallback, type EngineContext, isUuid, sameProject } from '../common/index.js';
@@ -55,12 +51,8 @@ const groups = new WeakMap<EngineContext, JournalGroups>();
 
 /** The engine's journal groups (one set per engine context). */
 export function journalGroups(ctx: EngineContext): JournalGroups {
-  let g = groups.get(ctx);
-  if (!g) {
-    g = new JournalGroups(ctx);
-    groups.set(ctx, g);
-  }
-  return g;
+  if (!groups.has(ctx)) groups.set(ctx, new JournalGroups(ctx));
+  return groups.get(ctx)!;
 }
 
 export class JournalGroups {

@@ -70,9 +70,7 @@ export function digestOf(
       throw new EngineError(
         'BINDING_NOT_FROZEN',
         `${input.toolRef} is not a tool bound to this agent node in its definition version; only frozen bindings may be called.`,
-        {
-          toolRef: input.toolRef,
-        },
+        { toolRef: input.toolRef },
       );
     }
     const args = argumentsOf(input.request);

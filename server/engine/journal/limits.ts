@@ -6,14 +6,9 @@
  * call cost comes from the engine's prices (engine/prices).
  */
 import { EngineError } from '../../errors.js';
+import type { AgentLimits } from '../../shared/types.js';
 
-export interface Limits {
-  maxTurns: number | null;
-  maxTokensTotal: number | null;
-  budgetUsd: number | null;
-}
-
-export function hasLimits(limits: Limits): boolean {
+export function hasLimits(limits: AgentLimits): boolean {
   return limits.maxTurns != null || limits.maxTokensTotal != null || limits.budgetUsd != null;
 }
 
@@ -27,7 +22,7 @@ export type LimitedCall = 'model call' | 'write';
  */
 export function assertWithinLimits(
   u: { turns: number; tokens: number; cost: number },
-  limits: Limits,
+  limits: AgentLimits,
   call: LimitedCall = 'model call',
 ): void {
   const exceeded = (limit: string, used: number, max: number, spent: string) =>

@@ -21,31 +21,21 @@ import {
 } from '../approvals/index.js';
 import type { EngineContext } from '../common/index.js';
 import type { AgentWork, ToolBinding } from '../definitions/index.js';
-import type { HistoryEntry } from '../history/index.js';
 import { factsFor, guardOf } from './guards.js';
 import { argumentsOf, type JournalStepInput } from './input.js';
 import { type JournalState, stepHistory } from './state.js';
 
-/** A step refused before it went out: its REJECTED row, and the history that says why. */
+/** A step refused before it went out: its REJECTED row, and the engine's history row that says why. */
 function refuse(
   j: JournalState,
   input: JournalStepInput,
   base: StepRow,
   comment: string,
-  why: HistoryEntry,
-): StepRow {
-  const step: StepRow = { ...base, state: 'REJECTED', comment };
-  return j.put(step, [why, stepHistory(j.task, input.workerId, step)]);
-}
-
-function refusalRow(
-  j: JournalState,
-  input: JournalStepInput,
   eventType: string,
   data: Record<string, unknown>,
-) {
+): StepRow {
   const t = j.task;
-  return {
+  const why = {
     projectId: t.projectId,
     processInstanceId: t.processInstanceId,
     taskId: t.id,
@@ -53,8 +43,10 @@ function refusalRow(
     sequence: input.sequence,
     eventType,
     actor: 'engine',
-    data,
+    data: { toolRef: base.toolRef, digest: base.digest, ...data },
   };
+  const step: StepRow = { ...base, state: 'REJECTED', comment };
+  return j.put(step, [why, stepHistory(t, input.workerId, step)]);
 }
 
 /**
@@ -70,25 +62,13 @@ export function refuseByRules(
 ): StepRow | null {
   const failures = argumentFailures(binding, args);
   if (failures.length > 0) {
-    const data = { toolRef: binding.ref, digest: base.digest, failures: failures.map(failureRecord) };
-    return refuse(
-      j,
-      input,
-      base,
-      invalidComment(failures.map((f) => f.message)),
-      refusalRow(j, input, 'ARGUMENTS_INVALID', data),
-    );
+    const comment = invalidComment(failures.map((f) => f.message));
+    return refuse(j, input, base, comment, 'ARGUMENTS_INVALID', { failures: failures.map(failureRecord) });
   }
   const outcome = ruleFor(binding, args);
   if (outcome.kind !== 'deny') return null;
-  const data = { toolRef: binding.ref, digest: base.digest, rule: ruleRecord(outcome.rule) };
-  return refuse(
-    j,
-    input,
-    base,
-    deniedComment(outcome.rule.deny!),
-    refusalRow(j, input, 'POLICY_DENIED', data),
-  );
+  const rule = ruleRecord(outcome.rule);
+  return refuse(j, input, base, deniedComment(outcome.rule.deny!), 'POLICY_DENIED', { rule });
 }
 
 /**
@@ -121,14 +101,8 @@ export function propose(
   if (guard && factsEnc) {
     const facts = checkGuard(guard.expression, ctx.sealer.openJson(factsEnc), args);
     if (!facts.holds) {
-      const data = { toolRef: binding.ref, digest: base.digest, failed: guard.expression };
-      return refuse(
-        j,
-        input,
-        base,
-        notProposedComment(facts.explanation),
-        refusalRow(j, input, 'NOT_PROPOSED', data),
-      );
+      const comment = notProposedComment(facts.explanation);
+      return refuse(j, input, base, comment, 'NOT_PROPOSED', { failed: guard.expression });
     }
   }
   const outcome = ruleFor(binding, args);

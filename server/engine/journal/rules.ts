@@ -1,14 +1,10 @@
 /**
  * The rules of a step (SPEC §4), in one place. `applyStep` takes one journaled step and the call's
- * state (state.ts: the locked task and the steps the call touches) and either changes the state — a new
- * step, or the next state of an existing one, with its history rows and effects — or refuses. It never
- * advances the process. Checks run in SPEC order: the caller holds the live lease; the attempt is
- * current; the sequence is an existing step or the next one (the previous step ended); the tool ref is a
- * frozen binding; limits.
- *
- * A step's life: PROPOSED → APPROVED | REJECTED; APPROVED → STARTED; STARTED → COMPLETED | FAILED |
- * OUTCOME_UNKNOWN. Re-sending a step in the same or an earlier state of its life with the same digest is
- * answered from the journal (idempotent replay); anything else for an existing sequence is DIVERGENT_STEP.
+ * state (state.ts) and either changes it — a new step, or the next state of an existing one, with its
+ * history rows and effects — or refuses. It never advances the process. Checks run in SPEC order: lease,
+ * attempt, sequence (an existing step or the next one), frozen binding, limits. A step re-sent in the
+ * same or an earlier state of its life with the same digest is answered from the journal; anything else
+ * for an existing sequence is DIVERGENT_STEP.
  */
 import type { StepRow } from '../../db/schema.js';
 import { toolCallDigest } from '../../shared/canonical.js';
@@ -56,7 +52,7 @@ const LIFE: Record<StepState, number> = {
   OUTCOME_UNKNOWN: 3,
 };
 
-/** Applies one step to the call's state, or refuses it (an EngineError; the call's transaction rolls back). */
+/** Applies one step to the call's state, or refuses it (an EngineError). */
 export async function applyStep(
   j: JournalState,
   ctx: EngineContext,
@@ -147,23 +143,11 @@ async function transition(
       e.kind === 'MODEL_CALL' && input.usage
         ? (priceUsageCached(e.model!, input.usage) ?? (await reads.price(e.model!, input.usage)))
         : null;
-    const row = j.put(
-      {
-        ...withOutcome(ctx, e, input),
-        state: input.state,
-        usage: priced?.usage ?? null,
-        costUsd: priced?.costUsd ?? null,
-        updatedAt: new Date(),
-      },
-      [
-        stepHistory(
-          task,
-          input.workerId,
-          { ...e, state: input.state },
-          priced ? { tokens: priced.usage.totalTokens, costUsd: priced.costUsd } : {},
-        ),
-      ],
-    );
+    const spent = priced ? { tokens: priced.usage.totalTokens, costUsd: priced.costUsd } : {};
+    const ended = { ...withOutcome(ctx, e, input), state: input.state, updatedAt: new Date() };
+    const row = j.put({ ...ended, usage: priced?.usage ?? null, costUsd: priced?.costUsd ?? null }, [
+      stepHistory(task, input.workerId, { ...e, state: input.state }, spent),
+    ]);
     return answer(ctx, row, task.state);
   }
   throw new EngineError(
@@ -224,7 +208,6 @@ function delegate(j: JournalState, ctx: EngineContext, row: StepRow, binding: To
   return answer(ctx, row, 'AWAITING_CHILD');
 }
 
-/** A new step at the next sequence. */
 async function create(
   j: JournalState,
   ctx: EngineContext,

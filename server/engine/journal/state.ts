@@ -1,9 +1,8 @@
 /**
  * What one journal call works on: the locked task and the steps it touches, loaded in one statement
- * (sql.ts), changed in memory by the rules (rules.ts), and written back in one statement. The state also
- * keeps the history rows in the order the rules made them, and the effects — the few changes beyond the
- * step and its history row (opening an approval, starting a delegated child) — that run after the write,
- * in the same transaction.
+ * (sql.ts), changed in memory by the rules (rules.ts) and written back in one statement, with the
+ * history rows in the order the rules made them and the effects (opening an approval, starting a
+ * delegated child) that run after the write, in the same transaction.
  */
 import { type HistoryEntry, historyRecords, stepFromRecord, stepRecord } from '../../db/rows.js';
 import type { StepRow } from '../../db/schema.js';

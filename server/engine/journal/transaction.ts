@@ -1,11 +1,9 @@
 /**
  * How one journal call runs on its own (runOne): one statement locks the task and loads every step the
- * call touches (sql.ts), the rules apply each step to that state in memory (rules.ts), and one statement
- * writes every changed step and its history rows — two round trips in all (`BEGIN; load` and `write;
- * COMMIT`). The few steps that need more of the database read it in the same transaction: reuse from an
- * earlier attempt (after writing what the call changed so far, so the read sees it), a price missing
- * from the cache; and the effects of a proposal or a delegation run after the write, before COMMIT.
- * group.ts runs concurrent calls of different tasks together with the same pieces.
+ * call touches (sql.ts), the rules apply each step in memory (rules.ts), and one statement writes every
+ * changed step and history row — two round trips (`BEGIN; load` and `write; COMMIT`). Reuse from an
+ * earlier attempt and a price missing from the cache read in the same transaction; the effects of a
+ * proposal or a delegation run after the write, before COMMIT. group.ts uses the same pieces.
  */
 import type pg from 'pg';
 import { bindDb, connectionOf, type Db } from '../../db/pg.js';

@@ -39,9 +39,8 @@ export interface CompleteInput {
   metadata: AttemptMetadata;
   /**
    * The attempt's last step ends (e.g. the final model call's COMPLETED), journaled first exactly as
-   * journalSteps journals them, in the same request: one request fewer per task. Their own transaction
-   * commits before the completion's; a re-sent completion re-sends them, which the journal answers as
-   * the same steps (or, once the completion is stored, is not needed).
+   * journalSteps journals them: one request fewer per task. A re-sent completion re-sends them, which
+   * the journal answers as the same steps.
    */
   steps?: Omit<JournalStepInput, 'taskId' | 'workerId' | 'attempt'>[] | null;
 }
@@ -131,7 +130,7 @@ export async function completeTask(
       completionReadsAfter(taskId, attempt),
     );
     result = ran?.value;
-    if (!result) await journalLastSteps(ctx, actor, input, requestSha);
+    if (!result) await journalLastSteps(ctx, actor, steps, requestSha);
   }
   result ??= await transaction(ctx.db, async (tx) => {
     const task = await lockForCompletion(tx, actor, input.taskId, input.attempt);
@@ -201,18 +200,19 @@ async function completeIn(
 }
 
 /** The steps that travel with a completion; refused as journalSteps refuses, unless already completed. */
-async function journalLastSteps(ctx: EngineContext, actor: Actor, input: CompleteInput, requestSha: string) {
-  const { taskId, workerId, attempt } = input;
+async function journalLastSteps(
+  ctx: EngineContext,
+  actor: Actor,
+  steps: JournalStepInput[],
+  requestSha: string,
+) {
   try {
-    await journalSteps(
-      ctx,
-      actor,
-      (input.steps ?? []).map((st) => ({ ...st, taskId, workerId, attempt })),
-    );
+    await journalSteps(ctx, actor, steps);
   } catch (e) {
     // a re-sent completion whose first send completed the task: the steps were journaled then (its
     // refusal is LEASE_NOT_HELD or the like); any other failure is answered as it is
     if (!(e instanceof EngineError)) throw e;
+    const [{ taskId, attempt }] = steps;
     const stored = await storedReport(ctx.db, taskId, attempt, 'complete');
     if (stored?.requestSha256 !== requestSha) throw e;
   }

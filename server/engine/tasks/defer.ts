@@ -41,10 +41,9 @@ function validateDefer(input: DeferInput) {
 }
 
 /**
- * Hands the caller's lease back: the task is OPEN on the same attempt, not handed out before
- * retryAfterMs (at most ABADA_MAX_DEFER_MS), with TASK_DEFERRED in history. Refused while a write of
- * the attempt is STARTED (its outcome must be journaled first). The deferral after
- * ABADA_MAX_DEFERRALS on one attempt fails the attempt instead (DEFERRED_TOO_OFTEN), as failTask would.
+ * Hands the caller's lease back, not handed out again before retryAfterMs (at most ABADA_MAX_DEFER_MS).
+ * Refused while a write of the attempt is STARTED; past ABADA_MAX_DEFERRALS it fails the attempt
+ * (DEFERRED_TOO_OFTEN), as failTask would.
  */
 export async function deferTask(ctx: EngineContext, actor: Actor, input: DeferInput): Promise<TaskView> {
   if (actor.kind !== 'WORKER')
