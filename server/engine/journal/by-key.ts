@@ -12,10 +12,8 @@ import { externalTasks, type HistoryEventRow, historyEvents, type StepRow, steps
 import { type Actor, type EngineContext, sameProject } from '../common/index.js';
 import { type StepView, toStepView } from './views.js';
 
-export type KeySendReason = 'CREATED' | 'REUSED' | 'LEASE';
-
 export interface KeySend {
-  reason: KeySendReason;
+  reason: 'CREATED' | 'REUSED' | 'LEASE';
   attempt: number;
   sequence: number;
   at: Date;

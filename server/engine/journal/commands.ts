@@ -43,12 +43,6 @@ export async function journalSteps(
 /** Most tasks in one journalBatch: the group commit's own bound (group.ts), so they fit one group. */
 export const MAX_BATCH_TASKS = MAX_GROUP;
 
-/** One task's part of a journalBatch: its steps, as journalSteps takes them. */
-export interface JournalBatchEntry {
-  taskId: string;
-  steps: JournalStepInput[];
-}
-
 /**
  * Several tasks' journal calls in one request. Each entry is its own task's call — journalStep's for one
  * step, journalSteps' for several — checked, refused and answered exactly as that call alone would be;
@@ -59,7 +53,8 @@ export interface JournalBatchEntry {
 export function journalBatch(
   ctx: EngineContext,
   actor: Actor,
-  entries: JournalBatchEntry[],
+  /** each task's steps, as journalSteps takes them */
+  entries: { taskId: string; steps: JournalStepInput[] }[],
 ): Promise<JournalResult[]>[] {
   if (entries.length === 0 || entries.length > MAX_BATCH_TASKS) {
     throw invalid(`A journal batch holds 1 to ${MAX_BATCH_TASKS} tasks.`, 'entries');

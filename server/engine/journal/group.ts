@@ -191,12 +191,8 @@ export class JournalGroups {
  * the same order), each call's rows in its own order; `ord` numbered afresh (each call counted from 0).
  */
 function inChainOrder(rows: Record<string, unknown>[]): Record<string, unknown>[] {
-  const sorted = rows
-    .map((row, at) => ({ row, at }))
-    .sort((a, b) => {
-      const x = String(a.row.process_instance_id);
-      const y = String(b.row.process_instance_id);
-      return x < y ? -1 : x > y ? 1 : a.at - b.at;
-    });
-  return sorted.map(({ row }, ord) => ({ ...row, ord }));
+  const id = (row: Record<string, unknown>) => String(row.process_instance_id);
+  // a stable sort: each instance's rows stay in the order they were made
+  const sorted = [...rows].sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0));
+  return sorted.map((row, ord) => ({ ...row, ord }));
 }

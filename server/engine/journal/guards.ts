@@ -1,11 +1,8 @@
 /**
- * The guards of a call in the journal (SPEC §11 "How it sits in the journal"). A PRECONDITION or LOOKUP
- * read is a read step journaled by the worker: at proposal time (the precondition, before the proposal:
- * its answer becomes the approval's `facts`), as step N+1 while the call at N is APPROVED (the
- * precondition, right before the call starts) or STARTED (the lookup of a write whose outcome is
- * unknown). The engine checks each read against the template declared for that call, then decides from
- * it: whether the approved call may start, and whether a started write is settled by its lookup. The
- * rules of a step (rules.ts) call in here; the expressions are the worker's (server/shared/guard.ts).
+ * The guards of a call in the journal (SPEC §11 "How it sits in the journal"): PRECONDITION and LOOKUP
+ * reads checked against the template declared for their call, and what the engine decides from them
+ * (whether an approved call may start, whether a started write is settled by its lookup). A
+ * precondition read just before a proposal becomes the approval's `facts`.
  */
 import type { StepRow } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';

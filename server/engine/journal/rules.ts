@@ -72,10 +72,9 @@ export async function applyStep(
 }
 
 /**
- * A proposal re-sent after the task parked (the worker crashed before reading our answer) gets the
- * stored answer: the lease was handed back by the proposal itself. So does any step this worker
- * journaled before it in the same attempt, re-sent unchanged (e.g. a journalSteps batch ending in the
- * proposal, sent again because its answer was lost). A different step falls through to the lease check.
+ * A proposal re-sent after the task parked (its answer was lost) gets the stored answer, though the
+ * proposal itself handed the lease back; so does any earlier step of the attempt this worker re-sends
+ * unchanged (a batch ending in the proposal). A different step falls through to the lease check.
  */
 function isResendAfterPark(task: LockedTaskRow, e: StepRow, actor: Actor, input: JournalStepInput): boolean {
   if (

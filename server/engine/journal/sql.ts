@@ -70,7 +70,7 @@ export async function write(
   return rows as Record<string, unknown>[] | undefined;
 }
 
-/** Writes the changes and COMMITs, in one round trip; with effects, they run after the write, before COMMIT. */
+/** Writes the changes and COMMITs in one round trip; effects run after the write, before COMMIT. */
 export async function writeAndCommit(
   db: Db,
   changes: { steps: unknown[]; history: unknown[] },

@@ -10,7 +10,7 @@ export type StepView = Omit<StepRow, 'policy' | 'requestEnc' | 'responseEnc' | '
   error: string | null;
 };
 
-/** Payloads are opened (decrypted and parsed) only when read, once: a journal answer usually asks for the task state alone. */
+/** Payloads are opened (decrypted and parsed) only when read, once: most answers need the task state alone. */
 export function toStepView(ctx: EngineContext, r: StepRow): StepView {
   const { policy, requestEnc, responseEnc, errorEnc, keyId, ...view } = r;
   const opened = new Map<string, unknown>();

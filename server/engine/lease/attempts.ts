@@ -1,8 +1,6 @@
 /**
- * The end of an attempt that did not complete: reported failures, poison leases, invalid output.
- * Before anything else, writes left STARTED without an idempotency key are settled: they are never
- * re-sent, so each becomes OUTCOME_UNKNOWN with a TOOL_OUTCOME_UNKNOWN incident and the task waits
- * (FAILED) for a person to say what happened.
+ * The end of an attempt that did not complete: reported failures, poison leases, invalid output. Writes
+ * it left STARTED whose outcome nobody can know are settled first: the task waits for a person.
  */
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { externalTasks, incidents, steps, type ExternalTaskRow } from '../../db/schema.js';
@@ -38,11 +36,10 @@ export function backoffMs(attempt: number): number {
 }
 
 /**
- * Marks the writes left STARTED on the task's current attempt whose outcome is unknown OUTCOME_UNKNOWN
- * and opens an incident for each: a keyless write (never re-sent blindly), and a keyed write whose lookup
- * failed (SPEC §11: the lookup could not say, so a person does). A keyless write whose binding declares a
- * lookup and that no lookup has read yet is left for the next lease to look up (`reacquire`). Returns how
- * many there were (the caller then parks the task instead of handing it out).
+ * Marks OUTCOME_UNKNOWN, each with an incident, the writes left STARTED on the current attempt that are
+ * never re-sent blindly: keyless ones, and keyed ones whose lookup failed (SPEC §11). A keyless write
+ * whose binding declares a lookup that has not run yet is left for the next lease (`reacquire`). Returns
+ * how many there were (the caller then parks the task instead of handing it out).
  */
 export async function settleUnknownOutcomes(
   tx: Tx,

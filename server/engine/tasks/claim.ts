@@ -62,10 +62,9 @@ function validateFetch(input: FetchInput) {
     errors.push({ path: 'maxTasks', message: 'an integer from 1 to 100' });
   if (input.topics.length === 0 || input.topics.length > 50)
     errors.push({ path: 'topics', message: '1 to 50 topics' });
-  input.topics.forEach((t, i) => {
-    if (!Number.isInteger(t.lockDurationMs) || t.lockDurationMs < 100 || t.lockDurationMs > 3_600_000) {
+  input.topics.forEach(({ lockDurationMs: ms }, i) => {
+    if (!Number.isInteger(ms) || ms < 100 || ms > 3_600_000)
       errors.push({ path: `topics[${i}].lockDurationMs`, message: 'from 100 ms to 1 hour' });
-    }
   });
   if (input.requestId != null && (input.requestId.length < 1 || input.requestId.length > 200))
     errors.push({ path: 'requestId', message: '1 to 200 characters' });

@@ -316,10 +316,8 @@ export async function failTask(ctx: EngineContext, actor: Actor, input: FailInpu
   if (!input.errorType || !/^[A-Z][A-Z0-9_]{0,63}$/.test(input.errorType)) {
     throw invalid('errorType is an UPPER_SNAKE_CASE code such as MODEL_UNAVAILABLE.', 'errorType', 'invalid');
   }
-  if (
-    input.retryTimeoutMs != null &&
-    (!Number.isInteger(input.retryTimeoutMs) || input.retryTimeoutMs < 0 || input.retryTimeoutMs > 86_400_000)
-  ) {
+  const retryMs = input.retryTimeoutMs;
+  if (retryMs != null && (!Number.isInteger(retryMs) || retryMs < 0 || retryMs > 86_400_000)) {
     throw invalid('retryTimeoutMs is from 0 to 86400000.', 'retryTimeoutMs', 'out of range');
   }
   const result = await transaction(ctx.db, async (tx) => {

@@ -1,10 +1,8 @@
 /**
- * Deferral (SPEC §15.3): a worker hands its lease back without spending an attempt — it is shutting
- * down, or a model or tool server told it to come back later. The task is OPEN again on the same
- * attempt and waits in `available_at`, which the claim already filters on; the journal lets the next
- * worker resume where this one stopped. Lease expiries (poison work) are neither counted nor reset:
- * a deferral is a worker saying so, not a lease lapsing. A worker that defers on every lease would
- * hold a task forever, so past ABADA_MAX_DEFERRALS on one attempt the deferral fails the attempt.
+ * Deferral (SPEC §15.3): a worker hands its lease back without spending an attempt. The task waits in
+ * `available_at`, which the claim already filters on. Lease expiries (poison work) are neither counted
+ * nor reset: a deferral is a worker saying so, not a lease lapsing. A worker that defers on every lease
+ * would hold a task forever, hence ABADA_MAX_DEFERRALS.
  */
 import { eq, sql } from 'drizzle-orm';
 import { transaction } from '../../db/pg.js';
