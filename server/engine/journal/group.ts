@@ -83,10 +83,7 @@ export class JournalGroups {
    * Several tasks' calls at once (journalBatch): all are queued before a group is formed, so they share
    * one group (and its COMMIT) unless the groups in flight are all busy. One promise per call, in order.
    */
-  submitMany(
-    actor: Actor,
-    calls: { inputs: JournalStepInput[]; batch: boolean }[],
-  ): Promise<JournalResult[]>[] {
+  submitMany(actor: Actor, calls: { inputs: JournalStepInput[]; batch: boolean }[]) {
     if (this.maxGroup === 1) return calls.map((c) => runOne(this.ctx, actor, c.inputs, c.batch));
     const queued: Call[] = [];
     const out = calls.map(

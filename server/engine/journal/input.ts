@@ -3,7 +3,7 @@
  * binding, its idempotency key.
  */
 import { EngineError, invalid } from '../../errors.js';
-import type { ToolBinding, AgentWork } from '../definitions/index.js';
+import type { AgentWork } from '../definitions/index.js';
 import { requestDigest, toolCallDigest } from '../../shared/canonical.js';
 import type { StepRow } from '../../db/schema.js';
 import type { Actor, EngineContext } from '../common/index.js';
@@ -59,10 +59,7 @@ export function argumentsOf(request: unknown): unknown {
   return (request as Record<string, unknown>).arguments;
 }
 
-export function digestOf(
-  input: JournalStepInput,
-  work: AgentWork | null,
-): { digest: string; binding: ToolBinding | null } {
+export function digestOf(input: JournalStepInput, work: AgentWork | null) {
   if (input.kind === 'TOOL_CALL') {
     if (!input.toolRef) throw invalid('A TOOL_CALL step names its toolRef (server/tool).', 'toolRef');
     const binding = work?.toolBindings.find((b) => b.ref === input.toolRef) ?? null;

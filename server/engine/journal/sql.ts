@@ -33,10 +33,7 @@ export async function beginAndLoad(db: Db, key: LoadKey): Promise<Record<string,
 }
 
 /** `BEGIN`, the locks and the load of a group of calls in one round trip: each found task's row by index. */
-export async function beginAndLoadMany(
-  db: Db,
-  keys: LoadKey[],
-): Promise<Map<number, Record<string, unknown>>> {
+export async function beginAndLoadMany(db: Db, keys: LoadKey[]) {
   const json = JSON.stringify(
     keys.map((k, i) => ({ i, id: k.taskId, attempt: k.attempt, seqs: k.sequences, withUsage: k.withUsage })),
   );

@@ -134,11 +134,7 @@ export function startedWrites(tx: Tx, taskId: string, attempt: number) {
 }
 
 /** The sequences of the attempt's started writes whose outcome nobody can know now (see above). */
-async function unknownOutcomes(
-  tx: Tx,
-  task: ExternalTaskRow,
-  opts: { reacquire?: boolean },
-): Promise<number[]> {
+async function unknownOutcomes(tx: Tx, task: ExternalTaskRow, opts: { reacquire?: boolean }) {
   const started = await startedWrites(tx, task.id, task.attempt);
   if (started.length === 0) return [];
   const attemptSteps = and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt));

@@ -126,12 +126,7 @@ export async function fetchAndLock(
   }
 }
 
-async function claim(
-  ctx: EngineContext,
-  actor: Actor,
-  input: FetchInput,
-  projectId: string | null,
-): Promise<LeasedTaskView[]> {
+async function claim(ctx: EngineContext, actor: Actor, input: FetchInput, projectId: string | null) {
   // topics, lease lengths, project, maxTasks, worker, principal, request
   const values = [
     input.topics.map((t) => t.topicName),
@@ -174,11 +169,7 @@ async function claim(
 }
 
 /** What the worker gets: each task with its variables, agent work, current steps and earlier writes. */
-async function leasedViews(
-  tx: Executor,
-  ctx: EngineContext,
-  handed: (ClaimedColumns & Claimed)[],
-): Promise<LeasedTaskView[]> {
+async function leasedViews(tx: Executor, ctx: EngineContext, handed: (ClaimedColumns & Claimed)[]) {
   // the claim statement read each task's steps; a re-acquired lease may just have changed them
   const reacquired = handed.filter((r) => r.was_expired).map((r) => r.id);
   const steps = await loadSteps(tx, ctx, reacquired, { currentAttemptOnly: true });
