@@ -39,15 +39,11 @@ export function assertNotRetired(task: LockedTaskRow) {
 /** The caller holds the live lease on the task at `attempt`. Order: retired, lease, attempt. */
 export function assertLease(task: LockedTaskRow, actor: Actor, workerId: string, attempt: number) {
   assertNotRetired(task);
-  if (
-    task.state !== 'LEASED' ||
-    task.workerId !== workerId ||
-    task.leasedBy !== actor.principalId ||
-    !task.leaseLive
-  ) {
+  const leasedToWorker = task.state === 'LEASED' && task.workerId === workerId;
+  if (!leasedToWorker || task.leasedBy !== actor.principalId || !task.leaseLive) {
     throw new EngineError(
       'LEASE_NOT_HELD',
-      task.state === 'LEASED' && task.workerId === workerId && !task.leaseLive
+      leasedToWorker && !task.leaseLive
         ? 'Your lease on this task expired; stop working on it and fetch again (extend the lock sooner next time).'
         : 'You do not hold the lease on this task; stop working on it and fetch again.',
     );

@@ -242,13 +242,8 @@ async function waitForWork(
       resolve();
     };
     const onEvent = (e: EngineEvent) => {
-      if (
-        e.type === 'task' &&
-        e.state === 'OPEN' &&
-        topics.has(e.topic) &&
-        (projectId === null || e.projectId === projectId)
-      )
-        done();
+      if (e.type !== 'task' || e.state !== 'OPEN' || !topics.has(e.topic)) return;
+      if (projectId === null || e.projectId === projectId) done();
     };
     const timer = setTimeout(done, Math.max(until - Date.now(), 0));
     notifier?.on('event', onEvent);

@@ -31,10 +31,10 @@ import { type JournalStepInput, journalSteps, journalThen } from '../journal/ind
 import { type TaskView, taskView } from './views.js';
 import { transaction } from '../../db/pg.js';
 
-export interface CompleteInput {
-  taskId: string;
-  workerId: string;
-  attempt: number;
+/** The lease a worker's report is about. */
+export type LeaseReport = Pick<JournalStepInput, 'taskId' | 'workerId' | 'attempt'>;
+
+export interface CompleteInput extends LeaseReport {
   variables: unknown;
   metadata: AttemptMetadata;
   /**
@@ -42,13 +42,10 @@ export interface CompleteInput {
    * journalSteps journals them: one request fewer per task. A re-sent completion re-sends them, which
    * the journal answers as the same steps.
    */
-  steps?: Omit<JournalStepInput, 'taskId' | 'workerId' | 'attempt'>[] | null;
+  steps?: Omit<JournalStepInput, keyof LeaseReport>[] | null;
 }
 
-export interface FailInput {
-  taskId: string;
-  workerId: string;
-  attempt: number;
+export interface FailInput extends LeaseReport {
   errorType: string;
   errorMessage?: string | null;
   retryTimeoutMs?: number | null;

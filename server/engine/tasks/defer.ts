@@ -13,12 +13,10 @@ import { notifyTask } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
 import { assertLease, type LockedTaskRow, lockTask, startedWrites } from '../lease/index.js';
 import { failTaskAttempt } from './attempt.js';
+import type { LeaseReport } from './completion.js';
 import { type TaskView, taskView } from './views.js';
 
-export interface DeferInput {
-  taskId: string;
-  workerId: string;
-  attempt: number;
+export interface DeferInput extends LeaseReport {
   /** why, in a few words (`shutdown`, `rate limited by gpt-4.1-mini`): kept in history */
   reason: string;
   /** not handed out again before this many milliseconds (cut to ABADA_MAX_DEFER_MS) */
