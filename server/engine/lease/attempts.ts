@@ -82,10 +82,7 @@ export async function settleUnknownOutcomes(
   return open.length;
 }
 
-/**
- * A write's STEP_OUTCOME_UNKNOWN history row and, given `how` it was sent, the TOOL_OUTCOME_UNKNOWN
- * incident that asks a person whether it happened.
- */
+/** A write's STEP_OUTCOME_UNKNOWN row and, given `how` it was sent, the incident that asks a person. */
 export async function recordUnknown(
   tx: Tx,
   task: ExternalTaskRow,

@@ -20,7 +20,7 @@ export async function lockTask(tx: Tx, actor: Actor, taskId: string): Promise<Lo
   return lockedRow(actor, taskId, row);
 }
 
-/** The task's work was retired: the task was cancelled (a timeout boundary too), or its instance cancelled or suspended. */
+/** The task was cancelled (a timeout boundary too), or its instance cancelled or suspended. */
 export function isRetired(task: Pick<LockedTaskRow, 'state' | 'instanceState'>): boolean {
   return (
     task.state === 'CANCELLED' || task.instanceState === 'CANCELLED' || task.instanceState === 'SUSPENDED'

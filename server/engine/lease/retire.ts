@@ -1,18 +1,15 @@
-/**
- * Writes whose outcome nobody will learn once a boundary took the token off their task: no lease will
- * ever send them again, so each becomes OUTCOME_UNKNOWN for a person, keyed or not.
- */
+/** Writes whose outcome nobody will learn once a boundary took the token off their task. */
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { type ExternalTaskRow, steps } from '../../db/schema.js';
 import type { Tx } from '../common/index.js';
 import { recordUnknown } from './attempts.js';
 
 /**
- * Every write call of the task left STARTED, on any attempt, becomes OUTCOME_UNKNOWN with one
- * TOOL_OUTCOME_UNKNOWN incident. The rows of one call (a later attempt re-sending under an earlier
- * attempt's key) settle together under one incident, on the latest row; a call any row of which ended
- * (COMPLETED, FAILED, or already OUTCOME_UNKNOWN) is not unknown. A delegation's step is left as it
- * is: its child is cancelled with the task. The task's own state is the caller's. Returns how many calls.
+ * Every write call of the task left STARTED, on any attempt, keyed or not, becomes OUTCOME_UNKNOWN (no
+ * lease will send it again) with one incident on its latest row: a later attempt re-sending under an
+ * earlier attempt's key is the same call, and a call any row of which ended is not unknown. A
+ * delegation's step is left as it is (its child is cancelled with the task), and the task's own state
+ * to the caller. Returns how many calls.
  */
 export async function settleWritesForGood(tx: Tx, task: ExternalTaskRow, actor: string): Promise<number> {
   const rows = await tx

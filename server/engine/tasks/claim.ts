@@ -106,12 +106,9 @@ export async function fetchAndLock(
   }
   await heartbeat(ctx, actor, input.workerId);
   if (input.requestId) {
-    // A fetch re-sent with the same requestId (SPEC §3): the claim committed but its answer never
-    // reached the worker (the database restarted, the connection dropped). Claiming other tasks would
-    // let the first claim's leases lapse unworked, each lapse counting toward ABADA_MAX_LEASE_EXPIRIES.
-    // The live leases that request took come back as they were: same lease, no new history, nothing
-    // counted. One prepared read outside any transaction (nothing else touches these leases while the
-    // worker waits for its answer): a fresh request id costs one round trip.
+    // A fetch re-sent because its answer was lost (SPEC §3) gets the live leases it took back as they
+    // were; claiming other tasks would let those lapse unworked, each lapse counting toward
+    // ABADA_MAX_LEASE_EXPIRIES. One read outside any transaction: nothing else touches these leases.
     const again = await execute(ctx.db, CLAIMED_BEFORE, [input.requestId, input.workerId, actor.principalId]);
     if (again.length > 0) return leasedViews(ctx.db, ctx, again);
   }

@@ -112,9 +112,8 @@ export async function completeTask(
   if (input.steps?.length) {
     const { taskId, workerId, attempt } = input;
     const steps = input.steps.map((st) => ({ ...st, taskId, workerId, attempt }));
-    // the steps and the completion in one transaction: the task the journal locked, the completion's
-    // reads with the journal's write, its last statement with the COMMIT (four round trips in all); on
-    // any refusal, the separate path answers
+    // the steps and the completion in one transaction (completion-sql.ts); on any refusal, the
+    // separate path answers
     const ran = await journalThen(
       ctx,
       actor,
@@ -140,19 +139,13 @@ export async function completeTask(
   return taskView(result.row);
 }
 
-/**
- * A completion's task row, and its last statement's writes (writeTail) — none when the completion was
- * answered from its stored report.
- */
+/** A completion's task row, and its tail (none when it was answered from its stored report). */
 interface Completed {
   row: ExternalTaskRow;
   tail?: CompletionTail;
 }
 
-/**
- * The completion itself, in the caller's transaction on the locked task: idempotent per (task,
- * attempt), then checked. Its last statement is left to the caller.
- */
+/** The completion in the caller's transaction on the locked task; its last statement is the caller's. */
 async function completeIn(
   tx: Tx,
   actor: Actor,
