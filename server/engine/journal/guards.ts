@@ -77,7 +77,23 @@ export function assertNextSequence(j: JournalState, ctx: EngineContext, input: J
       { expectedSequence: open.sequence },
     );
   }
-  assertGuardRead(ctx, input, open, guard, purpose);
+  // the read is exactly the declared tool and arguments rendered for this call
+  const args = guardArguments(guard, callArguments(ctx, open), open.idempotencyKey);
+  const asked = argumentsOf(input.request);
+  if (
+    input.toolRef !== guard.tool ||
+    typeof asked !== 'object' ||
+    asked === null ||
+    toolCallDigest(guard.tool, asked) !== toolCallDigest(guard.tool, args)
+  ) {
+    throw new EngineError(
+      'DIVERGENT_STEP',
+      `The ${purpose.toLowerCase()} of step ${open.sequence} is ${guard.tool} with ${JSON.stringify(args)}; journal exactly that read.`,
+      { sequence: open.sequence, tool: guard.tool },
+    );
+  }
+  if (input.state !== 'COMPLETED' && input.state !== 'FAILED')
+    throw invalid(`A ${purpose} read is journaled COMPLETED (or FAILED) after it ran.`, 'state');
 }
 
 function unfinished(sequence: number, state: string, asked: number): EngineError {
@@ -93,31 +109,6 @@ function assertDeclared(work: AgentWork | null, input: JournalStepInput): void {
   const declared = (work?.toolBindings ?? []).some((b) => guardOf(b, 'PRECONDITION')?.tool === input.toolRef);
   if (!declared)
     throw invalid(`${input.toolRef} is not the precondition of any tool bound to this node.`, 'purpose');
-}
-
-function assertGuardRead(
-  ctx: EngineContext,
-  input: JournalStepInput,
-  call: StepRow,
-  guard: Guard,
-  purpose: StepPurpose,
-): void {
-  const args = guardArguments(guard, callArguments(ctx, call), call.idempotencyKey);
-  const asked = argumentsOf(input.request);
-  if (
-    input.toolRef !== guard.tool ||
-    typeof asked !== 'object' ||
-    asked === null ||
-    toolCallDigest(guard.tool, asked) !== toolCallDigest(guard.tool, args)
-  ) {
-    throw new EngineError(
-      'DIVERGENT_STEP',
-      `The ${purpose.toLowerCase()} of step ${call.sequence} is ${guard.tool} with ${JSON.stringify(args)}; journal exactly that read.`,
-      { sequence: call.sequence, tool: guard.tool },
-    );
-  }
-  if (input.state !== 'COMPLETED' && input.state !== 'FAILED')
-    throw invalid(`A ${purpose} read is journaled COMPLETED (or FAILED) after it ran.`, 'state');
 }
 
 /**

@@ -137,7 +137,15 @@ async function transition(
   if (e.state === 'STARTED' && (input.state === 'COMPLETED' || input.state === 'FAILED')) {
     const settled =
       input.state === 'COMPLETED' ? reconciliation(j, ctx, e, bindingOf(task.agentWork, e.toolRef)) : null;
-    if (settled) return settle(j, ctx, e, input, settled.responseEnc);
+    if (settled) {
+      // a started write its lookup found (SPEC §11 Reconciled): COMPLETED with the lookup's answer
+      const { responseEnc } = settled;
+      const row = j.put(
+        { ...e, state: 'COMPLETED', responseEnc, errorEnc: null, reconciled: true, updatedAt: new Date() },
+        [stepHistory(task, input.workerId, { ...e, state: 'COMPLETED' }, { reconciled: true })],
+      );
+      return answer(ctx, row, task.state);
+    }
     const priced =
       e.kind === 'MODEL_CALL' && input.usage
         ? (priceUsageCached(e.model!, input.usage) ?? (await reads.price(e.model!, input.usage)))
@@ -183,21 +191,6 @@ async function startApproved(
   ]);
   if (binding?.transport === 'delegate') return delegate(j, ctx, row, binding);
   return answer(ctx, row, task.state);
-}
-
-/** A started write its lookup found (SPEC §11 Reconciled): COMPLETED with the lookup's answer. */
-function settle(
-  j: JournalState,
-  ctx: EngineContext,
-  e: StepRow,
-  input: JournalStepInput,
-  responseEnc: string | null,
-): JournalResult {
-  const row = j.put(
-    { ...e, state: 'COMPLETED', responseEnc, errorEnc: null, reconciled: true, updatedAt: new Date() },
-    [stepHistory(j.task, input.workerId, { ...e, state: 'COMPLETED' }, { reconciled: true })],
-  );
-  return answer(ctx, row, j.task.state);
 }
 
 function delegate(j: JournalState, ctx: EngineContext, row: StepRow, binding: ToolBinding): JournalResult {
