@@ -111,12 +111,8 @@ export function propose(
   const auto = outcome.kind === 'auto';
   const step: StepRow = { ...base, state: auto ? 'APPROVED' : 'PROPOSED', approvalId };
   const proposed = stepHistory(task, input.workerId, { ...step, state: 'PROPOSED' }, { approvalId });
-  j.put(
-    step,
-    auto
-      ? [proposed]
-      : [approvalOpened(task, step, binding, levelsOf(outcome, binding), approvalId), proposed],
-  );
+  const opened = auto ? [] : [approvalOpened(task, step, binding, levelsOf(outcome, binding), approvalId)];
+  j.put(step, [...opened, proposed]);
   if (!auto) j.park('AWAITING_APPROVAL');
   const evidence = { factsEnc, toolDescription: input.toolDescription?.slice(0, 4000) ?? null };
   j.after((db) =>

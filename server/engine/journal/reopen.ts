@@ -99,20 +99,15 @@ export function voidForFacts(
   const reason = factsChangedReason(explanation);
   const step: StepRow = { ...e, state: 'REJECTED', comment: reason, updatedAt: new Date() };
   const a = standing?.approval;
-  j.put(step, [
-    ...(a
-      ? [
-          lapseHistory(task, a, {
-            state: 'VOIDED',
-            voidReason: 'PRECONDITION',
-            code: 'PRECONDITION_FAILED',
-            message: reason,
-            details: { failed: explanation },
-          }),
-        ]
-      : []),
-    stepHistory(task, input.workerId, step, { voidReason: 'PRECONDITION' }),
-  ]);
+  const voided: Lapse = {
+    state: 'VOIDED',
+    voidReason: 'PRECONDITION',
+    code: 'PRECONDITION_FAILED',
+    message: reason,
+    details: { failed: explanation },
+  };
+  const lapsed = a ? [lapseHistory(task, a, voided)] : [];
+  j.put(step, [...lapsed, stepHistory(task, input.workerId, step, { voidReason: 'PRECONDITION' })]);
   if (a) j.after((db) => voidApproval(db, a, 'PRECONDITION', reason));
   throw new RefusalAfterCommit(
     new EngineError('PRECONDITION_FAILED', `Step ${e.sequence} was not executed: ${reason}`, {

@@ -155,7 +155,8 @@ async function completeIn(
 ): Promise<Completed> {
   // A re-sent report (same request) gets the stored outcome; a different one is checked like any other.
   if (task.storedSha === requestSha) return { row: task };
-  assertLease(task, actor, input.workerId, input.attempt);
+  const { workerId, attempt } = input;
+  assertLease(task, actor, workerId, attempt);
   assertNoOpenStep(task);
   const vars = input.variables;
   if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) {
@@ -166,7 +167,7 @@ async function completeIn(
     task.nodeType === 'agent'
       ? checkAgentOutput(task, vars as Record<string, unknown>, metadata)
       : { kind: 'ok' as const, vars: vars as Record<string, unknown> };
-  const who = `worker:${input.workerId}`;
+  const who = `worker:${workerId}`;
   const last: LastWrites = { history: [], notices: [] };
   let row: ExternalTaskRow;
   if (outcome.kind === 'fail') {
@@ -179,23 +180,12 @@ async function completeIn(
   } else {
     row = await finish(tx, task, outcome.vars, metadata, outcome.kind === 'ok' ? null : outcome, who, last);
   }
-  const report = {
-    taskId: task.id,
-    workerId: input.workerId,
-    attempt: input.attempt,
-    requestSha,
-    state: row.state,
-  };
+  const report = { taskId: task.id, workerId, attempt, requestSha, state: row.state };
   return { row, tail: { last, report } };
 }
 
 /** The steps that travel with a completion; refused as journalSteps refuses, unless already completed. */
-async function journalLastSteps(
-  ctx: EngineContext,
-  actor: Actor,
-  steps: JournalStepInput[],
-  requestSha: string,
-) {
+async function journalLastSteps(ctx: EngineContext, actor: Actor, steps: JournalStepInput[], sha: string) {
   try {
     await journalSteps(ctx, actor, steps);
   } catch (e) {
@@ -204,7 +194,7 @@ async function journalLastSteps(
     if (!(e instanceof EngineError)) throw e;
     const [{ taskId, attempt }] = steps;
     const stored = await storedReport(ctx.db, taskId, attempt, 'complete');
-    if (stored?.requestSha256 !== requestSha) throw e;
+    if (stored?.requestSha256 !== sha) throw e;
   }
 }
 
