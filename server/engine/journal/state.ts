@@ -108,8 +108,7 @@ export class JournalState {
     }
     if (this.usageSoFar && row.kind === 'MODEL_CALL') {
       const done = (r: StepRow | undefined) => (r?.state === 'COMPLETED' ? 1 : 0);
-      const tokens = (r: StepRow | undefined) =>
-        Number((r?.usage as { totalTokens?: number } | null)?.totalTokens ?? 0);
+      const tokens = (r: StepRow | undefined) => Number(r?.usage?.totalTokens ?? 0);
       this.usageSoFar.turns += done(row) - done(old);
       this.usageSoFar.tokens += tokens(row) - tokens(old);
       this.usageSoFar.cost += (row.costUsd ?? 0) - (old?.costUsd ?? 0);
