@@ -32,10 +32,7 @@ export async function extendLease(
     assertLease(task, actor, input.workerId, input.attempt ?? task.attempt);
     const [row] = await tx
       .update(externalTasks)
-      .set({
-        leaseExpiresAt: sql`now() + make_interval(secs => ${input.lockDurationMs / 1000})`,
-        updatedAt: sql`now()`,
-      })
+      .set({ leaseExpiresAt: sql`now() + make_interval(secs => ${ms / 1000})`, updatedAt: sql`now()` })
       .where(eq(externalTasks.id, task.id))
       .returning();
     return row;
