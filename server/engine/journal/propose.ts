@@ -1,9 +1,7 @@
 /**
  * A call the rules judge before it goes out (SPEC §14): a write at STARTED, an approval_required call
- * at PROPOSED. In this order: the input schema and `validate` (ARGUMENTS_INVALID), a `deny` rule
- * (POLICY_DENIED), at PROPOSED the precondition read just before it (`Not proposed:`), then `levels` or
- * `auto`. A refusal is a REJECTED step the model reads — never an error the worker must handle — and a
- * re-send of it is answered from the journal. Part of the rules of a step (rules.ts).
+ * at PROPOSED. A refusal is a REJECTED step the model reads — never an error the worker must handle —
+ * and a re-send of it is answered from the journal. Part of the rules of a step (rules.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { StepRow } from '../../db/schema.js';
@@ -72,10 +70,9 @@ export function refuseByRules(
 }
 
 /**
- * A call that may need a person: PROPOSED, judged by the rules. Refused, it is REJECTED with the reason;
- * moot (its precondition read already fails), REJECTED `Not proposed:`; approved by an `auto` rule, it
- * is APPROVED at once and the worker keeps its lease; otherwise it parks with an approval for the levels
- * (APPROVAL_OPENED joins the chain just before STEP_PROPOSED; the approval row and the parked task are
+ * A call that may need a person, PROPOSED: REJECTED when the rules refuse it or its precondition read
+ * already fails (`Not proposed:`), APPROVED at once by an `auto` rule (the worker keeps its lease), else
+ * parked with an approval (APPROVAL_OPENED joins the chain just before STEP_PROPOSED; the approval row is
  * written after the step).
  */
 export function propose(
