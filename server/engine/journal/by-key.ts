@@ -99,20 +99,17 @@ function sendsOf(r: StepRow, created: boolean, events: Event[]): KeySend[] {
   const endedAt = own.findIndex(
     (e, i) => i > startedAt && ENDS.has(e.eventType) && e.sequence === r.sequence,
   );
+  const send = (reason: KeySend['reason'], at: Date, workerId: string | null): KeySend => ({
+    reason,
+    attempt: r.attempt,
+    sequence: r.sequence,
+    at,
+    workerId,
+  });
   const started = own[startedAt];
-  const sends: KeySend[] = [
-    {
-      reason: created ? 'CREATED' : 'REUSED',
-      attempt: r.attempt,
-      sequence: r.sequence,
-      at: started.at,
-      workerId: started.actor.replace(/^worker:/, ''),
-    },
-  ];
-  for (const e of own.slice(startedAt + 1, endedAt < 0 ? undefined : endedAt)) {
-    if (!LEASES.has(e.eventType)) continue;
-    const workerId = (e.data as { workerId?: string } | null)?.workerId ?? null;
-    sends.push({ reason: 'LEASE', attempt: r.attempt, sequence: r.sequence, at: e.at, workerId });
-  }
-  return sends;
+  const leases = own
+    .slice(startedAt + 1, endedAt < 0 ? undefined : endedAt)
+    .filter((e) => LEASES.has(e.eventType))
+    .map((e) => send('LEASE', e.at, (e.data as { workerId?: string } | null)?.workerId ?? null));
+  return [send(created ? 'CREATED' : 'REUSED', started.at, started.actor.replace(/^worker:/, '')), ...leases];
 }
