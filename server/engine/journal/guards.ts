@@ -11,7 +11,7 @@ import { checkGuard, type Guard, guardArguments } from '../../shared/guard.js';
 import type { Standing } from '../approvals/index.js';
 import type { EngineContext } from '../common/index.js';
 import { type AgentWork, bindingPolicy, type ToolBinding } from '../definitions/index.js';
-import { argumentsOf, type JournalStepInput, type StepPurpose } from './input.js';
+import { argumentsOf, type JournalStepInput } from './input.js';
 import type { JournalState } from './state.js';
 
 const ENDED: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'REJECTED', 'OUTCOME_UNKNOWN']);
@@ -21,7 +21,7 @@ export function bindingOf(work: AgentWork | null, ref: string | null): ToolBindi
 }
 
 /** A binding's precondition or lookup in the shape both sides read (null when it declares none). */
-export function guardOf(binding: ToolBinding | undefined, purpose: StepPurpose): Guard | null {
+export function guardOf(binding: ToolBinding | undefined, purpose: StepRow['purpose']): Guard | null {
   const policy = bindingPolicy(binding ?? {});
   if (purpose === 'PRECONDITION' && policy.precondition) {
     const p = policy.precondition;

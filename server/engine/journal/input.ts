@@ -9,18 +9,14 @@ import type { StepRow } from '../../db/schema.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import type { Usage } from '../prices/index.js';
 
-export type StepKind = StepRow['kind'];
-export type StepState = StepRow['state'];
-export type StepPurpose = StepRow['purpose'];
-
 /** One step as a worker journals it (SPEC §4). */
 export interface JournalStepInput {
   taskId: string;
   workerId: string;
   attempt: number;
   sequence: number;
-  kind: StepKind;
-  state: StepState;
+  kind: StepRow['kind'];
+  state: StepRow['state'];
   toolRef?: string | null;
   model?: string | null;
   request: unknown;
@@ -28,7 +24,7 @@ export interface JournalStepInput {
   usage?: Usage | null;
   error?: string | null;
   /** CALL (default), or the engine's PRECONDITION / LOOKUP read of a guarded call (SPEC §11) */
-  purpose?: StepPurpose | null;
+  purpose?: StepRow['purpose'] | null;
   /** with a proposal: the tool server's own description of the tool */
   toolDescription?: string | null;
 }

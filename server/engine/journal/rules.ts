@@ -14,7 +14,7 @@ import { type Actor, type EngineContext, idempotencyKeyFor, type Tx } from '../c
 import type { AgentWork, ToolBinding } from '../definitions/index.js';
 import { startDelegation } from '../instances/index.js';
 import { assertLease, type LockedTaskRow } from '../lease/index.js';
-import { argumentsOf, digestOf, type JournalStepInput, type StepState } from './input.js';
+import { argumentsOf, digestOf, type JournalStepInput } from './input.js';
 import { type priceUsage, priceUsageCached, type Usage } from '../prices/index.js';
 import { assertWithinLimits, hasLimits, type LimitedCall } from './limits.js';
 import type { Reusable } from './reuse.js';
@@ -42,7 +42,7 @@ export interface RuleReads {
 }
 
 /** Position of each state in a step's life; a re-sent earlier state is a replay, not a change. */
-const LIFE: Record<StepState, number> = {
+const LIFE: Record<StepRow['state'], number> = {
   PROPOSED: 0,
   APPROVED: 1,
   REJECTED: 1,
