@@ -1,25 +1,19 @@
 /**
  * stepByIdempotencyKey (SPEC §15.6): which step holds an idempotency key, how it ended, and how many
- * times the engine let it be sent — to diagnose a duplicate from our own records (seed 001 §十四.3).
- *
- * A key is derived from the task, attempt and sequence of the write that created it; a later attempt
- * that makes the same call while that write is still STARTED reuses it (journal/reuse.ts), so several
- * steps may hold one key. The sends are the engine's view: the STARTED that created the key, each later
- * attempt's STARTED that reused it, and each lease acquired on a holder's attempt while it was STARTED
- * (the new lease holder resumes the attempt and sends the write again with the key). A worker's own
- * retries inside one lease are not seen. A later attempt answered from a COMPLETED step (`reused`) sent
- * nothing and is no send.
+ * times the engine let it be sent — to diagnose a duplicate from our own records. A later attempt that
+ * makes the same call while the write is still STARTED reuses its key (reuse.ts), so several steps may
+ * hold one. The sends are the engine's view: the STARTED that created the key, each later attempt's
+ * STARTED that reused it, and each lease taken on a holder's attempt while it was STARTED (the new holder
+ * sends the write again with the key). A worker's retries inside one lease are not seen; a step
+ * answered from a COMPLETED one (`reused`) sent nothing.
  */
 import { and, asc, eq, inArray } from 'drizzle-orm';
-import { externalTasks, historyEvents, type StepRow, steps } from '../../db/schema.js';
-import type { Actor, EngineContext } from '../common/index.js';
-import { sameProject } from '../common/index.js';
+import { externalTasks, type HistoryEventRow, historyEvents, type StepRow, steps } from '../../db/schema.js';
+import { type Actor, type EngineContext, sameProject } from '../common/index.js';
 import { type StepView, toStepView } from './views.js';
 
-export type KeySendReason = 'CREATED' | 'REUSED' | 'LEASE';
-
 export interface KeySend {
-  reason: KeySendReason;
+  reason: 'CREATED' | 'REUSED' | 'LEASE';
   attempt: number;
   sequence: number;
   at: Date;
@@ -94,14 +88,7 @@ export async function stepByIdempotencyKey(
   };
 }
 
-type Event = {
-  eventType: string;
-  actor: string;
-  at: Date;
-  attempt: number | null;
-  sequence: number | null;
-  data: unknown;
-};
+type Event = Pick<HistoryEventRow, 'eventType' | 'actor' | 'at' | 'attempt' | 'sequence' | 'data'>;
 
 /** One holder's sends: its STARTED (unless it was answered from the journal) and the leases while it was open. */
 function sendsOf(r: StepRow, created: boolean, events: Event[]): KeySend[] {
@@ -112,20 +99,17 @@ function sendsOf(r: StepRow, created: boolean, events: Event[]): KeySend[] {
   const endedAt = own.findIndex(
     (e, i) => i > startedAt && ENDS.has(e.eventType) && e.sequence === r.sequence,
   );
+  const send = (reason: KeySend['reason'], at: Date, workerId: string | null): KeySend => ({
+    reason,
+    attempt: r.attempt,
+    sequence: r.sequence,
+    at,
+    workerId,
+  });
   const started = own[startedAt];
-  const sends: KeySend[] = [
-    {
-      reason: created ? 'CREATED' : 'REUSED',
-      attempt: r.attempt,
-      sequence: r.sequence,
-      at: started.at,
-      workerId: started.actor.replace(/^worker:/, ''),
-    },
-  ];
-  for (const e of own.slice(startedAt + 1, endedAt < 0 ? undefined : endedAt)) {
-    if (!LEASES.has(e.eventType)) continue;
-    const workerId = (e.data as { workerId?: string } | null)?.workerId ?? null;
-    sends.push({ reason: 'LEASE', attempt: r.attempt, sequence: r.sequence, at: e.at, workerId });
-  }
-  return sends;
+  const leases = own
+    .slice(startedAt + 1, endedAt < 0 ? undefined : endedAt)
+    .filter((e) => LEASES.has(e.eventType))
+    .map((e) => send('LEASE', e.at, (e.data as { workerId?: string } | null)?.workerId ?? null));
+  return [send(created ? 'CREATED' : 'REUSED', started.at, started.actor.replace(/^worker:/, '')), ...leases];
 }

@@ -1,7 +1,6 @@
 /**
- * The journal's commands: `journalStep` (one step) and `journalSteps` (several steps of one task's
- * attempt in one request and one transaction, all or nothing). Both run the same path (transaction.ts), alone
- * or, when calls of other tasks arrive at the same time, in one transaction with them (group.ts).
+ * The journal's commands. Each runs the same path (transaction.ts), alone or, when calls of other tasks
+ * arrive at the same time, in one transaction with them (group.ts).
  */
 import { EngineError, invalid } from '../../errors.js';
 import type { Actor, EngineContext } from '../common/index.js';
@@ -25,11 +24,10 @@ export async function journalStep(
 }
 
 /**
- * Several steps of one task's attempt in one request and one transaction, applied in order with exactly
- * the rules of journalStep; all or nothing (the error names the step's index). A worker sends what it
- * already knows at once — e.g. a model call's COMPLETED and the next write's STARTED — and pays one
- * request and one commit instead of one per step. A step that parks the task (PROPOSED, a delegation)
- * must be the last of its batch: the lease is gone after it.
+ * Several steps of one task's attempt (e.g. a model call's COMPLETED and the next write's STARTED) in
+ * one request and one transaction, applied in order with journalStep's rules; all or nothing (the error
+ * names the step's index). A step that parks the task (PROPOSED, a delegation) must be the last of its
+ * batch: the lease is gone after it.
  */
 export async function journalSteps(
   ctx: EngineContext,
@@ -45,37 +43,28 @@ export async function journalSteps(
 /** Most tasks in one journalBatch: the group commit's own bound (group.ts), so they fit one group. */
 export const MAX_BATCH_TASKS = MAX_GROUP;
 
-/** One task's part of a journalBatch: its steps, as journalSteps takes them. */
-export interface JournalBatchEntry {
-  taskId: string;
-  steps: JournalStepInput[];
-}
-
 /**
- * Several tasks' journal calls in one request: a worker that runs many agents sends what its tasks have
- * ready at the same moment together, and pays one request for them. Each entry is its own task's call —
- * journalStep's when it holds one step, journalSteps' (all or nothing) when it holds several — checked,
- * refused and answered exactly as that call alone would be. All entries go to the group commit at once,
- * so they normally commit in one transaction (group.ts). The answer is one promise per entry, in order:
- * an entry's refusal never fails another. Only the batch's own shape (1 to MAX_BATCH_TASKS entries, one
- * per task) is refused as a whole.
+ * Several tasks' journal calls in one request. Each entry is its own task's call — journalStep's for one
+ * step, journalSteps' for several — checked, refused and answered exactly as that call alone would be;
+ * all go to the group commit at once, so they normally share one transaction. One promise per entry, in
+ * order: an entry's refusal never fails another. Only the batch's own shape (1 to MAX_BATCH_TASKS
+ * entries, one per task) is refused as a whole.
  */
 export function journalBatch(
   ctx: EngineContext,
   actor: Actor,
-  entries: JournalBatchEntry[],
+  /** each task's steps, as journalSteps takes them */
+  entries: { taskId: string; steps: JournalStepInput[] }[],
 ): Promise<JournalResult[]>[] {
   if (entries.length === 0 || entries.length > MAX_BATCH_TASKS) {
     throw invalid(`A journal batch holds 1 to ${MAX_BATCH_TASKS} tasks.`, 'entries');
   }
-  const tasks = new Set<string>();
-  for (const [i, e] of entries.entries()) {
-    if (tasks.has(e.taskId))
-      throw invalid(
-        `Entry ${i} repeats task ${e.taskId}: a journal batch holds one entry per task (put all of a task's steps in its entry).`,
-        `entries.${i}.taskId`,
-      );
-    tasks.add(e.taskId);
+  const i = entries.findIndex((e, at) => entries.findIndex((x) => x.taskId === e.taskId) !== at);
+  if (i >= 0) {
+    throw invalid(
+      `Entry ${i} repeats task ${entries[i].taskId}: a journal batch holds one entry per task (put all of a task's steps in its entry).`,
+      `entries.${i}.taskId`,
+    );
   }
   ctx.counters.journalBatches.requests++;
   ctx.counters.journalBatches.entries += entries.length;

@@ -1,20 +1,16 @@
 /**
  * Group commit of the journal: calls of different tasks that arrive while earlier ones are being written
- * are journaled together — one load statement that locks every task of the group (in task id order),
- * the rules of each call in memory on its own state, one write statement and one COMMIT for all. Each
- * call gets its own answer: a call the rules refuse adds nothing to the write and gets its refusal; the
- * others commit. A call alone (no other call waiting) takes the one-call path (transaction.ts) unchanged.
+ * are journaled together — one load that locks every task of the group (in task id order), each call's
+ * rules in memory on its own state, one write and one COMMIT for all. A call the rules refuse adds
+ * nothing to the write and gets its refusal; the others commit. A call alone takes transaction.ts's path.
  *
  * Anything the in-memory rules cannot keep to one call — a refused call that had already written
  * (reuse reads write the call's changes first), an effect that fails, a database error — rolls the
- * group back and runs each of its calls again on its own, so a group never answers differently from
- * its calls one by one.
+ * group back and runs each call again on its own, so a group never answers differently from its calls.
  *
- * At most GROUPS_IN_FLIGHT groups run at once per engine process; a call that finds them all busy waits
- * for the next group (one write's time, normally). A group still running after STALLED_MS (waiting on a
- * row lock, a slow disk) lets one more group start, up to MAX_IN_FLIGHT, so one stuck call never holds up
- * the journal of every other task. Calls of one task never share a group (a worker sends
- * them one after another; a re-send waits for the next group).
+ * At most GROUPS_IN_FLIGHT groups run at once per engine process; a group still running after
+ * STALLED_MS (a row lock, a slow disk) lets one more start, up to MAX_IN_FLIGHT, so one stuck call never
+ * holds up every other task's journal. Calls of one task never share a group.
  */
 import { EngineError, fallbackReason, notFound } from '../../errors.js';
 import { type Actor, countFallback, type EngineContext, isUuid, sameProject } from '../common/index.js';
@@ -22,9 +18,8 @@ import { applyAll, loadKeyOf, ownTransaction, readsOf, runOne } from './transact
 import type { JournalStepInput } from './input.js';
 import type { JournalResult } from './rules.js';
 import { Turns } from '../../shared/turns.js';
-import { connectionOf } from '../../db/pg.js';
-import { beginAndLoadMany, write } from './sql.js';
-import { JournalState } from './state.js';
+import { beginAndLoadMany, writeAndCommit } from './sql.js';
+import { type Effect, JournalState } from './state.js';
 
 const GROUPS_IN_FLIGHT = 2;
 /** A group still running after this long is waiting (a row lock, a slow disk): another may start. */
@@ -56,12 +51,8 @@ const groups = new WeakMap<EngineContext, JournalGroups>();
 
 /** The engine's journal groups (one set per engine context). */
 export function journalGroups(ctx: EngineContext): JournalGroups {
-  let g = groups.get(ctx);
-  if (!g) {
-    g = new JournalGroups(ctx);
-    groups.set(ctx, g);
-  }
-  return g;
+  if (!groups.has(ctx)) groups.set(ctx, new JournalGroups(ctx));
+  return groups.get(ctx)!;
 }
 
 export class JournalGroups {
@@ -85,18 +76,14 @@ export class JournalGroups {
   }
 
   submit(actor: Actor, inputs: JournalStepInput[], batch: boolean): Promise<JournalResult[]> {
-    if (this.maxGroup === 1) return runOne(this.ctx, actor, inputs, batch);
-    return new Promise((resolve, reject) => this.turns.push({ actor, inputs, batch, resolve, reject }));
+    return this.submitMany(actor, [{ inputs, batch }])[0];
   }
 
   /**
    * Several tasks' calls at once (journalBatch): all are queued before a group is formed, so they share
    * one group (and its COMMIT) unless the groups in flight are all busy. One promise per call, in order.
    */
-  submitMany(
-    actor: Actor,
-    calls: { inputs: JournalStepInput[]; batch: boolean }[],
-  ): Promise<JournalResult[]>[] {
+  submitMany(actor: Actor, calls: { inputs: JournalStepInput[]; batch: boolean }[]) {
     if (this.maxGroup === 1) return calls.map((c) => runOne(this.ctx, actor, c.inputs, c.batch));
     const queued: Call[] = [];
     const out = calls.map(
@@ -109,10 +96,18 @@ export class JournalGroups {
     return out;
   }
 
+  /** A call in its own transaction, as if it had come alone. */
+  private async settle(c: Call): Promise<void> {
+    try {
+      c.resolve(await runOne(this.ctx, c.actor, c.inputs, c.batch));
+    } catch (e) {
+      c.reject(e);
+    }
+  }
+
   private async run(group: Call[]): Promise<void> {
     this.counts.calls += group.length;
-    if (group.length === 1)
-      return settle(group[0], () => runOne(this.ctx, group[0].actor, group[0].inputs, group[0].batch));
+    if (group.length === 1) return this.settle(group[0]);
     this.counts.grouped += group.length;
     this.counts.groups++;
     let outcomes: Outcome[];
@@ -128,7 +123,7 @@ export class JournalGroups {
       }
       this.counts.fallbacks++;
       countFallback(this.ctx.counters, 'journal-group', reason);
-      for (const c of group) await settle(c, () => runOne(this.ctx, c.actor, c.inputs, c.batch));
+      for (const c of group) await this.settle(c);
       return;
     }
     group.forEach((c, i) => {
@@ -154,7 +149,7 @@ export class JournalGroups {
       );
       const steps: unknown[] = [];
       const history: Record<string, unknown>[] = [];
-      const withEffects: JournalState[] = [];
+      const effects: Effect[] = [];
       for (const [j, i] of live.entries()) {
         const c = group[i];
         const row = rows.get(j);
@@ -164,16 +159,11 @@ export class JournalGroups {
         }
         const state = JournalState.fromLoad(row);
         let wrote = false;
-        const reads = readsOf(db, state);
-        const watched = {
-          ...reads,
-          reusable: (...a: Parameters<typeof reads.reusable>) => {
-            wrote = true;
-            return reads.reusable(...a);
-          },
-        };
+        const reads = readsOf(db, state, () => {
+          wrote = true;
+        });
         try {
-          const { out, refusal } = await applyAll(state, this.ctx, c.actor, watched, c.inputs, c.batch);
+          const { out, refusal } = await applyAll(state, this.ctx, c.actor, reads, c.inputs, c.batch);
           outcomes[i] = refusal ? { error: refusal } : { value: out };
         } catch (e) {
           if (!(e instanceof EngineError)) throw e;
@@ -184,13 +174,9 @@ export class JournalGroups {
         const changes = state.takeChanges();
         steps.push(...changes.steps);
         history.push(...changes.history);
-        if (state.effects.length > 0) withEffects.push(state);
+        effects.push(...state.effects);
       }
-      await write(db, { steps, history: inChainOrder(history) }, withEffects.length === 0);
-      if (withEffects.length > 0) {
-        for (const state of withEffects) for (const effect of state.effects) await effect(db);
-        await connectionOf(db).query('COMMIT');
-      }
+      await writeAndCommit(db, { steps, history: inChainOrder(history) }, effects);
       committed();
       return outcomes;
     });
@@ -202,20 +188,8 @@ export class JournalGroups {
  * the same order), each call's rows in its own order; `ord` numbered afresh (each call counted from 0).
  */
 function inChainOrder(rows: Record<string, unknown>[]): Record<string, unknown>[] {
-  const sorted = rows
-    .map((row, at) => ({ row, at }))
-    .sort((a, b) => {
-      const x = String(a.row.process_instance_id);
-      const y = String(b.row.process_instance_id);
-      return x < y ? -1 : x > y ? 1 : a.at - b.at;
-    });
-  return sorted.map(({ row }, ord) => ({ ...row, ord }));
-}
-
-async function settle(c: Call, fn: () => Promise<JournalResult[]>): Promise<void> {
-  try {
-    c.resolve(await fn());
-  } catch (e) {
-    c.reject(e);
-  }
+  const id = (row: Record<string, unknown>) => String(row.process_instance_id);
+  // a stable sort: each instance's rows stay in the order they were made
+  const sorted = [...rows].sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0));
+  return sorted.map((row, ord) => ({ ...row, ord }));
 }

@@ -1,11 +1,8 @@
 /**
- * The guards of a call in the journal (SPEC §11 "How it sits in the journal"). A PRECONDITION or LOOKUP
- * read is a read step journaled by the worker: at proposal time (the precondition, before the proposal:
- * its answer becomes the approval's `facts`), as step N+1 while the call at N is APPROVED (the
- * precondition, right before the call starts) or STARTED (the lookup of a write whose outcome is
- * unknown). The engine checks each read against the template declared for that call, then decides from
- * it: whether the approved call may start, and whether a started write is settled by its lookup. The
- * rules of a step (rules.ts) call in here; the expressions are the worker's (server/shared/guard.ts).
+ * The guards of a call in the journal (SPEC §11 "How it sits in the journal"): PRECONDITION and LOOKUP
+ * reads checked against the template declared for their call, and what the engine decides from them
+ * (whether an approved call may start, whether a started write is settled by its lookup). A
+ * precondition read just before a proposal becomes the approval's `facts`.
  */
 import type { StepRow } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
@@ -14,17 +11,17 @@ import { checkGuard, type Guard, guardArguments } from '../../shared/guard.js';
 import type { Standing } from '../approvals/index.js';
 import type { EngineContext } from '../common/index.js';
 import { type AgentWork, bindingPolicy, type ToolBinding } from '../definitions/index.js';
-import { argumentsOf, type JournalStepInput, type StepPurpose } from './input.js';
+import { argumentsOf, type JournalStepInput } from './input.js';
 import type { JournalState } from './state.js';
 
 const ENDED: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'REJECTED', 'OUTCOME_UNKNOWN']);
 
-function bindingOf(work: AgentWork | null, ref: string | null): ToolBinding | undefined {
+export function bindingOf(work: AgentWork | null, ref: string | null): ToolBinding | undefined {
   return ref ? work?.toolBindings.find((b) => b.ref === ref) : undefined;
 }
 
 /** A binding's precondition or lookup in the shape both sides read (null when it declares none). */
-export function guardOf(binding: ToolBinding | undefined, purpose: StepPurpose): Guard | null {
+export function guardOf(binding: ToolBinding | undefined, purpose: StepRow['purpose']): Guard | null {
   const policy = bindingPolicy(binding ?? {});
   if (purpose === 'PRECONDITION' && policy.precondition) {
     const p = policy.precondition;
@@ -65,13 +62,13 @@ export function assertNextSequence(j: JournalState, ctx: EngineContext, input: J
     if (last && !ENDED.has(last.state)) throw unfinished(last.sequence, last.state, input.sequence);
     if (purpose === 'LOOKUP')
       throw invalid('A LOOKUP read settles a write left STARTED; there is none open here.', 'purpose');
-    if (purpose === 'PRECONDITION') assertDeclared(j.task.agentWork as AgentWork | null, input);
+    if (purpose === 'PRECONDITION') assertDeclared(j.task.agentWork, input);
     return;
   }
   const wanted = open.state === 'APPROVED' ? 'PRECONDITION' : open.state === 'STARTED' ? 'LOOKUP' : null;
   if (purpose !== wanted || (last && last.sequence !== open.sequence && !ENDED.has(last.state)))
     throw unfinished(open.sequence, open.state, input.sequence);
-  const binding = bindingOf(j.task.agentWork as AgentWork | null, open.toolRef);
+  const binding = bindingOf(j.task.agentWork, open.toolRef);
   const guard = guardOf(binding, purpose);
   if (!guard) {
     throw new EngineError(
@@ -80,7 +77,23 @@ export function assertNextSequence(j: JournalState, ctx: EngineContext, input: J
       { expectedSequence: open.sequence },
     );
   }
-  assertGuardRead(ctx, input, open, guard, purpose);
+  // the read is exactly the declared tool and arguments rendered for this call
+  const args = guardArguments(guard, callArguments(ctx, open), open.idempotencyKey);
+  const asked = argumentsOf(input.request);
+  if (
+    input.toolRef !== guard.tool ||
+    typeof asked !== 'object' ||
+    asked === null ||
+    toolCallDigest(guard.tool, asked) !== toolCallDigest(guard.tool, args)
+  ) {
+    throw new EngineError(
+      'DIVERGENT_STEP',
+      `The ${purpose.toLowerCase()} of step ${open.sequence} is ${guard.tool} with ${JSON.stringify(args)}; journal exactly that read.`,
+      { sequence: open.sequence, tool: guard.tool },
+    );
+  }
+  if (input.state !== 'COMPLETED' && input.state !== 'FAILED')
+    throw invalid(`A ${purpose} read is journaled COMPLETED (or FAILED) after it ran.`, 'state');
 }
 
 function unfinished(sequence: number, state: string, asked: number): EngineError {
@@ -96,31 +109,6 @@ function assertDeclared(work: AgentWork | null, input: JournalStepInput): void {
   const declared = (work?.toolBindings ?? []).some((b) => guardOf(b, 'PRECONDITION')?.tool === input.toolRef);
   if (!declared)
     throw invalid(`${input.toolRef} is not the precondition of any tool bound to this node.`, 'purpose');
-}
-
-function assertGuardRead(
-  ctx: EngineContext,
-  input: JournalStepInput,
-  call: StepRow,
-  guard: Guard,
-  purpose: StepPurpose,
-): void {
-  const args = guardArguments(guard, callArguments(ctx, call), call.idempotencyKey);
-  const asked = argumentsOf(input.request);
-  if (
-    input.toolRef !== guard.tool ||
-    typeof asked !== 'object' ||
-    asked === null ||
-    toolCallDigest(guard.tool, asked) !== toolCallDigest(guard.tool, args)
-  ) {
-    throw new EngineError(
-      'DIVERGENT_STEP',
-      `The ${purpose.toLowerCase()} of step ${call.sequence} is ${guard.tool} with ${JSON.stringify(args)}; journal exactly that read.`,
-      { sequence: call.sequence, tool: guard.tool },
-    );
-  }
-  if (input.state !== 'COMPLETED' && input.state !== 'FAILED')
-    throw invalid(`A ${purpose} read is journaled COMPLETED (or FAILED) after it ran.`, 'state');
 }
 
 /**
@@ -140,13 +128,10 @@ export function factsFor(
   return read.responseEnc;
 }
 
-/** What the precondition check found at the start of an approved call. */
-export type PreconditionCheck = { ok: true } | { ok: false; explanation: string };
-
 /**
  * SPEC §11, third check at STARTED: the call's last step is a precondition read journaled after the
  * decision, under the current lease, that answered (else PRECONDITION_REQUIRED, which changes nothing);
- * its answer satisfies `expect` (else the caller voids the approval: PRECONDITION_FAILED).
+ * its answer satisfies `expect` (else the explanation: the caller voids the approval, PRECONDITION_FAILED).
  */
 export function checkPrecondition(
   j: JournalState,
@@ -154,9 +139,9 @@ export function checkPrecondition(
   call: StepRow,
   binding: ToolBinding | undefined,
   standing: Standing | null,
-): PreconditionCheck {
+): string | null {
   const guard = guardOf(binding, 'PRECONDITION');
-  if (!guard) return { ok: true };
+  if (!guard) return null;
   const last = j.last;
   const read = last && last.purpose === 'PRECONDITION' ? j.step(last.sequence) : undefined;
   const decidedAt = standing?.approval.decidedAt ?? null;
@@ -179,7 +164,7 @@ export function checkPrecondition(
     ctx.sealer.openJson(read.responseEnc),
     callArguments(ctx, call),
   );
-  return outcome.holds ? { ok: true } : { ok: false, explanation: outcome.explanation };
+  return outcome.holds ? null : outcome.explanation;
 }
 
 /**

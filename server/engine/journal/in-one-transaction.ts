@@ -1,19 +1,16 @@
 /**
  * Steps and the command they end, in one transaction: `journalThen` journals a task attempt's steps
- * exactly as journalSteps does (same load, rules and write, transaction.ts) and then runs the caller's own work
- * on the same connection before the one COMMIT. completeTask uses it for the last step ends that travel
- * with a completion: one BEGIN, one COMMIT and one connection instead of two of each.
+ * exactly as journalSteps does (transaction.ts), then runs the caller's work on the same connection
+ * before the one COMMIT (completeTask's last steps: one BEGIN, COMMIT and connection instead of two).
  *
  * It never answers with a refusal of its own. When a step is refused, a step has an effect (a proposal,
- * a delegation: the lease ends there, so nothing may follow in its transaction) or the caller's work
- * throws, everything is rolled back and it returns `undefined`; the caller then takes the separate path
- * (journalSteps, then its own transaction), which answers as if the steps had come alone — the steps committed
- * first, the refusal in its usual form.
+ * a delegation: the lease ends there) or the caller's work throws, everything is rolled back and it
+ * returns `undefined`; the caller then takes the separate path (journalSteps, then its own
+ * transaction), which answers as if the steps had come alone.
  *
- * The caller's work gets the task the journal locked and loaded (its row as lockTask reads it), and can
- * spare two round trips: `after`, a statement run with the journal's write (its first row comes with
- * the task: reads that must see the steps just written), and `last`, a statement its work returns to run
- * with the COMMIT. Both are named statements with their values (db/statements).
+ * The caller's work gets the task as lockTask reads it and can spare two round trips: `after`, a
+ * statement run with the journal's write (its first row comes with the task), and `last`, a statement
+ * its work returns to run with the COMMIT.
  */
 import { connectionOf, execute, pipelined } from '../../db/pg.js';
 import {
@@ -37,17 +34,14 @@ class SeparatePath extends Error {
   override name = 'SeparatePath';
 }
 
-/** What the caller's work of journalThen gets: the locked task, and the first row of `after`. */
-export interface JournalLocked {
-  task: LockedTaskRow;
-  after: Record<string, unknown> | undefined;
-}
-
 export async function journalThen<T>(
   ctx: EngineContext,
   actor: Actor,
   inputs: JournalStepInput[],
-  then: (tx: Tx, locked: JournalLocked) => Promise<{ value: T; last?: Then }>,
+  then: (
+    tx: Tx,
+    locked: { task: LockedTaskRow; after: Record<string, unknown> | undefined },
+  ) => Promise<{ value: T; last?: Then }>,
   after?: Then,
 ): Promise<{ value: T } | undefined> {
   try {

@@ -3,15 +3,11 @@
  * binding, its idempotency key.
  */
 import { EngineError, invalid } from '../../errors.js';
-import type { ToolBinding, AgentWork } from '../definitions/index.js';
+import type { AgentWork } from '../definitions/index.js';
 import { requestDigest, toolCallDigest } from '../../shared/canonical.js';
 import type { StepRow } from '../../db/schema.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import type { Usage } from '../prices/index.js';
-
-export type StepKind = StepRow['kind'];
-export type StepState = StepRow['state'];
-export type StepPurpose = StepRow['purpose'];
 
 /** One step as a worker journals it (SPEC §4). */
 export interface JournalStepInput {
@@ -19,8 +15,8 @@ export interface JournalStepInput {
   workerId: string;
   attempt: number;
   sequence: number;
-  kind: StepKind;
-  state: StepState;
+  kind: StepRow['kind'];
+  state: StepRow['state'];
   toolRef?: string | null;
   model?: string | null;
   request: unknown;
@@ -28,7 +24,7 @@ export interface JournalStepInput {
   usage?: Usage | null;
   error?: string | null;
   /** CALL (default), or the engine's PRECONDITION / LOOKUP read of a guarded call (SPEC §11) */
-  purpose?: StepPurpose | null;
+  purpose?: StepRow['purpose'] | null;
   /** with a proposal: the tool server's own description of the tool */
   toolDescription?: string | null;
 }
@@ -59,10 +55,7 @@ export function argumentsOf(request: unknown): unknown {
   return (request as Record<string, unknown>).arguments;
 }
 
-export function digestOf(
-  input: JournalStepInput,
-  work: AgentWork | null,
-): { digest: string; binding: ToolBinding | null } {
+export function digestOf(input: JournalStepInput, work: AgentWork | null) {
   if (input.kind === 'TOOL_CALL') {
     if (!input.toolRef) throw invalid('A TOOL_CALL step names its toolRef (server/tool).', 'toolRef');
     const binding = work?.toolBindings.find((b) => b.ref === input.toolRef) ?? null;
@@ -70,9 +63,7 @@ export function digestOf(
       throw new EngineError(
         'BINDING_NOT_FROZEN',
         `${input.toolRef} is not a tool bound to this agent node in its definition version; only frozen bindings may be called.`,
-        {
-          toolRef: input.toolRef,
-        },
+        { toolRef: input.toolRef },
       );
     }
     const args = argumentsOf(input.request);

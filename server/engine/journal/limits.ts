@@ -1,19 +1,12 @@
 /**
- * An agent node's limits (SPEC §4, §15.6). Checked when a MODEL_CALL is journaled STARTED, and when a
- * write is proposed or STARTED (tokens and money only): turns and tokens count this attempt (the
- * conversation being built), the budget counts every attempt of the task (money spent is spent). A turn
- * is a model call that answered (COMPLETED); a failed call to an unavailable model spends none. What a
- * call cost comes from the engine's prices (engine/prices).
+ * An agent node's limits (SPEC §4, §15.6): turns and tokens count this attempt (the conversation being
+ * built), the budget every attempt of the task (money spent is spent). A turn is a model call that
+ * answered (COMPLETED).
  */
 import { EngineError } from '../../errors.js';
+import type { AgentLimits } from '../../shared/types.js';
 
-export interface Limits {
-  maxTurns: number | null;
-  maxTokensTotal: number | null;
-  budgetUsd: number | null;
-}
-
-export function hasLimits(limits: Limits): boolean {
+export function hasLimits(limits: AgentLimits): boolean {
   return limits.maxTurns != null || limits.maxTokensTotal != null || limits.budgetUsd != null;
 }
 
@@ -21,13 +14,12 @@ export function hasLimits(limits: Limits): boolean {
 export type LimitedCall = 'model call' | 'write';
 
 /**
- * Throws LIMIT_EXCEEDED (naming the limit, what was used and the maximum) when the usage so far reaches
- * one of the node's limits. A model call is held to all three; a write to the two that measure what
- * was spent (tokens and money), not to max_turns: the last turn the node allows may ask for a write.
+ * Throws LIMIT_EXCEEDED when the usage so far reaches one of the node's limits. A write is held only to
+ * what was spent (tokens and money), not to max_turns: the last turn the node allows may ask for a write.
  */
 export function assertWithinLimits(
   u: { turns: number; tokens: number; cost: number },
-  limits: Limits,
+  limits: AgentLimits,
   call: LimitedCall = 'model call',
 ): void {
   const exceeded = (limit: string, used: number, max: number, spent: string) =>

@@ -1,9 +1,7 @@
 /**
  * A call the rules judge before it goes out (SPEC §14): a write at STARTED, an approval_required call
- * at PROPOSED. In this order: the input schema and `validate` (ARGUMENTS_INVALID), a `deny` rule
- * (POLICY_DENIED), at PROPOSED the precondition read just before it (`Not proposed:`), then `levels` or
- * `auto`. A refusal is a REJECTED step the model reads — never an error the worker must handle — and a
- * re-send of it is answered from the journal. Part of the rules of a step (rules.ts).
+ * at PROPOSED. A refusal is a REJECTED step the model reads — never an error the worker must handle —
+ * and a re-send of it is answered from the journal. Part of the rules of a step (rules.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { StepRow } from '../../db/schema.js';
@@ -21,31 +19,21 @@ import {
 } from '../approvals/index.js';
 import type { EngineContext } from '../common/index.js';
 import type { AgentWork, ToolBinding } from '../definitions/index.js';
-import type { HistoryEntry } from '../history/index.js';
 import { factsFor, guardOf } from './guards.js';
 import { argumentsOf, type JournalStepInput } from './input.js';
 import { type JournalState, stepHistory } from './state.js';
 
-/** A step refused before it went out: its REJECTED row, and the history that says why. */
+/** A step refused before it went out: its REJECTED row, and the engine's history row that says why. */
 function refuse(
   j: JournalState,
   input: JournalStepInput,
   base: StepRow,
   comment: string,
-  why: HistoryEntry,
-): StepRow {
-  const step: StepRow = { ...base, state: 'REJECTED', comment };
-  return j.put(step, [why, stepHistory(j.task, input.workerId, step)]);
-}
-
-function refusalRow(
-  j: JournalState,
-  input: JournalStepInput,
   eventType: string,
   data: Record<string, unknown>,
-) {
+): StepRow {
   const t = j.task;
-  return {
+  const why = {
     projectId: t.projectId,
     processInstanceId: t.processInstanceId,
     taskId: t.id,
@@ -53,8 +41,10 @@ function refusalRow(
     sequence: input.sequence,
     eventType,
     actor: 'engine',
-    data,
+    data: { toolRef: base.toolRef, digest: base.digest, ...data },
   };
+  const step: StepRow = { ...base, state: 'REJECTED', comment };
+  return j.put(step, [why, stepHistory(t, input.workerId, step)]);
 }
 
 /**
@@ -70,32 +60,19 @@ export function refuseByRules(
 ): StepRow | null {
   const failures = argumentFailures(binding, args);
   if (failures.length > 0) {
-    const data = { toolRef: binding.ref, digest: base.digest, failures: failures.map(failureRecord) };
-    return refuse(
-      j,
-      input,
-      base,
-      invalidComment(failures.map((f) => f.message)),
-      refusalRow(j, input, 'ARGUMENTS_INVALID', data),
-    );
+    const comment = invalidComment(failures.map((f) => f.message));
+    return refuse(j, input, base, comment, 'ARGUMENTS_INVALID', { failures: failures.map(failureRecord) });
   }
   const outcome = ruleFor(binding, args);
   if (outcome.kind !== 'deny') return null;
-  const data = { toolRef: binding.ref, digest: base.digest, rule: ruleRecord(outcome.rule) };
-  return refuse(
-    j,
-    input,
-    base,
-    deniedComment(outcome.rule.deny!),
-    refusalRow(j, input, 'POLICY_DENIED', data),
-  );
+  const rule = ruleRecord(outcome.rule);
+  return refuse(j, input, base, deniedComment(outcome.rule.deny!), 'POLICY_DENIED', { rule });
 }
 
 /**
- * A call that may need a person: PROPOSED, judged by the rules. Refused, it is REJECTED with the reason;
- * moot (its precondition read already fails), REJECTED `Not proposed:`; approved by an `auto` rule, it
- * is APPROVED at once and the worker keeps its lease; otherwise it parks with an approval for the levels
- * (APPROVAL_OPENED joins the chain just before STEP_PROPOSED; the approval row and the parked task are
+ * A call that may need a person, PROPOSED: REJECTED when the rules refuse it or its precondition read
+ * already fails (`Not proposed:`), APPROVED at once by an `auto` rule (the worker keeps its lease), else
+ * parked with an approval (APPROVAL_OPENED joins the chain just before STEP_PROPOSED; the approval row is
  * written after the step).
  */
 export function propose(
@@ -121,14 +98,8 @@ export function propose(
   if (guard && factsEnc) {
     const facts = checkGuard(guard.expression, ctx.sealer.openJson(factsEnc), args);
     if (!facts.holds) {
-      const data = { toolRef: binding.ref, digest: base.digest, failed: guard.expression };
-      return refuse(
-        j,
-        input,
-        base,
-        notProposedComment(facts.explanation),
-        refusalRow(j, input, 'NOT_PROPOSED', data),
-      );
+      const comment = notProposedComment(facts.explanation);
+      return refuse(j, input, base, comment, 'NOT_PROPOSED', { failed: guard.expression });
     }
   }
   const outcome = ruleFor(binding, args);
@@ -137,12 +108,8 @@ export function propose(
   const auto = outcome.kind === 'auto';
   const step: StepRow = { ...base, state: auto ? 'APPROVED' : 'PROPOSED', approvalId };
   const proposed = stepHistory(task, input.workerId, { ...step, state: 'PROPOSED' }, { approvalId });
-  j.put(
-    step,
-    auto
-      ? [proposed]
-      : [approvalOpened(task, step, binding, levelsOf(outcome, binding), approvalId), proposed],
-  );
+  const opened = auto ? [] : [approvalOpened(task, step, binding, levelsOf(outcome, binding), approvalId)];
+  j.put(step, [...opened, proposed]);
   if (!auto) j.park('AWAITING_APPROVAL');
   const evidence = { factsEnc, toolDescription: input.toolDescription?.slice(0, 4000) ?? null };
   j.after((db) =>

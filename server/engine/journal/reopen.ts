@@ -1,7 +1,6 @@
 /**
- * Refusals that change state before they answer (SPEC §11): an approved call whose approval no longer
- * stands when it starts goes back to PROPOSED under a new version of its approval. Part of the rules of
- * a step (rules.ts), kept apart because these answer with an error after committing.
+ * Refusals that change state before they answer (SPEC §11), at the start of an approved call. Part of
+ * the rules of a step (rules.ts), kept apart because these answer with an error after committing.
  */
 import { randomUUID } from 'node:crypto';
 import type { StepRow } from '../../db/schema.js';
@@ -24,10 +23,8 @@ import type { JournalStepInput } from './input.js';
 import { type JournalState, stepHistory } from './state.js';
 
 /**
- * A refusal that changes state (SPEC §11: a lapsed approval window or authority reopens the approval)
- * commits that change before it answers: the rule puts the change into the state, then throws this.
- * The call writes and commits what it changed so far, then answers with `refusal`; steps after it in a
- * batch are not applied.
+ * Thrown by a rule after it put its change into the state: the call writes and commits what it changed
+ * so far, then answers with `refusal`; steps after it in a batch are not applied.
  */
 export class RefusalAfterCommit extends Error {
   constructor(readonly refusal: EngineError) {
@@ -37,8 +34,7 @@ export class RefusalAfterCommit extends Error {
 
 /**
  * The approval of a call about to start no longer stands (expired, or its deciders' authority lapsed):
- * the step goes back to PROPOSED under a new version of the approval, the task parks, and the refusal is
- * answered after that change commits (SPEC §11) — the model is not asked again.
+ * the step goes back to PROPOSED under a new version of the approval and the task parks.
  */
 export function reopen(
   j: JournalState,
@@ -89,9 +85,8 @@ export function reapprove(
 }
 
 /**
- * The precondition no longer holds when the approved call starts (SPEC §11): the approval is VOIDED
- * (voidReason PRECONDITION), the step REJECTED with the engine's message — the model reads which fact
- * changed and re-plans under the same lease — and the refusal is answered after that change commits.
+ * The precondition no longer holds when the approved call starts: the approval is VOIDED, the step
+ * REJECTED with the engine's message (the model reads which fact changed and re-plans under this lease).
  */
 export function voidForFacts(
   j: JournalState,
@@ -104,20 +99,15 @@ export function voidForFacts(
   const reason = factsChangedReason(explanation);
   const step: StepRow = { ...e, state: 'REJECTED', comment: reason, updatedAt: new Date() };
   const a = standing?.approval;
-  j.put(step, [
-    ...(a
-      ? [
-          lapseHistory(task, a, {
-            state: 'VOIDED',
-            voidReason: 'PRECONDITION',
-            code: 'PRECONDITION_FAILED',
-            message: reason,
-            details: { failed: explanation },
-          }),
-        ]
-      : []),
-    stepHistory(task, input.workerId, step, { voidReason: 'PRECONDITION' }),
-  ]);
+  const voided: Lapse = {
+    state: 'VOIDED',
+    voidReason: 'PRECONDITION',
+    code: 'PRECONDITION_FAILED',
+    message: reason,
+    details: { failed: explanation },
+  };
+  const lapsed = a ? [lapseHistory(task, a, voided)] : [];
+  j.put(step, [...lapsed, stepHistory(task, input.workerId, step, { voidReason: 'PRECONDITION' })]);
   if (a) j.after((db) => voidApproval(db, a, 'PRECONDITION', reason));
   throw new RefusalAfterCommit(
     new EngineError('PRECONDITION_FAILED', `Step ${e.sequence} was not executed: ${reason}`, {

@@ -1,14 +1,10 @@
 /**
  * The rules of a step (SPEC §4), in one place. `applyStep` takes one journaled step and the call's
- * state (state.ts: the locked task and the steps the call touches) and either changes the state — a new
- * step, or the next state of an existing one, with its history rows and effects — or refuses. It never
- * advances the process. Checks run in SPEC order: the caller holds the live lease; the attempt is
- * current; the sequence is an existing step or the next one (the previous step ended); the tool ref is a
- * frozen binding; limits.
- *
- * A step's life: PROPOSED → APPROVED | REJECTED; APPROVED → STARTED; STARTED → COMPLETED | FAILED |
- * OUTCOME_UNKNOWN. Re-sending a step in the same or an earlier state of its life with the same digest is
- * answered from the journal (idempotent replay); anything else for an existing sequence is DIVERGENT_STEP.
+ * state (state.ts) and either changes it — a new step, or the next state of an existing one, with its
+ * history rows and effects — or refuses. It never advances the process. Checks run in SPEC order: lease,
+ * attempt, sequence (an existing step or the next one), frozen binding, limits. A step re-sent in the
+ * same or an earlier state of its life with the same digest is answered from the journal; anything else
+ * for an existing sequence is DIVERGENT_STEP.
  */
 import type { StepRow } from '../../db/schema.js';
 import { toolCallDigest } from '../../shared/canonical.js';
@@ -18,11 +14,11 @@ import { type Actor, type EngineContext, idempotencyKeyFor, type Tx } from '../c
 import type { AgentWork, ToolBinding } from '../definitions/index.js';
 import { startDelegation } from '../instances/index.js';
 import { assertLease, type LockedTaskRow } from '../lease/index.js';
-import { argumentsOf, digestOf, type JournalStepInput, type StepState } from './input.js';
+import { argumentsOf, digestOf, type JournalStepInput } from './input.js';
 import { type priceUsage, priceUsageCached, type Usage } from '../prices/index.js';
 import { assertWithinLimits, hasLimits, type LimitedCall } from './limits.js';
 import type { Reusable } from './reuse.js';
-import { assertNextSequence, checkPrecondition, reconciliation } from './guards.js';
+import { assertNextSequence, bindingOf, checkPrecondition, reconciliation } from './guards.js';
 import { propose, refuseByRules } from './propose.js';
 import { reapprove, reopen, voidForFacts } from './reopen.js';
 import { type JournalState, stepHistory } from './state.js';
@@ -46,7 +42,7 @@ export interface RuleReads {
 }
 
 /** Position of each state in a step's life; a re-sent earlier state is a replay, not a change. */
-const LIFE: Record<StepState, number> = {
+const LIFE: Record<StepRow['state'], number> = {
   PROPOSED: 0,
   APPROVED: 1,
   REJECTED: 1,
@@ -56,7 +52,7 @@ const LIFE: Record<StepState, number> = {
   OUTCOME_UNKNOWN: 3,
 };
 
-/** Applies one step to the call's state, or refuses it (an EngineError; the call's transaction rolls back). */
+/** Applies one step to the call's state, or refuses it (an EngineError). */
 export async function applyStep(
   j: JournalState,
   ctx: EngineContext,
@@ -68,7 +64,7 @@ export async function applyStep(
   const existing = j.step(input.sequence);
   if (existing && isResendAfterPark(task, existing, actor, input)) return answer(ctx, existing, task.state);
   assertLease(task, actor, input.workerId, input.attempt);
-  const work = task.agentWork as AgentWork | null;
+  const work = task.agentWork;
   if (existing) return transition(j, ctx, reads, existing, input, digestOf(input, work).digest);
   assertNextSequence(j, ctx, input);
   const { digest, binding } = digestOf(input, work);
@@ -76,10 +72,9 @@ export async function applyStep(
 }
 
 /**
- * A proposal re-sent after the task parked (the worker crashed before reading our answer) gets the
- * stored answer: the lease was handed back by the proposal itself. So does any step this worker
- * journaled before it in the same attempt, re-sent unchanged (e.g. a journalSteps batch ending in the
- * proposal, sent again because its answer was lost). A different step falls through to the lease check.
+ * A proposal re-sent after the task parked (its answer was lost) gets the stored answer, though the
+ * proposal itself handed the lease back; so does any earlier step of the attempt this worker re-sends
+ * unchanged (a batch ending in the proposal). A different step falls through to the lease check.
  */
 function isResendAfterPark(task: LockedTaskRow, e: StepRow, actor: Actor, input: JournalStepInput): boolean {
   if (
@@ -140,31 +135,26 @@ async function transition(
   }
   if (e.state === 'APPROVED' && input.state === 'STARTED') return startApproved(j, ctx, reads, e, input);
   if (e.state === 'STARTED' && (input.state === 'COMPLETED' || input.state === 'FAILED')) {
-    const settled = input.state === 'COMPLETED' ? reconciliation(j, ctx, e, bindingOf(task, e)) : null;
-    if (settled) return settle(j, ctx, e, input, settled.responseEnc);
+    const settled =
+      input.state === 'COMPLETED' ? reconciliation(j, ctx, e, bindingOf(task.agentWork, e.toolRef)) : null;
+    if (settled) {
+      // a started write its lookup found (SPEC §11 Reconciled): COMPLETED with the lookup's answer
+      const { responseEnc } = settled;
+      const row = j.put(
+        { ...e, state: 'COMPLETED', responseEnc, errorEnc: null, reconciled: true, updatedAt: new Date() },
+        [stepHistory(task, input.workerId, { ...e, state: 'COMPLETED' }, { reconciled: true })],
+      );
+      return answer(ctx, row, task.state);
+    }
     const priced =
       e.kind === 'MODEL_CALL' && input.usage
         ? (priceUsageCached(e.model!, input.usage) ?? (await reads.price(e.model!, input.usage)))
         : null;
-    const row = j.put(
-      {
-        ...e,
-        state: input.state,
-        responseEnc: input.response === undefined ? null : ctx.sealer.sealJson(input.response),
-        errorEnc: input.error ? ctx.sealer.sealJson(input.error) : null,
-        usage: priced?.usage ?? null,
-        costUsd: priced?.costUsd ?? null,
-        updatedAt: new Date(),
-      },
-      [
-        stepHistory(
-          task,
-          input.workerId,
-          { ...e, state: input.state },
-          priced ? { tokens: priced.usage.totalTokens, costUsd: priced.costUsd } : {},
-        ),
-      ],
-    );
+    const spent = priced ? { tokens: priced.usage.totalTokens, costUsd: priced.costUsd } : {};
+    const ended = { ...withOutcome(ctx, e, input), state: input.state, updatedAt: new Date() };
+    const row = j.put({ ...ended, usage: priced?.usage ?? null, costUsd: priced?.costUsd ?? null }, [
+      stepHistory(task, input.workerId, { ...e, state: input.state }, spent),
+    ]);
     return answer(ctx, row, task.state);
   }
   throw new EngineError(
@@ -183,15 +173,15 @@ async function startApproved(
   input: JournalStepInput,
 ): Promise<JournalResult> {
   const task = j.task;
-  const binding = bindingOf(task, e);
+  const binding = bindingOf(task.agentWork, e.toolRef);
   // SPEC §11 order at STARTED: the window, then the deciders' authority, then the precondition
   const standing = e.approvalId ? await reads.approval(e.approvalId) : null;
   const lapse = standing ? lapseOf(standing, binding, new Date()) : null;
   if (standing && lapse)
     e = reapprove(j, e, binding, standing, lapse) ?? reopen(j, e, input, binding, standing, lapse);
-  const facts = checkPrecondition(j, ctx, e, binding, standing);
-  if (!facts.ok) voidForFacts(j, e, input, standing, facts.explanation);
-  checkLimits(j, task.agentWork as AgentWork | null, 'write');
+  const failed = checkPrecondition(j, ctx, e, binding, standing);
+  if (failed !== null) voidForFacts(j, e, input, standing, failed);
+  checkLimits(j, task.agentWork, 'write');
   const key =
     binding?.idempotency === 'key'
       ? (e.idempotencyKey ?? idempotencyKeyFor(task.id, task.attempt, e.sequence))
@@ -203,25 +193,6 @@ async function startApproved(
   return answer(ctx, row, task.state);
 }
 
-function bindingOf(task: LockedTaskRow, e: StepRow): ToolBinding | undefined {
-  return (task.agentWork as AgentWork | null)?.toolBindings.find((b) => b.ref === e.toolRef);
-}
-
-/** A started write its lookup found (SPEC §11 Reconciled): COMPLETED with the lookup's answer. */
-function settle(
-  j: JournalState,
-  ctx: EngineContext,
-  e: StepRow,
-  input: JournalStepInput,
-  responseEnc: string | null,
-): JournalResult {
-  const row = j.put(
-    { ...e, state: 'COMPLETED', responseEnc, errorEnc: null, reconciled: true, updatedAt: new Date() },
-    [stepHistory(j.task, input.workerId, { ...e, state: 'COMPLETED' }, { reconciled: true })],
-  );
-  return answer(ctx, row, j.task.state);
-}
-
 function delegate(j: JournalState, ctx: EngineContext, row: StepRow, binding: ToolBinding): JournalResult {
   const args = argumentsOf(ctx.sealer.openJson(row.requestEnc)) as Record<string, unknown>;
   j.park('AWAITING_CHILD');
@@ -229,7 +200,6 @@ function delegate(j: JournalState, ctx: EngineContext, row: StepRow, binding: To
   return answer(ctx, row, 'AWAITING_CHILD');
 }
 
-/** A new step at the next sequence. */
 async function create(
   j: JournalState,
   ctx: EngineContext,

@@ -6,6 +6,7 @@
 import { type Db, execute, pipelined, type Statement, connectionOf } from '../../db/pg.js';
 import { JOURNAL_LOAD, JOURNAL_LOAD_MANY, JOURNAL_WRITE } from '../../db/statements/journal.js';
 import { LOCK_TASKS } from '../../db/statements/tasks.js';
+import type { Effect } from './state.js';
 
 /** One call of a journal transaction: its task, attempt, the sequences it touches and whether a model call starts. */
 export interface LoadKey {
@@ -32,10 +33,7 @@ export async function beginAndLoad(db: Db, key: LoadKey): Promise<Record<string,
 }
 
 /** `BEGIN`, the locks and the load of a group of calls in one round trip: each found task's row by index. */
-export async function beginAndLoadMany(
-  db: Db,
-  keys: LoadKey[],
-): Promise<Map<number, Record<string, unknown>>> {
+export async function beginAndLoadMany(db: Db, keys: LoadKey[]) {
   const json = JSON.stringify(
     keys.map((k, i) => ({ i, id: k.taskId, attempt: k.attempt, seqs: k.sequences, withUsage: k.withUsage })),
   );
@@ -67,4 +65,16 @@ export async function write(
   const committed = commit ? connectionOf(db).query('COMMIT') : Promise.resolve(undefined);
   const [, rows] = await pipelined(wrote, then, committed);
   return rows as Record<string, unknown>[] | undefined;
+}
+
+/** Writes the changes and COMMITs in one round trip; effects run after the write, before COMMIT. */
+export async function writeAndCommit(
+  db: Db,
+  changes: { steps: unknown[]; history: unknown[] },
+  effects: Effect[],
+): Promise<void> {
+  await write(db, changes, effects.length === 0);
+  if (effects.length === 0) return;
+  for (const effect of effects) await effect(db);
+  await connectionOf(db).query('COMMIT');
 }

@@ -1,29 +1,19 @@
 /**
  * What one journal call works on: the locked task and the steps it touches, loaded in one statement
- * (sql.ts), changed in memory by the rules (rules.ts), and written back in one statement. The state also
- * keeps the history rows in the order the rules made them, and the effects — the few changes beyond the
- * step and its history row (opening an approval, starting a delegated child) — that run after the write,
- * in the same transaction.
+ * (sql.ts), changed in memory by the rules (rules.ts) and written back in one statement, with the
+ * history rows in the order the rules made them and the effects (opening an approval, starting a
+ * delegated child) that run after the write, in the same transaction.
  */
 import { type HistoryEntry, historyRecords, stepFromRecord, stepRecord } from '../../db/rows.js';
 import type { StepRow } from '../../db/schema.js';
 import type { Executor } from '../common/index.js';
 import { type LockedTaskRow, withTaskDates } from '../lease/index.js';
-import type { StepPurpose, StepState } from './input.js';
 
 /** The attempt's last step: its place, state and purpose. */
-export interface LastStep {
-  sequence: number;
-  state: StepState;
-  purpose: StepPurpose;
-}
+type LastStep = Pick<StepRow, 'sequence' | 'state' | 'purpose'>;
 
-/** The usage of the task's model calls so far (for limits); null when the node has no limits. */
-export interface ModelUsage {
-  turns: number;
-  tokens: number;
-  cost: number;
-}
+/** The usage of the task's model calls so far (for limits). */
+type ModelUsage = { turns: number; tokens: number; cost: number };
 
 /** A change beyond the journal's own rows, run after the write in the journal's transaction. */
 export type Effect = (db: Executor) => Promise<void>;
@@ -118,8 +108,7 @@ export class JournalState {
     }
     if (this.usageSoFar && row.kind === 'MODEL_CALL') {
       const done = (r: StepRow | undefined) => (r?.state === 'COMPLETED' ? 1 : 0);
-      const tokens = (r: StepRow | undefined) =>
-        Number((r?.usage as { totalTokens?: number } | null)?.totalTokens ?? 0);
+      const tokens = (r: StepRow | undefined) => Number(r?.usage?.totalTokens ?? 0);
       this.usageSoFar.turns += done(row) - done(old);
       this.usageSoFar.tokens += tokens(row) - tokens(old);
       this.usageSoFar.cost += (row.costUsd ?? 0) - (old?.costUsd ?? 0);

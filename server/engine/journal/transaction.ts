@@ -1,11 +1,9 @@
 /**
  * How one journal call runs on its own (runOne): one statement locks the task and loads every step the
- * call touches (sql.ts), the rules apply each step to that state in memory (rules.ts), and one statement
- * writes every changed step and its history rows — two round trips in all (`BEGIN; load` and `write;
- * COMMIT`). The few steps that need more of the database read it in the same transaction: reuse from an
- * earlier attempt (after writing what the call changed so far, so the read sees it), a price missing
- * from the cache; and the effects of a proposal or a delegation run after the write, before COMMIT.
- * group.ts runs concurrent calls of different tasks together with the same pieces.
+ * call touches (sql.ts), the rules apply each step in memory (rules.ts), and one statement writes every
+ * changed step and history row — two round trips (`BEGIN; load` and `write; COMMIT`). Reuse from an
+ * earlier attempt and a price missing from the cache read in the same transaction; the effects of a
+ * proposal or a delegation run after the write, before COMMIT. group.ts uses the same pieces.
  */
 import type pg from 'pg';
 import { bindDb, connectionOf, type Db } from '../../db/pg.js';
@@ -17,7 +15,7 @@ import { priceUsage } from '../prices/index.js';
 import { findReusable } from './reuse.js';
 import { RefusalAfterCommit } from './reopen.js';
 import { applyStep, type JournalResult, type RuleReads } from './rules.js';
-import { beginAndLoad, type LoadKey, write } from './sql.js';
+import { beginAndLoad, type LoadKey, write, writeAndCommit } from './sql.js';
 import { JournalState } from './state.js';
 
 /** What a call's load needs: a guard read needs the call before it; a proposal, the read before it. */
@@ -59,12 +57,7 @@ export async function ownTransaction<T>(
 }
 
 /** One journal call in its own transaction: load, apply the rules, write, run the effects, commit. */
-export async function runOne(
-  ctx: EngineContext,
-  actor: Actor,
-  inputs: JournalStepInput[],
-  batch: boolean,
-): Promise<JournalResult[]> {
+export async function runOne(ctx: EngineContext, actor: Actor, inputs: JournalStepInput[], batch: boolean) {
   const [{ taskId }] = inputs;
   if (!isUuid(taskId)) throw notFound('external task', taskId);
   return ownTransaction(ctx, async (db, committed) => {
@@ -72,22 +65,19 @@ export async function runOne(
     if (!row || !sameProject(actor, row.projectId as string)) throw notFound('external task', taskId);
     const state = JournalState.fromLoad(row);
     const { out, refusal } = await applyAll(state, ctx, actor, readsOf(db, state), inputs, batch);
-    const effects = state.effects;
-    await write(db, state.takeChanges(), effects.length === 0);
-    if (effects.length > 0) {
-      for (const effect of effects) await effect(db);
-      await connectionOf(db).query('COMMIT');
-    }
+    await writeAndCommit(db, state.takeChanges(), state.effects);
     committed();
     if (refusal) throw refusal;
     return out;
   });
 }
 
-export function readsOf(db: Db, state: JournalState): RuleReads {
+/** The rules' reads in the call's transaction; `onWrite` hears when one writes the call's changes first. */
+export function readsOf(db: Db, state: JournalState, onWrite?: () => void): RuleReads {
   return {
     async reusable(task, sequence, digest) {
       // the read must see this call's earlier steps: write them first (same transaction)
+      onWrite?.();
       await write(db, state.takeChanges(), false);
       return findReusable(db, task, sequence, digest);
     },

@@ -3,48 +3,23 @@ import { and, asc, eq, inArray, lt, sql } from 'drizzle-orm';
 import { steps, type StepRow } from '../../db/schema.js';
 import type { EngineContext, Executor } from '../common/index.js';
 
-export interface StepView {
-  taskId: string;
-  attempt: number;
-  sequence: number;
-  kind: StepRow['kind'];
-  state: StepRow['state'];
-  toolRef: string | null;
-  model: string | null;
+/** A step row as callers see it: its sealed payloads opened, its policy and key id left out. */
+export type StepView = Omit<StepRow, 'policy' | 'requestEnc' | 'responseEnc' | 'errorEnc' | 'keyId'> & {
   request: unknown;
   response: unknown;
   error: string | null;
-  digest: string;
-  idempotencyKey: string | null;
-  comment: string | null;
-  reused: boolean;
-  usage: unknown;
-  costUsd: number | null;
-  approvalId: string | null;
-  purpose: StepRow['purpose'];
-  reconciled: boolean;
-  createdAt: Date;
-  updatedAt: Date;
-}
+};
 
-/**
- * The view of a step row. Payloads are opened (decrypted and parsed) only when read, once: a journal
- * answer usually asks for the task state alone.
- */
+/** Payloads are opened (decrypted and parsed) only when read, once: most answers need the task state alone. */
 export function toStepView(ctx: EngineContext, r: StepRow): StepView {
+  const { policy, requestEnc, responseEnc, errorEnc, keyId, ...view } = r;
   const opened = new Map<string, unknown>();
   const open = (key: 'requestEnc' | 'responseEnc' | 'errorEnc') => {
     if (!opened.has(key)) opened.set(key, ctx.sealer.openJson(r[key]));
     return opened.get(key);
   };
   return {
-    taskId: r.taskId,
-    attempt: r.attempt,
-    sequence: r.sequence,
-    kind: r.kind,
-    state: r.state,
-    toolRef: r.toolRef,
-    model: r.model,
+    ...view,
     get request() {
       return open('requestEnc');
     },
@@ -54,17 +29,6 @@ export function toStepView(ctx: EngineContext, r: StepRow): StepView {
     get error() {
       return open('errorEnc') as string | null;
     },
-    digest: r.digest,
-    idempotencyKey: r.idempotencyKey,
-    comment: r.comment,
-    reused: r.reused,
-    usage: r.usage,
-    costUsd: r.costUsd,
-    approvalId: r.approvalId,
-    purpose: r.purpose,
-    reconciled: r.reconciled,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
   };
 }
 

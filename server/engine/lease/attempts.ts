@@ -1,8 +1,6 @@
 /**
- * The end of an attempt that did not complete: reported failures, poison leases, invalid output.
- * Before anything else, writes left STARTED without an idempotency key are settled: they are never
- * re-sent, so each becomes OUTCOME_UNKNOWN with a TOOL_OUTCOME_UNKNOWN incident and the task waits
- * (FAILED) for a person to say what happened.
+ * The end of an attempt that did not complete: reported failures, poison leases, invalid output. Writes
+ * it left STARTED whose outcome nobody can know are settled first: the task waits for a person.
  */
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { externalTasks, incidents, steps, type ExternalTaskRow } from '../../db/schema.js';
@@ -38,11 +36,10 @@ export function backoffMs(attempt: number): number {
 }
 
 /**
- * Marks the writes left STARTED on the task's current attempt whose outcome is unknown OUTCOME_UNKNOWN
- * and opens an incident for each: a keyless write (never re-sent blindly), and a keyed write whose lookup
- * failed (SPEC §11: the lookup could not say, so a person does). A keyless write whose binding declares a
- * lookup and that no lookup has read yet is left for the next lease to look up (`reacquire`). Returns how
- * many there were (the caller then parks the task instead of handing it out).
+ * Marks OUTCOME_UNKNOWN, each with an incident, the writes left STARTED on the current attempt that are
+ * never re-sent blindly: keyless ones, and keyed ones whose lookup failed (SPEC §11). A keyless write
+ * whose binding declares a lookup that has not run yet is left for the next lease (`reacquire`). Returns
+ * how many there were (the caller then parks the task instead of handing it out).
  */
 export async function settleUnknownOutcomes(
   tx: Tx,
@@ -64,29 +61,8 @@ export async function settleUnknownOutcomes(
       key: steps.idempotencyKey,
     });
   for (const s of open) {
-    await appendHistory(tx, {
-      projectId: task.projectId,
-      processInstanceId: task.processInstanceId,
-      eventType: 'STEP_OUTCOME_UNKNOWN',
-      actor,
-      taskId: task.id,
-      attempt: task.attempt,
-      sequence: s.sequence,
-      data: { toolRef: s.toolRef, digest: s.digest },
-    });
-    await openIncident(
-      tx,
-      {
-        projectId: task.projectId,
-        type: 'TOOL_OUTCOME_UNKNOWN',
-        message: `The call ${s.toolRef} (step ${s.sequence}, attempt ${task.attempt}) ${s.key ? 'was sent and its lookup failed' : 'was sent without an idempotency key'}, so its outcome is unknown. It will not be re-sent: check ${(s.toolRef ?? '').split('/')[0]} and state whether it happened.`,
-        processInstanceId: task.processInstanceId,
-        taskId: task.id,
-        attempt: task.attempt,
-        sequence: s.sequence,
-      },
-      actor,
-    );
+    const how = s.key ? 'was sent and its lookup failed' : 'was sent without an idempotency key';
+    await recordUnknown(tx, task, actor, { ...s, attempt: task.attempt }, how);
   }
   if (open.length > 0) {
     await tx
@@ -104,6 +80,37 @@ export async function settleUnknownOutcomes(
     await notifyTask(tx, task, 'FAILED');
   }
   return open.length;
+}
+
+/** A write's STEP_OUTCOME_UNKNOWN row and, given `how` it was sent, the incident that asks a person. */
+export async function recordUnknown(
+  tx: Tx,
+  task: ExternalTaskRow,
+  actor: string,
+  s: { attempt: number; sequence: number; toolRef: string | null; digest: string },
+  how: string | null,
+): Promise<void> {
+  const at = { taskId: task.id, attempt: s.attempt, sequence: s.sequence };
+  await appendHistory(tx, {
+    projectId: task.projectId,
+    processInstanceId: task.processInstanceId,
+    eventType: 'STEP_OUTCOME_UNKNOWN',
+    actor,
+    ...at,
+    data: { toolRef: s.toolRef, digest: s.digest },
+  });
+  if (how === null) return;
+  await openIncident(
+    tx,
+    {
+      projectId: task.projectId,
+      type: 'TOOL_OUTCOME_UNKNOWN',
+      message: `The call ${s.toolRef} (step ${s.sequence}, attempt ${s.attempt}) ${how}, so its outcome is unknown. It will not be re-sent: check ${(s.toolRef ?? '').split('/')[0]} and state whether it happened.`,
+      processInstanceId: task.processInstanceId,
+      ...at,
+    },
+    actor,
+  );
 }
 
 /** The writes of a task's attempt left STARTED, in sequence order: nobody has journaled their outcome. */
@@ -124,11 +131,7 @@ export function startedWrites(tx: Tx, taskId: string, attempt: number) {
 }
 
 /** The sequences of the attempt's started writes whose outcome nobody can know now (see above). */
-async function unknownOutcomes(
-  tx: Tx,
-  task: ExternalTaskRow,
-  opts: { reacquire?: boolean },
-): Promise<number[]> {
+async function unknownOutcomes(tx: Tx, task: ExternalTaskRow, opts: { reacquire?: boolean }) {
   const started = await startedWrites(tx, task.id, task.attempt);
   if (started.length === 0) return [];
   const attemptSteps = and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt));
@@ -154,16 +157,9 @@ export async function failAttempt(
   f: AttemptFailure,
 ): Promise<ExternalTaskRow> {
   const unknown = await settleUnknownOutcomes(tx, task, f.actor);
-  const common = {
-    projectId: task.projectId,
-    processInstanceId: task.processInstanceId,
-    actor: f.actor,
-    taskId: task.id,
-    attempt: task.attempt,
-  };
   if (unknown > 0) {
     await appendHistory(tx, {
-      ...common,
+      ...attemptOf(task, f.actor),
       eventType: 'ATTEMPT_FAILED',
       data: { errorType: f.errorType, waitingFor: 'TOOL_OUTCOME_UNKNOWN', ...metadataOf(f) },
     });
@@ -176,25 +172,23 @@ export async function failAttempt(
       : await tx.select().from(externalTasks).where(eq(externalTasks.id, task.id));
     return row;
   }
-  if (task.attempt < task.maxAttempts) return retryLater(tx, task, f, common);
-  return (await f.onExhausted?.(tx, task, f)) ?? failForGood(tx, task, f, common);
+  if (task.attempt < task.maxAttempts) return retryLater(tx, task, f);
+  return (await f.onExhausted?.(tx, task, f)) ?? failForGood(tx, task, f);
 }
 
-type HistoryCommon = {
-  projectId: string;
-  processInstanceId: string;
-  actor: string;
-  taskId: string;
-  attempt: number;
-};
+/** The fields every history row of the task's current attempt carries. */
+function attemptOf(task: ExternalTaskRow, actor: string) {
+  return {
+    projectId: task.projectId,
+    processInstanceId: task.processInstanceId,
+    actor,
+    taskId: task.id,
+    attempt: task.attempt,
+  };
+}
 
 /** Attempts left: the task reopens on attempt+1 after the worker's retry timeout or a backoff. */
-async function retryLater(
-  tx: Tx,
-  task: ExternalTaskRow,
-  f: AttemptFailure,
-  common: HistoryCommon,
-): Promise<ExternalTaskRow> {
+async function retryLater(tx: Tx, task: ExternalTaskRow, f: AttemptFailure): Promise<ExternalTaskRow> {
   const delay = f.retryTimeoutMs ?? backoffMs(task.attempt);
   const [row] = await tx
     .update(externalTasks)
@@ -215,7 +209,7 @@ async function retryLater(
     .where(eq(externalTasks.id, task.id))
     .returning();
   await appendHistory(tx, {
-    ...common,
+    ...attemptOf(task, f.actor),
     eventType: 'ATTEMPT_FAILED',
     data: { errorType: f.errorType, nextAttempt: task.attempt + 1, retryInMs: delay, ...metadataOf(f) },
   });
@@ -233,12 +227,7 @@ const quotable = (f: AttemptFailure) =>
   f.errorMessage && QUOTED_ERRORS.has(f.errorType) ? ` (${f.errorMessage.slice(0, 300)})` : '';
 
 /** The last attempt failed: the task is FAILED and a TASK_FAILED incident asks a person to look. */
-async function failForGood(
-  tx: Tx,
-  task: ExternalTaskRow,
-  f: AttemptFailure,
-  common: HistoryCommon,
-): Promise<ExternalTaskRow> {
+async function failForGood(tx: Tx, task: ExternalTaskRow, f: AttemptFailure): Promise<ExternalTaskRow> {
   const [row] = await tx
     .update(externalTasks)
     .set({
@@ -255,7 +244,7 @@ async function failForGood(
     .where(eq(externalTasks.id, task.id))
     .returning();
   await appendHistory(tx, {
-    ...common,
+    ...attemptOf(task, f.actor),
     eventType: 'TASK_FAILED',
     data: { errorType: f.errorType, attempts: task.attempt, ...metadataOf(f) },
   });

@@ -7,18 +7,7 @@ import { LOCK_TASK, type LockedTaskRow } from '../../db/statements/tasks.js';
 import { EngineError, notFound } from '../../errors.js';
 import { type Actor, type Tx, sameProject, isUuid } from '../common/index.js';
 
-export {
-  LOCKED_TASK_COLUMNS,
-  type LockedTaskRow,
-  TASK_COLUMNS,
-  taskColumns,
-  withTaskDates,
-} from '../../db/statements/tasks.js';
-
-/**
- * A locked task row as the caller may see it: NOT_FOUND when there is none or it belongs to another
- * project.
- */
+/** A locked task row as the caller may see it: NOT_FOUND when there is none or it is another project's. */
 export function lockedRow(actor: Actor, taskId: string, row: LockedTaskRow | undefined): LockedTaskRow {
   if (!row || !sameProject(actor, row.projectId)) throw notFound('external task', taskId);
   return row;
@@ -31,7 +20,7 @@ export async function lockTask(tx: Tx, actor: Actor, taskId: string): Promise<Lo
   return lockedRow(actor, taskId, row);
 }
 
-/** The task's work was retired: the task was cancelled (a timeout boundary too), or its instance cancelled or suspended. */
+/** The task was cancelled (a timeout boundary too), or its instance cancelled or suspended. */
 export function isRetired(task: Pick<LockedTaskRow, 'state' | 'instanceState'>): boolean {
   return (
     task.state === 'CANCELLED' || task.instanceState === 'CANCELLED' || task.instanceState === 'SUSPENDED'
@@ -50,15 +39,11 @@ export function assertNotRetired(task: LockedTaskRow) {
 /** The caller holds the live lease on the task at `attempt`. Order: retired, lease, attempt. */
 export function assertLease(task: LockedTaskRow, actor: Actor, workerId: string, attempt: number) {
   assertNotRetired(task);
-  if (
-    task.state !== 'LEASED' ||
-    task.workerId !== workerId ||
-    task.leasedBy !== actor.principalId ||
-    !task.leaseLive
-  ) {
+  const leasedToWorker = task.state === 'LEASED' && task.workerId === workerId;
+  if (!leasedToWorker || task.leasedBy !== actor.principalId || !task.leaseLive) {
     throw new EngineError(
       'LEASE_NOT_HELD',
-      task.state === 'LEASED' && task.workerId === workerId && !task.leaseLive
+      leasedToWorker && !task.leaseLive
         ? 'Your lease on this task expired; stop working on it and fetch again (extend the lock sooner next time).'
         : 'You do not hold the lease on this task; stop working on it and fetch again.',
     );
@@ -67,9 +52,7 @@ export function assertLease(task: LockedTaskRow, actor: Actor, workerId: string,
     throw new EngineError(
       'ATTEMPT_MISMATCH',
       `The task is on attempt ${task.attempt}, not ${attempt}; rebuild from a fresh fetch.`,
-      {
-        currentAttempt: task.attempt,
-      },
+      { currentAttempt: task.attempt },
     );
   }
 }

@@ -1,31 +1,18 @@
-/**
- * Writes whose outcome nobody will learn once a boundary took the token off their task: no lease will
- * ever send them again, so each becomes OUTCOME_UNKNOWN for a person, keyed or not.
- */
+/** Writes whose outcome nobody will learn once a boundary took the token off their task. */
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { type ExternalTaskRow, steps } from '../../db/schema.js';
 import type { Tx } from '../common/index.js';
-import { appendHistory } from '../history/index.js';
-import { openIncident } from '../incidents/index.js';
-
-type WriteRow = {
-  attempt: number;
-  sequence: number;
-  state: string;
-  toolRef: string | null;
-  digest: string;
-  key: string | null;
-};
+import { recordUnknown } from './attempts.js';
 
 /**
- * Every write call of the task left STARTED, on any attempt, becomes OUTCOME_UNKNOWN with one
- * TOOL_OUTCOME_UNKNOWN incident. The rows of one call (a later attempt re-sending under an earlier
- * attempt's key) settle together under one incident, on the latest row; a call any row of which ended
- * (COMPLETED, FAILED, or already OUTCOME_UNKNOWN) is not unknown. A delegation's step is left as it
- * is: its child is cancelled with the task. The task's own state is the caller's. Returns how many calls.
+ * Every write call of the task left STARTED, on any attempt, keyed or not, becomes OUTCOME_UNKNOWN (no
+ * lease will send it again) with one incident on its latest row: a later attempt re-sending under an
+ * earlier attempt's key is the same call, and a call any row of which ended is not unknown. A
+ * delegation's step is left as it is (its child is cancelled with the task), and the task's own state
+ * to the caller. Returns how many calls.
  */
 export async function settleWritesForGood(tx: Tx, task: ExternalTaskRow, actor: string): Promise<number> {
-  const rows: WriteRow[] = await tx
+  const rows = await tx
     .select({
       attempt: steps.attempt,
       sequence: steps.sequence,
@@ -49,45 +36,21 @@ export async function settleWritesForGood(tx: Tx, task: ExternalTaskRow, actor: 
       .filter((r) => r.key && ['COMPLETED', 'FAILED', 'OUTCOME_UNKNOWN'].includes(r.state))
       .map((r) => r.key),
   );
-  const calls = new Map<string, WriteRow[]>();
+  const calls = new Map<string, typeof rows>();
   for (const r of rows) {
     if (r.state !== 'STARTED' || (r.key && ended.has(r.key))) continue;
     const id = r.key ?? `${r.attempt}.${r.sequence}`;
     calls.set(id, [...(calls.get(id) ?? []), r]);
   }
-  for (const call of calls.values()) await settleCall(tx, task, call, actor);
-  return calls.size;
-}
-
-async function settleCall(tx: Tx, task: ExternalTaskRow, call: WriteRow[], actor: string): Promise<void> {
-  for (const s of call) {
-    await tx
-      .update(steps)
-      .set({ state: 'OUTCOME_UNKNOWN', updatedAt: sql`now()` })
-      .where(and(eq(steps.taskId, task.id), eq(steps.attempt, s.attempt), eq(steps.sequence, s.sequence)));
-    await appendHistory(tx, {
-      projectId: task.projectId,
-      processInstanceId: task.processInstanceId,
-      eventType: 'STEP_OUTCOME_UNKNOWN',
-      actor,
-      taskId: task.id,
-      attempt: s.attempt,
-      sequence: s.sequence,
-      data: { toolRef: s.toolRef, digest: s.digest },
-    });
+  const how = "was sent before its node's boundary took the process elsewhere";
+  for (const call of calls.values()) {
+    for (const [i, s] of call.entries()) {
+      await tx
+        .update(steps)
+        .set({ state: 'OUTCOME_UNKNOWN', updatedAt: sql`now()` })
+        .where(and(eq(steps.taskId, task.id), eq(steps.attempt, s.attempt), eq(steps.sequence, s.sequence)));
+      await recordUnknown(tx, task, actor, s, i === call.length - 1 ? how : null);
+    }
   }
-  const last = call[call.length - 1];
-  await openIncident(
-    tx,
-    {
-      projectId: task.projectId,
-      type: 'TOOL_OUTCOME_UNKNOWN',
-      message: `The call ${last.toolRef} (step ${last.sequence}, attempt ${last.attempt}) was sent before its node's boundary took the process elsewhere, so its outcome is unknown. It will not be re-sent: check ${(last.toolRef ?? '').split('/')[0]} and state whether it happened.`,
-      processInstanceId: task.processInstanceId,
-      taskId: task.id,
-      attempt: last.attempt,
-      sequence: last.sequence,
-    },
-    actor,
-  );
+  return calls.size;
 }

@@ -7,10 +7,6 @@ import type { Tx } from '../common/index.js';
 import { takeFailureBoundary } from '../instances/index.js';
 import { type AttemptFailure, failAttempt } from '../lease/index.js';
 
-export function failTaskAttempt(
-  tx: Tx,
-  task: ExternalTaskRow,
-  f: Omit<AttemptFailure, 'onExhausted'>,
-): Promise<ExternalTaskRow> {
+export function failTaskAttempt(tx: Tx, task: ExternalTaskRow, f: Omit<AttemptFailure, 'onExhausted'>) {
   return failAttempt(tx, task, { ...f, onExhausted: takeFailureBoundary });
 }

@@ -25,44 +25,34 @@ import { EngineError } from '../../errors.js';
 import { settleUnknownOutcomes } from '../lease/index.js';
 import { failTaskAttempt } from './attempt.js';
 import { appendHistory } from '../history/index.js';
-import type { AgentWork } from '../definitions/index.js';
 import { loadEarlierWrites, loadSteps, type StepView, toStepView } from '../journal/index.js';
 import { heartbeat, recordRejection } from '../workers/index.js';
 import { traceClaims } from '../../telemetry/index.js';
-
-export interface TopicRequest {
-  topicName: string;
-  lockDurationMs: number;
-}
 
 /** A worker's fetch (validated below). */
 export interface FetchInput {
   workerId: string;
   maxTasks: number;
-  topics: TopicRequest[];
+  topics: { topicName: string; lockDurationMs: number }[];
   asyncResponseTimeoutMs?: number | null;
   projectId?: string | null;
   /** the worker's id for this request: the same request re-sent (no answer came) gets the same claim back */
   requestId?: string | null;
 }
 
-export interface LeasedTaskView {
-  id: string;
-  topicName: string;
-  projectId: string;
-  processInstanceId: string;
-  nodeId: string;
-  attempt: number;
+export type LeasedTaskView = Pick<
+  ExternalTaskRow,
+  'id' | 'topicName' | 'projectId' | 'processInstanceId' | 'nodeId' | 'attempt' | 'agentWork'
+> & {
   leaseExpiresAt: Date;
   variables: Record<string, unknown>;
-  agentWork: AgentWork | null;
   /** the instance's trace context (docs/tracing.md): each attempt joins the instance's trace */
   traceparent: string | null;
   steps: StepView[];
   earlierWrites: StepView[];
-}
+};
 
-export const MAX_LONG_POLL_MS = 60_000;
+const MAX_LONG_POLL_MS = 60_000;
 
 function validateFetch(input: FetchInput) {
   const errors: { path: string; message: string }[] = [];
@@ -72,10 +62,9 @@ function validateFetch(input: FetchInput) {
     errors.push({ path: 'maxTasks', message: 'an integer from 1 to 100' });
   if (input.topics.length === 0 || input.topics.length > 50)
     errors.push({ path: 'topics', message: '1 to 50 topics' });
-  input.topics.forEach((t, i) => {
-    if (!Number.isInteger(t.lockDurationMs) || t.lockDurationMs < 100 || t.lockDurationMs > 3_600_000) {
+  input.topics.forEach(({ lockDurationMs: ms }, i) => {
+    if (!Number.isInteger(ms) || ms < 100 || ms > 3_600_000)
       errors.push({ path: `topics[${i}].lockDurationMs`, message: 'from 100 ms to 1 hour' });
-    }
   });
   if (input.requestId != null && (input.requestId.length < 1 || input.requestId.length > 200))
     errors.push({ path: 'requestId', message: '1 to 200 characters' });
@@ -117,8 +106,11 @@ export async function fetchAndLock(
   }
   await heartbeat(ctx, actor, input.workerId);
   if (input.requestId) {
-    const again = await claimedBefore(ctx, actor, input.workerId, input.requestId);
-    if (again.length > 0) return again;
+    // A fetch re-sent because its answer was lost (SPEC §3) gets the live leases it took back as they
+    // were; claiming other tasks would let those lapse unworked, each lapse counting toward
+    // ABADA_MAX_LEASE_EXPIRIES. One read outside any transaction: nothing else touches these leases.
+    const again = await execute(ctx.db, CLAIMED_BEFORE, [input.requestId, input.workerId, actor.principalId]);
+    if (again.length > 0) return leasedViews(ctx.db, ctx, again);
   }
   const deadline = Date.now() + (input.asyncResponseTimeoutMs ?? 0);
   for (;;) {
@@ -131,11 +123,9 @@ export async function fetchAndLock(
   }
 }
 
-type ClaimedRow = ExternalTaskRow & Claimed;
-
-/** The claim statements' values: topics, lease lengths, project, maxTasks, worker, principal, request. */
-function claimValues(actor: Actor, input: FetchInput, projectId: string | null): unknown[] {
-  return [
+async function claim(ctx: EngineContext, actor: Actor, input: FetchInput, projectId: string | null) {
+  // topics, lease lengths, project, maxTasks, worker, principal, request
+  const values = [
     input.topics.map((t) => t.topicName),
     input.topics.map((t) => t.lockDurationMs),
     projectId,
@@ -144,23 +134,14 @@ function claimValues(actor: Actor, input: FetchInput, projectId: string | null):
     actor.principalId,
     input.requestId ?? null,
   ];
-}
-
-async function claim(
-  ctx: EngineContext,
-  actor: Actor,
-  input: FetchInput,
-  projectId: string | null,
-): Promise<LeasedTaskView[]> {
   // Ready work and no expired lease on the topics (nearly every fetch): one statement, its own transaction.
-  const values = claimValues(actor, input, projectId);
   const fast = await execute(ctx.db, CLAIM_READY, values);
   const leased = fast.filter((r) => r.id !== null);
   if (leased.length > 0) return leasedViews(ctx.db, ctx, leased);
   if (!fast.some((r) => r.any_expired)) return [];
   return transaction(ctx.db, async (tx) => {
     const rows = await execute(tx, CLAIM_ALL, values);
-    const handed: ClaimedRow[] = [];
+    const handed: typeof rows = [];
     for (const r of rows) {
       if (r.was_expired && (await reacquireIsBlocked(tx, ctx, r))) continue;
       handed.push(r);
@@ -184,36 +165,8 @@ async function claim(
   });
 }
 
-/*
- * A fetchAndLock re-sent with the same requestId (SPEC §3). When the database restarts or the
- * connection drops after the claim committed but before its answer reached the worker, the worker sends
- * the same request again, unchanged. Without this, the second fetch would claim other tasks and the
- * first claim's leases would lapse unworked — each lapse counting toward ABADA_MAX_LEASE_EXPIRIES, so a
- * few restarts could fail an attempt that never ran. With it, the tasks that request leased (still
- * leased by the same worker id and principal, lease live) come back as they were: same lease, no new
- * history, nothing counted.
- */
-/**
- * The live leases a worker took with this request id; empty when the request never claimed anything.
- * One prepared read outside any transaction (the worker re-sends a fetch only when it had no answer,
- * so nothing else touches these leases meanwhile): a fresh request id costs one round trip.
- */
-async function claimedBefore(
-  ctx: EngineContext,
-  actor: Actor,
-  workerId: string,
-  requestId: string,
-): Promise<LeasedTaskView[]> {
-  const rows = await execute(ctx.db, CLAIMED_BEFORE, [requestId, workerId, actor.principalId]);
-  return rows.length === 0 ? [] : leasedViews(ctx.db, ctx, rows);
-}
-
 /** What the worker gets: each task with its variables, agent work, current steps and earlier writes. */
-async function leasedViews(
-  tx: Executor,
-  ctx: EngineContext,
-  handed: (ClaimedColumns & Claimed)[],
-): Promise<LeasedTaskView[]> {
+async function leasedViews(tx: Executor, ctx: EngineContext, handed: (ClaimedColumns & Claimed)[]) {
   // the claim statement read each task's steps; a re-acquired lease may just have changed them
   const reacquired = handed.filter((r) => r.was_expired).map((r) => r.id);
   const steps = await loadSteps(tx, ctx, reacquired, { currentAttemptOnly: true });
@@ -286,13 +239,8 @@ async function waitForWork(
       resolve();
     };
     const onEvent = (e: EngineEvent) => {
-      if (
-        e.type === 'task' &&
-        e.state === 'OPEN' &&
-        topics.has(e.topic) &&
-        (projectId === null || e.projectId === projectId)
-      )
-        done();
+      if (e.type !== 'task' || e.state !== 'OPEN' || !topics.has(e.topic)) return;
+      if (projectId === null || e.projectId === projectId) done();
     };
     const timer = setTimeout(done, Math.max(until - Date.now(), 0));
     notifier?.on('event', onEvent);

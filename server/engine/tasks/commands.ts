@@ -23,11 +23,8 @@ export async function extendLease(
   actor: Actor,
   input: ExtendLeaseInput,
 ): Promise<TaskView> {
-  if (
-    !Number.isInteger(input.lockDurationMs) ||
-    input.lockDurationMs < 100 ||
-    input.lockDurationMs > 3_600_000
-  ) {
+  const ms = input.lockDurationMs;
+  if (!Number.isInteger(ms) || ms < 100 || ms > 3_600_000) {
     throw invalid('lockDurationMs is from 100 ms to 1 hour.', 'lockDurationMs', 'out of range');
   }
   const extended = await transaction(ctx.db, async (tx) => {
@@ -35,10 +32,7 @@ export async function extendLease(
     assertLease(task, actor, input.workerId, input.attempt ?? task.attempt);
     const [row] = await tx
       .update(externalTasks)
-      .set({
-        leaseExpiresAt: sql`now() + make_interval(secs => ${input.lockDurationMs / 1000})`,
-        updatedAt: sql`now()`,
-      })
+      .set({ leaseExpiresAt: sql`now() + make_interval(secs => ${ms / 1000})`, updatedAt: sql`now()` })
       .where(eq(externalTasks.id, task.id))
       .returning();
     return row;

@@ -1,10 +1,8 @@
 /**
  * The completion's statements (db/statements): the lock with its reads, the task's and instance's
- * update, and the last statement that writes everything left for it. With its last steps (the Agent
- * Worker's way) a completion takes four round trips: the journal's `BEGIN` + load, the journal's write
- * with the completion's reads, the task's and instance's update (an end event next: the instance
- * completes in the same update), and the last statement with the COMMIT. Alone it takes four as well:
- * BEGIN with the lock and its reads, the update, the last statement, COMMIT.
+ * update, and the last statement that writes everything left for it. Four round trips with its last
+ * steps (the journal's BEGIN + load, its write with the completion's reads, the update, the last
+ * statement with COMMIT) or alone (BEGIN with the lock and reads, the update, the last statement, COMMIT).
  */
 import type { ExternalTaskRow, ProcessInstanceRow } from '../../db/schema.js';
 import { execute, pipelined } from '../../db/pg.js';
@@ -26,11 +24,7 @@ import { type LockedTaskRow, lockedRow, withTaskDates } from '../lease/index.js'
 /** The locked task, with what the completion reads, as completeIn works on it. */
 export type CompletionTask = LockedTaskRow & CompletionReads;
 
-/**
- * The task locked, then read with the completion's reads (sent together: one round trip). (When the completion's last
- * steps travel with it, the journal has locked the task, and the same reads run with the journal's
- * write: completionReadsAfter.)
- */
+/** The task locked and read with the completion's reads, in one round trip (alone; else completionReadsAfter). */
 export async function lockForCompletion(tx: Tx, actor: Actor, taskId: string, attempt: number) {
   if (!isUuid(taskId)) throw notFound('external task', taskId);
   const [, [row]] = await pipelined(
@@ -55,17 +49,14 @@ export function assertNoOpenStep({ openStep }: CompletionReads) {
   }
 }
 
-/** What the completion's last statement writes besides what it left last. */
-export interface CompletionReport {
-  taskId: string;
-  workerId: string;
-  attempt: number;
-  requestSha: string;
-  state: string;
+/** What the completion's last statement writes: what the completion left last, and its report. */
+export interface CompletionTail {
+  last: LastWrites;
+  report: { taskId: string; workerId: string; attempt: number; requestSha: string; state: string };
 }
 
 /** The completion's last statement (history, notices, its report, the worker's success), with its values. */
-export function tailStatement(last: LastWrites, actor: Actor, report: CompletionReport): Then {
+export function tailStatement(actor: Actor, { last, report }: CompletionTail): Then {
   return {
     statement: COMPLETION_TAIL,
     values: [
@@ -81,8 +72,8 @@ export function tailStatement(last: LastWrites, actor: Actor, report: Completion
 }
 
 /** The completion's last statement on the completion's own transaction. */
-export async function writeTail(tx: Tx, last: LastWrites, actor: Actor, report: CompletionReport) {
-  const { statement, values } = tailStatement(last, actor, report);
+export async function writeTail(tx: Tx, actor: Actor, tail: CompletionTail) {
+  const { statement, values } = tailStatement(actor, tail);
   await execute(tx, statement, values);
 }
 

@@ -17,7 +17,7 @@ import { readDefinitionSpec } from '../definitions/index.js';
 import { enterNode, findNode, instanceEnded, type LastWrites } from '../instances/index.js';
 import {
   assertNoOpenStep,
-  type CompletionReport,
+  type CompletionTail,
   type CompletionTask,
   completeRows,
   completionReadsAfter,
@@ -31,27 +31,21 @@ import { type JournalStepInput, journalSteps, journalThen } from '../journal/ind
 import { type TaskView, taskView } from './views.js';
 import { transaction } from '../../db/pg.js';
 
-export type { AttemptMetadata };
+/** The lease a worker's report is about. */
+export type LeaseReport = Pick<JournalStepInput, 'taskId' | 'workerId' | 'attempt'>;
 
-export interface CompleteInput {
-  taskId: string;
-  workerId: string;
-  attempt: number;
+export interface CompleteInput extends LeaseReport {
   variables: unknown;
   metadata: AttemptMetadata;
   /**
    * The attempt's last step ends (e.g. the final model call's COMPLETED), journaled first exactly as
-   * journalSteps journals them, in the same request: one request fewer per task. Their own transaction
-   * commits before the completion's; a re-sent completion re-sends them, which the journal answers as
-   * the same steps (or, once the completion is stored, is not needed).
+   * journalSteps journals them: one request fewer per task. A re-sent completion re-sends them, which
+   * the journal answers as the same steps.
    */
-  steps?: Omit<JournalStepInput, 'taskId' | 'workerId' | 'attempt'>[] | null;
+  steps?: Omit<JournalStepInput, keyof LeaseReport>[] | null;
 }
 
-export interface FailInput {
-  taskId: string;
-  workerId: string;
-  attempt: number;
+export interface FailInput extends LeaseReport {
   errorType: string;
   errorMessage?: string | null;
   retryTimeoutMs?: number | null;
@@ -118,9 +112,8 @@ export async function completeTask(
   if (input.steps?.length) {
     const { taskId, workerId, attempt } = input;
     const steps = input.steps.map((st) => ({ ...st, taskId, workerId, attempt }));
-    // the steps and the completion in one transaction: the task the journal locked, the completion's
-    // reads with the journal's write, its last statement with the COMMIT (four round trips in all); on
-    // any refusal, the separate path answers
+    // the steps and the completion in one transaction (completion-sql.ts); on any refusal, the
+    // separate path answers
     const ran = await journalThen(
       ctx,
       actor,
@@ -128,17 +121,17 @@ export async function completeTask(
       async (tx, locked) => {
         const task = { ...locked.task, ...locked.after } as CompletionTask;
         const done = await completeIn(tx, actor, input, requestSha, task);
-        return { value: done, last: done.tail && tailStatement(done.tail.last, actor, done.tail.report) };
+        return { value: done, last: done.tail && tailStatement(actor, done.tail) };
       },
       completionReadsAfter(taskId, attempt),
     );
     result = ran?.value;
-    if (!result) await journalLastSteps(ctx, actor, input, requestSha);
+    if (!result) await journalLastSteps(ctx, actor, steps, requestSha);
   }
   result ??= await transaction(ctx.db, async (tx) => {
     const task = await lockForCompletion(tx, actor, input.taskId, input.attempt);
     const done = await completeIn(tx, actor, input, requestSha, task);
-    if (done.tail) await writeTail(tx, done.tail.last, actor, done.tail.report);
+    if (done.tail) await writeTail(tx, actor, done.tail);
     return done;
   });
   // a completion answered from its stored report records the worker's success on its own
@@ -146,19 +139,13 @@ export async function completeTask(
   return taskView(result.row);
 }
 
-/**
- * A completion's task row, and its last statement's writes (writeTail) — none when the completion was
- * answered from its stored report.
- */
+/** A completion's task row, and its tail (none when it was answered from its stored report). */
 interface Completed {
   row: ExternalTaskRow;
-  tail?: { last: LastWrites; report: CompletionReport };
+  tail?: CompletionTail;
 }
 
-/**
- * The completion itself, in the caller's transaction on the locked task: idempotent per (task,
- * attempt), then checked. Its last statement is left to the caller.
- */
+/** The completion in the caller's transaction on the locked task; its last statement is the caller's. */
 async function completeIn(
   tx: Tx,
   actor: Actor,
@@ -168,7 +155,8 @@ async function completeIn(
 ): Promise<Completed> {
   // A re-sent report (same request) gets the stored outcome; a different one is checked like any other.
   if (task.storedSha === requestSha) return { row: task };
-  assertLease(task, actor, input.workerId, input.attempt);
+  const { workerId, attempt } = input;
+  assertLease(task, actor, workerId, attempt);
   assertNoOpenStep(task);
   const vars = input.variables;
   if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) {
@@ -179,7 +167,7 @@ async function completeIn(
     task.nodeType === 'agent'
       ? checkAgentOutput(task, vars as Record<string, unknown>, metadata)
       : { kind: 'ok' as const, vars: vars as Record<string, unknown> };
-  const who = `worker:${input.workerId}`;
+  const who = `worker:${workerId}`;
   const last: LastWrites = { history: [], notices: [] };
   let row: ExternalTaskRow;
   if (outcome.kind === 'fail') {
@@ -192,31 +180,21 @@ async function completeIn(
   } else {
     row = await finish(tx, task, outcome.vars, metadata, outcome.kind === 'ok' ? null : outcome, who, last);
   }
-  const report = {
-    taskId: task.id,
-    workerId: input.workerId,
-    attempt: input.attempt,
-    requestSha,
-    state: row.state,
-  };
+  const report = { taskId: task.id, workerId, attempt, requestSha, state: row.state };
   return { row, tail: { last, report } };
 }
 
 /** The steps that travel with a completion; refused as journalSteps refuses, unless already completed. */
-async function journalLastSteps(ctx: EngineContext, actor: Actor, input: CompleteInput, requestSha: string) {
-  const { taskId, workerId, attempt } = input;
+async function journalLastSteps(ctx: EngineContext, actor: Actor, steps: JournalStepInput[], sha: string) {
   try {
-    await journalSteps(
-      ctx,
-      actor,
-      (input.steps ?? []).map((st) => ({ ...st, taskId, workerId, attempt })),
-    );
+    await journalSteps(ctx, actor, steps);
   } catch (e) {
     // a re-sent completion whose first send completed the task: the steps were journaled then (its
     // refusal is LEASE_NOT_HELD or the like); any other failure is answered as it is
     if (!(e instanceof EngineError)) throw e;
+    const [{ taskId, attempt }] = steps;
     const stored = await storedReport(ctx.db, taskId, attempt, 'complete');
-    if (stored?.requestSha256 !== requestSha) throw e;
+    if (stored?.requestSha256 !== sha) throw e;
   }
 }
 
@@ -318,10 +296,8 @@ export async function failTask(ctx: EngineContext, actor: Actor, input: FailInpu
   if (!input.errorType || !/^[A-Z][A-Z0-9_]{0,63}$/.test(input.errorType)) {
     throw invalid('errorType is an UPPER_SNAKE_CASE code such as MODEL_UNAVAILABLE.', 'errorType', 'invalid');
   }
-  if (
-    input.retryTimeoutMs != null &&
-    (!Number.isInteger(input.retryTimeoutMs) || input.retryTimeoutMs < 0 || input.retryTimeoutMs > 86_400_000)
-  ) {
+  const retryMs = input.retryTimeoutMs;
+  if (retryMs != null && (!Number.isInteger(retryMs) || retryMs < 0 || retryMs > 86_400_000)) {
     throw invalid('retryTimeoutMs is from 0 to 86400000.', 'retryTimeoutMs', 'out of range');
   }
   const result = await transaction(ctx.db, async (tx) => {

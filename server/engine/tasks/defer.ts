@@ -1,33 +1,36 @@
 /**
- * Deferral (SPEC §15.3): a worker hands its lease back without spending an attempt — it is shutting
- * down, or a model or tool server told it to come back later. The task is OPEN again on the same
- * attempt and waits in `available_at`, which the claim already filters on; the journal lets the next
- * worker resume where this one stopped. Lease expiries (poison work) are neither counted nor reset:
- * a deferral is a worker saying so, not a lease lapsing. A worker that defers on every lease would
- * hold a task forever, so past ABADA_MAX_DEFERRALS on one attempt the deferral fails the attempt.
+ * Deferral (SPEC §15.3): a worker hands its lease back without spending an attempt. The task waits in
+ * `available_at`, which the claim already filters on. Lease expiries (poison work) are neither counted
+ * nor reset: a deferral is a worker saying so, not a lease lapsing. A worker that defers on every lease
+ * would hold a task forever, hence ABADA_MAX_DEFERRALS.
  */
 import { eq, sql } from 'drizzle-orm';
 import { transaction } from '../../db/pg.js';
 import { externalTasks } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
-import type { Actor, EngineContext, Tx } from '../common/index.js';
+import type { Actor, EngineContext } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
-import { assertLease, type LockedTaskRow, lockTask, startedWrites } from '../lease/index.js';
+import { assertLease, lockTask, startedWrites } from '../lease/index.js';
 import { failTaskAttempt } from './attempt.js';
+import type { LeaseReport } from './completion.js';
 import { type TaskView, taskView } from './views.js';
 
-export interface DeferInput {
-  taskId: string;
-  workerId: string;
-  attempt: number;
+export interface DeferInput extends LeaseReport {
   /** why, in a few words (`shutdown`, `rate limited by gpt-4.1-mini`): kept in history */
   reason: string;
   /** not handed out again before this many milliseconds (cut to ABADA_MAX_DEFER_MS) */
   retryAfterMs: number;
 }
 
-function validateDefer(input: DeferInput) {
+/**
+ * Hands the caller's lease back, not handed out again before retryAfterMs (at most ABADA_MAX_DEFER_MS).
+ * Refused while a write of the attempt is STARTED; past ABADA_MAX_DEFERRALS it fails the attempt
+ * (DEFERRED_TOO_OFTEN), as failTask would.
+ */
+export async function deferTask(ctx: EngineContext, actor: Actor, input: DeferInput): Promise<TaskView> {
+  if (actor.kind !== 'WORKER')
+    throw new EngineError('FORBIDDEN', 'Only the worker holding the lease can defer a task.');
   if (typeof input.reason !== 'string' || input.reason.trim() === '' || input.reason.length > 500) {
     throw invalid('reason says why the task is deferred, in 1 to 500 characters.', 'reason', 'invalid');
   }
@@ -38,25 +41,21 @@ function validateDefer(input: DeferInput) {
       'out of range',
     );
   }
-}
-
-/**
- * Hands the caller's lease back: the task is OPEN on the same attempt, not handed out before
- * retryAfterMs (at most ABADA_MAX_DEFER_MS), with TASK_DEFERRED in history. Refused while a write of
- * the attempt is STARTED (its outcome must be journaled first). The deferral after
- * ABADA_MAX_DEFERRALS on one attempt fails the attempt instead (DEFERRED_TOO_OFTEN), as failTask would.
- */
-export async function deferTask(ctx: EngineContext, actor: Actor, input: DeferInput): Promise<TaskView> {
-  if (actor.kind !== 'WORKER')
-    throw new EngineError('FORBIDDEN', 'Only the worker holding the lease can defer a task.');
-  validateDefer(input);
   const { maxDeferMs, maxDeferrals } = ctx.config;
   const delayMs = Math.min(input.retryAfterMs, maxDeferMs);
   const who = `worker:${input.workerId}`;
   const row = await transaction(ctx.db, async (tx) => {
     const task = await lockTask(tx, actor, input.taskId);
     assertLease(task, actor, input.workerId, input.attempt);
-    await assertNoStartedWrite(tx, task);
+    // a write STARTED and unsettled: whoever resumes would not know whether it was sent
+    const [started] = await startedWrites(tx, task.id, task.attempt);
+    if (started) {
+      throw invalid(
+        `The write ${started.toolRef} (step ${started.sequence}) is STARTED and unsettled; settle it first (journal its outcome), then defer the task.`,
+        'taskId',
+        'a write is STARTED',
+      );
+    }
     const deferrals = task.deferrals + 1;
     if (deferrals > maxDeferrals) {
       return failTaskAttempt(tx, task, {
@@ -101,19 +100,4 @@ export async function deferTask(ctx: EngineContext, actor: Actor, input: DeferIn
     return deferred;
   });
   return taskView(row);
-}
-
-/**
- * A write STARTED on this attempt and not yet settled: whoever resumes would not know whether it was
- * sent, so the worker that sent it journals its outcome first.
- */
-async function assertNoStartedWrite(tx: Tx, task: LockedTaskRow) {
-  const [started] = await startedWrites(tx, task.id, task.attempt);
-  if (started) {
-    throw invalid(
-      `The write ${started.toolRef} (step ${started.sequence}) is STARTED and unsettled; settle it first (journal its outcome), then defer the task.`,
-      'taskId',
-      'a write is STARTED',
-    );
-  }
 }

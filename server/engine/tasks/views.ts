@@ -2,55 +2,35 @@
 import { asc, eq, inArray } from 'drizzle-orm';
 import { type ExternalTaskRow, externalTasks } from '../../db/schema.js';
 import { type Actor, type Executor, isUuid, sameProject } from '../common/index.js';
-import type { AttemptMetadata } from '../../shared/types.js';
 
-export interface TaskView {
-  id: string;
-  projectId: string;
-  processInstanceId: string;
-  nodeId: string;
-  nodeType: ExternalTaskRow['nodeType'];
-  topicName: string;
-  state: ExternalTaskRow['state'];
-  priority: number;
-  attempt: number;
-  maxAttempts: number;
-  /** deferrals on the current attempt (deferTask) */
-  deferrals: number;
-  workerId: string | null;
-  leaseExpiresAt: Date | null;
-  availableAt: Date;
-  errorType: string | null;
-  errorMessage: string | null;
-  metadata: AttemptMetadata | null;
-  createdAt: Date;
-  updatedAt: Date;
-  endedAt: Date | null;
-}
+/** What a caller sees of a task row (without its agent work; `deferrals` counts the current attempt's). */
+const TASK_VIEW = [
+  'id',
+  'projectId',
+  'processInstanceId',
+  'nodeId',
+  'nodeType',
+  'topicName',
+  'state',
+  'priority',
+  'attempt',
+  'maxAttempts',
+  'deferrals',
+  'workerId',
+  'leaseExpiresAt',
+  'availableAt',
+  'errorType',
+  'errorMessage',
+  'metadata',
+  'createdAt',
+  'updatedAt',
+  'endedAt',
+] as const satisfies readonly (keyof ExternalTaskRow)[];
+
+export type TaskView = Pick<ExternalTaskRow, (typeof TASK_VIEW)[number]>;
 
 export function taskView(r: ExternalTaskRow): TaskView {
-  return {
-    id: r.id,
-    projectId: r.projectId,
-    processInstanceId: r.processInstanceId,
-    nodeId: r.nodeId,
-    nodeType: r.nodeType,
-    topicName: r.topicName,
-    state: r.state,
-    priority: r.priority,
-    attempt: r.attempt,
-    maxAttempts: r.maxAttempts,
-    deferrals: r.deferrals,
-    workerId: r.workerId,
-    leaseExpiresAt: r.leaseExpiresAt,
-    availableAt: r.availableAt,
-    errorType: r.errorType,
-    errorMessage: r.errorMessage,
-    metadata: r.metadata,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
-    endedAt: r.endedAt,
-  };
+  return Object.fromEntries(TASK_VIEW.map((k) => [k, r[k]])) as TaskView;
 }
 
 /** An external task as it stands, or null when it does not exist or the actor's project may not see it. */
