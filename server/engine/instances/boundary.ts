@@ -13,10 +13,10 @@ import { readDefinitionSpec } from '../definitions/index.js';
 import { notifyTask } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
 import type { AttemptFailure } from '../lease/index.js';
-import { fireTimeout } from './lifecycle.js';
+import { fireTimeout, LIVE_TASK_STATES } from './lifecycle.js';
 import { enterNode, findNode } from './start.js';
 
-const LIVE = new Set(['OPEN', 'LEASED', 'AWAITING_APPROVAL', 'AWAITING_CHILD']);
+const LIVE = new Set<string>(LIVE_TASK_STATES);
 
 /**
  * Fires the timeout boundaries that are due, one task per transaction (at most `batch`); returns how

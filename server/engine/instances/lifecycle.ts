@@ -14,7 +14,7 @@ import {
 } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
 import { settleUnknownOutcomes, settleWritesForGood } from '../lease/index.js';
-import type { Actor, EngineContext, Tx } from '../common/index.js';
+import { type Actor, type EngineContext, type Tx, requireAdmin } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import { enqueueChildDone, enterNode, findNode, getInstance } from './start.js';
@@ -23,12 +23,7 @@ import { retireApprovalsOfTasks } from '../approvals/index.js';
 import { type InstanceView, instanceView } from './views.js';
 import { transaction } from '../../db/pg.js';
 
-function requireOperator(actor: Actor, what: string) {
-  if (actor.kind !== 'ADMIN')
-    throw new EngineError('FORBIDDEN', `Only an admin can ${what} a process instance.`);
-}
-
-const LIVE_TASK_STATES = ['OPEN', 'LEASED', 'AWAITING_APPROVAL', 'AWAITING_CHILD'] as const;
+export const LIVE_TASK_STATES = ['OPEN', 'LEASED', 'AWAITING_APPROVAL', 'AWAITING_CHILD'] as const;
 
 /** Retires the live work of an instance: tasks → CANCELLED, pending approvals → RETIRED. Locks tasks first. */
 async function retireWork(
@@ -40,9 +35,7 @@ async function retireWork(
   const tasks = await tx
     .select({ id: externalTasks.id, attempt: externalTasks.attempt, topicName: externalTasks.topicName })
     .from(externalTasks)
-    .where(
-      and(eq(externalTasks.processInstanceId, inst.id), inArray(externalTasks.state, [...LIVE_TASK_STATES])),
-    )
+    .where(and(eq(externalTasks.processInstanceId, inst.id), inArray(externalTasks.state, LIVE_TASK_STATES)))
     .orderBy(externalTasks.id)
     .for('update');
   if (tasks.length === 0) return;
@@ -85,7 +78,7 @@ export async function cancelProcess(
   id: string,
   reason: string,
 ): Promise<InstanceView> {
-  requireOperator(actor, 'cancel');
+  requireAdmin(actor, 'cancel a process instance');
   if (!reason?.trim()) throw invalid('Give a reason for the cancellation.', 'reason', 'required');
   return transaction(ctx.db, (tx) => cancelTx(tx, actor, id, reason, actorLabel(actor), 0)).then(
     instanceView,
@@ -167,7 +160,7 @@ async function cancelChildren(
 }
 
 export async function suspendProcess(ctx: EngineContext, actor: Actor, id: string): Promise<InstanceView> {
-  requireOperator(actor, 'suspend');
+  requireAdmin(actor, 'suspend a process instance');
   return transaction(ctx.db, async (tx) => {
     const label = actorLabel(actor);
     await retireWork(tx, await getInstance(tx, actor, id), label, 'SUSPENDED');
@@ -185,7 +178,7 @@ export async function suspendProcess(ctx: EngineContext, actor: Actor, id: strin
  * except a task whose timeout boundary came due meanwhile: it fires now, once the instance is ACTIVE.
  */
 export async function resumeProcess(ctx: EngineContext, actor: Actor, id: string): Promise<InstanceView> {
-  requireOperator(actor, 'resume');
+  requireAdmin(actor, 'resume a process instance');
   return transaction(ctx.db, async (tx) => {
     const label = actorLabel(actor);
     await getInstance(tx, actor, id);

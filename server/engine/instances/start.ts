@@ -36,24 +36,17 @@ import { checkVariables, interpolate } from './variables.js';
 import { type InstanceView, instanceView } from './views.js';
 import { execute, pipelined, transaction } from '../../db/pg.js';
 
-export interface StartInput {
-  key: string;
-  variables?: unknown;
-  businessKey?: string | null;
-}
-
 /** Starts an instance of the latest version of a process and moves its token to the start node. */
 export async function startProcess(
   ctx: EngineContext,
   actor: Actor,
-  input: StartInput,
+  input: { key: string; variables?: unknown; businessKey?: string | null },
 ): Promise<InstanceView> {
   if (actor.kind === 'WORKER')
     throw new EngineError('FORBIDDEN', 'A worker credential cannot start processes.');
-  const projectId = actorProject(actor);
   return transaction(ctx.db, async (tx) =>
-    startInstanceTx(tx, ctx, {
-      projectId,
+    startInstanceTx(tx, {
+      projectId: actorProject(actor),
       key: input.key,
       variables: input.variables ?? {},
       businessKey: input.businessKey ?? null,
@@ -63,7 +56,7 @@ export async function startProcess(
   ).then(instanceView);
 }
 
-export interface StartInstanceArgs {
+interface StartInstanceArgs {
   projectId: string;
   key: string;
   variables: unknown;
@@ -76,11 +69,7 @@ export interface StartInstanceArgs {
   depth?: number;
 }
 
-export async function startInstanceTx(
-  tx: Tx,
-  _ctx: EngineContext,
-  a: StartInstanceArgs,
-): Promise<ProcessInstanceRow> {
+export async function startInstanceTx(tx: Tx, a: StartInstanceArgs): Promise<ProcessInstanceRow> {
   const def = await latestDefinition(tx, a.projectId, a.key);
   if (!def)
     throw new EngineError('NOT_FOUND', `No process "${a.key}" is deployed in this project. Deploy it first.`);
@@ -96,9 +85,24 @@ export async function startInstanceTx(
   // The instance's id is made here, so its row, the start node's rows and the history go out together
   // (one round trip with the last statement) instead of each waiting for the one before to answer.
   const id = uuidV7();
-  const inserted = sendInstanceRow(tx, id, def, a, traced?.traceparent ?? null);
-  // INSTANCE_STARTED and what entering the start node writes go out together, in order, with its
-  // notices: one statement (last-writes.ts)
+  // checkVariables proved the variables a JSON object. The INSERT is sent without awaiting its answer:
+  // INSTANCE_STARTED and what entering the start node writes follow in one statement (last-writes.ts).
+  const inserted = execute(tx, INSERT_INSTANCE, [
+    id,
+    a.projectId,
+    def.id,
+    def.key,
+    def.version,
+    def.spec.start,
+    JSON.stringify(a.variables),
+    a.businessKey,
+    a.startedBy,
+    a.parentTaskId ?? null,
+    a.parentSequence ?? null,
+    a.parentAttempt ?? null,
+    a.depth ?? 0,
+    traced?.traceparent ?? null,
+  ]);
   const last: LastWrites = {
     history: [
       {
@@ -138,33 +142,6 @@ export async function startInstanceTx(
   return entered ?? inst;
 }
 
-/** Sends the instance's INSERT without awaiting its answer (the promise is awaited with the last statement). */
-function sendInstanceRow(
-  tx: Tx,
-  id: string,
-  def: { id: string; key: string; version: number; spec: FrozenProcess },
-  a: StartInstanceArgs,
-  traceparent: string | null,
-) {
-  // checkVariables proved the variables a JSON object
-  return execute(tx, INSERT_INSTANCE, [
-    id,
-    a.projectId,
-    def.id,
-    def.key,
-    def.version,
-    def.spec.start,
-    JSON.stringify(a.variables),
-    a.businessKey,
-    a.startedBy,
-    a.parentTaskId ?? null,
-    a.parentSequence ?? null,
-    a.parentAttempt ?? null,
-    a.depth ?? 0,
-    traceparent,
-  ]);
-}
-
 export function findNode(spec: FrozenProcess, id: string): ProcessNode {
   const node = spec.nodes.find((n) => n.id === id);
   if (!node) throw new EngineError('INTERNAL', `node ${id} missing from a frozen definition`);
@@ -186,7 +163,7 @@ function writerFor(tx: Tx, last: LastWrites | undefined) {
 }
 
 /** What enterNode reads of the instance it moves. */
-export type EnteredInstance = Pick<ProcessInstanceRow, 'id' | 'projectId' | 'variables' | 'currentNodeId'>;
+type EnteredInstance = Pick<ProcessInstanceRow, 'id' | 'projectId' | 'variables' | 'currentNodeId'>;
 
 /**
  * Moves the token onto `nodeId` and creates the work it needs; `end` completes the instance. With
