@@ -10,7 +10,7 @@ import type { Actor, EngineContext, EngineEvent } from '../common/index.js';
 const CACHE_MS = 5_000;
 const MAX_ENTRIES = 10_000;
 
-export class IdentityCache {
+class IdentityCache {
   private readonly byHash = new Map<string, { actor: Actor; until: number }>();
 
   get(hash: string, now: number): Actor | null {
@@ -40,15 +40,13 @@ export class IdentityCache {
 const caches = new WeakMap<EngineContext, IdentityCache>();
 
 export function identityCache(ctx: EngineContext): IdentityCache {
-  let cache = caches.get(ctx);
-  if (!cache) {
-    const c = new IdentityCache();
-    ctx.notifier?.on('event', (e: EngineEvent) => {
-      if (e.type === 'principal') c.drop(e.principalId);
-    });
-    ctx.notifier?.on('ready', () => c.clear());
-    caches.set(ctx, c);
-    cache = c;
-  }
+  const known = caches.get(ctx);
+  if (known) return known;
+  const cache = new IdentityCache();
+  ctx.notifier?.on('event', (e: EngineEvent) => {
+    if (e.type === 'principal') cache.drop(e.principalId);
+  });
+  ctx.notifier?.on('ready', () => cache.clear());
+  caches.set(ctx, cache);
   return cache;
 }

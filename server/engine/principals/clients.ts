@@ -10,6 +10,7 @@ import { principals } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import type { Actor, EngineContext, PrincipalKind, Tx } from '../common/index.js';
 import { identityCache } from './cache.js';
+import { actorOf, refused } from './views.js';
 
 const CLIENT_ID_RE = /^[\x21-\x7e]{1,200}$/;
 
@@ -67,25 +68,15 @@ export async function clientActor(
     .where(and(eq(principals.oidcClientId, clientId), eq(principals.kind, 'WORKER')))
     .limit(1);
   if (!row)
-    return {
-      actor: null,
-      refusal:
-        `No worker principal signs in as the OpenID client "${clientId}": an admin sets it as the ` +
+    return refused(
+      `No worker principal signs in as the OpenID client "${clientId}": an admin sets it as the ` +
         'worker’s oidcClientId (createPrincipal, updatePrincipal or ABADA_FIRST_PARTY_WORKERS).',
-    };
+    );
   if (row.disabledAt)
-    return {
-      actor: null,
-      refusal: `The worker principal "${row.name}" was disabled on ${row.disabledAt.toISOString()}; its client credentials no longer work.`,
-    };
-  const actor: Actor = {
-    principalId: row.id,
-    kind: row.kind,
-    name: row.name,
-    projectId: row.projectId,
-    groups: row.groups,
-    topics: row.topics,
-  };
+    return refused(
+      `The worker principal "${row.name}" was disabled on ${row.disabledAt.toISOString()}; its client credentials no longer work.`,
+    );
+  const actor = actorOf(row);
   cache.set(key, actor, now);
   return { actor, refusal: null };
 }

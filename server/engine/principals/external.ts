@@ -12,7 +12,7 @@ import { sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, PrincipalKind, Tx } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { newToken } from './principals.js';
-import { recordPrincipalEvent } from './views.js';
+import { actorOf, recordPrincipalEvent, refused, sameList } from './views.js';
 
 /** Who the provider says signed in, already reduced to what Abada keeps. */
 export interface ProviderIdentity {
@@ -115,12 +115,7 @@ async function applyProviderChanges(
   who: ProviderIdentity,
   kind: PrincipalKind,
 ): Promise<Principal> {
-  const same =
-    before.kind === kind &&
-    before.name === who.name &&
-    before.groups.length === who.groups.length &&
-    before.groups.every((g, i) => g === who.groups[i]);
-  if (same) return before;
+  if (before.kind === kind && before.name === who.name && sameList(before.groups, who.groups)) return before;
   const [after] = await tx
     .update(principals)
     .set({ kind, name: who.name, groups: who.groups })
@@ -157,20 +152,9 @@ export async function providerActor(
     .where(and(eq(principals.oidcIssuer, issuer), eq(principals.oidcSubject, subject)))
     .limit(1);
   if (!row)
-    return {
-      actor: null,
-      refusal: 'No Abada principal for this access token’s subject: sign in to the dashboard once first.',
-    };
-  if (row.disabledAt) return { actor: null, refusal: disabledRefusal(row).message };
-  return {
-    actor: {
-      principalId: row.id,
-      kind: row.kind,
-      name: row.name,
-      projectId: row.projectId,
-      groups: row.groups,
-      topics: row.topics,
-    },
-    refusal: null,
-  };
+    return refused(
+      'No Abada principal for this access token’s subject: sign in to the dashboard once first.',
+    );
+  if (row.disabledAt) return refused(disabledRefusal(row).message);
+  return { actor: actorOf(row), refusal: null };
 }

@@ -15,7 +15,7 @@ import { sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { newToken } from './principals.js';
-import { BOOTSTRAP_ADMIN_ID, recordPrincipalEvent } from './views.js';
+import { BOOTSTRAP_ADMIN_ID, recordPrincipalEvent, sameList } from './views.js';
 
 /** Who the principals' record names for the sweep's changes. */
 const SWEEP: Actor = {
@@ -71,8 +71,7 @@ async function registerOne(tx: Tx, w: FirstPartyWorker): Promise<keyof SweepResu
     return 'created';
   }
   refuseForeign(row, w);
-  const sameTopics = row.topics.length === w.topics.length && row.topics.every((t, i) => t === w.topics[i]);
-  if (row.disabledAt || (sameTopics && row.name === w.name)) return 'unchanged';
+  if (row.disabledAt || (sameList(row.topics, w.topics) && row.name === w.name)) return 'unchanged';
   const [after] = await tx
     .update(principals)
     .set({ name: w.name, topics: w.topics })

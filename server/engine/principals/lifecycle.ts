@@ -19,6 +19,7 @@ import {
   isUuid,
   page,
   pageSize,
+  requireAdmin,
 } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { identityCache } from './cache.js';
@@ -34,7 +35,7 @@ import {
   principalView,
   recordPrincipalEvent,
   refuseInvalid,
-  requireAdmin,
+  sameList,
 } from './views.js';
 import { transaction } from '../../db/pg.js';
 
@@ -123,7 +124,7 @@ function refuseDisabled(row: Principal): void {
  */
 function refuseProviderGroups(row: Principal, groups: string[] | null | undefined): void {
   if (!isProviderManaged(row) || !groups) return;
-  if (groups.length === row.groups.length && groups.every((g, i) => g === row.groups[i])) return;
+  if (sameList(groups, row.groups)) return;
   throw new EngineError(
     'VALIDATION_FAILED',
     `The groups of "${row.name}" come from the OpenID Provider ${row.oidcIssuer}; change them there. ` +

@@ -8,19 +8,20 @@ import { eq } from 'drizzle-orm';
 import { principals, projects } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import { sha256Hex } from '../../shared/canonical.js';
-import type { Actor, EngineContext, PrincipalKind } from '../common/index.js';
+import { type Actor, type EngineContext, type PrincipalKind, requireAdmin } from '../common/index.js';
+import { transaction } from '../../db/pg.js';
 import { identityCache } from './cache.js';
 import { claimClientId, clientIdErrors } from './clients.js';
 import {
   BOOTSTRAP_ADMIN_ID,
+  actorOf,
   membershipErrors,
   type PrincipalView,
   principalView,
   recordPrincipalEvent,
   refuseInvalid,
-  requireAdmin,
+  refused,
 } from './views.js';
-import { transaction } from '../../db/pg.js';
 
 /** The token of an `Authorization: Bearer <token>` value, or null. */
 export function bearerToken(value: unknown): string | null {
@@ -35,9 +36,7 @@ export function newToken(): string {
 
 /** Compares two secrets in constant time (hashing first hides their lengths too). */
 export function constantTimeEqual(a: string, b: string): boolean {
-  const ha = Buffer.from(sha256Hex(a), 'hex');
-  const hb = Buffer.from(sha256Hex(b), 'hex');
-  return timingSafeEqual(ha, hb);
+  return timingSafeEqual(Buffer.from(sha256Hex(a), 'hex'), Buffer.from(sha256Hex(b), 'hex'));
 }
 
 let adminHashOf: { token: string; hash: Buffer } | null = null;
@@ -66,7 +65,7 @@ export async function identify(
   ctx: EngineContext,
   token: string | null | undefined,
 ): Promise<{ actor: Actor | null; refusal: string | null }> {
-  if (!token) return { actor: null, refusal: null };
+  if (!token) return refused(null);
   // one hash of the token serves both the admin comparison (hash against hash, in constant time) and
   // the lookup; the admin token's hash is computed once per configured value
   const hash = sha256Hex(token);
@@ -78,15 +77,13 @@ export async function identify(
   const cache = identityCache(ctx);
   const hit = cache.get(hash, now);
   if (hit) return { actor: hit, refusal: null };
-  const rows = await ctx.db.select().from(principals).where(eq(principals.tokenHash, hash)).limit(1);
-  const p = rows[0];
+  const [p] = await ctx.db.select().from(principals).where(eq(principals.tokenHash, hash)).limit(1);
   // unknown tokens are not cached: a token created a moment ago works at once
-  if (!p) return { actor: null, refusal: null };
+  if (!p) return refused(null);
   if (p.disabledAt) {
-    return {
-      actor: null,
-      refusal: `The principal "${p.name}" was disabled on ${p.disabledAt.toISOString()}; its tokens no longer work. Ask an admin for a new principal.`,
-    };
+    return refused(
+      `The principal "${p.name}" was disabled on ${p.disabledAt.toISOString()}; its tokens no longer work. Ask an admin for a new principal.`,
+    );
   }
   const actor = actorOf(p);
   cache.set(hash, actor, now);
@@ -155,16 +152,4 @@ export async function createPrincipal(
     return created;
   });
   return { principal: principalView(row), token };
-}
-
-/** The actor a principal acts as (a token's, a session's). */
-export function actorOf(p: typeof principals.$inferSelect): Actor {
-  return {
-    principalId: p.id,
-    kind: p.kind,
-    name: p.name,
-    projectId: p.projectId,
-    groups: p.groups,
-    topics: p.topics,
-  };
 }

@@ -5,13 +5,13 @@
  * session) is refused at once on every engine, without a cache to drop.
  */
 import { randomBytes } from 'node:crypto';
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import { principals, sessions } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import { sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Executor } from '../common/index.js';
 import { type ProviderIdentity, refreshProviderPrincipal, upsertProviderPrincipal } from './external.js';
-import { actorOf } from './principals.js';
+import { actorOf } from './views.js';
 import { transaction } from '../../db/pg.js';
 
 /** What the provider gave at sign-in or refresh; kept sealed, used to refresh and to sign out there. */
@@ -113,35 +113,39 @@ export async function sessionBySecret(ctx: EngineContext, secret: string): Promi
   if (now - s.lastSeenAt.getTime() > TOUCH_EVERY_MS) {
     await ctx.db.update(sessions).set({ lastSeenAt: sql`now()` }).where(eq(sessions.id, s.id));
   }
-  const refreshMs = (ctx.config.oidc?.refreshMinutes ?? 10) * 60_000;
-  return {
-    actor: actorOf(p),
-    session: {
-      id: s.id,
-      csrfToken: s.csrfToken,
-      principalId: p.id,
-      subject: p.oidcSubject ?? '',
-      refreshDue: s.refreshedAt.getTime() + refreshMs <= now,
-      providerTokens: ctx.sealer.openJson(s.providerTokens) as ProviderTokens,
-    },
-    refusal: null,
-  };
+  const refreshDue = s.refreshedAt.getTime() + refreshMinutes(ctx) * 60_000 <= now;
+  return { actor: actorOf(p), session: sessionView(ctx, s, p.oidcSubject, refreshDue), refusal: null };
 }
 
-/** Ends a session (idempotent: an ended session keeps its first reason). */
-export async function endSession(db: Executor, sessionId: string, reason: SessionEndReason): Promise<void> {
-  await db
+const refreshMinutes = (ctx: EngineContext) => ctx.config.oidc?.refreshMinutes ?? 10;
+
+function sessionView(
+  ctx: EngineContext,
+  s: typeof sessions.$inferSelect,
+  subject: string | null,
+  refreshDue: boolean,
+): SessionView {
+  const { id, csrfToken, principalId } = s;
+  const providerTokens = ctx.sealer.openJson(s.providerTokens) as ProviderTokens;
+  return { id, csrfToken, principalId, subject: subject ?? '', refreshDue, providerTokens };
+}
+
+/** Ends the live sessions `which` selects: an ended session keeps its first reason. */
+async function endWhere(ex: Executor, which: SQL, reason: SessionEndReason): Promise<void> {
+  await ex
     .update(sessions)
     .set({ endedAt: sql`now()`, endReason: reason })
-    .where(and(eq(sessions.id, sessionId), isNull(sessions.endedAt)));
+    .where(and(which, isNull(sessions.endedAt)));
+}
+
+/** Ends a session (idempotent). */
+export async function endSession(db: Executor, sessionId: string, reason: SessionEndReason): Promise<void> {
+  await endWhere(db, eq(sessions.id, sessionId), reason);
 }
 
 /** Ends every live session of a principal (it was disabled), in the caller's transaction. */
 export async function endSessionsOf(tx: Executor, principalId: string, reason: SessionEndReason) {
-  await tx
-    .update(sessions)
-    .set({ endedAt: sql`now()`, endReason: reason })
-    .where(and(eq(sessions.principalId, principalId), isNull(sessions.endedAt)));
+  await endWhere(tx, eq(sessions.principalId, principalId), reason);
 }
 
 /**
@@ -187,7 +191,7 @@ export async function sessionsDueForRefresh(
   issuer: string,
   limit = 50,
 ): Promise<SessionView[]> {
-  const refreshS = (ctx.config.oidc?.refreshMinutes ?? 10) * 60;
+  const refreshS = refreshMinutes(ctx) * 60;
   const idleS = ctx.config.sessions.idleMinutes * 60;
   const rows = await ctx.db
     .select({ s: sessions, subject: principals.oidcSubject })
@@ -205,12 +209,5 @@ export async function sessionsDueForRefresh(
     )
     .orderBy(sessions.refreshedAt)
     .limit(limit);
-  return rows.map(({ s, subject }) => ({
-    id: s.id,
-    csrfToken: s.csrfToken,
-    principalId: s.principalId,
-    subject: subject ?? '',
-    refreshDue: true,
-    providerTokens: ctx.sealer.openJson(s.providerTokens) as ProviderTokens,
-  }));
+  return rows.map(({ s, subject }) => sessionView(ctx, s, subject, true));
 }
