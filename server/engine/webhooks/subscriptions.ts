@@ -5,20 +5,31 @@
  */
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import { webhookDeliveries, webhookSubscriptions } from '../../db/schema.js';
-import { EngineError, invalid, notFound } from '../../errors.js';
-import { type Actor, type EngineContext, actorProject, query, isUuid } from '../common/index.js';
+import { invalid, notFound } from '../../errors.js';
+import {
+  type Actor,
+  type EngineContext,
+  actorProject,
+  query,
+  isUuid,
+  requireAdmin,
+} from '../common/index.js';
 import { WEBHOOK_EVENTS } from '../events/index.js';
 import { generateSecret, secretProblem } from './signing.js';
-import {
-  deliveryView,
-  subscriptionView,
-  type WebhookDeliveryView,
-  type WebhookSubscriptionView,
-} from './views.js';
+import { subscriptionView, type WebhookDeliveryView, type WebhookSubscriptionView } from './views.js';
 import { transaction } from '../../db/pg.js';
 
-function requireAdmin(actor: Actor) {
-  if (actor.kind !== 'ADMIN') throw new EngineError('FORBIDDEN', 'Only an admin can manage webhooks.');
+const WEBHOOKS = 'manage webhooks';
+
+/** The secret asked for, refused when it is no usable secret; or a generated one, returned once. */
+function chooseSecret(asked: string | null | undefined): { secret: string; generated: string | null } {
+  if (asked == null) {
+    const generated = generateSecret();
+    return { secret: generated, generated };
+  }
+  const problem = secretProblem(asked);
+  if (problem) throw invalid(problem, 'secret');
+  return { secret: asked, generated: null };
 }
 
 /** Creates a subscription; when no secret is given one is generated and returned (once). */
@@ -27,7 +38,7 @@ export async function createWebhookSubscription(
   actor: Actor,
   input: { url: string; events: string[]; secret?: string | null },
 ): Promise<{ subscription: WebhookSubscriptionView; secret: string | null }> {
-  requireAdmin(actor);
+  requireAdmin(actor, WEBHOOKS);
   let url: URL;
   try {
     url = new URL(input.url);
@@ -41,10 +52,7 @@ export async function createWebhookSubscription(
   if (events.length === 0 || unknown.length) {
     throw invalid(`events must be among ${WEBHOOK_EVENTS.join(', ')}; got ${unknown.join(', ')}.`, 'events');
   }
-  const problem = input.secret == null ? null : secretProblem(input.secret);
-  if (problem) throw invalid(problem, 'secret');
-  const generated = input.secret == null ? generateSecret() : null;
-  const secret = input.secret ?? generated!;
+  const { secret, generated } = chooseSecret(input.secret);
   const [row] = await ctx.db
     .insert(webhookSubscriptions)
     .values({
@@ -63,7 +71,7 @@ export async function listWebhookSubscriptions(
   ctx: EngineContext,
   actor: Actor,
 ): Promise<WebhookSubscriptionView[]> {
-  requireAdmin(actor);
+  requireAdmin(actor, WEBHOOKS);
   const rows = await ctx.db
     .select()
     .from(webhookSubscriptions)
@@ -74,7 +82,7 @@ export async function listWebhookSubscriptions(
 
 /** Deletes a subscription and (cascade) its deliveries; pending ones are never sent. */
 export async function deleteWebhookSubscription(ctx: EngineContext, actor: Actor, id: string) {
-  requireAdmin(actor);
+  requireAdmin(actor, WEBHOOKS);
   if (!isUuid(id)) throw notFound('webhook subscription', id);
   const rows = await ctx.db
     .delete(webhookSubscriptions)
@@ -89,7 +97,7 @@ export async function listWebhookDeliveries(
   actor: Actor,
   a: { subscriptionId?: string | null; state?: string | null; first?: number | null },
 ): Promise<WebhookDeliveryView[]> {
-  requireAdmin(actor);
+  requireAdmin(actor, WEBHOOKS);
   if (a.subscriptionId && !isUuid(a.subscriptionId)) return [];
   const rows = await query<{ id: string }>(
     ctx.db,
@@ -100,16 +108,9 @@ export async function listWebhookDeliveries(
          ORDER BY d.created_at DESC LIMIT ${Math.min(Math.max(a.first ?? 50, 1), 500)}`,
   );
   if (!rows.length) return [];
-  const full = await ctx.db
-    .select()
-    .from(webhookDeliveries)
-    .where(
-      inArray(
-        webhookDeliveries.id,
-        rows.map((r) => r.id),
-      ),
-    );
-  return full.sort((x, y) => y.createdAt.getTime() - x.createdAt.getTime()).map(deliveryView);
+  const ids = rows.map((r) => r.id);
+  const full = await ctx.db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.id, ids));
+  return full.sort((x, y) => y.createdAt.getTime() - x.createdAt.getTime());
 }
 
 /** Longest overlap a rotation may ask for: a week. */
@@ -128,15 +129,12 @@ export async function rotateWebhookSecret(
   actor: Actor,
   input: { id: string; secret?: string | null; overlapSeconds?: number | null },
 ): Promise<{ subscription: WebhookSubscriptionView; secret: string | null }> {
-  requireAdmin(actor);
+  requireAdmin(actor, WEBHOOKS);
   if (!isUuid(input.id)) throw notFound('webhook subscription', input.id);
   const overlap = input.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
   if (!Number.isInteger(overlap) || overlap < 0 || overlap > MAX_OVERLAP_SECONDS)
     throw invalid(`overlapSeconds must be between 0 and ${MAX_OVERLAP_SECONDS} (a week).`, 'overlapSeconds');
-  const problem = input.secret == null ? null : secretProblem(input.secret);
-  if (problem) throw invalid(problem, 'secret');
-  const generated = input.secret == null ? generateSecret() : null;
-  const secret = input.secret ?? generated!;
+  const { secret, generated } = chooseSecret(input.secret);
   return transaction(ctx.db, async (tx) => {
     const [current] = await tx
       .select()
