@@ -10,14 +10,8 @@ import type { Db } from '../../db/client.js';
 import { type Sealer, query } from '../common/index.js';
 import { transaction } from '../../db/pg.js';
 
-interface SealedTable {
-  table: string;
-  columns: string[];
-  /** the row's key_id column, kept in step with its sealed values */
-  keyIdColumn?: string;
-}
-
-export const SEALED_COLUMNS: SealedTable[] = [
+/** Every sealed column, by table; `keyIdColumn`: the row's key_id, kept in step with its sealed values. */
+const SEALED_COLUMNS: { table: string; columns: string[]; keyIdColumn?: string }[] = [
   { table: 'credentials', columns: ['secret_enc'], keyIdColumn: 'key_id' },
   { table: 'steps', columns: ['request_enc', 'response_enc', 'error_enc'], keyIdColumn: 'key_id' },
   { table: 'approvals', columns: ['arguments_enc', 'facts_enc'], keyIdColumn: 'key_id' },
@@ -27,17 +21,11 @@ export const SEALED_COLUMNS: SealedTable[] = [
 
 const id = (n: string) => sql.identifier(n);
 
-function staleWhere(t: SealedTable, current: string): SQL {
+function staleWhere(t: (typeof SEALED_COLUMNS)[number], current: string): SQL {
   return sql.join(
     t.columns.map((c) => sql`(${id(c)} IS NOT NULL AND split_part(${id(c)}, '.', 1) <> ${current})`),
     sql` OR `,
   );
-}
-
-export interface RotationReport {
-  keyId: string;
-  tables: { table: string; rows: number }[];
-  total: number;
 }
 
 /** Counts rows still holding a value sealed with a key other than the current one. */
@@ -58,12 +46,12 @@ export async function rotateKeys(
   db: Db,
   sealer: Sealer,
   opts: { batch?: number; onBatch?: (table: string, rows: number) => void } = {},
-): Promise<RotationReport> {
+) {
   const batch = opts.batch ?? 500;
   const current = sealer.currentKeyId;
   const reseal = (v: string | null) =>
     v === null || sealer.keyIdOf(v) === current ? v : sealer.seal(sealer.open(v));
-  const tables: RotationReport['tables'] = [];
+  const tables: { table: string; rows: number }[] = [];
   for (const t of SEALED_COLUMNS) {
     let rows = 0;
     for (;;) {
