@@ -79,14 +79,6 @@ export async function readStream(
   );
   const head = Number(rows[0].head);
   const horizon = rows[0].first === null ? head : Number(rows[0].first) - 1;
-  assertReplayable(ctx, after, head, horizon);
-  const events = rows
-    .filter((r) => r.position !== null)
-    .map((r) => ({ ...(r.payload as StreamPayload), position: Number(r.position) }));
-  return { events, through: events.length === limit ? events[events.length - 1].position : head };
-}
-
-function assertReplayable(ctx: EngineContext, after: number, head: number, horizon: number) {
   if (after > head)
     throw invalid(
       `Event cursor ${cursorOf(after)} is ahead of this engine's stream (latest ${cursorOf(head)}): it was not issued here. Subscribe without after, or with an eventCursor this engine gave you.`,
@@ -99,6 +91,10 @@ function assertReplayable(ctx: EngineContext, after: number, head: number, horiz
       'after',
       'pruned cursor',
     );
+  const events = rows
+    .filter((r) => r.position !== null)
+    .map((r) => ({ ...(r.payload as StreamPayload), position: Number(r.position) }));
+  return { events, through: events.length === limit ? events[events.length - 1].position : head };
 }
 
 /** The latest position handed out: a cursor taken before reading state misses nothing after it. */
