@@ -4,7 +4,7 @@
  * incident. Both run under the engine's lock order (task, then instance), so a completion racing either
  * finds the task retired (WORK_RETIRED), or wins and the boundary finds nothing live to retire.
  */
-import { eq, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { execute, transaction } from '../../db/pg.js';
 import { LOCK_DUE_BOUNDARY } from '../../db/statements/tasks.js';
 import { externalTasks, processInstances, type ExternalTaskRow } from '../../db/schema.js';
@@ -13,7 +13,7 @@ import { readDefinitionSpec } from '../definitions/index.js';
 import { notifyTask } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
 import type { AttemptFailure } from '../lease/index.js';
-import { fireTimeout, LIVE_TASK_STATES } from './lifecycle.js';
+import { endedNow, fireTimeout, LIVE_TASK_STATES } from './lifecycle.js';
 import { enterNode, findNode } from './start.js';
 
 const LIVE = new Set<string>(LIVE_TASK_STATES);
@@ -70,14 +70,10 @@ export async function takeFailureBoundary(
     .set({
       state: 'FAILED',
       boundary: 'FAILURE',
-      workerId: null,
-      leasedBy: null,
-      leaseExpiresAt: null,
       errorType: f.errorType,
       errorMessage: f.errorMessage ?? null,
       ...(f.metadata ? { metadata: f.metadata } : {}),
-      updatedAt: sql`now()`,
-      endedAt: sql`now()`,
+      ...endedNow(),
     })
     .where(eq(externalTasks.id, task.id))
     .returning();

@@ -25,6 +25,19 @@ import { transaction } from '../../db/pg.js';
 
 export const LIVE_TASK_STATES = ['OPEN', 'LEASED', 'AWAITING_APPROVAL', 'AWAITING_CHILD'] as const;
 
+/** The columns of a task whose work ends now: no worker, no lease. */
+export const endedNow = () =>
+  ({
+    workerId: null,
+    leasedBy: null,
+    leaseExpiresAt: null,
+    updatedAt: sql`now()`,
+    endedAt: sql`now()`,
+  }) as const;
+
+/** Who cancels: the actor whose view of the instances applies, and the label its history rows carry. */
+type Canceller = { actor: Actor; label: string };
+
 /** Retires the live work of an instance: tasks → CANCELLED, pending approvals → RETIRED. Locks tasks first. */
 async function retireWork(
   tx: Tx,
@@ -42,15 +55,7 @@ async function retireWork(
   const ids = tasks.map((t) => t.id);
   await tx
     .update(externalTasks)
-    .set({
-      state: 'CANCELLED',
-      workerId: null,
-      leasedBy: null,
-      leaseExpiresAt: null,
-      errorType: reason,
-      updatedAt: sql`now()`,
-      endedAt: sql`now()`,
-    })
+    .set({ state: 'CANCELLED', errorType: reason, ...endedNow() })
     .where(inArray(externalTasks.id, ids));
   await retireApprovalsOfTasks(tx, ids, inst.projectId, actor);
   for (const t of tasks) {
@@ -80,9 +85,8 @@ export async function cancelProcess(
 ): Promise<InstanceView> {
   requireAdmin(actor, 'cancel a process instance');
   if (!reason?.trim()) throw invalid('Give a reason for the cancellation.', 'reason', 'required');
-  return transaction(ctx.db, (tx) => cancelTx(tx, actor, id, reason, actorLabel(actor), 0)).then(
-    instanceView,
-  );
+  const by = { actor, label: actorLabel(actor) };
+  return transaction(ctx.db, (tx) => cancelTx(tx, by, id, reason, 0)).then(instanceView);
 }
 
 /**
@@ -90,16 +94,9 @@ export async function cancelProcess(
  * cancelling a process retires all the work done on its behalf. A child's end then reaches the parent's
  * task through CHILD_DONE, which finds it retired and does nothing.
  */
-async function cancelTx(
-  tx: Tx,
-  actor: Actor,
-  id: string,
-  reason: string,
-  label: string,
-  depth: number,
-): Promise<ProcessInstanceRow> {
-  const inst0 = await getInstance(tx, actor, id);
-  await retireWork(tx, inst0, label, 'CANCELLED');
+async function cancelTx(tx: Tx, by: Canceller, id: string, reason: string, depth: number) {
+  const { label } = by;
+  await retireWork(tx, await getInstance(tx, by.actor, id), label, 'CANCELLED');
   const inst = await lockInstance(tx, id);
   if (inst.state === 'COMPLETED' || inst.state === 'CANCELLED' || inst.state === 'FAILED') {
     throw invalid(`The instance is already ${inst.state}; there is nothing to cancel.`, 'id', inst.state);
@@ -127,26 +124,18 @@ async function cancelTx(
     .select({ id: externalTasks.id })
     .from(externalTasks)
     .where(eq(externalTasks.processInstanceId, id));
-  await cancelChildren(
-    tx,
-    actor,
-    tasks,
-    `the parent process ${id} was cancelled: ${reason}`,
-    label,
-    depth + 1,
-  );
+  await cancelChildren(tx, by, tasks, `the parent process ${id} was cancelled: ${reason}`, depth + 1);
   return row;
 }
 
 /** Cancels, depth first, the running children that the tasks `parentTaskIds` delegated to. */
 async function cancelChildren(
   tx: Tx,
-  actor: Actor,
+  by: Canceller,
   parentTaskIds: SQLWrapper | string[],
   reason: string,
-  label: string,
   depth: number,
-): Promise<void> {
+) {
   const children = await tx
     .select({ id: processInstances.id })
     .from(processInstances)
@@ -156,7 +145,7 @@ async function cancelChildren(
         inArray(processInstances.state, ['ACTIVE', 'SUSPENDED']),
       ),
     );
-  for (const child of children) await cancelTx(tx, actor, child.id, reason, label, depth);
+  for (const child of children) await cancelTx(tx, by, child.id, reason, depth);
 }
 
 export async function suspendProcess(ctx: EngineContext, actor: Actor, id: string): Promise<InstanceView> {
@@ -208,7 +197,6 @@ export async function resumeProcess(ctx: EngineContext, actor: Actor, id: string
 
 /** A task retired by the suspension reopens on attempt+1; a keyless write in flight waits for a person. */
 async function reopenSuspended(tx: Tx, t: ExternalTaskRow, label: string): Promise<void> {
-  // A keyless write in flight when the work was retired is never re-sent: it waits for a person.
   if ((await settleUnknownOutcomes(tx, t, label)) > 0) return;
   await tx
     .update(externalTasks)
@@ -235,13 +223,9 @@ async function reopenSuspended(tx: Tx, t: ExternalTaskRow, label: string): Promi
 }
 
 /** The engine itself, acting on any project's instances (a boundary cancelling a child). */
-const ENGINE_ACTOR: Actor = {
-  principalId: 'engine',
-  kind: 'ADMIN',
-  name: 'engine',
-  projectId: null,
-  groups: [],
-  topics: [],
+const ENGINE: Canceller = {
+  actor: { principalId: 'engine', kind: 'ADMIN', name: 'engine', projectId: null, groups: [], topics: [] },
+  label: 'engine',
 };
 
 /**
@@ -260,7 +244,7 @@ export async function fireTimeout(
   const node = findNode(spec, task.nodeId);
   if (node.type !== 'agent' || !node.onTimeout)
     throw new EngineError('INTERNAL', `node ${node.id} has no timeout boundary`);
-  const label = 'engine';
+  const { label } = ENGINE;
   await appendHistory(tx, {
     projectId: inst.projectId,
     processInstanceId: inst.id,
@@ -284,16 +268,12 @@ export async function fireTimeout(
       boundary: 'TIMEOUT',
       errorType: 'BOUNDARY_TIMEOUT',
       errorMessage: `the node timed out after ${node.timeoutMinutes} minutes`,
-      workerId: null,
-      leasedBy: null,
-      leaseExpiresAt: null,
-      updatedAt: sql`now()`,
-      endedAt: sql`now()`,
+      ...endedNow(),
     })
     .where(eq(externalTasks.id, task.id));
   await retireApprovalsOfTasks(tx, [task.id], inst.projectId, label);
   const why = `the node ${node.id} of the parent process ${inst.id} timed out`;
-  await cancelChildren(tx, ENGINE_ACTOR, [task.id], why, label, 1);
+  await cancelChildren(tx, ENGINE, [task.id], why, 1);
   await notifyTask(tx, task, 'CANCELLED');
   return (await enterNode(tx, inst, spec, node.onTimeout, label)) ?? inst;
 }
