@@ -12,7 +12,7 @@ import { sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, PrincipalKind, Tx } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { newToken } from './principals.js';
-import { actorOf, recordPrincipalEvent, refused, sameList } from './views.js';
+import { actorOf, recordPrincipalEvent, refused, sameList, setPrincipal } from './views.js';
 
 /** Who the provider says signed in, already reduced to what Abada keeps. */
 export interface ProviderIdentity {
@@ -116,11 +116,7 @@ async function applyProviderChanges(
   kind: PrincipalKind,
 ): Promise<Principal> {
   if (before.kind === kind && before.name === who.name && sameList(before.groups, who.groups)) return before;
-  const [after] = await tx
-    .update(principals)
-    .set({ kind, name: who.name, groups: who.groups })
-    .where(eq(principals.id, before.id))
-    .returning();
+  const after = await setPrincipal(tx, before.id, { kind, name: who.name, groups: who.groups });
   await recordPrincipalEvent(tx, recordedAs(after), after, 'GROUPS_REFRESHED', { before, after });
   await notify(tx, { type: 'principal', principalId: after.id, change: 'updated' });
   return after;

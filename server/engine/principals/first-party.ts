@@ -15,7 +15,7 @@ import { sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { newToken } from './principals.js';
-import { BOOTSTRAP_ADMIN_ID, recordPrincipalEvent, sameList } from './views.js';
+import { BOOTSTRAP_ADMIN_ID, recordPrincipalEvent, sameList, setPrincipal } from './views.js';
 
 /** Who the principals' record names for the sweep's changes. */
 const SWEEP: Actor = {
@@ -72,11 +72,7 @@ async function registerOne(tx: Tx, w: FirstPartyWorker): Promise<keyof SweepResu
   }
   refuseForeign(row, w);
   if (row.disabledAt || (sameList(row.topics, w.topics) && row.name === w.name)) return 'unchanged';
-  const [after] = await tx
-    .update(principals)
-    .set({ name: w.name, topics: w.topics })
-    .where(eq(principals.id, row.id))
-    .returning();
+  const after = await setPrincipal(tx, row.id, { name: w.name, topics: w.topics });
   await recordPrincipalEvent(tx, SWEEP, after, 'UPDATED', { before: row, after });
   await notify(tx, { type: 'principal', principalId: after.id, change: 'updated' });
   return 'updated';

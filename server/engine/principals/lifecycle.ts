@@ -36,6 +36,7 @@ import {
   recordPrincipalEvent,
   refuseInvalid,
   sameList,
+  setPrincipal,
 } from './views.js';
 import { transaction } from '../../db/pg.js';
 
@@ -170,11 +171,7 @@ export async function updatePrincipal(
       'The update is invalid; see errors.',
     );
     if (clientId && clientId !== before.oidcClientId) await claimClientId(tx, clientId, before.id);
-    const [after] = await tx
-      .update(principals)
-      .set({ groups, topics, oidcClientId: clientId })
-      .where(eq(principals.id, before.id))
-      .returning();
+    const after = await setPrincipal(tx, before.id, { groups, topics, oidcClientId: clientId });
     await recordPrincipalEvent(tx, actor, after, 'UPDATED', { before, after });
     await notify(tx, { type: 'principal', principalId: after.id, change: 'updated' });
     return principalView(after);
@@ -201,11 +198,7 @@ export async function disablePrincipal(ctx: EngineContext, actor: Actor, id: str
         );
       }
     }
-    const [after] = await tx
-      .update(principals)
-      .set({ disabledAt: sql`now()` })
-      .where(eq(principals.id, row.id))
-      .returning();
+    const after = await setPrincipal(tx, row.id, { disabledAt: sql`now()` });
     await recordPrincipalEvent(tx, actor, after, 'DISABLED');
     await endSessionsOf(tx, after.id, 'DISABLED');
     await notify(tx, { type: 'principal', principalId: after.id, change: 'disabled' });
@@ -223,11 +216,7 @@ export async function rotatePrincipalToken(
   return change(ctx, id, async (tx) => {
     const row = await lockPrincipal(tx, actor, id, 'rotate tokens');
     refuseDisabled(row);
-    const [after] = await tx
-      .update(principals)
-      .set({ tokenHash: sha256Hex(token) })
-      .where(eq(principals.id, row.id))
-      .returning();
+    const after = await setPrincipal(tx, row.id, { tokenHash: sha256Hex(token) });
     await recordPrincipalEvent(tx, actor, after, 'TOKEN_ROTATED');
     await notify(tx, { type: 'principal', principalId: after.id, change: 'rotated' });
     return { principal: principalView(after), token };

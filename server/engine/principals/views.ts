@@ -1,5 +1,7 @@
 /** What the API shows of a principal (never its token or hash), the checks its memberships pass, and its record. */
-import { principalEvents, type Principal, type PrincipalAction } from '../../db/schema.js';
+import { eq } from 'drizzle-orm';
+import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
+import { principalEvents, principals, type Principal, type PrincipalAction } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import { type Actor, type Executor, type PrincipalKind, omit } from '../common/index.js';
 
@@ -70,6 +72,12 @@ export function membershipErrors(kind: PrincipalKind, groups: string[], topics: 
 
 export function refuseInvalid(errors: FieldError[], what = 'The principal is invalid; see errors.'): void {
   if (errors.length) throw new EngineError('VALIDATION_FAILED', what, { errors });
+}
+
+/** Writes `set` to a principal's row; the row as it is now. */
+export async function setPrincipal(ex: Executor, id: string, set: PgUpdateSetSource<typeof principals>) {
+  const [row] = await ex.update(principals).set(set).where(eq(principals.id, id)).returning();
+  return row;
 }
 
 /** Appends one row to the principals' own record (principal_events): what an admin did, never a token. */
