@@ -9,7 +9,6 @@ import {
   type EngineContext,
   type Executor,
   query,
-  type StreamEvent,
   type StreamPayload,
   startBackgroundRunner,
 } from '../common/index.js';
@@ -40,23 +39,12 @@ export interface StreamFilter {
   projectId: string | null;
 }
 
-export interface StreamPage {
-  events: StreamEvent[];
-  /** the replay is complete up to here: the head when the page was read, or the last row of a full page */
-  through: number;
-}
-
 /**
  * Up to `limit` events after `after` that match `filter`, in position order, read in one snapshot
  * with the stream's bounds. A cursor ahead of the head (not issued here) or behind the oldest event
  * kept (pruned) is VALIDATION_FAILED: a replay from it could not be complete.
  */
-export async function readStream(
-  ctx: EngineContext,
-  after: number,
-  filter: StreamFilter,
-  limit = 200,
-): Promise<StreamPage> {
+export async function readStream(ctx: EngineContext, after: number, filter: StreamFilter, limit = 200) {
   const change =
     filter.opened === null ? sql`TRUE` : filter.opened ? sql`change = 'opened'` : sql`change <> 'opened'`;
   const rows = await query<{
@@ -94,6 +82,7 @@ export async function readStream(
   const events = rows
     .filter((r) => r.position !== null)
     .map((r) => ({ ...(r.payload as StreamPayload), position: Number(r.position) }));
+  // through: the replay is complete up to here (the head when the page was read, or a full page's last)
   return { events, through: events.length === limit ? events[events.length - 1].position : head };
 }
 

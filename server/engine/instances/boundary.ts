@@ -50,11 +50,7 @@ export async function sweepBoundaries(ctx: EngineContext, batch = 50): Promise<n
  * `on_failure`: the task is FAILED without an incident, BOUNDARY_FAILURE records the last error, and
  * the token moves there. Null when the node has no such boundary (the caller opens the incident).
  */
-export async function takeFailureBoundary(
-  tx: Tx,
-  task: ExternalTaskRow,
-  f: AttemptFailure,
-): Promise<ExternalTaskRow | null> {
+export async function takeFailureBoundary(tx: Tx, task: ExternalTaskRow, f: AttemptFailure) {
   if (task.nodeType !== 'agent') return null;
   const [inst] = await tx
     .select()

@@ -41,11 +41,7 @@ export async function runJobs(ctx: EngineContext, batch = 20): Promise<number> {
 }
 
 /** Runs jobs when one is announced (NOTIFY) and every few seconds for retries. */
-export function startJobRunner(
-  ctx: EngineContext,
-  onError: (e: unknown) => void,
-  intervalMs = 2000,
-): () => void {
+export function startJobRunner(ctx: EngineContext, onError: (e: unknown) => void, intervalMs = 2000) {
   return startBackgroundRunner(ctx, () => runJobs(ctx), {
     intervalMs,
     wakes: (e) => e.type === 'job',

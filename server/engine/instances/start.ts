@@ -327,11 +327,7 @@ export async function getInstance(ex: Executor, actor: Actor, id: string): Promi
 }
 
 /** Merges variables written by a completed task into the instance (top-level keys replace). */
-export async function mergeVariables(
-  tx: Tx,
-  instanceId: string,
-  vars: Record<string, unknown>,
-): Promise<ProcessInstanceRow> {
+export async function mergeVariables(tx: Tx, instanceId: string, vars: Record<string, unknown>) {
   const [updated] = await tx
     .update(processInstances)
     .set({

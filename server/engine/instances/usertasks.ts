@@ -9,12 +9,7 @@ import { enterNode, findNode, mergeVariables } from './start.js';
 import { type UserTaskView, userTaskView } from './views.js';
 import { transaction } from '../../db/pg.js';
 
-export async function completeUserTask(
-  ctx: EngineContext,
-  actor: Actor,
-  id: string,
-  variables: unknown,
-): Promise<UserTaskView> {
+export async function completeUserTask(ctx: EngineContext, actor: Actor, id: string, variables: unknown) {
   if (actor.kind === 'WORKER')
     throw new EngineError('FORBIDDEN', 'A worker credential cannot complete human tasks.');
   if (!isUuid(id)) throw notFound('user task', id);

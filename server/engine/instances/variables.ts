@@ -24,10 +24,7 @@ const TYPE_OK: Record<VariableSpec['type'], (v: unknown) => boolean> = {
 };
 
 /** Checks variables against the declared ones; returns the list of problems (empty = fine). */
-export function checkVariables(
-  declared: Record<string, VariableSpec>,
-  vars: unknown,
-): { path: string; message: string }[] {
+export function checkVariables(declared: Record<string, VariableSpec>, vars: unknown) {
   const errors: { path: string; message: string }[] = [];
   if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) {
     return [{ path: 'variables', message: 'variables must be a JSON object' }];

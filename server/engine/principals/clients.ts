@@ -8,17 +8,14 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { principals } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
-import type { Actor, EngineContext, PrincipalKind, Tx } from '../common/index.js';
+import type { EngineContext, PrincipalKind, Tx } from '../common/index.js';
 import { identityCache } from './cache.js';
 import { actorOf, refused } from './views.js';
 
 const CLIENT_ID_RE = /^[\x21-\x7e]{1,200}$/;
 
 /** What is wrong with a client id for a principal of `kind` (empty when it is fine). */
-export function clientIdErrors(
-  kind: PrincipalKind,
-  clientId: string | null | undefined,
-): { path: string; message: string }[] {
+export function clientIdErrors(kind: PrincipalKind, clientId: string | null | undefined) {
   if (clientId == null) return [];
   if (kind !== 'WORKER')
     return [{ path: 'oidcClientId', message: 'Only worker principals sign in with client credentials.' }];
@@ -53,10 +50,7 @@ export async function claimClientId(tx: Tx, clientId: string, self: string | nul
  * it was disabled. Cached like a token's identity (dropped at once when the principal changes); the
  * token itself is verified on every request before this is asked.
  */
-export async function clientActor(
-  ctx: EngineContext,
-  clientId: string,
-): Promise<{ actor: Actor | null; refusal: string | null }> {
+export async function clientActor(ctx: EngineContext, clientId: string) {
   const key = `oidc-client:${clientId}`;
   const cache = identityCache(ctx);
   const now = Date.now();

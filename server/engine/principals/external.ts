@@ -109,12 +109,7 @@ export async function upsertProviderPrincipal(tx: Tx, who: ProviderIdentity): Pr
 }
 
 /** Writes the provider's view of an existing principal; records and announces a change of groups or rights. */
-async function applyProviderChanges(
-  tx: Tx,
-  before: Principal,
-  who: ProviderIdentity,
-  kind: PrincipalKind,
-): Promise<Principal> {
+async function applyProviderChanges(tx: Tx, before: Principal, who: ProviderIdentity, kind: PrincipalKind) {
   if (before.kind === kind && before.name === who.name && sameList(before.groups, who.groups)) return before;
   const after = await setPrincipal(tx, before.id, { kind, name: who.name, groups: who.groups });
   await recordPrincipalEvent(tx, recordedAs(after), after, 'GROUPS_REFRESHED', { before, after });
@@ -123,11 +118,7 @@ async function applyProviderChanges(
 }
 
 /** Re-applies the provider's identity to a known principal (a session refresh). */
-export async function refreshProviderPrincipal(
-  tx: Tx,
-  principalId: string,
-  who: ProviderIdentity,
-): Promise<Principal> {
+export async function refreshProviderPrincipal(tx: Tx, principalId: string, who: ProviderIdentity) {
   const [row] = await tx.select().from(principals).where(eq(principals.id, principalId)).for('update');
   if (row.disabledAt) throw disabledRefusal(row);
   return applyProviderChanges(tx, row, who, who.admin ? 'ADMIN' : 'HUMAN');
@@ -137,11 +128,7 @@ export async function refreshProviderPrincipal(
  * The actor of a provider's access token (issuer + subject), or why not: the person never signed in
  * to Abada (so no principal exists yet) or was disabled.
  */
-export async function providerActor(
-  ctx: EngineContext,
-  issuer: string,
-  subject: string,
-): Promise<{ actor: Actor | null; refusal: string | null }> {
+export async function providerActor(ctx: EngineContext, issuer: string, subject: string) {
   const [row] = await ctx.db
     .select()
     .from(principals)

@@ -34,10 +34,7 @@ export interface SweepResult {
 }
 
 /** Registers the first-party workers (idempotent); throws ConfigError for an entry it cannot honour. */
-export async function registerFirstPartyWorkers(
-  ctx: EngineContext,
-  workers: FirstPartyWorker[],
-): Promise<SweepResult> {
+export async function registerFirstPartyWorkers(ctx: EngineContext, workers: FirstPartyWorker[]) {
   const result: SweepResult = { created: [], updated: [], unchanged: [] };
   if (workers.length === 0) return result;
   await transaction(ctx.db, async (tx) => {

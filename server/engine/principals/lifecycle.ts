@@ -154,11 +154,7 @@ export interface UpdatePrincipalInput {
  * Replaces a principal's groups, topics and/or OpenID client; decisions and fetches use the new ones
  * at once, and a client taken away stops acting as the worker at once.
  */
-export async function updatePrincipal(
-  ctx: EngineContext,
-  actor: Actor,
-  input: UpdatePrincipalInput,
-): Promise<PrincipalView> {
+export async function updatePrincipal(ctx: EngineContext, actor: Actor, input: UpdatePrincipalInput) {
   return change(ctx, input.id, async (tx) => {
     const before = await lockPrincipal(tx, actor, input.id, 'update principals');
     refuseDisabled(before);
@@ -207,11 +203,7 @@ export async function disablePrincipal(ctx: EngineContext, actor: Actor, id: str
 }
 
 /** Gives a principal a new token (shown once) and stops the old one everywhere at once. */
-export async function rotatePrincipalToken(
-  ctx: EngineContext,
-  actor: Actor,
-  id: string,
-): Promise<{ principal: PrincipalView; token: string }> {
+export async function rotatePrincipalToken(ctx: EngineContext, actor: Actor, id: string) {
   const token = newToken();
   return change(ctx, id, async (tx) => {
     const row = await lockPrincipal(tx, actor, id, 'rotate tokens');

@@ -16,7 +16,6 @@ import {
   BOOTSTRAP_ADMIN_ID,
   actorOf,
   membershipErrors,
-  type PrincipalView,
   principalView,
   recordPrincipalEvent,
   refuseInvalid,
@@ -61,10 +60,7 @@ const BOOTSTRAP_ACTOR: Omit<Actor, 'principalId'> = {
  * (a disabled principal's token). Identities are cached per process (cache.ts); the cache is dropped on
  * every engine when a principal changes, so a disabled principal's token is refused at once.
  */
-export async function identify(
-  ctx: EngineContext,
-  token: string | null | undefined,
-): Promise<{ actor: Actor | null; refusal: string | null }> {
+export async function identify(ctx: EngineContext, token: string | null | undefined) {
   if (!token) return refused(null);
   // one hash of the token serves both the admin comparison (hash against hash, in constant time) and
   // the lookup; the admin token's hash is computed once per configured value
@@ -104,11 +100,7 @@ export interface CreatePrincipalInput {
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,99}$/;
 
 /** Creates a principal (admins only) and returns its token, which is never shown again. */
-export async function createPrincipal(
-  ctx: EngineContext,
-  actor: Actor,
-  input: CreatePrincipalInput,
-): Promise<{ principal: PrincipalView; token: string }> {
+export async function createPrincipal(ctx: EngineContext, actor: Actor, input: CreatePrincipalInput) {
   requireAdmin(actor, 'create principals');
   const groups = input.groups ?? [];
   const topics = input.topics ?? [];

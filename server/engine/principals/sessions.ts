@@ -50,11 +50,7 @@ const TOUCH_EVERY_MS = 60_000;
  * Signs a person in: matches or creates the principal from the provider's identity (refused when it is
  * disabled), opens a session and returns the cookie's secret (never stored) with the session.
  */
-export async function openSession(
-  ctx: EngineContext,
-  who: ProviderIdentity,
-  tokens: ProviderTokens,
-): Promise<{ secret: string; session: SessionView; actor: Actor }> {
+export async function openSession(ctx: EngineContext, who: ProviderIdentity, tokens: ProviderTokens) {
   const secret = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');
   const maxMs = ctx.config.sessions.maxHours * 3_600_000;
@@ -186,11 +182,7 @@ export async function refreshSession(
  * person with the dashboard open but idle (its graphql-ws subscriptions still filtered by the groups)
  * loses a group removed at the provider within the interval too, not only at their next request.
  */
-export async function sessionsDueForRefresh(
-  ctx: EngineContext,
-  issuer: string,
-  limit = 50,
-): Promise<SessionView[]> {
+export async function sessionsDueForRefresh(ctx: EngineContext, issuer: string, limit = 50) {
   const refreshS = refreshMinutes(ctx) * 60;
   const idleS = ctx.config.sessions.idleMinutes * 60;
   const rows = await ctx.db

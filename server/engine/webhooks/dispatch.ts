@@ -95,10 +95,7 @@ export function deliveryHeaders(
  * failure before the POST (the database, a secret sealed with a key no longer configured) fails the
  * dispatcher's round, logged and counted, and the claim's lease brings the delivery back.
  */
-async function send(
-  ctx: EngineContext,
-  d: Claimed,
-): Promise<{ status: number | null; error: string | null }> {
+async function send(ctx: EngineContext, d: Claimed) {
   const body = JSON.stringify(await completePayload(ctx, d));
   const secrets = {
     current: ctx.sealer.open(d.secret_enc),

@@ -67,10 +67,7 @@ export async function createWebhookSubscription(
   return { subscription: subscriptionView(row, ctx.sealer), secret: generated };
 }
 
-export async function listWebhookSubscriptions(
-  ctx: EngineContext,
-  actor: Actor,
-): Promise<WebhookSubscriptionView[]> {
+export async function listWebhookSubscriptions(ctx: EngineContext, actor: Actor) {
   requireAdmin(actor, WEBHOOKS);
   const rows = await ctx.db
     .select()
