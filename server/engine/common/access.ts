@@ -17,6 +17,11 @@ export function isUuid(id: string): boolean {
   return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
 }
 
+/** An admin with no memberships, acting for the system: the engine, the bootstrap admin, the start-up sweep. */
+export function systemAdmin(principalId: string, name: string, projectId: string | null): Actor {
+  return { principalId, kind: 'ADMIN', name, projectId, groups: [], topics: [] };
+}
+
 /** FORBIDDEN unless the actor is an admin: "Only an admin can <doing>." */
 export function requireAdmin(actor: Actor, doing: string): void {
   if (actor.kind !== 'ADMIN') throw new EngineError('FORBIDDEN', `Only an admin can ${doing}.`);

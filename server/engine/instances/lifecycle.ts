@@ -14,7 +14,7 @@ import {
 } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
 import { settleUnknownOutcomes, settleWritesForGood } from '../lease/index.js';
-import { type Actor, type EngineContext, type Tx, requireAdmin } from '../common/index.js';
+import { type Actor, type EngineContext, type Tx, requireAdmin, systemAdmin } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import { enqueueChildDone, enterNode, findNode, getInstance } from './start.js';
@@ -218,10 +218,7 @@ async function reopenSuspended(tx: Tx, t: ExternalTaskRow, label: string): Promi
 }
 
 /** The engine itself, acting on any project's instances (a boundary cancelling a child). */
-const ENGINE: Canceller = {
-  actor: { principalId: 'engine', kind: 'ADMIN', name: 'engine', projectId: null, groups: [], topics: [] },
-  label: 'engine',
-};
+const ENGINE: Canceller = { actor: systemAdmin('engine', 'engine', null), label: 'engine' };
 
 /**
  * The timeout boundary of a task's agent node fires (SPEC §15.4). The caller holds the task's lock and

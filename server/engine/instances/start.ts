@@ -82,11 +82,10 @@ export async function startInstanceTx(tx: Tx, a: StartInstanceArgs): Promise<Pro
     );
   }
   const traced = startInstanceTrace(def.key, def.version);
-  // The instance's id is made here, so its row, the start node's rows and the history go out together
-  // (one round trip with the last statement) instead of each waiting for the one before to answer.
+  // The id is made here, so the instance's INSERT (not awaited), the start node's rows and the history
+  // go out together with the last statement (last-writes.ts) instead of each waiting for the one before.
+  // checkVariables proved the variables a JSON object.
   const id = uuidV7();
-  // checkVariables proved the variables a JSON object. The INSERT is sent without awaiting its answer:
-  // INSTANCE_STARTED and what entering the start node writes follow in one statement (last-writes.ts).
   const inserted = execute(tx, INSERT_INSTANCE, [
     id,
     a.projectId,
@@ -324,17 +323,4 @@ export async function getInstance(ex: Executor, actor: Actor, id: string): Promi
   const [row] = await ex.select().from(processInstances).where(eq(processInstances.id, id)).limit(1);
   if (!row || !sameProject(actor, row.projectId)) throw notFound('process instance', id);
   return row;
-}
-
-/** Merges variables written by a completed task into the instance (top-level keys replace). */
-export async function mergeVariables(tx: Tx, instanceId: string, vars: Record<string, unknown>) {
-  const [updated] = await tx
-    .update(processInstances)
-    .set({
-      variables: sql`${processInstances.variables} || ${JSON.stringify(vars)}::jsonb`,
-      updatedAt: sql`now()`,
-    })
-    .where(eq(processInstances.id, instanceId))
-    .returning();
-  return updated;
 }

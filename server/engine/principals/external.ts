@@ -9,7 +9,7 @@ import { and, eq } from 'drizzle-orm';
 import { principals, type Principal } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import { sha256Hex } from '../../shared/canonical.js';
-import type { Actor, EngineContext, PrincipalKind, Tx } from '../common/index.js';
+import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { newToken } from './principals.js';
 import { actorOf, recordPrincipalEvent, refused, sameList, setPrincipal } from './views.js';
@@ -80,7 +80,6 @@ const disabledRefusal = (row: Principal) =>
  * signing in again does not bring it back.
  */
 export async function upsertProviderPrincipal(tx: Tx, who: ProviderIdentity): Promise<Principal> {
-  const kind: PrincipalKind = who.admin ? 'ADMIN' : 'HUMAN';
   const [existing] = await tx
     .select()
     .from(principals)
@@ -90,7 +89,7 @@ export async function upsertProviderPrincipal(tx: Tx, who: ProviderIdentity): Pr
     const [created] = await tx
       .insert(principals)
       .values({
-        kind,
+        kind: who.admin ? 'ADMIN' : 'HUMAN',
         name: who.name,
         groups: who.groups,
         topics: [],
@@ -105,11 +104,12 @@ export async function upsertProviderPrincipal(tx: Tx, who: ProviderIdentity): Pr
     return created;
   }
   if (existing.disabledAt) throw disabledRefusal(existing);
-  return applyProviderChanges(tx, existing, who, kind);
+  return applyProviderChanges(tx, existing, who);
 }
 
 /** Writes the provider's view of an existing principal; records and announces a change of groups or rights. */
-async function applyProviderChanges(tx: Tx, before: Principal, who: ProviderIdentity, kind: PrincipalKind) {
+async function applyProviderChanges(tx: Tx, before: Principal, who: ProviderIdentity) {
+  const kind = who.admin ? 'ADMIN' : 'HUMAN';
   if (before.kind === kind && before.name === who.name && sameList(before.groups, who.groups)) return before;
   const after = await setPrincipal(tx, before.id, { kind, name: who.name, groups: who.groups });
   await recordPrincipalEvent(tx, recordedAs(after), after, 'GROUPS_REFRESHED', { before, after });
@@ -121,7 +121,7 @@ async function applyProviderChanges(tx: Tx, before: Principal, who: ProviderIden
 export async function refreshProviderPrincipal(tx: Tx, principalId: string, who: ProviderIdentity) {
   const [row] = await tx.select().from(principals).where(eq(principals.id, principalId)).for('update');
   if (row.disabledAt) throw disabledRefusal(row);
-  return applyProviderChanges(tx, row, who, who.admin ? 'ADMIN' : 'HUMAN');
+  return applyProviderChanges(tx, row, who);
 }
 
 /**

@@ -12,20 +12,13 @@ import { transaction } from '../../db/pg.js';
 import { MIGRATION_LOCK } from '../../db/migrate.js';
 import { type Principal, principals } from '../../db/schema.js';
 import { sha256Hex } from '../../shared/canonical.js';
-import type { Actor, EngineContext, Tx } from '../common/index.js';
+import { type EngineContext, type Tx, systemAdmin } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { newToken } from './principals.js';
 import { BOOTSTRAP_ADMIN_ID, recordPrincipalEvent, sameList, setPrincipal } from './views.js';
 
 /** Who the principals' record names for the sweep's changes. */
-const SWEEP: Actor = {
-  principalId: BOOTSTRAP_ADMIN_ID,
-  kind: 'ADMIN',
-  name: 'ABADA_FIRST_PARTY_WORKERS',
-  projectId: null,
-  groups: [],
-  topics: [],
-};
+const SWEEP = systemAdmin(BOOTSTRAP_ADMIN_ID, 'ABADA_FIRST_PARTY_WORKERS', null);
 
 export interface SweepResult {
   created: string[];

@@ -8,7 +8,13 @@ import { eq } from 'drizzle-orm';
 import { principals, projects } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import { sha256Hex } from '../../shared/canonical.js';
-import { type Actor, type EngineContext, type PrincipalKind, requireAdmin } from '../common/index.js';
+import {
+  type Actor,
+  type EngineContext,
+  type PrincipalKind,
+  requireAdmin,
+  systemAdmin,
+} from '../common/index.js';
 import { transaction } from '../../db/pg.js';
 import { identityCache } from './cache.js';
 import { claimClientId, clientIdErrors } from './clients.js';
@@ -47,14 +53,6 @@ function adminTokenHash(adminToken: string | null): Buffer | null {
   return adminHashOf.hash;
 }
 
-const BOOTSTRAP_ACTOR: Omit<Actor, 'principalId'> = {
-  kind: 'ADMIN',
-  name: 'bootstrap-admin',
-  projectId: 'default',
-  groups: [],
-  topics: [],
-};
-
 /**
  * Resolves a bearer token: the actor, or null with `refusal` saying why when the caller can act on it
  * (a disabled principal's token). Identities are cached per process (cache.ts); the cache is dropped on
@@ -67,7 +65,7 @@ export async function identify(ctx: EngineContext, token: string | null | undefi
   const hash = sha256Hex(token);
   const adminHash = adminTokenHash(ctx.config.adminToken);
   if (adminHash && timingSafeEqual(Buffer.from(hash, 'hex'), adminHash)) {
-    return { actor: { principalId: BOOTSTRAP_ADMIN_ID, ...BOOTSTRAP_ACTOR }, refusal: null };
+    return { actor: systemAdmin(BOOTSTRAP_ADMIN_ID, 'bootstrap-admin', 'default'), refusal: null };
   }
   const now = Date.now();
   const cache = identityCache(ctx);

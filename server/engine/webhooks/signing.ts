@@ -33,9 +33,11 @@ function decodeStandard(b64: string): Buffer | null {
   return canonical.replace(/=+$/, '') === b64.replace(/=+$/, '') ? bytes : null;
 }
 
+const bodyOf = (secret: string) => (secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret);
+
 /** The HMAC key a secret stands for, and which of the three kinds it is. */
 export function keyOf(secret: string): { kind: SecretKind; key: Uint8Array } {
-  const body = secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret;
+  const body = bodyOf(secret);
   const standard = decodeStandard(body);
   if (standard && standard.length > 0) return { kind: 'standard', key: standard };
   if (GENERATED_URL_SAFE.test(secret))
@@ -53,8 +55,7 @@ export function secretProblem(secret: string): string | null {
   const { kind, key } = keyOf(secret);
   if (kind !== 'standard')
     return 'A webhook secret must be whsec_ followed by standard base64 (A–Z a–z 0–9 + /, = padding), as Standard Webhooks libraries expect; omit secret to have one generated.';
-  const body = secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret;
-  if (body.length % 4 !== 0)
+  if (bodyOf(secret).length % 4 !== 0)
     return 'A webhook secret must be padded base64 (a multiple of 4 characters, = at the end as needed): some Standard Webhooks libraries (Go) refuse it unpadded.';
   if (key.length < MIN_KEY_BYTES || key.length > MAX_KEY_BYTES)
     return `A webhook secret must encode ${MIN_KEY_BYTES} to ${MAX_KEY_BYTES} bytes (got ${key.length}); omit secret to have one generated.`;
