@@ -17,7 +17,7 @@ export function isUuid(id: string): boolean {
   return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
 }
 
-/** An admin with no memberships, acting for the system: the engine, the bootstrap admin, the start-up sweep. */
+/** An admin with no memberships acting for the system: the engine, the bootstrap admin, a start-up sweep. */
 export function systemAdmin(principalId: string, name: string, projectId: string | null): Actor {
   return { principalId, kind: 'ADMIN', name, projectId, groups: [], topics: [] };
 }

@@ -37,7 +37,7 @@ function decodeCursor(after: string | null | undefined): { at: Date; id: string 
   }
 }
 
-/** The first `first` of `rows` (fetched with one more, to tell whether a next page exists) as a connection. */
+/** The first `first` of `rows` (fetched with one more, to tell if a next page exists) as a connection. */
 export function page<T extends { createdAt: Date; id: string }>(
   rows: T[],
   first: number,

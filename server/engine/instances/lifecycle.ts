@@ -1,8 +1,7 @@
 /**
- * The life of an instance after it started: cancellation, suspension, resumption and the timeout
- * boundary of an agent node. Each retires or reopens the instance's work in one transaction, locking
- * tasks first, then the instance (the engine's lock order), so late reports get WORK_RETIRED and nothing
- * races a completion advancing the token.
+ * Cancellation, suspension, resumption and the timeout boundary: each retires or reopens an instance's
+ * work in one transaction, locking tasks first, then the instance (the engine's lock order), so late
+ * reports get WORK_RETIRED and nothing races a completion advancing the token.
  */
 import { and, eq, getTableColumns, inArray, type SQLWrapper, sql } from 'drizzle-orm';
 import {
@@ -221,11 +220,11 @@ async function reopenSuspended(tx: Tx, t: ExternalTaskRow, label: string): Promi
 const ENGINE: Canceller = { actor: systemAdmin('engine', 'engine', null), label: 'engine' };
 
 /**
- * The timeout boundary of a task's agent node fires (SPEC §15.4). The caller holds the task's lock and
- * the instance's (in that order) and has checked the instance is ACTIVE and the task live (or retired by
- * a suspension being resumed). The work is retired as cancellation retires it — a write left STARTED
- * becomes OUTCOME_UNKNOWN with its incident (no lease will re-send it), pending approvals are retired,
- * a running child is cancelled — and the token moves to on_timeout.
+ * Fires the timeout boundary of a task's agent node (SPEC §15.4). The caller holds the task's lock, then
+ * the instance's, and checked the instance ACTIVE and the task live (or suspended, being resumed). The
+ * work is retired as cancellation retires it — a write left STARTED becomes OUTCOME_UNKNOWN with its
+ * incident (no lease re-sends it), approvals are retired, a running child is cancelled — and the token
+ * moves to on_timeout.
  */
 export async function fireTimeout(
   tx: Tx,

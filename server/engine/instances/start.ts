@@ -1,7 +1,6 @@
 /**
- * Process instances: starting one and a single token moving through agent, service, user_task and end
- * nodes. Lock order everywhere: external task(s) → approval → instance. Cancellation, suspension and
- * resumption live in lifecycle.ts.
+ * Starting an instance and moving its single token through agent, service, user_task and end nodes.
+ * Lock order everywhere: external task(s) → approval → instance.
  */
 import { eq, sql } from 'drizzle-orm';
 import { processInstances, userTasks, type ProcessInstanceRow } from '../../db/schema.js';
@@ -166,11 +165,9 @@ type EnteredInstance = Pick<ProcessInstanceRow, 'id' | 'projectId' | 'variables'
 
 /**
  * Moves the token onto `nodeId` and creates the work it needs; `end` completes the instance. With
- * `last`, its history rows and task notices are left there for the caller's last statement (and with
- * `last.sent`, its task row is sent without waiting for the answer). `inserted`: the instance row was
- * inserted at this node by this transaction, so it already says so (and its updated_at is this
- * transaction's now()): it is not updated again, and null is returned (the caller has the row);
- * otherwise the instance's row as it is now.
+ * `last`, its history rows and task notices are left for the caller's last statement (with `last.sent`,
+ * its task row is sent unawaited). `inserted`: this transaction inserted the instance row at this node
+ * (updated_at is already now()), so it is not updated again and null is returned; otherwise the row now.
  */
 export async function enterNode(
   tx: Tx,
@@ -238,10 +235,7 @@ export async function enterNode(
   return moved;
 }
 
-/**
- * The external task of an agent or service node, OPEN on its first attempt; its id. Sent with the
- * instance's row when the caller sends its statements together (`last.sent`: the start).
- */
+/** The external task of an agent or service node, OPEN on its first attempt (unawaited with `last.sent`). */
 async function createTask(
   tx: Tx,
   inst: EnteredInstance,
@@ -268,9 +262,8 @@ async function createTask(
 }
 
 /**
- * What follows an instance's row saying COMPLETED at end node `nodeId` (enterNode, or a command that
- * wrote the end with its own update, as the completion does): INSTANCE_COMPLETED, and a delegated
- * child's parent task learns of it.
+ * What follows an instance's row saying COMPLETED at end node `nodeId` (written by enterNode or by the
+ * completion's own update): INSTANCE_COMPLETED, and a delegated child's parent task learns of it.
  */
 export async function instanceEnded(
   tx: Tx,

@@ -1,9 +1,7 @@
 /**
- * Key rotation: re-seals every sealed column from older keys to the current one. Each sealed value names
- * its key (`keyId.iv.tag.ct`), so rows keep opening with the old key (ABADA_ENCRYPTION_OLD_KEYS) until
- * this runs; afterwards the old key can be dropped. Batches are short transactions (FOR UPDATE, re-seal,
- * update) so live traffic is never blocked for long; a row a command changes meanwhile is simply read
- * again in its new form. Running it twice does nothing the second time.
+ * Key rotation: re-seals every sealed column from older keys (ABADA_ENCRYPTION_OLD_KEYS) to the current
+ * one, after which the old key can be dropped. Batches are short transactions (FOR UPDATE, re-seal,
+ * update) so live traffic is never blocked for long. Running it twice does nothing the second time.
  */
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';

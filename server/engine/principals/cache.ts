@@ -1,9 +1,8 @@
 /**
- * The identity cache of one engine process: every request authenticates, and caching the principal by
- * token hash for a few seconds saves a round trip per call on the hot paths. A change to a principal
- * (updated, disabled, token rotated) is announced through NOTIFY in the transaction of the change; every
- * engine drops that principal's cached identities when it hears it, so the change holds at once, not
- * after CACHE_MS. When the listener reconnects (it may have missed events) the whole cache is dropped.
+ * The identity cache of one engine process: caching the principal by token hash for a few seconds saves
+ * a round trip per call on the hot paths. A change to a principal is announced through NOTIFY in its
+ * transaction and every engine drops that principal's identities when it hears it, so the change holds
+ * at once; when the listener reconnects (it may have missed events) the whole cache is dropped.
  */
 import type { Actor, EngineContext, EngineEvent } from '../common/index.js';
 

@@ -1,9 +1,8 @@
 /**
- * Workers that sign in with the OpenID Provider's client credentials (SPEC §15.1). A WORKER principal
- * may name the provider's client id (`oidcClientId`); a client-credentials access token of that client
- * (its `sub` equal to its `client_id`) then acts as the principal. One principal per client id: the
- * check takes a transaction-scoped advisory lock on the id, so two admins naming the same client at
- * once get one principal and one clear refusal (the unique index stays the last word).
+ * Workers that sign in with the OpenID Provider's client credentials (SPEC §15.1): a client-credentials
+ * token of the client a WORKER principal names (`oidcClientId`) acts as that principal. One principal
+ * per client id: the check takes a transaction-scoped advisory lock on the id, so two admins naming the
+ * same client at once get one principal and one clear refusal (the unique index stays the last word).
  */
 import { and, eq, sql } from 'drizzle-orm';
 import { principals } from '../../db/schema.js';

@@ -1,9 +1,7 @@
 /**
- * Principals managed by the organisation's OpenID Provider (SPEC §12). A person is matched by issuer +
- * subject and created at the first sign-in; the groups (and admin rights: members of
- * ABADA_OIDC_ADMIN_GROUP are ADMIN principals) are the provider's, written at every sign-in and refresh.
- * A change is recorded in principal_events and announced through NOTIFY like an admin's update, so
- * cached identities drop and open graphql-ws connections reconnect with the new groups.
+ * Principals managed by the organisation's OpenID Provider (SPEC §12): a person is matched by issuer +
+ * subject and created at the first sign-in; the groups and admin rights (ABADA_OIDC_ADMIN_GROUP) are the
+ * provider's, written at every sign-in and refresh, recorded and announced like an admin's update.
  */
 import { and, eq } from 'drizzle-orm';
 import { principals, type Principal } from '../../db/schema.js';

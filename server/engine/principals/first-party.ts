@@ -1,10 +1,8 @@
 /**
  * First-party workers registered at start (SPEC §15.2): each ABADA_FIRST_PARTY_WORKERS entry becomes a
- * global WORKER principal signing in as its OpenID client. The sweep runs in one transaction under the
- * engine's start-up advisory lock (the migrations' lock, taken transaction-scoped here), so engines
- * starting together register each worker once: the second finds the first's rows and changes nothing.
- * An entry whose client id belongs to another principal (a person, a project's worker) stops the start
- * with what to fix; a disabled first-party worker stays disabled (disabling is final).
+ * global WORKER principal signing in as its OpenID client. The sweep takes the migrations' advisory lock
+ * (transaction-scoped), so engines starting together register each worker once. A client id another
+ * principal holds stops the start with what to fix; a disabled first-party worker stays disabled.
  */
 import { eq, sql } from 'drizzle-orm';
 import { type FirstPartyWorker, ConfigError } from '../../config.js';

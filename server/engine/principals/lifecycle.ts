@@ -1,10 +1,9 @@
 /**
- * Principals' lifecycle (SPEC §11): list, update groups/topics, disable, rotate the token. Admins only;
- * an admin manages the principals of its own project, the bootstrap admin (ABADA_ADMIN_TOKEN) every
- * project's and the global workers. Each change is one transaction that locks the principal's row,
- * appends to principal_events (with the admin who did it) and announces the change through NOTIFY, so
- * every engine drops the cached identity and closes the principal's graphql-ws connections (on disable
- * and rotate) at once. Disabling is final: a disabled principal cannot be updated, rotated or enabled.
+ * Principals' lifecycle (SPEC §11), admins only: an admin manages its own project's principals, the
+ * bootstrap admin (ABADA_ADMIN_TOKEN) every project's and the global workers. Each change is one
+ * transaction that locks the row, appends to principal_events and announces the change through NOTIFY,
+ * so every engine drops the cached identity (and, on disable and rotate, closes its graphql-ws
+ * connections) at once. Disabling is final.
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { principals, type Principal } from '../../db/schema.js';

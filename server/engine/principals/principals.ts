@@ -60,8 +60,7 @@ function adminTokenHash(adminToken: string | null): Buffer | null {
  */
 export async function identify(ctx: EngineContext, token: string | null | undefined) {
   if (!token) return refused(null);
-  // one hash of the token serves both the admin comparison (hash against hash, in constant time) and
-  // the lookup; the admin token's hash is computed once per configured value
+  // one hash serves the admin comparison (hash against hash, in constant time) and the lookup
   const hash = sha256Hex(token);
   const adminHash = adminTokenHash(ctx.config.adminToken);
   if (adminHash && timingSafeEqual(Buffer.from(hash, 'hex'), adminHash)) {

@@ -1,8 +1,7 @@
 /**
- * Server-side dashboard sessions (SPEC §12). The browser holds a random secret in a cookie; the row
- * holds its SHA-256, the CSRF token, the lifetimes and the provider's tokens (sealed). Every request
- * with the cookie reads the session joined with its principal, so a disabled principal (or an ended
- * session) is refused at once on every engine, without a cache to drop.
+ * Server-side dashboard sessions (SPEC §12): the cookie holds a random secret, the row its SHA-256, the
+ * CSRF token, the lifetimes and the provider's tokens (sealed). Every request reads the session joined
+ * with its principal, so a disabled principal or ended session is refused at once, with no cache to drop.
  */
 import { randomBytes } from 'node:crypto';
 import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';

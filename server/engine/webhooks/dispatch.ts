@@ -1,10 +1,8 @@
 /**
- * The dispatcher that sends the outbox rows `notify()` inserted (events/outbox.ts). At-least-once: a
- * delivery is claimed in a short transaction (FOR UPDATE SKIP LOCKED, then its next_attempt_at pushed
- * past the HTTP timeout as a visibility lease), the transaction commits, the POST goes out holding no
- * lock, and the outcome is recorded in a second short statement. A process dying mid-send leaves the row
- * to be claimed again when the lease passes; `webhook-id` (the event id) lets receivers drop the
- * duplicate. A 410 Gone answer disables the subscription (Standard Webhooks: the endpoint is gone).
+ * Sends the outbox rows (events/outbox.ts), at least once: a delivery is claimed in a short transaction
+ * (FOR UPDATE SKIP LOCKED, next_attempt_at pushed past the HTTP timeout as a visibility lease), the POST
+ * goes out holding no lock, and the outcome is recorded in a second statement. A process dying mid-send
+ * leaves the row to be claimed again when the lease passes; receivers drop the duplicate by `webhook-id`.
  */
 import { eq, sql } from 'drizzle-orm';
 import { approvals, webhookDeliveries } from '../../db/schema.js';

@@ -1,7 +1,6 @@
 /**
- * Webhook subscriptions (admin): create, list, delete, rotate the signing secret. Secrets are sealed
- * like every other secret and never shown again after the answer that returns them; signing.ts says
- * what a secret may look like and how it signs.
+ * Webhook subscriptions (admin): create, list, delete, rotate the signing secret. Secrets are sealed and
+ * never shown again after the answer that returns them.
  */
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import { webhookDeliveries, webhookSubscriptions } from '../../db/schema.js';
@@ -115,11 +114,9 @@ const MAX_OVERLAP_SECONDS = 7 * 24 * 3600;
 const DEFAULT_OVERLAP_SECONDS = 24 * 3600;
 
 /**
- * Replaces a subscription's signing secret. For `overlapSeconds` (default a day) the old secret keeps
- * signing alongside the new one (`webhook-signature: v1,<new> v1,<old>`), so receivers can switch
- * without losing a delivery; afterwards only the new one signs. A rotation during an overlap window
- * drops the older secret at once (two secrets sign at most). Returns the new secret once when it was
- * generated.
+ * Replaces a subscription's signing secret. For `overlapSeconds` (default a day) the old secret signs
+ * alongside the new one (`webhook-signature: v1,<new> v1,<old>`), so receivers switch without losing a
+ * delivery; a rotation during an overlap drops the older secret at once (two sign at most).
  */
 export async function rotateWebhookSecret(
   ctx: EngineContext,
