@@ -16,10 +16,10 @@ import { settleUnknownOutcomes, settleWritesForGood } from '../lease/index.js';
 import { type Actor, type EngineContext, type Tx, requireAdmin, systemAdmin } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
-import { enqueueChildDone, enterNode, findNode, getInstance } from './start.js';
+import { enqueueChildDone, enterNode, findNode } from './start.js';
 import { type FrozenProcess, readDefinitionSpec } from '../definitions/index.js';
 import { retireApprovalsOfTasks } from '../approvals/index.js';
-import { type InstanceView, instanceView } from './views.js';
+import { getInstance, type InstanceView, instanceView } from './views.js';
 import { transaction } from '../../db/pg.js';
 
 export const LIVE_TASK_STATES = ['OPEN', 'LEASED', 'AWAITING_APPROVAL', 'AWAITING_CHILD'] as const;

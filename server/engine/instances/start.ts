@@ -5,7 +5,7 @@
 import { eq, sql } from 'drizzle-orm';
 import { processInstances, userTasks, type ProcessInstanceRow } from '../../db/schema.js';
 import { INSERT_INSTANCE, INSERT_TASK } from '../../db/statements/start.js';
-import { EngineError, notFound } from '../../errors.js';
+import { EngineError } from '../../errors.js';
 import {
   type AgentNode,
   type FrozenProcess,
@@ -18,13 +18,10 @@ import {
   type Actor,
   type EngineContext,
   type EngineEvent,
-  uuidV7,
-  type Executor,
   type StreamPayload,
   type Tx,
   actorProject,
-  isUuid,
-  sameProject,
+  uuidV7,
 } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { actorLabel, appendHistory, type HistoryEntry } from '../history/index.js';
@@ -308,12 +305,4 @@ export async function enqueueChildDone(tx: Tx, childInstanceId: string) {
         ON CONFLICT (dedupe_key) DO NOTHING`,
   );
   await notify(tx, { type: 'job', kind: 'CHILD_DONE' });
-}
-
-/** Loads an instance the actor may see, or throws NOT_FOUND (never revealing other projects' ids). */
-export async function getInstance(ex: Executor, actor: Actor, id: string): Promise<ProcessInstanceRow> {
-  if (!isUuid(id)) throw notFound('process instance', id);
-  const [row] = await ex.select().from(processInstances).where(eq(processInstances.id, id)).limit(1);
-  if (!row || !sameProject(actor, row.projectId)) throw notFound('process instance', id);
-  return row;
 }

@@ -1,13 +1,25 @@
-/** Process instances, their user tasks and their history as callers see them. */
-import { eq } from 'drizzle-orm';
+/** Process instances as callers see them: one, a page, their user tasks, history and audit check. */
+import { and, eq, sql } from 'drizzle-orm';
 import {
   processInstances,
   type HistoryEventRow,
   type ProcessInstanceRow,
   type UserTaskRow,
 } from '../../db/schema.js';
-import { type Actor, type Executor, isUuid, omit, sameProject } from '../common/index.js';
-import { historyOfInstances } from '../history/index.js';
+import { notFound } from '../../errors.js';
+import {
+  type Actor,
+  type EngineContext,
+  type Executor,
+  cursorCondition,
+  cursorOrder,
+  isUuid,
+  omit,
+  page,
+  pageSize,
+  sameProject,
+} from '../common/index.js';
+import { historyOfInstances, verifyChain } from '../history/index.js';
 
 const INSTANCE_HIDDEN = ['startedBy', 'parentSequence', 'parentAttempt', 'traceparent'] as const;
 
@@ -47,4 +59,41 @@ export async function historyOf(ex: Executor, instanceIds: readonly string[]): P
     if (r.processInstanceId !== instance) [instance, seq] = [r.processInstanceId, 0];
     return { ...omit(r, ['id', 'projectId', 'idx']), seq: ++seq, row: r.seq };
   });
+}
+
+/** Loads an instance the actor may see, or throws NOT_FOUND (never revealing other projects' ids). */
+export async function getInstance(ex: Executor, actor: Actor, id: string): Promise<ProcessInstanceRow> {
+  if (!isUuid(id)) throw notFound('process instance', id);
+  const [row] = await ex.select().from(processInstances).where(eq(processInstances.id, id)).limit(1);
+  if (!row || !sameProject(actor, row.projectId)) throw notFound('process instance', id);
+  return row;
+}
+
+export async function listInstances(
+  ctx: EngineContext,
+  actor: Actor,
+  args: { state?: string | null; first?: number | null; after?: string | null; key?: string | null },
+) {
+  const first = pageSize(args.first);
+  const base = and(
+    actor.projectId ? eq(processInstances.projectId, actor.projectId) : undefined,
+    args.state ? eq(processInstances.state, args.state as never) : undefined,
+    args.key ? eq(processInstances.key, args.key) : undefined,
+  );
+  const rows = await ctx.db
+    .select()
+    .from(processInstances)
+    .where(and(base, cursorCondition(processInstances.createdAt, processInstances.id, args.after)))
+    .orderBy(...cursorOrder(processInstances.createdAt, processInstances.id))
+    .limit(first + 1);
+  const [{ count }] = await ctx.db
+    .select({ count: sql<number>`count(*)::int` })
+    .from(processInstances)
+    .where(base);
+  return page(rows.map(instanceView), first, count);
+}
+
+export async function verifyAudit(ctx: EngineContext, actor: Actor, processInstanceId: string) {
+  await getInstance(ctx.db, actor, processInstanceId);
+  return verifyChain(ctx.db, processInstanceId);
 }

@@ -1,22 +1,48 @@
 /**
  * Webhook subscriptions (admin): create, list, delete, rotate the signing secret. Secrets are sealed and
- * never shown again after the answer that returns them.
+ * never shown again after the answer that returns them, and a view never carries them.
  */
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
-import { webhookDeliveries, webhookSubscriptions } from '../../db/schema.js';
+import {
+  type WebhookDeliveryRow,
+  webhookDeliveries,
+  type WebhookSubscriptionRow,
+  webhookSubscriptions,
+} from '../../db/schema.js';
 import { invalid, notFound } from '../../errors.js';
 import {
   type Actor,
   type EngineContext,
   actorProject,
-  query,
   isUuid,
+  omit,
+  query,
   requireAdmin,
+  type Sealer,
 } from '../common/index.js';
 import { WEBHOOK_EVENTS } from '../events/index.js';
-import { generateSecret, secretProblem } from './signing.js';
-import { subscriptionView, type WebhookDeliveryView, type WebhookSubscriptionView } from './views.js';
+import { generateSecret, keyOf, secretProblem } from './signing.js';
 import { transaction } from '../../db/pg.js';
+
+const HIDDEN = ['secretEnc', 'keyId', 'previousSecretEnc'] as const;
+
+export type WebhookSubscriptionView = Omit<WebhookSubscriptionRow, (typeof HIDDEN)[number]> & {
+  /** the secret is not base64 (a subscriber chose it before Standard Webhooks): rotate it */
+  secretNeedsRotation: boolean;
+};
+
+export type WebhookDeliveryView = WebhookDeliveryRow;
+
+function subscriptionView(r: WebhookSubscriptionRow, sealer: Sealer): WebhookSubscriptionView {
+  // the previous secret signs alongside the current one while it is set and its window is open
+  const overlapping =
+    r.previousSecretEnc !== null && (r.previousSecretExpiresAt?.getTime() ?? 0) > Date.now();
+  return {
+    ...omit(r, HIDDEN),
+    secretNeedsRotation: keyOf(sealer.open(r.secretEnc)).kind === 'raw',
+    previousSecretExpiresAt: overlapping ? r.previousSecretExpiresAt : null,
+  };
+}
 
 const WEBHOOKS = 'manage webhooks';
 
