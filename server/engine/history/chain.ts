@@ -1,7 +1,6 @@
 /**
- * Append-only history, hash-chained per instance (SPEC §8). The chain itself (seq, prev_hash, hash) is
- * computed by a trigger in the database from one canonical form; `verifyAudit` recomputes it with the
- * same SQL function and reports the first row that no longer matches.
+ * Append-only history, hash-chained per instance (SPEC §8) by a database trigger from one canonical form;
+ * `verifyChain` recomputes it with the same SQL function and reports the first row that no longer matches.
  */
 import { asc, inArray, sql } from 'drizzle-orm';
 import { execute } from '../../db/pg.js';

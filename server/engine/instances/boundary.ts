@@ -1,8 +1,7 @@
 /**
- * The boundaries of agent nodes (SPEC §15.4). The timer sweep fires the timeout boundaries that are due;
- * the failure boundary takes a task that exhausted its attempts to the node's on_failure instead of an
- * incident. Both run under the engine's lock order (task, then instance), so a completion racing either
- * finds the task retired (WORK_RETIRED), or wins and the boundary finds nothing live to retire.
+ * The boundaries of agent nodes (SPEC §15.4): the sweep fires due timeouts; the failure boundary takes a
+ * task that exhausted its attempts to on_failure instead of an incident. Both lock the task, then the
+ * instance, so a racing completion finds the task retired (WORK_RETIRED), or wins and leaves nothing live.
  */
 import { eq } from 'drizzle-orm';
 import { execute, transaction } from '../../db/pg.js';

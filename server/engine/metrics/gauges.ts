@@ -1,9 +1,7 @@
 /**
- * The database side of /metrics: a handful of aggregate queries run at scrape time, in parallel. Each is
- * a scan of a small set (pending approvals, open incidents, workers) or an index-backed group-by, except
- * the task-state and model-usage totals, which scan their tables: fine to millions of rows at a 15–60 s
- * scrape interval; beyond that, move them to a rollup. Every engine process reports the same database
- * values, so aggregate them with max() (or scrape one process), not sum().
+ * The database side of /metrics: aggregate queries run in parallel at scrape time. The task-state and
+ * model-usage totals scan their tables: fine to millions of rows at a 15–60 s scrape interval; beyond that,
+ * move them to a rollup. Every engine reports the same values: aggregate with max(), not sum().
  */
 import { sql } from 'drizzle-orm';
 import { type EngineContext, query } from '../common/index.js';

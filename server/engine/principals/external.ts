@@ -10,7 +10,7 @@ import { sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { newToken } from './principals.js';
-import { actorOf, recordPrincipalEvent, refused, sameList, setPrincipal } from './views.js';
+import { actorOf, MEMBERSHIP_RE, recordPrincipalEvent, refused, sameList, setPrincipal } from './views.js';
 
 /** Who the provider says signed in, already reduced to what Abada keeps. */
 export interface ProviderIdentity {
@@ -45,7 +45,7 @@ export function groupsFromClaim(value: unknown): string[] {
   for (const v of list) {
     if (typeof v !== 'string') continue;
     const g = v.replace(/^\/+/, '').trim();
-    if (/^[A-Za-z0-9*][A-Za-z0-9:._*-]{0,99}$/.test(g)) out.add(g);
+    if (MEMBERSHIP_RE.test(g)) out.add(g);
   }
   return [...out];
 }

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
-import { principals, sessions } from '../../db/schema.js';
+import { principals, type SessionRow, sessions } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import { sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Executor } from '../common/index.js';
@@ -114,12 +114,7 @@ export async function sessionBySecret(ctx: EngineContext, secret: string): Promi
 
 const refreshMinutes = (ctx: EngineContext) => ctx.config.oidc?.refreshMinutes ?? 10;
 
-function sessionView(
-  ctx: EngineContext,
-  s: typeof sessions.$inferSelect,
-  subject: string | null,
-  refreshDue: boolean,
-): SessionView {
+function sessionView(ctx: EngineContext, s: SessionRow, subject: string | null, refreshDue: boolean) {
   const { id, csrfToken, principalId } = s;
   const providerTokens = ctx.sealer.openJson(s.providerTokens) as ProviderTokens;
   return { id, csrfToken, principalId, subject: subject ?? '', refreshDue, providerTokens };

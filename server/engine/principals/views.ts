@@ -37,11 +37,7 @@ export function sameList(a: readonly string[], b: readonly string[]): boolean {
 export function actorView(actor: Actor): PrincipalView {
   return {
     id: actor.principalId,
-    kind: actor.kind,
-    name: actor.name,
-    projectId: actor.projectId,
-    groups: actor.groups,
-    topics: actor.topics,
+    ...omit(actor, ['principalId']),
     oidcClientId: null,
     disabledAt: null,
     createdAt: null,
@@ -49,7 +45,7 @@ export function actorView(actor: Actor): PrincipalView {
 }
 
 type FieldError = { path: string; message: string };
-const MEMBERSHIP_RE = /^[A-Za-z0-9*][A-Za-z0-9:._*-]{0,99}$/;
+export const MEMBERSHIP_RE = /^[A-Za-z0-9*][A-Za-z0-9:._*-]{0,99}$/;
 
 /** Workers fetch topics and never decide; humans and admins have groups and fetch nothing. */
 export function membershipErrors(kind: PrincipalKind, groups: string[], topics: string[]): FieldError[] {

@@ -1,8 +1,7 @@
 /**
- * The home page's numbers: per UTC day over the last N days, approvals opened and decided (with the
- * median time to decision of those decided that day), model cost by model, and incidents opened. Each
- * series is one group-by over a generated series of days, so a day with nothing in it is a zero, not a
- * gap; every query is limited to the caller's project (a global admin sees all projects).
+ * The home page's numbers per UTC day: approvals opened and decided, model cost by model, incidents
+ * opened. Each series is grouped over a generated series of days, so an empty day is a zero, not a gap;
+ * every query is limited to the caller's project (a global admin sees all projects).
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { type Actor, type EngineContext, query } from '../common/index.js';

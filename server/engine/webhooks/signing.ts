@@ -1,17 +1,13 @@
 /**
- * Standard Webhooks signing (https://www.standardwebhooks.com, SPEC §13): `webhook-signature:
- * v1,<base64 HMAC-SHA256(key, id + "." + timestamp + "." + body)>`, where the key is the bytes of a
- * `whsec_<base64>` secret. The HMAC itself is the `standardwebhooks` package's own `sign`, so what a
- * subscriber's library computes is, by construction, what we send.
- *
+ * Standard Webhooks signing (SPEC §13): `webhook-signature: v1,<base64 HMAC-SHA256(key, id + "." +
+ * timestamp + "." + body)>`, computed by the `standardwebhooks` package's own `sign`, so a subscriber's
+ * library computes, by construction, what we send.
  * Three kinds of secret exist (`keyOf`):
- * - `standard`: `whsec_` (optional) + standard base64 — every secret generated since Standard Webhooks,
- *   and every subscriber-chosen secret accepted since.
- * - `generated-url-safe`: what Abada generated before (`whsec_` + 43 URL-safe base64 characters). The key
- *   is the same 32 bytes; libraries want the standard alphabet, so a subscriber swaps `-`→`+`, `_`→`/`
- *   (docs/webhooks.md) — no rotation needed.
- * - `raw`: a subscriber-chosen secret that is not base64 (accepted before). It is used as raw bytes (the
- *   JavaScript library's `{ format: 'raw' }`), flagged `secretNeedsRotation`, and must be rotated.
+ * - `standard`: `whsec_` (optional) + standard base64: every secret generated or accepted today.
+ * - `generated-url-safe`: `whsec_` + 43 URL-safe base64 characters, as Abada once generated; the same 32
+ *   bytes, so a subscriber swaps `-`→`+`, `_`→`/` (docs/webhooks.md) and needs no rotation.
+ * - `raw`: a subscriber-chosen secret that is not base64, once accepted: used as raw bytes (the library's
+ *   `{ format: 'raw' }`), flagged `secretNeedsRotation`, and must be rotated.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';

@@ -1,7 +1,6 @@
 /**
- * Worker registration and health (SPEC §6). Heartbeats are written by fetch polls, debounced per
- * process in memory and in SQL (a row younger than the debounce is not rewritten), so a busy fleet does
- * not turn every poll into a write.
+ * Worker registration and health (SPEC §6). Fetch polls write heartbeats, debounced in memory and in SQL
+ * (a row younger than the debounce is not rewritten), so a busy fleet does not write on every poll.
  */
 import { and, eq, isNull, ne, or, sql } from 'drizzle-orm';
 import { workers, type WorkerRow } from '../../db/schema.js';
