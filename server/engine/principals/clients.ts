@@ -6,7 +6,7 @@
  */
 import { and, eq, sql } from 'drizzle-orm';
 import { principals } from '../../db/schema.js';
-import { EngineError } from '../../errors.js';
+import { invalid } from '../../errors.js';
 import type { EngineContext, PrincipalKind, Tx } from '../common/index.js';
 import { identityCache } from './cache.js';
 import { actorOf, refused } from './views.js';
@@ -35,12 +35,12 @@ export async function claimClientId(tx: Tx, clientId: string, self: string | nul
     .where(eq(principals.oidcClientId, clientId))
     .limit(1);
   if (!holder || holder.id === self) return;
-  throw new EngineError(
-    'VALIDATION_FAILED',
+  throw invalid(
     `The OpenID client "${clientId}" already signs in as the principal "${holder.name}"` +
       (holder.disabledAt ? ' (disabled; disabling is final)' : '') +
       '. Register another client at the provider for this worker, or use that principal.',
-    { errors: [{ path: 'oidcClientId', message: 'already taken' }] },
+    'oidcClientId',
+    'already taken',
   );
 }
 

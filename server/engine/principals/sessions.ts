@@ -80,15 +80,11 @@ export async function openSession(ctx: EngineContext, who: ProviderIdentity, tok
   });
 }
 
-export type SessionLookup =
-  | { actor: Actor; session: SessionView; refusal: null }
-  | { actor: null; session: null; refusal: string | null };
-
 /**
  * The session of a cookie's secret and its principal, or why not: unknown (refusal null: the cookie is
  * ignored), ended, past its absolute or idle lifetime, or its principal disabled (the session ends).
  */
-export async function sessionBySecret(ctx: EngineContext, secret: string): Promise<SessionLookup> {
+export async function sessionBySecret(ctx: EngineContext, secret: string) {
   const [row] = await ctx.db
     .select({ s: sessions, p: principals })
     .from(sessions)
