@@ -68,26 +68,6 @@ async function completePayload(ctx: EngineContext, d: Claimed): Promise<Claimed[
   return (stored?.payload as Claimed['payload'] | undefined) ?? payload;
 }
 
-/** The headers of one attempt: Standard Webhooks, then the deprecated Abada-* ones (one more release). */
-export function deliveryHeaders(
-  secrets: { current: string; previous: string | null },
-  eventId: string,
-  timestampSec: number,
-  body: string,
-): Record<string, string> {
-  const signing = secrets.previous ? [secrets.current, secrets.previous] : [secrets.current];
-  return {
-    'content-type': 'application/json',
-    'user-agent': 'Abada-Webhooks/1',
-    'webhook-id': eventId,
-    'webhook-timestamp': String(timestampSec),
-    'webhook-signature': signStandard(signing, eventId, timestampSec, body),
-    'abada-event-id': eventId,
-    'abada-timestamp': String(timestampSec),
-    'abada-signature': signLegacy(secrets.current, timestampSec, body),
-  };
-}
-
 /**
  * One attempt. Only the endpoint's failures are the delivery's (recorded, retried with backoff); a
  * failure before the POST (the database, a secret sealed with a key no longer configured) fails the
@@ -95,11 +75,20 @@ export function deliveryHeaders(
  */
 async function send(ctx: EngineContext, d: Claimed) {
   const body = JSON.stringify(await completePayload(ctx, d));
-  const secrets = {
-    current: ctx.sealer.open(d.secret_enc),
-    previous: d.previous_secret_enc ? ctx.sealer.open(d.previous_secret_enc) : null,
+  const current = ctx.sealer.open(d.secret_enc);
+  const signing = d.previous_secret_enc ? [current, ctx.sealer.open(d.previous_secret_enc)] : [current];
+  const at = Math.floor(Date.now() / 1000);
+  // Standard Webhooks headers, then the deprecated Abada-* ones (one more release)
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'Abada-Webhooks/1',
+    'webhook-id': d.event_id,
+    'webhook-timestamp': String(at),
+    'webhook-signature': signStandard(signing, d.event_id, at, body),
+    'abada-event-id': d.event_id,
+    'abada-timestamp': String(at),
+    'abada-signature': signLegacy(current, at, body),
   };
-  const headers = deliveryHeaders(secrets, d.event_id, Math.floor(Date.now() / 1000), body);
   let res: Response;
   try {
     res = await fetch(d.url, {
