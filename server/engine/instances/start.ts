@@ -23,7 +23,7 @@ import {
   actorProject,
   uuidV7,
 } from '../common/index.js';
-import { notify } from '../events/index.js';
+import { notify, taskNotice } from '../events/index.js';
 import { actorLabel, appendHistory, type HistoryEntry } from '../history/index.js';
 import type { JsonObject } from '../../shared/types.js';
 import { startInstanceTrace } from '../../telemetry/index.js';
@@ -221,14 +221,8 @@ export async function enterNode(
     attempt: 1,
     data: { nodeId: node.id, topic: node.topic },
   });
-  await announce({
-    type: 'task',
-    taskId,
-    processInstanceId: inst.id,
-    projectId: inst.projectId,
-    state: 'OPEN',
-    topic: node.topic,
-  });
+  const task = { id: taskId, processInstanceId: inst.id, projectId: inst.projectId, topicName: node.topic };
+  await announce(taskNotice(task, 'OPEN'));
   return moved;
 }
 
