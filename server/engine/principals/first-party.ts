@@ -18,15 +18,9 @@ import { BOOTSTRAP_ADMIN_ID, recordPrincipalEvent, sameList, setPrincipal } from
 /** Who the principals' record names for the sweep's changes. */
 const SWEEP = systemAdmin(BOOTSTRAP_ADMIN_ID, 'ABADA_FIRST_PARTY_WORKERS', null);
 
-export interface SweepResult {
-  created: string[];
-  updated: string[];
-  unchanged: string[];
-}
-
 /** Registers the first-party workers (idempotent); throws ConfigError for an entry it cannot honour. */
 export async function registerFirstPartyWorkers(ctx: EngineContext, workers: FirstPartyWorker[]) {
-  const result: SweepResult = { created: [], updated: [], unchanged: [] };
+  const result = { created: [] as string[], updated: [] as string[], unchanged: [] as string[] };
   if (workers.length === 0) return result;
   await transaction(ctx.db, async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
@@ -35,7 +29,7 @@ export async function registerFirstPartyWorkers(ctx: EngineContext, workers: Fir
   return result;
 }
 
-async function registerOne(tx: Tx, w: FirstPartyWorker): Promise<keyof SweepResult> {
+async function registerOne(tx: Tx, w: FirstPartyWorker): Promise<'created' | 'updated' | 'unchanged'> {
   const [row] = await tx
     .select()
     .from(principals)

@@ -39,11 +39,11 @@ import {
 } from './views.js';
 import { transaction } from '../../db/pg.js';
 
-const isBootstrap = (actor: Actor) => actor.principalId === BOOTSTRAP_ADMIN_ID;
-
 /** The principals an admin may manage: its project's; the bootstrap admin's: all. */
 function scope(actor: Actor) {
-  return isBootstrap(actor) ? undefined : eq(principals.projectId, actor.projectId ?? 'default');
+  return actor.principalId === BOOTSTRAP_ADMIN_ID
+    ? undefined
+    : eq(principals.projectId, actor.projectId ?? 'default');
 }
 
 /** The principals an admin manages, newest first, keyset-paged like every list of the API. */
