@@ -1,7 +1,6 @@
 /**
- * What an engine process counts in memory and /metrics renders next to the database gauges. One object
- * per engine (created in server/app.ts, carried in the EngineContext), so two engines in one process —
- * the tests run several — count apart, and no module holds mutable state.
+ * What an engine process counts in memory for /metrics: one object per engine (in the EngineContext), so
+ * two engines in one process (the tests run several) count apart and no module holds mutable state.
  */
 export interface EngineCounters {
   /** journal calls committed by this process: single journalStep calls and journalSteps batches */
@@ -16,9 +15,8 @@ export interface EngineCounters {
   /** a fast path that handed a request to its slow path, by `path` and the named `reason` */
   fastPathFallbacks: Map<string, number>;
   /**
-   * failed rounds of the background loops, by cause: `unavailable` when the database is down or
-   * restarting (server/errors.ts isUnavailable), `error` for anything else; each loop tries again on its
-   * next round, so a count that keeps rising is a loop that no longer gets its work done
+   * failed rounds of the background loops, by cause: `unavailable` (server/errors.ts isUnavailable) or
+   * `error`; each loop tries again next round, so a count that keeps rising is a loop not getting done
    */
   backgroundFailures: Record<BackgroundLoop, { unavailable: number; error: number }>;
 }

@@ -18,19 +18,11 @@ export async function ping(ex: Executor, timeoutMs = 2000): Promise<void> {
   }
 }
 
-export interface Readiness {
-  ready: boolean;
-  database: boolean;
-  /** the LISTEN connection that feeds subscriptions and long polls */
-  listening: boolean;
-  draining: boolean;
-}
-
 /**
  * Whether a load balancer should send this process requests: the database answers, the LISTEN connection
  * is up (events and long polls depend on it), and the process is not shutting down.
  */
-export async function readiness(ctx: EngineContext, draining: boolean): Promise<Readiness> {
+export async function readiness(ctx: EngineContext, draining: boolean) {
   const database = await ping(ctx.db).then(
     () => true,
     () => false,

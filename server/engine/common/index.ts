@@ -1,7 +1,7 @@
 /** What every engine command shares: its context and actor, errors, sealing, canonical digests, paging. */
 export type { StreamPayload } from '../../db/schema.js';
 export { EVENTS_CHANNEL } from '../../db/statements/history.js';
-export { actorProject, isUuid, sameProject } from './access.js';
+export { actorProject, isUuid, omit, requireAdmin, sameProject, systemAdmin } from './access.js';
 export type { Actor, EngineContext, Executor, PrincipalKind, Tx } from './context.js';
 export { type BackgroundLoop, type EngineCounters, countFallback, createCounters } from './counters.js';
 export { Sealer } from './crypto.js';

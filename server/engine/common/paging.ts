@@ -6,7 +6,6 @@ import { type AnyColumn, and, desc, eq, lt, or, sql } from 'drizzle-orm';
 import { invalid } from '../../errors.js';
 import { isUuid } from './access.js';
 
-/** Keyset pagination, newest first, on (created_at to the millisecond, id). */
 export function cursorOrder(createdAt: AnyColumn, id: AnyColumn) {
   return [sql`date_trunc('milliseconds', ${createdAt}) DESC`, desc(id)];
 }
@@ -38,19 +37,19 @@ function decodeCursor(after: string | null | undefined): { at: Date; id: string 
   }
 }
 
+/** The first `first` of `rows` (fetched with one more, to tell if a next page exists) as a connection. */
 export function page<T extends { createdAt: Date; id: string }>(
   rows: T[],
   first: number,
   totalCount: number,
 ) {
   const items = rows.slice(0, first);
+  const last = items.at(-1);
   return {
     edges: items.map((node) => ({ node, cursor: encodeCursor(node.createdAt, node.id) })),
     pageInfo: {
       hasNextPage: rows.length > first,
-      endCursor: items.length
-        ? encodeCursor(items[items.length - 1].createdAt, items[items.length - 1].id)
-        : null,
+      endCursor: last ? encodeCursor(last.createdAt, last.id) : null,
     },
     totalCount,
   };

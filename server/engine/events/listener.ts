@@ -1,15 +1,10 @@
 /**
- * Cross-process events through PostgreSQL LISTEN/NOTIFY. Engine commands announce inside their
- * transaction, so an event is delivered only if (and after) the change commits, and every engine
- * process sharing the database hears it. One dedicated connection per process listens; it reconnects
- * when the connection drops (terminated, network, a PostgreSQL restart).
- *
- * A NOTIFY sent while that connection is down is gone, so stream events (approvals, incidents) are
- * not taken from NOTIFY alone: the listener keeps the last position it emitted and, each time it
- * listens again, reads what was committed after it from `stream_events` before it says 'ready'. A
- * position that arrives ahead of the next expected one (a hole) is filled the same way. Each position
- * is emitted once, in order; task, job and principal events stay best-effort (their consumers re-read
- * state on 'ready').
+ * Cross-process events through PostgreSQL LISTEN/NOTIFY, on one dedicated connection per process that
+ * reconnects when it drops. A NOTIFY sent while it is down is gone, so stream events (approvals,
+ * incidents) are not taken from NOTIFY alone: the listener keeps the last position it emitted and, each
+ * time it listens again, reads what was committed after it from `stream_events` before it says 'ready';
+ * a hole (a position ahead of the next) is filled the same way. Each position is emitted once, in order;
+ * task, job and principal events stay best-effort (their consumers re-read state on 'ready').
  */
 import { EventEmitter } from 'node:events';
 import pg from 'pg';

@@ -25,20 +25,15 @@ async function appendToStream(tx: Executor, event: StreamPayload): Promise<void>
     VALUES (${event.type}, ${change}, ${objectId}::uuid, ${event.projectId}, ${JSON.stringify(event)}::jsonb)`);
 }
 
+type NoticedTask = { id: string; processInstanceId: string; projectId: string; topicName: string };
+
 /** Announces a task's new state (subscribers of taskChanged, long-polling fetchers when OPEN). */
-export async function notifyTask(
-  tx: Executor,
-  task: { id: string; processInstanceId: string; projectId: string; topicName: string },
-  state: string,
-): Promise<void> {
+export async function notifyTask(tx: Executor, task: NoticedTask, state: string): Promise<void> {
   await notify(tx, taskNotice(task, state));
 }
 
 /** The event notifyTask sends, for a command that sends its notices itself (the completion's tail). */
-export function taskNotice(
-  task: { id: string; processInstanceId: string; projectId: string; topicName: string },
-  state: string,
-): Extract<EngineEvent, { type: 'task' }> {
+export function taskNotice(task: NoticedTask, state: string): Extract<EngineEvent, { type: 'task' }> {
   return {
     type: 'task',
     taskId: task.id,

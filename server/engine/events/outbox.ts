@@ -1,13 +1,10 @@
 /**
- * The webhook outbox: `notify()` calls `enqueueWebhooks` in the transaction of the event, so a delivery
- * row exists exactly when the change committed (no lost or phantom events), and any engine process may
- * send it later. The event's data is snapshot here, as the GraphQL API shows the approval or incident at
- * that moment — minus the arguments, which are sealed and are added (redacted) by the dispatcher.
- *
- * Cost when nobody subscribed: one statement whose driving scan is the partial index
- * `webhook_subscriptions_project_idx` (active rows of the project) and finds nothing, so the lateral
- * snapshot is never evaluated. Measured on the embedded PostgreSQL: ~0.05 ms per event server side
- * (EXPLAIN ANALYZE in test/ops/webhooks.test.ts keeps it honest).
+ * The webhook outbox: `notify()` calls `enqueueWebhooks` in the event's transaction, so a delivery row
+ * exists exactly when the change committed, and any engine may send it later. The data is a snapshot of
+ * the approval or incident as the API shows it then, minus the sealed arguments (the dispatcher adds them,
+ * redacted). When nobody subscribed, the driving scan of the partial index
+ * `webhook_subscriptions_project_idx` finds nothing and the snapshot is never evaluated: ~0.05 ms per
+ * event server side (EXPLAIN ANALYZE in test/ops/webhooks.test.ts keeps it honest).
  */
 import { randomUUID } from 'node:crypto';
 import { type SQL, sql } from 'drizzle-orm';

@@ -9,7 +9,6 @@ import {
   type EngineContext,
   type Executor,
   query,
-  type StreamEvent,
   type StreamPayload,
   startBackgroundRunner,
 } from '../common/index.js';
@@ -40,23 +39,12 @@ export interface StreamFilter {
   projectId: string | null;
 }
 
-export interface StreamPage {
-  events: StreamEvent[];
-  /** the replay is complete up to here: the head when the page was read, or the last row of a full page */
-  through: number;
-}
-
 /**
  * Up to `limit` events after `after` that match `filter`, in position order, read in one snapshot
  * with the stream's bounds. A cursor ahead of the head (not issued here) or behind the oldest event
  * kept (pruned) is VALIDATION_FAILED: a replay from it could not be complete.
  */
-export async function readStream(
-  ctx: EngineContext,
-  after: number,
-  filter: StreamFilter,
-  limit = 200,
-): Promise<StreamPage> {
+export async function readStream(ctx: EngineContext, after: number, filter: StreamFilter, limit = 200) {
   const change =
     filter.opened === null ? sql`TRUE` : filter.opened ? sql`change = 'opened'` : sql`change <> 'opened'`;
   const rows = await query<{
@@ -79,14 +67,6 @@ export async function readStream(
   );
   const head = Number(rows[0].head);
   const horizon = rows[0].first === null ? head : Number(rows[0].first) - 1;
-  assertReplayable(ctx, after, head, horizon);
-  const events = rows
-    .filter((r) => r.position !== null)
-    .map((r) => ({ ...(r.payload as StreamPayload), position: Number(r.position) }));
-  return { events, through: events.length === limit ? events[events.length - 1].position : head };
-}
-
-function assertReplayable(ctx: EngineContext, after: number, head: number, horizon: number) {
   if (after > head)
     throw invalid(
       `Event cursor ${cursorOf(after)} is ahead of this engine's stream (latest ${cursorOf(head)}): it was not issued here. Subscribe without after, or with an eventCursor this engine gave you.`,
@@ -99,6 +79,11 @@ function assertReplayable(ctx: EngineContext, after: number, head: number, horiz
       'after',
       'pruned cursor',
     );
+  const events = rows
+    .filter((r) => r.position !== null)
+    .map((r) => ({ ...(r.payload as StreamPayload), position: Number(r.position) }));
+  // through: the replay is complete up to here (the head when the page was read, or a full page's last)
+  return { events, through: events.length === limit ? events[events.length - 1].position : head };
 }
 
 /** The latest position handed out: a cursor taken before reading state misses nothing after it. */

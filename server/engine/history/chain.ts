@@ -1,7 +1,6 @@
 /**
- * Append-only history, hash-chained per instance (SPEC §8). The chain itself (seq, prev_hash, hash) is
- * computed by a trigger in the database from one canonical form; `verifyAudit` recomputes it with the
- * same SQL function and reports the first row that no longer matches.
+ * Append-only history, hash-chained per instance (SPEC §8) by a database trigger from one canonical form;
+ * `verifyChain` recomputes it with the same SQL function and reports the first row that no longer matches.
  */
 import { asc, inArray, sql } from 'drizzle-orm';
 import { execute } from '../../db/pg.js';
@@ -56,53 +55,34 @@ export async function verifyChain(ex: Executor, processInstanceId: string): Prom
         ORDER BY is_head, seq`,
   );
   const rows = all.filter((r) => !r.is_head);
-  const head = all.filter((r) => r.is_head);
+  const [head] = all.filter((r) => r.is_head);
   const events = rows.reduce((n, r) => n + r.events, 0);
-  let prev = '';
-  let expectedSeq = 1;
-  for (const r of rows) {
-    let reason: string | null = null;
-    if (r.seq !== expectedSeq) reason = `row ${expectedSeq} is missing (found ${r.seq})`;
-    else if (r.prev_hash !== prev) reason = 'prev_hash does not link to the previous row';
-    else if (sha256Hex(prev + r.canonical) !== r.hash) reason = 'row content does not match its hash';
-    if (reason) {
-      return {
-        processInstanceId,
-        valid: false,
-        rows: rows.length,
-        events,
-        firstBrokenSeq: expectedSeq,
-        reason,
-        headHash: null,
-      };
-    }
-    prev = r.hash;
-    expectedSeq++;
-  }
-  if (head[0] && (head[0].seq !== rows.length || head[0].hash !== prev)) {
-    // Same length but another hash: the last row was rewritten (and re-hashed), nothing was removed.
-    const rewritten = head[0].seq === rows.length;
-    return {
-      processInstanceId,
-      valid: false,
-      rows: rows.length,
-      events,
-      firstBrokenSeq: rewritten ? rows.length : rows.length + 1,
-      reason: rewritten
-        ? 'the last row was rewritten (its hash does not match the chain head)'
-        : 'rows after the last one were removed (chain head is further on)',
-      headHash: head[0].hash,
-    };
-  }
-  return {
+  const report = (firstBrokenSeq: number | null, reason: string | null, headHash: string | null) => ({
     processInstanceId,
-    valid: true,
+    valid: reason === null,
     rows: rows.length,
     events,
-    firstBrokenSeq: null,
-    reason: null,
-    headHash: prev || null,
-  };
+    firstBrokenSeq,
+    reason,
+    headHash,
+  });
+  let prev = '';
+  for (const [i, r] of rows.entries()) {
+    const seq = i + 1;
+    if (r.seq !== seq) return report(seq, `row ${seq} is missing (found ${r.seq})`, null);
+    if (r.prev_hash !== prev) return report(seq, 'prev_hash does not link to the previous row', null);
+    if (sha256Hex(prev + r.canonical) !== r.hash)
+      return report(seq, 'row content does not match its hash', null);
+    prev = r.hash;
+  }
+  const n = rows.length;
+  if (head && (head.seq !== n || head.hash !== prev)) {
+    // Same length but another hash: the last row was rewritten (and re-hashed), nothing was removed.
+    return head.seq === n
+      ? report(n, 'the last row was rewritten (its hash does not match the chain head)', head.hash)
+      : report(n + 1, 'rows after the last one were removed (chain head is further on)', head.hash);
+  }
+  return report(null, null, prev || null);
 }
 
 /**

@@ -1,10 +1,9 @@
 /**
- * The boundaries of agent nodes (SPEC §15.4). The timer sweep fires the timeout boundaries that are due;
- * the failure boundary takes a task that exhausted its attempts to the node's on_failure instead of an
- * incident. Both run under the engine's lock order (task, then instance), so a completion racing either
- * finds the task retired (WORK_RETIRED), or wins and the boundary finds nothing live to retire.
+ * The boundaries of agent nodes (SPEC §15.4): the sweep fires due timeouts; the failure boundary takes a
+ * task that exhausted its attempts to on_failure instead of an incident. Both lock the task, then the
+ * instance, so a racing completion finds the task retired (WORK_RETIRED), or wins and leaves nothing live.
  */
-import { eq, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { execute, transaction } from '../../db/pg.js';
 import { LOCK_DUE_BOUNDARY } from '../../db/statements/tasks.js';
 import { externalTasks, processInstances, type ExternalTaskRow } from '../../db/schema.js';
@@ -13,10 +12,10 @@ import { readDefinitionSpec } from '../definitions/index.js';
 import { notifyTask } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
 import type { AttemptFailure } from '../lease/index.js';
-import { fireTimeout } from './lifecycle.js';
+import { endedNow, fireTimeout, LIVE_TASK_STATES } from './lifecycle.js';
 import { enterNode, findNode } from './start.js';
 
-const LIVE = new Set(['OPEN', 'LEASED', 'AWAITING_APPROVAL', 'AWAITING_CHILD']);
+const LIVE = new Set<string>(LIVE_TASK_STATES);
 
 /**
  * Fires the timeout boundaries that are due, one task per transaction (at most `batch`); returns how
@@ -50,11 +49,7 @@ export async function sweepBoundaries(ctx: EngineContext, batch = 50): Promise<n
  * `on_failure`: the task is FAILED without an incident, BOUNDARY_FAILURE records the last error, and
  * the token moves there. Null when the node has no such boundary (the caller opens the incident).
  */
-export async function takeFailureBoundary(
-  tx: Tx,
-  task: ExternalTaskRow,
-  f: AttemptFailure,
-): Promise<ExternalTaskRow | null> {
+export async function takeFailureBoundary(tx: Tx, task: ExternalTaskRow, f: AttemptFailure) {
   if (task.nodeType !== 'agent') return null;
   const [inst] = await tx
     .select()
@@ -70,14 +65,10 @@ export async function takeFailureBoundary(
     .set({
       state: 'FAILED',
       boundary: 'FAILURE',
-      workerId: null,
-      leasedBy: null,
-      leaseExpiresAt: null,
       errorType: f.errorType,
       errorMessage: f.errorMessage ?? null,
       ...(f.metadata ? { metadata: f.metadata } : {}),
-      updatedAt: sql`now()`,
-      endedAt: sql`now()`,
+      ...endedNow(),
     })
     .where(eq(externalTasks.id, task.id))
     .returning();

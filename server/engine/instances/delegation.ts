@@ -1,9 +1,8 @@
 /**
- * Delegation (SPEC §6): a `delegate:<process>` tool call starts a governed child process. The engine
- * checks the target (frozen at deployment), the inputs against the child's declared variables and the
- * depth limit, parks the parent task AWAITING_CHILD without a lease, and starts the child with the
- * agent's lineage. When the child ends, an idempotent CHILD_DONE job completes the parent's step with
- * the child's outputs (or its final status) and reopens the parent task on the same attempt.
+ * Delegation (SPEC §6): a `delegate:<process>` tool call starts a governed child process, within the
+ * depth limit, and parks the parent task AWAITING_CHILD without a lease. When the child ends, an
+ * idempotent CHILD_DONE job completes the parent's step with the child's outputs (or its final status)
+ * and reopens the parent task on the same attempt.
  */
 import { and, eq, sql } from 'drizzle-orm';
 import { externalTasks, processInstances, steps, type StepRow } from '../../db/schema.js';
@@ -32,14 +31,10 @@ export async function startDelegation(
     throw new EngineError(
       'LIMIT_EXCEEDED',
       `Delegation is limited to ${ctx.config.maxDelegationDepth} levels; ${binding.ref} would be level ${depth}.`,
-      {
-        limit: 'delegation_depth',
-        used: depth,
-        max: ctx.config.maxDelegationDepth,
-      },
+      { limit: 'delegation_depth', used: depth, max: ctx.config.maxDelegationDepth },
     );
   }
-  const child = await startInstanceTx(tx, ctx, {
+  const child = await startInstanceTx(tx, {
     projectId: task.projectId,
     key: binding.tool,
     variables: args,
@@ -82,16 +77,12 @@ export async function childDone(tx: Tx, ctx: EngineContext, childInstanceId: str
   // attempt whose step at the same sequence may be another delegation (another child's business).
   if (task?.state !== 'AWAITING_CHILD') return;
   if (child.parentAttempt != null && child.parentAttempt !== task.attempt) return;
-  const [step] = await tx
-    .select()
-    .from(steps)
-    .where(
-      and(
-        eq(steps.taskId, task.id),
-        eq(steps.attempt, task.attempt),
-        eq(steps.sequence, child.parentSequence),
-      ),
-    );
+  const stepKey = and(
+    eq(steps.taskId, task.id),
+    eq(steps.attempt, task.attempt),
+    eq(steps.sequence, child.parentSequence),
+  );
+  const [step] = await tx.select().from(steps).where(stepKey);
   if (step?.state !== 'STARTED') return;
   const spec = await readDefinitionSpec(tx, child.definitionId);
   const vars = child.variables;
@@ -107,9 +98,7 @@ export async function childDone(tx: Tx, ctx: EngineContext, childInstanceId: str
   await tx
     .update(steps)
     .set({ state: 'COMPLETED', responseEnc: ctx.sealer.sealJson(response), updatedAt: sql`now()` })
-    .where(
-      and(eq(steps.taskId, step.taskId), eq(steps.attempt, step.attempt), eq(steps.sequence, step.sequence)),
-    );
+    .where(stepKey);
   await tx
     .update(externalTasks)
     .set({ state: 'OPEN', workerId: null, availableAt: sql`now()`, updatedAt: sql`now()` })

@@ -3,7 +3,6 @@ export { sweepBoundaries, takeFailureBoundary } from './boundary.js';
 export { startDelegation } from './delegation.js';
 export { startJobRunner } from './jobs.js';
 export { cancelProcess, resumeProcess, suspendProcess } from './lifecycle.js';
-export { listInstances, verifyAudit } from './list.js';
 export { type LastWrites, lastWritesValues } from './last-writes.js';
 export { enterNode, findNode, instanceEnded, startProcess } from './start.js';
 export { completeUserTask, userTasksOf } from './usertasks.js';
@@ -12,5 +11,7 @@ export {
   type InstanceView,
   type UserTaskView,
   historyOf,
+  listInstances,
   loadInstanceFor,
+  verifyAudit,
 } from './views.js';

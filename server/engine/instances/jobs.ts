@@ -1,7 +1,6 @@
 /**
- * Durable background jobs (CHILD_DONE today). A job is inserted in the transaction that made it
- * necessary, so it exists exactly when that change committed; any engine process may run it, claiming
- * it with FOR UPDATE SKIP LOCKED, and running it twice is harmless (each kind is idempotent).
+ * Durable background jobs (CHILD_DONE), inserted in the transaction that made them necessary; any engine
+ * claims one with FOR UPDATE SKIP LOCKED, and running it twice is harmless (each kind is idempotent).
  */
 import { sql } from 'drizzle-orm';
 import { startBackgroundRunner, type EngineContext, query } from '../common/index.js';
@@ -41,11 +40,7 @@ export async function runJobs(ctx: EngineContext, batch = 20): Promise<number> {
 }
 
 /** Runs jobs when one is announced (NOTIFY) and every few seconds for retries. */
-export function startJobRunner(
-  ctx: EngineContext,
-  onError: (e: unknown) => void,
-  intervalMs = 2000,
-): () => void {
+export function startJobRunner(ctx: EngineContext, onError: (e: unknown) => void, intervalMs = 2000) {
   return startBackgroundRunner(ctx, () => runJobs(ctx), {
     intervalMs,
     wakes: (e) => e.type === 'job',

@@ -1,9 +1,7 @@
 /**
- * History rows and notices a command leaves for one last statement instead of writing each at once: the
- * completion (tasks/completion.ts, whose writeTail also stores its report) and the start of an instance
- * (writeLast here). Rows keep their order (one insert, ordered by `ord`; the chain trigger links
- * them in that order) and the notices are sent by the same statement, so a command's history and
- * notices cost one round trip to PostgreSQL instead of one per row and per notice.
+ * History rows and notices a command leaves for one last statement (the completion's writeTail, the
+ * start's writeLast) instead of writing each at once: one insert ordered by `ord` (the chain trigger links
+ * them in that order) that also sends the notices, so they cost one round trip instead of one each.
  */
 import { execute, pipelined } from '../../db/pg.js';
 import { historyRecords } from '../../db/rows.js';

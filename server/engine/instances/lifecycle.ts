@@ -1,8 +1,7 @@
 /**
- * The life of an instance after it started: cancellation, suspension, resumption and the timeout
- * boundary of an agent node. Each retires or reopens the instance's work in one transaction, locking
- * tasks first, then the instance (the engine's lock order), so late reports get WORK_RETIRED and nothing
- * races a completion advancing the token.
+ * Cancellation, suspension, resumption and the timeout boundary: each retires or reopens an instance's
+ * work in one transaction, locking tasks first, then the instance (the engine's lock order), so late
+ * reports get WORK_RETIRED and nothing races a completion advancing the token.
  */
 import { and, eq, getTableColumns, inArray, type SQLWrapper, sql } from 'drizzle-orm';
 import {
@@ -14,21 +13,29 @@ import {
 } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
 import { settleUnknownOutcomes, settleWritesForGood } from '../lease/index.js';
-import type { Actor, EngineContext, Tx } from '../common/index.js';
+import { type Actor, type EngineContext, type Tx, requireAdmin, systemAdmin } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
-import { enqueueChildDone, enterNode, findNode, getInstance } from './start.js';
+import { enqueueChildDone, enterNode, findNode } from './start.js';
 import { type FrozenProcess, readDefinitionSpec } from '../definitions/index.js';
 import { retireApprovalsOfTasks } from '../approvals/index.js';
-import { type InstanceView, instanceView } from './views.js';
+import { getInstance, type InstanceView, instanceView } from './views.js';
 import { transaction } from '../../db/pg.js';
 
-function requireOperator(actor: Actor, what: string) {
-  if (actor.kind !== 'ADMIN')
-    throw new EngineError('FORBIDDEN', `Only an admin can ${what} a process instance.`);
-}
+export const LIVE_TASK_STATES = ['OPEN', 'LEASED', 'AWAITING_APPROVAL', 'AWAITING_CHILD'] as const;
 
-const LIVE_TASK_STATES = ['OPEN', 'LEASED', 'AWAITING_APPROVAL', 'AWAITING_CHILD'] as const;
+/** The columns of a task whose work ends now: no worker, no lease. */
+export const endedNow = () =>
+  ({
+    workerId: null,
+    leasedBy: null,
+    leaseExpiresAt: null,
+    updatedAt: sql`now()`,
+    endedAt: sql`now()`,
+  }) as const;
+
+/** Who cancels: the actor whose view of the instances applies, and the label its history rows carry. */
+type Canceller = { actor: Actor; label: string };
 
 /** Retires the live work of an instance: tasks → CANCELLED, pending approvals → RETIRED. Locks tasks first. */
 async function retireWork(
@@ -40,24 +47,14 @@ async function retireWork(
   const tasks = await tx
     .select({ id: externalTasks.id, attempt: externalTasks.attempt, topicName: externalTasks.topicName })
     .from(externalTasks)
-    .where(
-      and(eq(externalTasks.processInstanceId, inst.id), inArray(externalTasks.state, [...LIVE_TASK_STATES])),
-    )
+    .where(and(eq(externalTasks.processInstanceId, inst.id), inArray(externalTasks.state, LIVE_TASK_STATES)))
     .orderBy(externalTasks.id)
     .for('update');
   if (tasks.length === 0) return;
   const ids = tasks.map((t) => t.id);
   await tx
     .update(externalTasks)
-    .set({
-      state: 'CANCELLED',
-      workerId: null,
-      leasedBy: null,
-      leaseExpiresAt: null,
-      errorType: reason,
-      updatedAt: sql`now()`,
-      endedAt: sql`now()`,
-    })
+    .set({ state: 'CANCELLED', errorType: reason, ...endedNow() })
     .where(inArray(externalTasks.id, ids));
   await retireApprovalsOfTasks(tx, ids, inst.projectId, actor);
   for (const t of tasks) {
@@ -79,17 +76,11 @@ async function lockInstance(tx: Tx, id: string): Promise<ProcessInstanceRow> {
   return row;
 }
 
-export async function cancelProcess(
-  ctx: EngineContext,
-  actor: Actor,
-  id: string,
-  reason: string,
-): Promise<InstanceView> {
-  requireOperator(actor, 'cancel');
+export async function cancelProcess(ctx: EngineContext, actor: Actor, id: string, reason: string) {
+  requireAdmin(actor, 'cancel a process instance');
   if (!reason?.trim()) throw invalid('Give a reason for the cancellation.', 'reason', 'required');
-  return transaction(ctx.db, (tx) => cancelTx(tx, actor, id, reason, actorLabel(actor), 0)).then(
-    instanceView,
-  );
+  const by = { actor, label: actorLabel(actor) };
+  return transaction(ctx.db, (tx) => cancelTx(tx, by, id, reason, 0)).then(instanceView);
 }
 
 /**
@@ -97,16 +88,9 @@ export async function cancelProcess(
  * cancelling a process retires all the work done on its behalf. A child's end then reaches the parent's
  * task through CHILD_DONE, which finds it retired and does nothing.
  */
-async function cancelTx(
-  tx: Tx,
-  actor: Actor,
-  id: string,
-  reason: string,
-  label: string,
-  depth: number,
-): Promise<ProcessInstanceRow> {
-  const inst0 = await getInstance(tx, actor, id);
-  await retireWork(tx, inst0, label, 'CANCELLED');
+async function cancelTx(tx: Tx, by: Canceller, id: string, reason: string, depth: number) {
+  const { label } = by;
+  await retireWork(tx, await getInstance(tx, by.actor, id), label, 'CANCELLED');
   const inst = await lockInstance(tx, id);
   if (inst.state === 'COMPLETED' || inst.state === 'CANCELLED' || inst.state === 'FAILED') {
     throw invalid(`The instance is already ${inst.state}; there is nothing to cancel.`, 'id', inst.state);
@@ -134,26 +118,18 @@ async function cancelTx(
     .select({ id: externalTasks.id })
     .from(externalTasks)
     .where(eq(externalTasks.processInstanceId, id));
-  await cancelChildren(
-    tx,
-    actor,
-    tasks,
-    `the parent process ${id} was cancelled: ${reason}`,
-    label,
-    depth + 1,
-  );
+  await cancelChildren(tx, by, tasks, `the parent process ${id} was cancelled: ${reason}`, depth + 1);
   return row;
 }
 
 /** Cancels, depth first, the running children that the tasks `parentTaskIds` delegated to. */
 async function cancelChildren(
   tx: Tx,
-  actor: Actor,
+  by: Canceller,
   parentTaskIds: SQLWrapper | string[],
   reason: string,
-  label: string,
   depth: number,
-): Promise<void> {
+) {
   const children = await tx
     .select({ id: processInstances.id })
     .from(processInstances)
@@ -163,11 +139,11 @@ async function cancelChildren(
         inArray(processInstances.state, ['ACTIVE', 'SUSPENDED']),
       ),
     );
-  for (const child of children) await cancelTx(tx, actor, child.id, reason, label, depth);
+  for (const child of children) await cancelTx(tx, by, child.id, reason, depth);
 }
 
 export async function suspendProcess(ctx: EngineContext, actor: Actor, id: string): Promise<InstanceView> {
-  requireOperator(actor, 'suspend');
+  requireAdmin(actor, 'suspend a process instance');
   return transaction(ctx.db, async (tx) => {
     const label = actorLabel(actor);
     await retireWork(tx, await getInstance(tx, actor, id), label, 'SUSPENDED');
@@ -185,7 +161,7 @@ export async function suspendProcess(ctx: EngineContext, actor: Actor, id: strin
  * except a task whose timeout boundary came due meanwhile: it fires now, once the instance is ACTIVE.
  */
 export async function resumeProcess(ctx: EngineContext, actor: Actor, id: string): Promise<InstanceView> {
-  requireOperator(actor, 'resume');
+  requireAdmin(actor, 'resume a process instance');
   return transaction(ctx.db, async (tx) => {
     const label = actorLabel(actor);
     await getInstance(tx, actor, id);
@@ -215,7 +191,6 @@ export async function resumeProcess(ctx: EngineContext, actor: Actor, id: string
 
 /** A task retired by the suspension reopens on attempt+1; a keyless write in flight waits for a person. */
 async function reopenSuspended(tx: Tx, t: ExternalTaskRow, label: string): Promise<void> {
-  // A keyless write in flight when the work was retired is never re-sent: it waits for a person.
   if ((await settleUnknownOutcomes(tx, t, label)) > 0) return;
   await tx
     .update(externalTasks)
@@ -242,21 +217,14 @@ async function reopenSuspended(tx: Tx, t: ExternalTaskRow, label: string): Promi
 }
 
 /** The engine itself, acting on any project's instances (a boundary cancelling a child). */
-const ENGINE_ACTOR: Actor = {
-  principalId: 'engine',
-  kind: 'ADMIN',
-  name: 'engine',
-  projectId: null,
-  groups: [],
-  topics: [],
-};
+const ENGINE: Canceller = { actor: systemAdmin('engine', 'engine', null), label: 'engine' };
 
 /**
- * The timeout boundary of a task's agent node fires (SPEC §15.4). The caller holds the task's lock and
- * the instance's (in that order) and has checked the instance is ACTIVE and the task live (or retired by
- * a suspension being resumed). The work is retired as cancellation retires it — a write left STARTED
- * becomes OUTCOME_UNKNOWN with its incident (no lease will re-send it), pending approvals are retired,
- * a running child is cancelled — and the token moves to on_timeout.
+ * Fires the timeout boundary of a task's agent node (SPEC §15.4). The caller holds the task's lock, then
+ * the instance's, and checked the instance ACTIVE and the task live (or suspended, being resumed). The
+ * work is retired as cancellation retires it — a write left STARTED becomes OUTCOME_UNKNOWN with its
+ * incident (no lease re-sends it), approvals are retired, a running child is cancelled — and the token
+ * moves to on_timeout.
  */
 export async function fireTimeout(
   tx: Tx,
@@ -267,7 +235,7 @@ export async function fireTimeout(
   const node = findNode(spec, task.nodeId);
   if (node.type !== 'agent' || !node.onTimeout)
     throw new EngineError('INTERNAL', `node ${node.id} has no timeout boundary`);
-  const label = 'engine';
+  const { label } = ENGINE;
   await appendHistory(tx, {
     projectId: inst.projectId,
     processInstanceId: inst.id,
@@ -291,16 +259,12 @@ export async function fireTimeout(
       boundary: 'TIMEOUT',
       errorType: 'BOUNDARY_TIMEOUT',
       errorMessage: `the node timed out after ${node.timeoutMinutes} minutes`,
-      workerId: null,
-      leasedBy: null,
-      leaseExpiresAt: null,
-      updatedAt: sql`now()`,
-      endedAt: sql`now()`,
+      ...endedNow(),
     })
     .where(eq(externalTasks.id, task.id));
   await retireApprovalsOfTasks(tx, [task.id], inst.projectId, label);
   const why = `the node ${node.id} of the parent process ${inst.id} timed out`;
-  await cancelChildren(tx, ENGINE_ACTOR, [task.id], why, label, 1);
+  await cancelChildren(tx, ENGINE, [task.id], why, 1);
   await notifyTask(tx, task, 'CANCELLED');
   return (await enterNode(tx, inst, spec, node.onTimeout, label)) ?? inst;
 }

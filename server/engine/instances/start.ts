@@ -1,12 +1,11 @@
 /**
- * Process instances: starting one and a single token moving through agent, service, user_task and end
- * nodes. Lock order everywhere: external task(s) → approval → instance. Cancellation, suspension and
- * resumption live in lifecycle.ts.
+ * Starting an instance and moving its single token through agent, service, user_task and end nodes.
+ * Lock order everywhere: external task(s) → approval → instance.
  */
 import { eq, sql } from 'drizzle-orm';
 import { processInstances, userTasks, type ProcessInstanceRow } from '../../db/schema.js';
 import { INSERT_INSTANCE, INSERT_TASK } from '../../db/statements/start.js';
-import { EngineError, notFound } from '../../errors.js';
+import { EngineError } from '../../errors.js';
 import {
   type AgentNode,
   type FrozenProcess,
@@ -19,15 +18,12 @@ import {
   type Actor,
   type EngineContext,
   type EngineEvent,
-  uuidV7,
-  type Executor,
   type StreamPayload,
   type Tx,
   actorProject,
-  isUuid,
-  sameProject,
+  uuidV7,
 } from '../common/index.js';
-import { notify } from '../events/index.js';
+import { notify, taskNotice } from '../events/index.js';
 import { actorLabel, appendHistory, type HistoryEntry } from '../history/index.js';
 import type { JsonObject } from '../../shared/types.js';
 import { startInstanceTrace } from '../../telemetry/index.js';
@@ -36,24 +32,17 @@ import { checkVariables, interpolate } from './variables.js';
 import { type InstanceView, instanceView } from './views.js';
 import { execute, pipelined, transaction } from '../../db/pg.js';
 
-export interface StartInput {
-  key: string;
-  variables?: unknown;
-  businessKey?: string | null;
-}
-
 /** Starts an instance of the latest version of a process and moves its token to the start node. */
 export async function startProcess(
   ctx: EngineContext,
   actor: Actor,
-  input: StartInput,
+  input: { key: string; variables?: unknown; businessKey?: string | null },
 ): Promise<InstanceView> {
   if (actor.kind === 'WORKER')
     throw new EngineError('FORBIDDEN', 'A worker credential cannot start processes.');
-  const projectId = actorProject(actor);
   return transaction(ctx.db, async (tx) =>
-    startInstanceTx(tx, ctx, {
-      projectId,
+    startInstanceTx(tx, {
+      projectId: actorProject(actor),
       key: input.key,
       variables: input.variables ?? {},
       businessKey: input.businessKey ?? null,
@@ -63,7 +52,7 @@ export async function startProcess(
   ).then(instanceView);
 }
 
-export interface StartInstanceArgs {
+interface StartInstanceArgs {
   projectId: string;
   key: string;
   variables: unknown;
@@ -76,11 +65,7 @@ export interface StartInstanceArgs {
   depth?: number;
 }
 
-export async function startInstanceTx(
-  tx: Tx,
-  _ctx: EngineContext,
-  a: StartInstanceArgs,
-): Promise<ProcessInstanceRow> {
+export async function startInstanceTx(tx: Tx, a: StartInstanceArgs): Promise<ProcessInstanceRow> {
   const def = await latestDefinition(tx, a.projectId, a.key);
   if (!def)
     throw new EngineError('NOT_FOUND', `No process "${a.key}" is deployed in this project. Deploy it first.`);
@@ -93,12 +78,26 @@ export async function startInstanceTx(
     );
   }
   const traced = startInstanceTrace(def.key, def.version);
-  // The instance's id is made here, so its row, the start node's rows and the history go out together
-  // (one round trip with the last statement) instead of each waiting for the one before to answer.
+  // The id is made here, so the instance's INSERT (not awaited), the start node's rows and the history
+  // go out together with the last statement (last-writes.ts) instead of each waiting for the one before.
+  // checkVariables proved the variables a JSON object.
   const id = uuidV7();
-  const inserted = sendInstanceRow(tx, id, def, a, traced?.traceparent ?? null);
-  // INSTANCE_STARTED and what entering the start node writes go out together, in order, with its
-  // notices: one statement (last-writes.ts)
+  const inserted = execute(tx, INSERT_INSTANCE, [
+    id,
+    a.projectId,
+    def.id,
+    def.key,
+    def.version,
+    def.spec.start,
+    JSON.stringify(a.variables),
+    a.businessKey,
+    a.startedBy,
+    a.parentTaskId ?? null,
+    a.parentSequence ?? null,
+    a.parentAttempt ?? null,
+    a.depth ?? 0,
+    traced?.traceparent ?? null,
+  ]);
   const last: LastWrites = {
     history: [
       {
@@ -138,33 +137,6 @@ export async function startInstanceTx(
   return entered ?? inst;
 }
 
-/** Sends the instance's INSERT without awaiting its answer (the promise is awaited with the last statement). */
-function sendInstanceRow(
-  tx: Tx,
-  id: string,
-  def: { id: string; key: string; version: number; spec: FrozenProcess },
-  a: StartInstanceArgs,
-  traceparent: string | null,
-) {
-  // checkVariables proved the variables a JSON object
-  return execute(tx, INSERT_INSTANCE, [
-    id,
-    a.projectId,
-    def.id,
-    def.key,
-    def.version,
-    def.spec.start,
-    JSON.stringify(a.variables),
-    a.businessKey,
-    a.startedBy,
-    a.parentTaskId ?? null,
-    a.parentSequence ?? null,
-    a.parentAttempt ?? null,
-    a.depth ?? 0,
-    traceparent,
-  ]);
-}
-
 export function findNode(spec: FrozenProcess, id: string): ProcessNode {
   const node = spec.nodes.find((n) => n.id === id);
   if (!node) throw new EngineError('INTERNAL', `node ${id} missing from a frozen definition`);
@@ -186,15 +158,13 @@ function writerFor(tx: Tx, last: LastWrites | undefined) {
 }
 
 /** What enterNode reads of the instance it moves. */
-export type EnteredInstance = Pick<ProcessInstanceRow, 'id' | 'projectId' | 'variables' | 'currentNodeId'>;
+type EnteredInstance = Pick<ProcessInstanceRow, 'id' | 'projectId' | 'variables' | 'currentNodeId'>;
 
 /**
  * Moves the token onto `nodeId` and creates the work it needs; `end` completes the instance. With
- * `last`, its history rows and task notices are left there for the caller's last statement (and with
- * `last.sent`, its task row is sent without waiting for the answer). `inserted`: the instance row was
- * inserted at this node by this transaction, so it already says so (and its updated_at is this
- * transaction's now()): it is not updated again, and null is returned (the caller has the row);
- * otherwise the instance's row as it is now.
+ * `last`, its history rows and task notices are left for the caller's last statement (with `last.sent`,
+ * its task row is sent unawaited). `inserted`: this transaction inserted the instance row at this node
+ * (updated_at is already now()), so it is not updated again and null is returned; otherwise the row now.
  */
 export async function enterNode(
   tx: Tx,
@@ -251,21 +221,12 @@ export async function enterNode(
     attempt: 1,
     data: { nodeId: node.id, topic: node.topic },
   });
-  await announce({
-    type: 'task',
-    taskId,
-    processInstanceId: inst.id,
-    projectId: inst.projectId,
-    state: 'OPEN',
-    topic: node.topic,
-  });
+  const task = { id: taskId, processInstanceId: inst.id, projectId: inst.projectId, topicName: node.topic };
+  await announce(taskNotice(task, 'OPEN'));
   return moved;
 }
 
-/**
- * The external task of an agent or service node, OPEN on its first attempt; its id. Sent with the
- * instance's row when the caller sends its statements together (`last.sent`: the start).
- */
+/** The external task of an agent or service node, OPEN on its first attempt (unawaited with `last.sent`). */
 async function createTask(
   tx: Tx,
   inst: EnteredInstance,
@@ -292,9 +253,8 @@ async function createTask(
 }
 
 /**
- * What follows an instance's row saying COMPLETED at end node `nodeId` (enterNode, or a command that
- * wrote the end with its own update, as the completion does): INSTANCE_COMPLETED, and a delegated
- * child's parent task learns of it.
+ * What follows an instance's row saying COMPLETED at end node `nodeId` (written by enterNode or by the
+ * completion's own update): INSTANCE_COMPLETED, and a delegated child's parent task learns of it.
  */
 export async function instanceEnded(
   tx: Tx,
@@ -339,29 +299,4 @@ export async function enqueueChildDone(tx: Tx, childInstanceId: string) {
         ON CONFLICT (dedupe_key) DO NOTHING`,
   );
   await notify(tx, { type: 'job', kind: 'CHILD_DONE' });
-}
-
-/** Loads an instance the actor may see, or throws NOT_FOUND (never revealing other projects' ids). */
-export async function getInstance(ex: Executor, actor: Actor, id: string): Promise<ProcessInstanceRow> {
-  if (!isUuid(id)) throw notFound('process instance', id);
-  const [row] = await ex.select().from(processInstances).where(eq(processInstances.id, id)).limit(1);
-  if (!row || !sameProject(actor, row.projectId)) throw notFound('process instance', id);
-  return row;
-}
-
-/** Merges variables written by a completed task into the instance (top-level keys replace). */
-export async function mergeVariables(
-  tx: Tx,
-  instanceId: string,
-  vars: Record<string, unknown>,
-): Promise<ProcessInstanceRow> {
-  const [updated] = await tx
-    .update(processInstances)
-    .set({
-      variables: sql`${processInstances.variables} || ${JSON.stringify(vars)}::jsonb`,
-      updatedAt: sql`now()`,
-    })
-    .where(eq(processInstances.id, instanceId))
-    .returning();
-  return updated;
 }

@@ -5,16 +5,11 @@ import { EngineError, notFound, invalid } from '../../errors.js';
 import { type Actor, type EngineContext, sameProject, isUuid } from '../common/index.js';
 import { readDefinitionSpec } from '../definitions/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
-import { enterNode, findNode, mergeVariables } from './start.js';
+import { enterNode, findNode } from './start.js';
 import { type UserTaskView, userTaskView } from './views.js';
 import { transaction } from '../../db/pg.js';
 
-export async function completeUserTask(
-  ctx: EngineContext,
-  actor: Actor,
-  id: string,
-  variables: unknown,
-): Promise<UserTaskView> {
+export async function completeUserTask(ctx: EngineContext, actor: Actor, id: string, variables: unknown) {
   if (actor.kind === 'WORKER')
     throw new EngineError('FORBIDDEN', 'A worker credential cannot complete human tasks.');
   if (!isUuid(id)) throw notFound('user task', id);
@@ -48,7 +43,15 @@ export async function completeUserTask(
       .set({ state: 'COMPLETED', completedBy: actor.principalId, completedAt: sql`now()` })
       .where(eq(userTasks.id, id))
       .returning();
-    const updated = await mergeVariables(tx, inst.id, vars as Record<string, unknown>);
+    // the task's variables merge into the instance's (top-level keys replace)
+    const [updated] = await tx
+      .update(processInstances)
+      .set({
+        variables: sql`${processInstances.variables} || ${JSON.stringify(vars)}::jsonb`,
+        updatedAt: sql`now()`,
+      })
+      .where(eq(processInstances.id, inst.id))
+      .returning();
     await appendHistory(tx, {
       projectId: ut.projectId,
       processInstanceId: ut.processInstanceId,

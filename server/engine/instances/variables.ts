@@ -14,28 +14,17 @@ export function interpolate(template: string, vars: Record<string, unknown>): un
   });
 }
 
-function typeOk(spec: VariableSpec, v: unknown): boolean {
-  switch (spec.type) {
-    case 'string':
-      return typeof v === 'string';
-    case 'number':
-      return typeof v === 'number' && Number.isFinite(v);
-    case 'integer':
-      return Number.isInteger(v);
-    case 'boolean':
-      return typeof v === 'boolean';
-    case 'array':
-      return Array.isArray(v);
-    case 'object':
-      return typeof v === 'object' && v !== null && !Array.isArray(v);
-  }
-}
+const TYPE_OK: Record<VariableSpec['type'], (v: unknown) => boolean> = {
+  string: (v) => typeof v === 'string',
+  number: (v) => typeof v === 'number' && Number.isFinite(v),
+  integer: (v) => Number.isInteger(v),
+  boolean: (v) => typeof v === 'boolean',
+  array: (v) => Array.isArray(v),
+  object: (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+};
 
 /** Checks variables against the declared ones; returns the list of problems (empty = fine). */
-export function checkVariables(
-  declared: Record<string, VariableSpec>,
-  vars: unknown,
-): { path: string; message: string }[] {
+export function checkVariables(declared: Record<string, VariableSpec>, vars: unknown) {
   const errors: { path: string; message: string }[] = [];
   if (typeof vars !== 'object' || vars === null || Array.isArray(vars)) {
     return [{ path: 'variables', message: 'variables must be a JSON object' }];
@@ -45,7 +34,7 @@ export function checkVariables(
     if (v[name] === undefined || v[name] === null) {
       if (spec.required)
         errors.push({ path: `variables.${name}`, message: `required ${spec.type} "${name}" is missing` });
-    } else if (!typeOk(spec, v[name])) {
+    } else if (!TYPE_OK[spec.type](v[name])) {
       errors.push({ path: `variables.${name}`, message: `"${name}" must be of type ${spec.type}` });
     }
   }

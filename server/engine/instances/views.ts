@@ -1,112 +1,47 @@
-/** Process instances, their user tasks and their history as callers see them. */
-import { eq } from 'drizzle-orm';
+/** Process instances as callers see them: one, a page, their user tasks, history and audit check. */
+import { and, eq, sql } from 'drizzle-orm';
 import {
   processInstances,
   type HistoryEventRow,
   type ProcessInstanceRow,
   type UserTaskRow,
 } from '../../db/schema.js';
-import type { JsonObject } from '../../shared/types.js';
-import { type Actor, type Executor, isUuid, sameProject } from '../common/index.js';
-import { historyOfInstances } from '../history/index.js';
+import { notFound } from '../../errors.js';
+import {
+  type Actor,
+  type EngineContext,
+  type Executor,
+  cursorCondition,
+  cursorOrder,
+  isUuid,
+  omit,
+  page,
+  pageSize,
+  sameProject,
+} from '../common/index.js';
+import { historyOfInstances, verifyChain } from '../history/index.js';
 
-export interface InstanceView {
-  id: string;
-  projectId: string;
-  definitionId: string;
-  key: string;
-  version: number;
-  state: ProcessInstanceRow['state'];
-  currentNodeId: string | null;
-  variables: JsonObject;
-  businessKey: string | null;
-  /** delegation: the parent's external task waiting for this child */
-  parentTaskId: string | null;
-  depth: number;
+const INSTANCE_HIDDEN = ['startedBy', 'parentSequence', 'parentAttempt', 'traceparent'] as const;
+
+export type InstanceView = Omit<ProcessInstanceRow, (typeof INSTANCE_HIDDEN)[number]> & {
   /** the trace id of the instance's trace (docs/tracing.md); null when it started untraced */
   traceId: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-  endedAt: Date | null;
-}
-
-export interface UserTaskView {
-  id: string;
-  processInstanceId: string;
-  nodeId: string;
-  candidateGroups: string[];
-  state: UserTaskRow['state'];
-  completedAt: Date | null;
-  createdAt: Date;
-}
-
-/** One row of an instance's hash-chained history. */
-export interface HistoryEventView {
-  processInstanceId: string;
+};
+export type UserTaskView = Omit<UserTaskRow, 'projectId' | 'completedBy'>;
+/** One event of an instance's hash-chained history. */
+export type HistoryEventView = Omit<HistoryEventRow, 'id' | 'projectId' | 'idx'> & {
   /** the event's place in the instance's history: 1, 2, … */
   seq: number;
   /** the seq of the chained row that carries it (several events of one commit share a row) */
   row: number;
-  eventType: string;
-  actor: string;
-  at: Date;
-  taskId: string | null;
-  attempt: number | null;
-  sequence: number | null;
-  approvalId: string | null;
-  incidentId: string | null;
-  data: JsonObject;
-  hash: string;
-}
+};
 
 export function instanceView(r: ProcessInstanceRow): InstanceView {
-  return {
-    id: r.id,
-    projectId: r.projectId,
-    definitionId: r.definitionId,
-    key: r.key,
-    version: r.version,
-    state: r.state,
-    currentNodeId: r.currentNodeId,
-    variables: r.variables,
-    businessKey: r.businessKey,
-    parentTaskId: r.parentTaskId,
-    depth: r.depth,
-    traceId: r.traceparent?.split('-')[1] ?? null,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
-    endedAt: r.endedAt,
-  };
+  return { ...omit(r, INSTANCE_HIDDEN), traceId: r.traceparent?.split('-')[1] ?? null };
 }
 
 export function userTaskView(r: UserTaskRow): UserTaskView {
-  return {
-    id: r.id,
-    processInstanceId: r.processInstanceId,
-    nodeId: r.nodeId,
-    candidateGroups: r.candidateGroups,
-    state: r.state,
-    completedAt: r.completedAt,
-    createdAt: r.createdAt,
-  };
-}
-
-function historyEventView(r: HistoryEventRow, seq: number): HistoryEventView {
-  return {
-    processInstanceId: r.processInstanceId,
-    seq,
-    row: r.seq,
-    eventType: r.eventType,
-    actor: r.actor,
-    at: r.at,
-    taskId: r.taskId,
-    attempt: r.attempt,
-    sequence: r.sequence,
-    approvalId: r.approvalId,
-    incidentId: r.incidentId,
-    data: r.data,
-    hash: r.hash,
-  };
+  return omit(r, ['projectId', 'completedBy']);
 }
 
 /** An instance the actor may see, or null (never revealing other projects' ids). */
@@ -122,6 +57,43 @@ export async function historyOf(ex: Executor, instanceIds: readonly string[]): P
   let seq = 0;
   return (await historyOfInstances(ex, instanceIds)).map((r) => {
     if (r.processInstanceId !== instance) [instance, seq] = [r.processInstanceId, 0];
-    return historyEventView(r, ++seq);
+    return { ...omit(r, ['id', 'projectId', 'idx']), seq: ++seq, row: r.seq };
   });
+}
+
+/** Loads an instance the actor may see, or throws NOT_FOUND (never revealing other projects' ids). */
+export async function getInstance(ex: Executor, actor: Actor, id: string): Promise<ProcessInstanceRow> {
+  if (!isUuid(id)) throw notFound('process instance', id);
+  const [row] = await ex.select().from(processInstances).where(eq(processInstances.id, id)).limit(1);
+  if (!row || !sameProject(actor, row.projectId)) throw notFound('process instance', id);
+  return row;
+}
+
+export async function listInstances(
+  ctx: EngineContext,
+  actor: Actor,
+  args: { state?: string | null; first?: number | null; after?: string | null; key?: string | null },
+) {
+  const first = pageSize(args.first);
+  const base = and(
+    actor.projectId ? eq(processInstances.projectId, actor.projectId) : undefined,
+    args.state ? eq(processInstances.state, args.state as never) : undefined,
+    args.key ? eq(processInstances.key, args.key) : undefined,
+  );
+  const rows = await ctx.db
+    .select()
+    .from(processInstances)
+    .where(and(base, cursorCondition(processInstances.createdAt, processInstances.id, args.after)))
+    .orderBy(...cursorOrder(processInstances.createdAt, processInstances.id))
+    .limit(first + 1);
+  const [{ count }] = await ctx.db
+    .select({ count: sql<number>`count(*)::int` })
+    .from(processInstances)
+    .where(base);
+  return page(rows.map(instanceView), first, count);
+}
+
+export async function verifyAudit(ctx: EngineContext, actor: Actor, processInstanceId: string) {
+  await getInstance(ctx.db, actor, processInstanceId);
+  return verifyChain(ctx.db, processInstanceId);
 }

@@ -1,23 +1,15 @@
 /**
- * Key rotation: re-seals every sealed column from older keys to the current one. Each sealed value names
- * its key (`keyId.iv.tag.ct`), so rows keep opening with the old key (ABADA_ENCRYPTION_OLD_KEYS) until
- * this runs; afterwards the old key can be dropped. Batches are short transactions (FOR UPDATE, re-seal,
- * update) so live traffic is never blocked for long; a row a command changes meanwhile is simply read
- * again in its new form. Running it twice does nothing the second time.
+ * Key rotation: re-seals every sealed column from older keys (ABADA_ENCRYPTION_OLD_KEYS) to the current
+ * one, after which the old key can be dropped. Batches are short transactions (FOR UPDATE, re-seal,
+ * update) so live traffic is never blocked for long. Running it twice does nothing the second time.
  */
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { type Sealer, query } from '../common/index.js';
 import { transaction } from '../../db/pg.js';
 
-interface SealedTable {
-  table: string;
-  columns: string[];
-  /** the row's key_id column, kept in step with its sealed values */
-  keyIdColumn?: string;
-}
-
-export const SEALED_COLUMNS: SealedTable[] = [
+/** Every sealed column, by table; `keyIdColumn`: the row's key_id, kept in step with its sealed values. */
+const SEALED_COLUMNS: { table: string; columns: string[]; keyIdColumn?: string }[] = [
   { table: 'credentials', columns: ['secret_enc'], keyIdColumn: 'key_id' },
   { table: 'steps', columns: ['request_enc', 'response_enc', 'error_enc'], keyIdColumn: 'key_id' },
   { table: 'approvals', columns: ['arguments_enc', 'facts_enc'], keyIdColumn: 'key_id' },
@@ -27,17 +19,11 @@ export const SEALED_COLUMNS: SealedTable[] = [
 
 const id = (n: string) => sql.identifier(n);
 
-function staleWhere(t: SealedTable, current: string): SQL {
+function staleWhere(t: (typeof SEALED_COLUMNS)[number], current: string): SQL {
   return sql.join(
     t.columns.map((c) => sql`(${id(c)} IS NOT NULL AND split_part(${id(c)}, '.', 1) <> ${current})`),
     sql` OR `,
   );
-}
-
-export interface RotationReport {
-  keyId: string;
-  tables: { table: string; rows: number }[];
-  total: number;
 }
 
 /** Counts rows still holding a value sealed with a key other than the current one. */
@@ -58,12 +44,12 @@ export async function rotateKeys(
   db: Db,
   sealer: Sealer,
   opts: { batch?: number; onBatch?: (table: string, rows: number) => void } = {},
-): Promise<RotationReport> {
+) {
   const batch = opts.batch ?? 500;
   const current = sealer.currentKeyId;
   const reseal = (v: string | null) =>
     v === null || sealer.keyIdOf(v) === current ? v : sealer.seal(sealer.open(v));
-  const tables: RotationReport['tables'] = [];
+  const tables: { table: string; rows: number }[] = [];
   for (const t of SEALED_COLUMNS) {
     let rows = 0;
     for (;;) {

@@ -1,9 +1,7 @@
 /**
- * The database side of /metrics: a handful of aggregate queries run at scrape time, in parallel. Each is
- * a scan of a small set (pending approvals, open incidents, workers) or an index-backed group-by, except
- * the task-state and model-usage totals, which scan their tables: fine to millions of rows at a 15–60 s
- * scrape interval; beyond that, move them to a rollup. Every engine process reports the same database
- * values, so aggregate them with max() (or scrape one process), not sum().
+ * The database side of /metrics: aggregate queries run in parallel at scrape time. The task-state and
+ * model-usage totals scan their tables: fine to millions of rows at a 15–60 s scrape interval; beyond that,
+ * move them to a rollup. Every engine reports the same values: aggregate with max(), not sum().
  */
 import { sql } from 'drizzle-orm';
 import { type EngineContext, query } from '../common/index.js';
@@ -11,18 +9,9 @@ import { type EngineContext, query } from '../common/index.js';
 /** Upper bounds (seconds) of the approval decision-time histogram. */
 export const DECISION_BUCKETS = [60, 300, 900, 1800, 3600, 4 * 3600, 8 * 3600, 24 * 3600, 72 * 3600];
 
-export interface DbGauges {
-  tasksByState: { state: string; count: number }[];
-  approvalsPending: number;
-  approvalsEscalated: number;
-  decision: { buckets: number[]; count: number; sumSeconds: number };
-  incidentsOpen: { type: string; count: number }[];
-  workersByHealth: { health: string; count: number }[];
-  modelUsage: { model: string; inputTokens: number; outputTokens: number; costUsd: number }[];
-  webhookDeliveries: { state: string; count: number }[];
-}
+export type DbGauges = Awaited<ReturnType<typeof collectDbGauges>>;
 
-export async function collectDbGauges(ctx: EngineContext): Promise<DbGauges> {
+export async function collectDbGauges(ctx: EngineContext) {
   const db = ctx.db;
   const offlineSecs = ctx.config.workerOfflineAfterMs / 1000;
   const bucketCols = sql.join(
@@ -60,12 +49,12 @@ export async function collectDbGauges(ctx: EngineContext): Promise<DbGauges> {
                  count(*)::bigint AS count
             FROM workers GROUP BY 1`,
     ),
-    query<{ model: string; input: number; output: number; cost: number }>(
+    query<{ model: string; inputTokens: number; outputTokens: number; costUsd: number }>(
       db,
       sql`SELECT coalesce(model, 'unknown') AS model,
-                 coalesce(sum((usage->>'inputTokens')::bigint), 0)::bigint AS input,
-                 coalesce(sum((usage->>'outputTokens')::bigint), 0)::bigint AS output,
-                 coalesce(sum(cost_usd), 0)::float8 AS cost
+                 coalesce(sum((usage->>'inputTokens')::bigint), 0)::bigint AS "inputTokens",
+                 coalesce(sum((usage->>'outputTokens')::bigint), 0)::bigint AS "outputTokens",
+                 coalesce(sum(cost_usd), 0)::float8 AS "costUsd"
             FROM steps WHERE kind = 'MODEL_CALL' AND usage IS NOT NULL GROUP BY 1`,
     ),
     query<{ state: string; count: number }>(
@@ -86,12 +75,7 @@ export async function collectDbGauges(ctx: EngineContext): Promise<DbGauges> {
     },
     incidentsOpen: incidents,
     workersByHealth: workers,
-    modelUsage: usage.map((u) => ({
-      model: u.model,
-      inputTokens: u.input,
-      outputTokens: u.output,
-      costUsd: u.cost,
-    })),
+    modelUsage: usage,
     webhookDeliveries: hooks,
   };
 }

@@ -1,16 +1,15 @@
 /**
- * The identity cache of one engine process: every request authenticates, and caching the principal by
- * token hash for a few seconds saves a round trip per call on the hot paths. A change to a principal
- * (updated, disabled, token rotated) is announced through NOTIFY in the transaction of the change; every
- * engine drops that principal's cached identities when it hears it, so the change holds at once, not
- * after CACHE_MS. When the listener reconnects (it may have missed events) the whole cache is dropped.
+ * The identity cache of one engine process: caching the principal by token hash for a few seconds saves
+ * a round trip per call on the hot paths. A change to a principal is announced through NOTIFY in its
+ * transaction and every engine drops that principal's identities when it hears it, so the change holds
+ * at once; when the listener reconnects (it may have missed events) the whole cache is dropped.
  */
 import type { Actor, EngineContext, EngineEvent } from '../common/index.js';
 
 const CACHE_MS = 5_000;
 const MAX_ENTRIES = 10_000;
 
-export class IdentityCache {
+class IdentityCache {
   private readonly byHash = new Map<string, { actor: Actor; until: number }>();
 
   get(hash: string, now: number): Actor | null {
@@ -40,15 +39,13 @@ export class IdentityCache {
 const caches = new WeakMap<EngineContext, IdentityCache>();
 
 export function identityCache(ctx: EngineContext): IdentityCache {
-  let cache = caches.get(ctx);
-  if (!cache) {
-    const c = new IdentityCache();
-    ctx.notifier?.on('event', (e: EngineEvent) => {
-      if (e.type === 'principal') c.drop(e.principalId);
-    });
-    ctx.notifier?.on('ready', () => c.clear());
-    caches.set(ctx, c);
-    cache = c;
-  }
+  const known = caches.get(ctx);
+  if (known) return known;
+  const cache = new IdentityCache();
+  ctx.notifier?.on('event', (e: EngineEvent) => {
+    if (e.type === 'principal') cache.drop(e.principalId);
+  });
+  ctx.notifier?.on('ready', () => cache.clear());
+  caches.set(ctx, cache);
   return cache;
 }

@@ -1,23 +1,20 @@
 /**
- * Workers that sign in with the OpenID Provider's client credentials (SPEC §15.1). A WORKER principal
- * may name the provider's client id (`oidcClientId`); a client-credentials access token of that client
- * (its `sub` equal to its `client_id`) then acts as the principal. One principal per client id: the
- * check takes a transaction-scoped advisory lock on the id, so two admins naming the same client at
- * once get one principal and one clear refusal (the unique index stays the last word).
+ * Workers that sign in with the OpenID Provider's client credentials (SPEC §15.1): a client-credentials
+ * token of the client a WORKER principal names (`oidcClientId`) acts as that principal. One principal
+ * per client id: the check takes a transaction-scoped advisory lock on the id, so two admins naming the
+ * same client at once get one principal and one clear refusal (the unique index stays the last word).
  */
 import { and, eq, sql } from 'drizzle-orm';
 import { principals } from '../../db/schema.js';
-import { EngineError } from '../../errors.js';
-import type { Actor, EngineContext, PrincipalKind, Tx } from '../common/index.js';
+import { invalid } from '../../errors.js';
+import type { EngineContext, PrincipalKind, Tx } from '../common/index.js';
 import { identityCache } from './cache.js';
+import { actorOf, refused } from './views.js';
 
 const CLIENT_ID_RE = /^[\x21-\x7e]{1,200}$/;
 
 /** What is wrong with a client id for a principal of `kind` (empty when it is fine). */
-export function clientIdErrors(
-  kind: PrincipalKind,
-  clientId: string | null | undefined,
-): { path: string; message: string }[] {
+export function clientIdErrors(kind: PrincipalKind, clientId: string | null | undefined) {
   if (clientId == null) return [];
   if (kind !== 'WORKER')
     return [{ path: 'oidcClientId', message: 'Only worker principals sign in with client credentials.' }];
@@ -38,12 +35,12 @@ export async function claimClientId(tx: Tx, clientId: string, self: string | nul
     .where(eq(principals.oidcClientId, clientId))
     .limit(1);
   if (!holder || holder.id === self) return;
-  throw new EngineError(
-    'VALIDATION_FAILED',
+  throw invalid(
     `The OpenID client "${clientId}" already signs in as the principal "${holder.name}"` +
       (holder.disabledAt ? ' (disabled; disabling is final)' : '') +
       '. Register another client at the provider for this worker, or use that principal.',
-    { errors: [{ path: 'oidcClientId', message: 'already taken' }] },
+    'oidcClientId',
+    'already taken',
   );
 }
 
@@ -52,10 +49,7 @@ export async function claimClientId(tx: Tx, clientId: string, self: string | nul
  * it was disabled. Cached like a token's identity (dropped at once when the principal changes); the
  * token itself is verified on every request before this is asked.
  */
-export async function clientActor(
-  ctx: EngineContext,
-  clientId: string,
-): Promise<{ actor: Actor | null; refusal: string | null }> {
+export async function clientActor(ctx: EngineContext, clientId: string) {
   const key = `oidc-client:${clientId}`;
   const cache = identityCache(ctx);
   const now = Date.now();
@@ -67,25 +61,15 @@ export async function clientActor(
     .where(and(eq(principals.oidcClientId, clientId), eq(principals.kind, 'WORKER')))
     .limit(1);
   if (!row)
-    return {
-      actor: null,
-      refusal:
-        `No worker principal signs in as the OpenID client "${clientId}": an admin sets it as the ` +
+    return refused(
+      `No worker principal signs in as the OpenID client "${clientId}": an admin sets it as the ` +
         'worker’s oidcClientId (createPrincipal, updatePrincipal or ABADA_FIRST_PARTY_WORKERS).',
-    };
+    );
   if (row.disabledAt)
-    return {
-      actor: null,
-      refusal: `The worker principal "${row.name}" was disabled on ${row.disabledAt.toISOString()}; its client credentials no longer work.`,
-    };
-  const actor: Actor = {
-    principalId: row.id,
-    kind: row.kind,
-    name: row.name,
-    projectId: row.projectId,
-    groups: row.groups,
-    topics: row.topics,
-  };
+    return refused(
+      `The worker principal "${row.name}" was disabled on ${row.disabledAt.toISOString()}; its client credentials no longer work.`,
+    );
+  const actor = actorOf(row);
   cache.set(key, actor, now);
   return { actor, refusal: null };
 }

@@ -1,18 +1,16 @@
 /**
- * Principals managed by the organisation's OpenID Provider (SPEC §12). A person is matched by issuer +
- * subject and created at the first sign-in; the groups (and admin rights: members of
- * ABADA_OIDC_ADMIN_GROUP are ADMIN principals) are the provider's, written at every sign-in and refresh.
- * A change is recorded in principal_events and announced through NOTIFY like an admin's update, so
- * cached identities drop and open graphql-ws connections reconnect with the new groups.
+ * Principals managed by the organisation's OpenID Provider (SPEC §12): a person is matched by issuer +
+ * subject and created at the first sign-in; the groups and admin rights (ABADA_OIDC_ADMIN_GROUP) are the
+ * provider's, written at every sign-in and refresh, recorded and announced like an admin's update.
  */
 import { and, eq } from 'drizzle-orm';
 import { principals, type Principal } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import { sha256Hex } from '../../shared/canonical.js';
-import type { Actor, EngineContext, PrincipalKind, Tx } from '../common/index.js';
+import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { newToken } from './principals.js';
-import { recordPrincipalEvent } from './views.js';
+import { actorOf, MEMBERSHIP_RE, recordPrincipalEvent, refused, sameList, setPrincipal } from './views.js';
 
 /** Who the provider says signed in, already reduced to what Abada keeps. */
 export interface ProviderIdentity {
@@ -47,7 +45,7 @@ export function groupsFromClaim(value: unknown): string[] {
   for (const v of list) {
     if (typeof v !== 'string') continue;
     const g = v.replace(/^\/+/, '').trim();
-    if (/^[A-Za-z0-9*][A-Za-z0-9:._*-]{0,99}$/.test(g)) out.add(g);
+    if (MEMBERSHIP_RE.test(g)) out.add(g);
   }
   return [...out];
 }
@@ -80,7 +78,6 @@ const disabledRefusal = (row: Principal) =>
  * signing in again does not bring it back.
  */
 export async function upsertProviderPrincipal(tx: Tx, who: ProviderIdentity): Promise<Principal> {
-  const kind: PrincipalKind = who.admin ? 'ADMIN' : 'HUMAN';
   const [existing] = await tx
     .select()
     .from(principals)
@@ -90,7 +87,7 @@ export async function upsertProviderPrincipal(tx: Tx, who: ProviderIdentity): Pr
     const [created] = await tx
       .insert(principals)
       .values({
-        kind,
+        kind: who.admin ? 'ADMIN' : 'HUMAN',
         name: who.name,
         groups: who.groups,
         topics: [],
@@ -105,72 +102,40 @@ export async function upsertProviderPrincipal(tx: Tx, who: ProviderIdentity): Pr
     return created;
   }
   if (existing.disabledAt) throw disabledRefusal(existing);
-  return applyProviderChanges(tx, existing, who, kind);
+  return applyProviderChanges(tx, existing, who);
 }
 
 /** Writes the provider's view of an existing principal; records and announces a change of groups or rights. */
-async function applyProviderChanges(
-  tx: Tx,
-  before: Principal,
-  who: ProviderIdentity,
-  kind: PrincipalKind,
-): Promise<Principal> {
-  const same =
-    before.kind === kind &&
-    before.name === who.name &&
-    before.groups.length === who.groups.length &&
-    before.groups.every((g, i) => g === who.groups[i]);
-  if (same) return before;
-  const [after] = await tx
-    .update(principals)
-    .set({ kind, name: who.name, groups: who.groups })
-    .where(eq(principals.id, before.id))
-    .returning();
+async function applyProviderChanges(tx: Tx, before: Principal, who: ProviderIdentity) {
+  const kind = who.admin ? 'ADMIN' : 'HUMAN';
+  if (before.kind === kind && before.name === who.name && sameList(before.groups, who.groups)) return before;
+  const after = await setPrincipal(tx, before.id, { kind, name: who.name, groups: who.groups });
   await recordPrincipalEvent(tx, recordedAs(after), after, 'GROUPS_REFRESHED', { before, after });
   await notify(tx, { type: 'principal', principalId: after.id, change: 'updated' });
   return after;
 }
 
 /** Re-applies the provider's identity to a known principal (a session refresh). */
-export async function refreshProviderPrincipal(
-  tx: Tx,
-  principalId: string,
-  who: ProviderIdentity,
-): Promise<Principal> {
+export async function refreshProviderPrincipal(tx: Tx, principalId: string, who: ProviderIdentity) {
   const [row] = await tx.select().from(principals).where(eq(principals.id, principalId)).for('update');
   if (row.disabledAt) throw disabledRefusal(row);
-  return applyProviderChanges(tx, row, who, who.admin ? 'ADMIN' : 'HUMAN');
+  return applyProviderChanges(tx, row, who);
 }
 
 /**
  * The actor of a provider's access token (issuer + subject), or why not: the person never signed in
  * to Abada (so no principal exists yet) or was disabled.
  */
-export async function providerActor(
-  ctx: EngineContext,
-  issuer: string,
-  subject: string,
-): Promise<{ actor: Actor | null; refusal: string | null }> {
+export async function providerActor(ctx: EngineContext, issuer: string, subject: string) {
   const [row] = await ctx.db
     .select()
     .from(principals)
     .where(and(eq(principals.oidcIssuer, issuer), eq(principals.oidcSubject, subject)))
     .limit(1);
   if (!row)
-    return {
-      actor: null,
-      refusal: 'No Abada principal for this access token’s subject: sign in to the dashboard once first.',
-    };
-  if (row.disabledAt) return { actor: null, refusal: disabledRefusal(row).message };
-  return {
-    actor: {
-      principalId: row.id,
-      kind: row.kind,
-      name: row.name,
-      projectId: row.projectId,
-      groups: row.groups,
-      topics: row.topics,
-    },
-    refusal: null,
-  };
+    return refused(
+      'No Abada principal for this access token’s subject: sign in to the dashboard once first.',
+    );
+  if (row.disabledAt) return refused(disabledRefusal(row).message);
+  return { actor: actorOf(row), refusal: null };
 }

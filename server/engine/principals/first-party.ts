@@ -1,10 +1,8 @@
 /**
  * First-party workers registered at start (SPEC §15.2): each ABADA_FIRST_PARTY_WORKERS entry becomes a
- * global WORKER principal signing in as its OpenID client. The sweep runs in one transaction under the
- * engine's start-up advisory lock (the migrations' lock, taken transaction-scoped here), so engines
- * starting together register each worker once: the second finds the first's rows and changes nothing.
- * An entry whose client id belongs to another principal (a person, a project's worker) stops the start
- * with what to fix; a disabled first-party worker stays disabled (disabling is final).
+ * global WORKER principal signing in as its OpenID client. The sweep takes the migrations' advisory lock
+ * (transaction-scoped), so engines starting together register each worker once. A client id another
+ * principal holds stops the start with what to fix; a disabled first-party worker stays disabled.
  */
 import { eq, sql } from 'drizzle-orm';
 import { type FirstPartyWorker, ConfigError } from '../../config.js';
@@ -12,33 +10,17 @@ import { transaction } from '../../db/pg.js';
 import { MIGRATION_LOCK } from '../../db/migrate.js';
 import { type Principal, principals } from '../../db/schema.js';
 import { sha256Hex } from '../../shared/canonical.js';
-import type { Actor, EngineContext, Tx } from '../common/index.js';
+import { type EngineContext, type Tx, systemAdmin } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { newToken } from './principals.js';
-import { BOOTSTRAP_ADMIN_ID, recordPrincipalEvent } from './views.js';
+import { BOOTSTRAP_ADMIN_ID, recordPrincipalEvent, sameList, setPrincipal } from './views.js';
 
 /** Who the principals' record names for the sweep's changes. */
-const SWEEP: Actor = {
-  principalId: BOOTSTRAP_ADMIN_ID,
-  kind: 'ADMIN',
-  name: 'ABADA_FIRST_PARTY_WORKERS',
-  projectId: null,
-  groups: [],
-  topics: [],
-};
-
-export interface SweepResult {
-  created: string[];
-  updated: string[];
-  unchanged: string[];
-}
+const SWEEP = systemAdmin(BOOTSTRAP_ADMIN_ID, 'ABADA_FIRST_PARTY_WORKERS', null);
 
 /** Registers the first-party workers (idempotent); throws ConfigError for an entry it cannot honour. */
-export async function registerFirstPartyWorkers(
-  ctx: EngineContext,
-  workers: FirstPartyWorker[],
-): Promise<SweepResult> {
-  const result: SweepResult = { created: [], updated: [], unchanged: [] };
+export async function registerFirstPartyWorkers(ctx: EngineContext, workers: FirstPartyWorker[]) {
+  const result = { created: [] as string[], updated: [] as string[], unchanged: [] as string[] };
   if (workers.length === 0) return result;
   await transaction(ctx.db, async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
@@ -47,7 +29,7 @@ export async function registerFirstPartyWorkers(
   return result;
 }
 
-async function registerOne(tx: Tx, w: FirstPartyWorker): Promise<keyof SweepResult> {
+async function registerOne(tx: Tx, w: FirstPartyWorker): Promise<'created' | 'updated' | 'unchanged'> {
   const [row] = await tx
     .select()
     .from(principals)
@@ -71,13 +53,8 @@ async function registerOne(tx: Tx, w: FirstPartyWorker): Promise<keyof SweepResu
     return 'created';
   }
   refuseForeign(row, w);
-  const sameTopics = row.topics.length === w.topics.length && row.topics.every((t, i) => t === w.topics[i]);
-  if (row.disabledAt || (sameTopics && row.name === w.name)) return 'unchanged';
-  const [after] = await tx
-    .update(principals)
-    .set({ name: w.name, topics: w.topics })
-    .where(eq(principals.id, row.id))
-    .returning();
+  if (row.disabledAt || (sameList(row.topics, w.topics) && row.name === w.name)) return 'unchanged';
+  const after = await setPrincipal(tx, row.id, { name: w.name, topics: w.topics });
   await recordPrincipalEvent(tx, SWEEP, after, 'UPDATED', { before: row, after });
   await notify(tx, { type: 'principal', principalId: after.id, change: 'updated' });
   return 'updated';

@@ -1,10 +1,9 @@
 /**
- * Principals' lifecycle (SPEC §11): list, update groups/topics, disable, rotate the token. Admins only;
- * an admin manages the principals of its own project, the bootstrap admin (ABADA_ADMIN_TOKEN) every
- * project's and the global workers. Each change is one transaction that locks the principal's row,
- * appends to principal_events (with the admin who did it) and announces the change through NOTIFY, so
- * every engine drops the cached identity and closes the principal's graphql-ws connections (on disable
- * and rotate) at once. Disabling is final: a disabled principal cannot be updated, rotated or enabled.
+ * Principals' lifecycle (SPEC §11), admins only: an admin manages its own project's principals, the
+ * bootstrap admin (ABADA_ADMIN_TOKEN) every project's and the global workers. Each change is one
+ * transaction that locks the row, appends to principal_events and announces the change through NOTIFY,
+ * so every engine drops the cached identity (and, on disable and rotate, closes its graphql-ws
+ * connections) at once. Disabling is final.
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { principals, type Principal } from '../../db/schema.js';
@@ -19,6 +18,7 @@ import {
   isUuid,
   page,
   pageSize,
+  requireAdmin,
 } from '../common/index.js';
 import { notify } from '../events/index.js';
 import { identityCache } from './cache.js';
@@ -34,15 +34,16 @@ import {
   principalView,
   recordPrincipalEvent,
   refuseInvalid,
-  requireAdmin,
+  sameList,
+  setPrincipal,
 } from './views.js';
 import { transaction } from '../../db/pg.js';
 
-const isBootstrap = (actor: Actor) => actor.principalId === BOOTSTRAP_ADMIN_ID;
-
 /** The principals an admin may manage: its project's; the bootstrap admin's: all. */
 function scope(actor: Actor) {
-  return isBootstrap(actor) ? undefined : eq(principals.projectId, actor.projectId ?? 'default');
+  return actor.principalId === BOOTSTRAP_ADMIN_ID
+    ? undefined
+    : eq(principals.projectId, actor.projectId ?? 'default');
 }
 
 /** The principals an admin manages, newest first, keyset-paged like every list of the API. */
@@ -123,7 +124,7 @@ function refuseDisabled(row: Principal): void {
  */
 function refuseProviderGroups(row: Principal, groups: string[] | null | undefined): void {
   if (!isProviderManaged(row) || !groups) return;
-  if (groups.length === row.groups.length && groups.every((g, i) => g === row.groups[i])) return;
+  if (sameList(groups, row.groups)) return;
   throw new EngineError(
     'VALIDATION_FAILED',
     `The groups of "${row.name}" come from the OpenID Provider ${row.oidcIssuer}; change them there. ` +
@@ -152,11 +153,7 @@ export interface UpdatePrincipalInput {
  * Replaces a principal's groups, topics and/or OpenID client; decisions and fetches use the new ones
  * at once, and a client taken away stops acting as the worker at once.
  */
-export async function updatePrincipal(
-  ctx: EngineContext,
-  actor: Actor,
-  input: UpdatePrincipalInput,
-): Promise<PrincipalView> {
+export async function updatePrincipal(ctx: EngineContext, actor: Actor, input: UpdatePrincipalInput) {
   return change(ctx, input.id, async (tx) => {
     const before = await lockPrincipal(tx, actor, input.id, 'update principals');
     refuseDisabled(before);
@@ -169,11 +166,7 @@ export async function updatePrincipal(
       'The update is invalid; see errors.',
     );
     if (clientId && clientId !== before.oidcClientId) await claimClientId(tx, clientId, before.id);
-    const [after] = await tx
-      .update(principals)
-      .set({ groups, topics, oidcClientId: clientId })
-      .where(eq(principals.id, before.id))
-      .returning();
+    const after = await setPrincipal(tx, before.id, { groups, topics, oidcClientId: clientId });
     await recordPrincipalEvent(tx, actor, after, 'UPDATED', { before, after });
     await notify(tx, { type: 'principal', principalId: after.id, change: 'updated' });
     return principalView(after);
@@ -200,11 +193,7 @@ export async function disablePrincipal(ctx: EngineContext, actor: Actor, id: str
         );
       }
     }
-    const [after] = await tx
-      .update(principals)
-      .set({ disabledAt: sql`now()` })
-      .where(eq(principals.id, row.id))
-      .returning();
+    const after = await setPrincipal(tx, row.id, { disabledAt: sql`now()` });
     await recordPrincipalEvent(tx, actor, after, 'DISABLED');
     await endSessionsOf(tx, after.id, 'DISABLED');
     await notify(tx, { type: 'principal', principalId: after.id, change: 'disabled' });
@@ -213,20 +202,12 @@ export async function disablePrincipal(ctx: EngineContext, actor: Actor, id: str
 }
 
 /** Gives a principal a new token (shown once) and stops the old one everywhere at once. */
-export async function rotatePrincipalToken(
-  ctx: EngineContext,
-  actor: Actor,
-  id: string,
-): Promise<{ principal: PrincipalView; token: string }> {
+export async function rotatePrincipalToken(ctx: EngineContext, actor: Actor, id: string) {
   const token = newToken();
   return change(ctx, id, async (tx) => {
     const row = await lockPrincipal(tx, actor, id, 'rotate tokens');
     refuseDisabled(row);
-    const [after] = await tx
-      .update(principals)
-      .set({ tokenHash: sha256Hex(token) })
-      .where(eq(principals.id, row.id))
-      .returning();
+    const after = await setPrincipal(tx, row.id, { tokenHash: sha256Hex(token) });
     await recordPrincipalEvent(tx, actor, after, 'TOKEN_ROTATED');
     await notify(tx, { type: 'principal', principalId: after.id, change: 'rotated' });
     return { principal: principalView(after), token };

@@ -8,19 +8,25 @@ import { eq } from 'drizzle-orm';
 import { principals, projects } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import { sha256Hex } from '../../shared/canonical.js';
-import type { Actor, EngineContext, PrincipalKind } from '../common/index.js';
+import {
+  type Actor,
+  type EngineContext,
+  type PrincipalKind,
+  requireAdmin,
+  systemAdmin,
+} from '../common/index.js';
+import { transaction } from '../../db/pg.js';
 import { identityCache } from './cache.js';
 import { claimClientId, clientIdErrors } from './clients.js';
 import {
   BOOTSTRAP_ADMIN_ID,
+  actorOf,
   membershipErrors,
-  type PrincipalView,
   principalView,
   recordPrincipalEvent,
   refuseInvalid,
-  requireAdmin,
+  refused,
 } from './views.js';
-import { transaction } from '../../db/pg.js';
 
 /** The token of an `Authorization: Bearer <token>` value, or null. */
 export function bearerToken(value: unknown): string | null {
@@ -35,9 +41,7 @@ export function newToken(): string {
 
 /** Compares two secrets in constant time (hashing first hides their lengths too). */
 export function constantTimeEqual(a: string, b: string): boolean {
-  const ha = Buffer.from(sha256Hex(a), 'hex');
-  const hb = Buffer.from(sha256Hex(b), 'hex');
-  return timingSafeEqual(ha, hb);
+  return timingSafeEqual(Buffer.from(sha256Hex(a), 'hex'), Buffer.from(sha256Hex(b), 'hex'));
 }
 
 let adminHashOf: { token: string; hash: Buffer } | null = null;
@@ -49,44 +53,30 @@ function adminTokenHash(adminToken: string | null): Buffer | null {
   return adminHashOf.hash;
 }
 
-const BOOTSTRAP_ACTOR: Omit<Actor, 'principalId'> = {
-  kind: 'ADMIN',
-  name: 'bootstrap-admin',
-  projectId: 'default',
-  groups: [],
-  topics: [],
-};
-
 /**
  * Resolves a bearer token: the actor, or null with `refusal` saying why when the caller can act on it
  * (a disabled principal's token). Identities are cached per process (cache.ts); the cache is dropped on
  * every engine when a principal changes, so a disabled principal's token is refused at once.
  */
-export async function identify(
-  ctx: EngineContext,
-  token: string | null | undefined,
-): Promise<{ actor: Actor | null; refusal: string | null }> {
-  if (!token) return { actor: null, refusal: null };
-  // one hash of the token serves both the admin comparison (hash against hash, in constant time) and
-  // the lookup; the admin token's hash is computed once per configured value
+export async function identify(ctx: EngineContext, token: string | null | undefined) {
+  if (!token) return refused(null);
+  // one hash serves the admin comparison (hash against hash, in constant time) and the lookup
   const hash = sha256Hex(token);
   const adminHash = adminTokenHash(ctx.config.adminToken);
   if (adminHash && timingSafeEqual(Buffer.from(hash, 'hex'), adminHash)) {
-    return { actor: { principalId: BOOTSTRAP_ADMIN_ID, ...BOOTSTRAP_ACTOR }, refusal: null };
+    return { actor: systemAdmin(BOOTSTRAP_ADMIN_ID, 'bootstrap-admin', 'default'), refusal: null };
   }
   const now = Date.now();
   const cache = identityCache(ctx);
   const hit = cache.get(hash, now);
   if (hit) return { actor: hit, refusal: null };
-  const rows = await ctx.db.select().from(principals).where(eq(principals.tokenHash, hash)).limit(1);
-  const p = rows[0];
+  const [p] = await ctx.db.select().from(principals).where(eq(principals.tokenHash, hash)).limit(1);
   // unknown tokens are not cached: a token created a moment ago works at once
-  if (!p) return { actor: null, refusal: null };
+  if (!p) return refused(null);
   if (p.disabledAt) {
-    return {
-      actor: null,
-      refusal: `The principal "${p.name}" was disabled on ${p.disabledAt.toISOString()}; its tokens no longer work. Ask an admin for a new principal.`,
-    };
+    return refused(
+      `The principal "${p.name}" was disabled on ${p.disabledAt.toISOString()}; its tokens no longer work. Ask an admin for a new principal.`,
+    );
   }
   const actor = actorOf(p);
   cache.set(hash, actor, now);
@@ -107,11 +97,7 @@ export interface CreatePrincipalInput {
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,99}$/;
 
 /** Creates a principal (admins only) and returns its token, which is never shown again. */
-export async function createPrincipal(
-  ctx: EngineContext,
-  actor: Actor,
-  input: CreatePrincipalInput,
-): Promise<{ principal: PrincipalView; token: string }> {
+export async function createPrincipal(ctx: EngineContext, actor: Actor, input: CreatePrincipalInput) {
   requireAdmin(actor, 'create principals');
   const groups = input.groups ?? [];
   const topics = input.topics ?? [];
@@ -155,16 +141,4 @@ export async function createPrincipal(
     return created;
   });
   return { principal: principalView(row), token };
-}
-
-/** The actor a principal acts as (a token's, a session's). */
-export function actorOf(p: typeof principals.$inferSelect): Actor {
-  return {
-    principalId: p.id,
-    kind: p.kind,
-    name: p.name,
-    projectId: p.projectId,
-    groups: p.groups,
-    topics: p.topics,
-  };
 }

@@ -1,17 +1,16 @@
 /**
- * Server-side dashboard sessions (SPEC §12). The browser holds a random secret in a cookie; the row
- * holds its SHA-256, the CSRF token, the lifetimes and the provider's tokens (sealed). Every request
- * with the cookie reads the session joined with its principal, so a disabled principal (or an ended
- * session) is refused at once on every engine, without a cache to drop.
+ * Server-side dashboard sessions (SPEC §12): the cookie holds a random secret, the row its SHA-256, the
+ * CSRF token, the lifetimes and the provider's tokens (sealed). Every request reads the session joined
+ * with its principal, so a disabled principal or ended session is refused at once, with no cache to drop.
  */
 import { randomBytes } from 'node:crypto';
-import { and, eq, isNull, sql } from 'drizzle-orm';
-import { principals, sessions } from '../../db/schema.js';
+import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
+import { principals, type SessionRow, sessions } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
 import { sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Executor } from '../common/index.js';
 import { type ProviderIdentity, refreshProviderPrincipal, upsertProviderPrincipal } from './external.js';
-import { actorOf } from './principals.js';
+import { actorOf } from './views.js';
 import { transaction } from '../../db/pg.js';
 
 /** What the provider gave at sign-in or refresh; kept sealed, used to refresh and to sign out there. */
@@ -50,11 +49,7 @@ const TOUCH_EVERY_MS = 60_000;
  * Signs a person in: matches or creates the principal from the provider's identity (refused when it is
  * disabled), opens a session and returns the cookie's secret (never stored) with the session.
  */
-export async function openSession(
-  ctx: EngineContext,
-  who: ProviderIdentity,
-  tokens: ProviderTokens,
-): Promise<{ secret: string; session: SessionView; actor: Actor }> {
+export async function openSession(ctx: EngineContext, who: ProviderIdentity, tokens: ProviderTokens) {
   const secret = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');
   const maxMs = ctx.config.sessions.maxHours * 3_600_000;
@@ -85,15 +80,11 @@ export async function openSession(
   });
 }
 
-export type SessionLookup =
-  | { actor: Actor; session: SessionView; refusal: null }
-  | { actor: null; session: null; refusal: string | null };
-
 /**
  * The session of a cookie's secret and its principal, or why not: unknown (refusal null: the cookie is
  * ignored), ended, past its absolute or idle lifetime, or its principal disabled (the session ends).
  */
-export async function sessionBySecret(ctx: EngineContext, secret: string): Promise<SessionLookup> {
+export async function sessionBySecret(ctx: EngineContext, secret: string) {
   const [row] = await ctx.db
     .select({ s: sessions, p: principals })
     .from(sessions)
@@ -113,35 +104,34 @@ export async function sessionBySecret(ctx: EngineContext, secret: string): Promi
   if (now - s.lastSeenAt.getTime() > TOUCH_EVERY_MS) {
     await ctx.db.update(sessions).set({ lastSeenAt: sql`now()` }).where(eq(sessions.id, s.id));
   }
-  const refreshMs = (ctx.config.oidc?.refreshMinutes ?? 10) * 60_000;
-  return {
-    actor: actorOf(p),
-    session: {
-      id: s.id,
-      csrfToken: s.csrfToken,
-      principalId: p.id,
-      subject: p.oidcSubject ?? '',
-      refreshDue: s.refreshedAt.getTime() + refreshMs <= now,
-      providerTokens: ctx.sealer.openJson(s.providerTokens) as ProviderTokens,
-    },
-    refusal: null,
-  };
+  const refreshDue = s.refreshedAt.getTime() + refreshMinutes(ctx) * 60_000 <= now;
+  return { actor: actorOf(p), session: sessionView(ctx, s, p.oidcSubject, refreshDue), refusal: null };
 }
 
-/** Ends a session (idempotent: an ended session keeps its first reason). */
-export async function endSession(db: Executor, sessionId: string, reason: SessionEndReason): Promise<void> {
-  await db
+const refreshMinutes = (ctx: EngineContext) => ctx.config.oidc?.refreshMinutes ?? 10;
+
+function sessionView(ctx: EngineContext, s: SessionRow, subject: string | null, refreshDue: boolean) {
+  const { id, csrfToken, principalId } = s;
+  const providerTokens = ctx.sealer.openJson(s.providerTokens) as ProviderTokens;
+  return { id, csrfToken, principalId, subject: subject ?? '', refreshDue, providerTokens };
+}
+
+/** Ends the live sessions `which` selects: an ended session keeps its first reason. */
+async function endWhere(ex: Executor, which: SQL, reason: SessionEndReason): Promise<void> {
+  await ex
     .update(sessions)
     .set({ endedAt: sql`now()`, endReason: reason })
-    .where(and(eq(sessions.id, sessionId), isNull(sessions.endedAt)));
+    .where(and(which, isNull(sessions.endedAt)));
+}
+
+/** Ends a session (idempotent). */
+export async function endSession(db: Executor, sessionId: string, reason: SessionEndReason): Promise<void> {
+  await endWhere(db, eq(sessions.id, sessionId), reason);
 }
 
 /** Ends every live session of a principal (it was disabled), in the caller's transaction. */
 export async function endSessionsOf(tx: Executor, principalId: string, reason: SessionEndReason) {
-  await tx
-    .update(sessions)
-    .set({ endedAt: sql`now()`, endReason: reason })
-    .where(and(eq(sessions.principalId, principalId), isNull(sessions.endedAt)));
+  await endWhere(tx, eq(sessions.principalId, principalId), reason);
 }
 
 /**
@@ -182,12 +172,8 @@ export async function refreshSession(
  * person with the dashboard open but idle (its graphql-ws subscriptions still filtered by the groups)
  * loses a group removed at the provider within the interval too, not only at their next request.
  */
-export async function sessionsDueForRefresh(
-  ctx: EngineContext,
-  issuer: string,
-  limit = 50,
-): Promise<SessionView[]> {
-  const refreshS = (ctx.config.oidc?.refreshMinutes ?? 10) * 60;
+export async function sessionsDueForRefresh(ctx: EngineContext, issuer: string, limit = 50) {
+  const refreshS = refreshMinutes(ctx) * 60;
   const idleS = ctx.config.sessions.idleMinutes * 60;
   const rows = await ctx.db
     .select({ s: sessions, subject: principals.oidcSubject })
@@ -205,12 +191,5 @@ export async function sessionsDueForRefresh(
     )
     .orderBy(sessions.refreshedAt)
     .limit(limit);
-  return rows.map(({ s, subject }) => ({
-    id: s.id,
-    csrfToken: s.csrfToken,
-    principalId: s.principalId,
-    subject: subject ?? '',
-    refreshDue: true,
-    providerTokens: ctx.sealer.openJson(s.providerTokens) as ProviderTokens,
-  }));
+  return rows.map(({ s, subject }) => sessionView(ctx, s, subject, true));
 }

@@ -1,48 +1,43 @@
 /** What the API shows of a principal (never its token or hash), the checks its memberships pass, and its record. */
-import { principalEvents, type Principal, type PrincipalAction } from '../../db/schema.js';
+import { eq } from 'drizzle-orm';
+import type { PgUpdateSetSource } from 'drizzle-orm/pg-core';
+import { principalEvents, principals, type Principal, type PrincipalAction } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';
-import type { Actor, Executor, PrincipalKind } from '../common/index.js';
+import { type Actor, type Executor, type PrincipalKind, omit } from '../common/index.js';
 
 export const BOOTSTRAP_ADMIN_ID = '00000000-0000-0000-0000-00000000ad01';
 
-export interface PrincipalView {
-  id: string;
-  kind: PrincipalKind;
-  name: string;
-  projectId: string | null;
-  groups: string[];
-  topics: string[];
-  /** a worker's OpenID Provider client (client-credentials sign-in); null for the others */
-  oidcClientId: string | null;
-  /** null while enabled; disabling is final */
-  disabledAt: Date | null;
+const HIDDEN = ['tokenHash', 'createdBy', 'oidcIssuer', 'oidcSubject'] as const;
+
+export type PrincipalView = Omit<Principal, (typeof HIDDEN)[number] | 'createdAt'> & {
   /** null for the bootstrap admin (ABADA_ADMIN_TOKEN), which has no row */
   createdAt: Date | null;
-}
+};
 
 export function principalView(row: Principal): PrincipalView {
-  return {
-    id: row.id,
-    kind: row.kind,
-    name: row.name,
-    projectId: row.projectId,
-    groups: row.groups,
-    topics: row.topics,
-    oidcClientId: row.oidcClientId,
-    disabledAt: row.disabledAt,
-    createdAt: row.createdAt,
-  };
+  return omit(row, HIDDEN);
+}
+
+/** The actor a principal acts as (a token's, a session's, a client's). */
+export function actorOf(p: Principal): Actor {
+  const { id, kind, name, projectId, groups, topics } = p;
+  return { principalId: id, kind, name, projectId, groups, topics };
+}
+
+/** An identity that does not act: no actor, and why (null when there is nothing to say). */
+export function refused(refusal: string | null): { actor: null; refusal: string | null } {
+  return { actor: null, refusal };
+}
+
+export function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 /** The caller itself, as `me` shows it (an authenticated actor is enabled). */
 export function actorView(actor: Actor): PrincipalView {
   return {
     id: actor.principalId,
-    kind: actor.kind,
-    name: actor.name,
-    projectId: actor.projectId,
-    groups: actor.groups,
-    topics: actor.topics,
+    ...omit(actor, ['principalId']),
     oidcClientId: null,
     disabledAt: null,
     createdAt: null,
@@ -50,7 +45,7 @@ export function actorView(actor: Actor): PrincipalView {
 }
 
 type FieldError = { path: string; message: string };
-const MEMBERSHIP_RE = /^[A-Za-z0-9*][A-Za-z0-9:._*-]{0,99}$/;
+export const MEMBERSHIP_RE = /^[A-Za-z0-9*][A-Za-z0-9:._*-]{0,99}$/;
 
 /** Workers fetch topics and never decide; humans and admins have groups and fetch nothing. */
 export function membershipErrors(kind: PrincipalKind, groups: string[], topics: string[]): FieldError[] {
@@ -75,8 +70,10 @@ export function refuseInvalid(errors: FieldError[], what = 'The principal is inv
   if (errors.length) throw new EngineError('VALIDATION_FAILED', what, { errors });
 }
 
-export function requireAdmin(actor: Actor, doing: string): void {
-  if (actor.kind !== 'ADMIN') throw new EngineError('FORBIDDEN', `Only an admin can ${doing}.`);
+/** Writes `set` to a principal's row; the row as it is now. */
+export async function setPrincipal(ex: Executor, id: string, set: PgUpdateSetSource<typeof principals>) {
+  const [row] = await ex.update(principals).set(set).where(eq(principals.id, id)).returning();
+  return row;
 }
 
 /** Appends one row to the principals' own record (principal_events): what an admin did, never a token. */

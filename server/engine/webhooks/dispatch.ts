@@ -1,10 +1,8 @@
 /**
- * The dispatcher that sends the outbox rows `notify()` inserted (events/outbox.ts). At-least-once: a
- * delivery is claimed in a short transaction (FOR UPDATE SKIP LOCKED, then its next_attempt_at pushed
- * past the HTTP timeout as a visibility lease), the transaction commits, the POST goes out holding no
- * lock, and the outcome is recorded in a second short statement. A process dying mid-send leaves the row
- * to be claimed again when the lease passes; `webhook-id` (the event id) lets receivers drop the
- * duplicate. A 410 Gone answer disables the subscription (Standard Webhooks: the endpoint is gone).
+ * Sends the outbox rows (events/outbox.ts), at least once: a delivery is claimed in a short transaction
+ * (FOR UPDATE SKIP LOCKED, next_attempt_at pushed past the HTTP timeout as a visibility lease), the POST
+ * goes out holding no lock, and the outcome is recorded in a second statement. A process dying mid-send
+ * leaves the row to be claimed again when the lease passes; receivers drop the duplicate by `webhook-id`.
  */
 import { eq, sql } from 'drizzle-orm';
 import { approvals, webhookDeliveries } from '../../db/schema.js';
@@ -70,41 +68,27 @@ async function completePayload(ctx: EngineContext, d: Claimed): Promise<Claimed[
   return (stored?.payload as Claimed['payload'] | undefined) ?? payload;
 }
 
-/** The headers of one attempt: Standard Webhooks, then the deprecated Abada-* ones (one more release). */
-export function deliveryHeaders(
-  secrets: { current: string; previous: string | null },
-  eventId: string,
-  timestampSec: number,
-  body: string,
-): Record<string, string> {
-  const signing = secrets.previous ? [secrets.current, secrets.previous] : [secrets.current];
-  return {
-    'content-type': 'application/json',
-    'user-agent': 'Abada-Webhooks/1',
-    'webhook-id': eventId,
-    'webhook-timestamp': String(timestampSec),
-    'webhook-signature': signStandard(signing, eventId, timestampSec, body),
-    'abada-event-id': eventId,
-    'abada-timestamp': String(timestampSec),
-    'abada-signature': signLegacy(secrets.current, timestampSec, body),
-  };
-}
-
 /**
  * One attempt. Only the endpoint's failures are the delivery's (recorded, retried with backoff); a
  * failure before the POST (the database, a secret sealed with a key no longer configured) fails the
  * dispatcher's round, logged and counted, and the claim's lease brings the delivery back.
  */
-async function send(
-  ctx: EngineContext,
-  d: Claimed,
-): Promise<{ status: number | null; error: string | null }> {
+async function send(ctx: EngineContext, d: Claimed) {
   const body = JSON.stringify(await completePayload(ctx, d));
-  const secrets = {
-    current: ctx.sealer.open(d.secret_enc),
-    previous: d.previous_secret_enc ? ctx.sealer.open(d.previous_secret_enc) : null,
+  const current = ctx.sealer.open(d.secret_enc);
+  const signing = d.previous_secret_enc ? [current, ctx.sealer.open(d.previous_secret_enc)] : [current];
+  const at = Math.floor(Date.now() / 1000);
+  // Standard Webhooks headers, then the deprecated Abada-* ones (one more release)
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'Abada-Webhooks/1',
+    'webhook-id': d.event_id,
+    'webhook-timestamp': String(at),
+    'webhook-signature': signStandard(signing, d.event_id, at, body),
+    'abada-event-id': d.event_id,
+    'abada-timestamp': String(at),
+    'abada-signature': signLegacy(current, at, body),
   };
-  const headers = deliveryHeaders(secrets, d.event_id, Math.floor(Date.now() / 1000), body);
   let res: Response;
   try {
     res = await fetch(d.url, {

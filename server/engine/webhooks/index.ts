@@ -6,5 +6,6 @@ export {
   listWebhookDeliveries,
   listWebhookSubscriptions,
   rotateWebhookSecret,
+  type WebhookDeliveryView,
+  type WebhookSubscriptionView,
 } from './subscriptions.js';
-export type { WebhookDeliveryView, WebhookSubscriptionView } from './views.js';

@@ -1,17 +1,13 @@
 /**
- * Standard Webhooks signing (https://www.standardwebhooks.com, SPEC §13): `webhook-signature:
- * v1,<base64 HMAC-SHA256(key, id + "." + timestamp + "." + body)>`, where the key is the bytes of a
- * `whsec_<base64>` secret. The HMAC itself is the `standardwebhooks` package's own `sign`, so what a
- * subscriber's library computes is, by construction, what we send.
- *
+ * Standard Webhooks signing (SPEC §13): `webhook-signature: v1,<base64 HMAC-SHA256(key, id + "." +
+ * timestamp + "." + body)>`, computed by the `standardwebhooks` package's own `sign`, so a subscriber's
+ * library computes, by construction, what we send.
  * Three kinds of secret exist (`keyOf`):
- * - `standard`: `whsec_` (optional) + standard base64 — every secret generated since Standard Webhooks,
- *   and every subscriber-chosen secret accepted since.
- * - `generated-url-safe`: what Abada generated before (`whsec_` + 43 URL-safe base64 characters). The key
- *   is the same 32 bytes; libraries want the standard alphabet, so a subscriber swaps `-`→`+`, `_`→`/`
- *   (docs/webhooks.md) — no rotation needed.
- * - `raw`: a subscriber-chosen secret that is not base64 (accepted before). It is used as raw bytes (the
- *   JavaScript library's `{ format: 'raw' }`), flagged `secretNeedsRotation`, and must be rotated.
+ * - `standard`: `whsec_` (optional) + standard base64: every secret generated or accepted today.
+ * - `generated-url-safe`: `whsec_` + 43 URL-safe base64 characters, as Abada once generated; the same 32
+ *   bytes, so a subscriber swaps `-`→`+`, `_`→`/` (docs/webhooks.md) and needs no rotation.
+ * - `raw`: a subscriber-chosen secret that is not base64, once accepted: used as raw bytes (the library's
+ *   `{ format: 'raw' }`), flagged `secretNeedsRotation`, and must be rotated.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
@@ -33,9 +29,11 @@ function decodeStandard(b64: string): Buffer | null {
   return canonical.replace(/=+$/, '') === b64.replace(/=+$/, '') ? bytes : null;
 }
 
+const bodyOf = (secret: string) => (secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret);
+
 /** The HMAC key a secret stands for, and which of the three kinds it is. */
 export function keyOf(secret: string): { kind: SecretKind; key: Uint8Array } {
-  const body = secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret;
+  const body = bodyOf(secret);
   const standard = decodeStandard(body);
   if (standard && standard.length > 0) return { kind: 'standard', key: standard };
   if (GENERATED_URL_SAFE.test(secret))
@@ -53,8 +51,7 @@ export function secretProblem(secret: string): string | null {
   const { kind, key } = keyOf(secret);
   if (kind !== 'standard')
     return 'A webhook secret must be whsec_ followed by standard base64 (A–Z a–z 0–9 + /, = padding), as Standard Webhooks libraries expect; omit secret to have one generated.';
-  const body = secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret;
-  if (body.length % 4 !== 0)
+  if (bodyOf(secret).length % 4 !== 0)
     return 'A webhook secret must be padded base64 (a multiple of 4 characters, = at the end as needed): some Standard Webhooks libraries (Go) refuse it unpadded.';
   if (key.length < MIN_KEY_BYTES || key.length > MAX_KEY_BYTES)
     return `A webhook secret must encode ${MIN_KEY_BYTES} to ${MAX_KEY_BYTES} bytes (got ${key.length}); omit secret to have one generated.`;

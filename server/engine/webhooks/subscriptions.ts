@@ -1,24 +1,60 @@
 /**
- * Webhook subscriptions (admin): create, list, delete, rotate the signing secret. Secrets are sealed
- * like every other secret and never shown again after the answer that returns them; signing.ts says
- * what a secret may look like and how it signs.
+ * Webhook subscriptions (admin): create, list, delete, rotate the signing secret. Secrets are sealed and
+ * never shown again after the answer that returns them, and a view never carries them.
  */
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
-import { webhookDeliveries, webhookSubscriptions } from '../../db/schema.js';
-import { EngineError, invalid, notFound } from '../../errors.js';
-import { type Actor, type EngineContext, actorProject, query, isUuid } from '../common/index.js';
-import { WEBHOOK_EVENTS } from '../events/index.js';
-import { generateSecret, secretProblem } from './signing.js';
 import {
-  deliveryView,
-  subscriptionView,
-  type WebhookDeliveryView,
-  type WebhookSubscriptionView,
-} from './views.js';
+  type WebhookDeliveryRow,
+  webhookDeliveries,
+  type WebhookSubscriptionRow,
+  webhookSubscriptions,
+} from '../../db/schema.js';
+import { invalid, notFound } from '../../errors.js';
+import {
+  type Actor,
+  type EngineContext,
+  actorProject,
+  isUuid,
+  omit,
+  query,
+  requireAdmin,
+  type Sealer,
+} from '../common/index.js';
+import { WEBHOOK_EVENTS } from '../events/index.js';
+import { generateSecret, keyOf, secretProblem } from './signing.js';
 import { transaction } from '../../db/pg.js';
 
-function requireAdmin(actor: Actor) {
-  if (actor.kind !== 'ADMIN') throw new EngineError('FORBIDDEN', 'Only an admin can manage webhooks.');
+const HIDDEN = ['secretEnc', 'keyId', 'previousSecretEnc'] as const;
+
+export type WebhookSubscriptionView = Omit<WebhookSubscriptionRow, (typeof HIDDEN)[number]> & {
+  /** the secret is not base64 (a subscriber chose it before Standard Webhooks): rotate it */
+  secretNeedsRotation: boolean;
+};
+
+export type WebhookDeliveryView = WebhookDeliveryRow;
+
+function subscriptionView(r: WebhookSubscriptionRow, sealer: Sealer): WebhookSubscriptionView {
+  // the previous secret signs alongside the current one while it is set and its window is open
+  const overlapping =
+    r.previousSecretEnc !== null && (r.previousSecretExpiresAt?.getTime() ?? 0) > Date.now();
+  return {
+    ...omit(r, HIDDEN),
+    secretNeedsRotation: keyOf(sealer.open(r.secretEnc)).kind === 'raw',
+    previousSecretExpiresAt: overlapping ? r.previousSecretExpiresAt : null,
+  };
+}
+
+const WEBHOOKS = 'manage webhooks';
+
+/** The secret asked for, refused when it is no usable secret; or a generated one, returned once. */
+function chooseSecret(asked: string | null | undefined): { secret: string; generated: string | null } {
+  if (asked == null) {
+    const generated = generateSecret();
+    return { secret: generated, generated };
+  }
+  const problem = secretProblem(asked);
+  if (problem) throw invalid(problem, 'secret');
+  return { secret: asked, generated: null };
 }
 
 /** Creates a subscription; when no secret is given one is generated and returned (once). */
@@ -27,7 +63,7 @@ export async function createWebhookSubscription(
   actor: Actor,
   input: { url: string; events: string[]; secret?: string | null },
 ): Promise<{ subscription: WebhookSubscriptionView; secret: string | null }> {
-  requireAdmin(actor);
+  requireAdmin(actor, WEBHOOKS);
   let url: URL;
   try {
     url = new URL(input.url);
@@ -41,10 +77,7 @@ export async function createWebhookSubscription(
   if (events.length === 0 || unknown.length) {
     throw invalid(`events must be among ${WEBHOOK_EVENTS.join(', ')}; got ${unknown.join(', ')}.`, 'events');
   }
-  const problem = input.secret == null ? null : secretProblem(input.secret);
-  if (problem) throw invalid(problem, 'secret');
-  const generated = input.secret == null ? generateSecret() : null;
-  const secret = input.secret ?? generated!;
+  const { secret, generated } = chooseSecret(input.secret);
   const [row] = await ctx.db
     .insert(webhookSubscriptions)
     .values({
@@ -59,11 +92,8 @@ export async function createWebhookSubscription(
   return { subscription: subscriptionView(row, ctx.sealer), secret: generated };
 }
 
-export async function listWebhookSubscriptions(
-  ctx: EngineContext,
-  actor: Actor,
-): Promise<WebhookSubscriptionView[]> {
-  requireAdmin(actor);
+export async function listWebhookSubscriptions(ctx: EngineContext, actor: Actor) {
+  requireAdmin(actor, WEBHOOKS);
   const rows = await ctx.db
     .select()
     .from(webhookSubscriptions)
@@ -74,7 +104,7 @@ export async function listWebhookSubscriptions(
 
 /** Deletes a subscription and (cascade) its deliveries; pending ones are never sent. */
 export async function deleteWebhookSubscription(ctx: EngineContext, actor: Actor, id: string) {
-  requireAdmin(actor);
+  requireAdmin(actor, WEBHOOKS);
   if (!isUuid(id)) throw notFound('webhook subscription', id);
   const rows = await ctx.db
     .delete(webhookSubscriptions)
@@ -89,7 +119,7 @@ export async function listWebhookDeliveries(
   actor: Actor,
   a: { subscriptionId?: string | null; state?: string | null; first?: number | null },
 ): Promise<WebhookDeliveryView[]> {
-  requireAdmin(actor);
+  requireAdmin(actor, WEBHOOKS);
   if (a.subscriptionId && !isUuid(a.subscriptionId)) return [];
   const rows = await query<{ id: string }>(
     ctx.db,
@@ -100,16 +130,9 @@ export async function listWebhookDeliveries(
          ORDER BY d.created_at DESC LIMIT ${Math.min(Math.max(a.first ?? 50, 1), 500)}`,
   );
   if (!rows.length) return [];
-  const full = await ctx.db
-    .select()
-    .from(webhookDeliveries)
-    .where(
-      inArray(
-        webhookDeliveries.id,
-        rows.map((r) => r.id),
-      ),
-    );
-  return full.sort((x, y) => y.createdAt.getTime() - x.createdAt.getTime()).map(deliveryView);
+  const ids = rows.map((r) => r.id);
+  const full = await ctx.db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.id, ids));
+  return full.sort((x, y) => y.createdAt.getTime() - x.createdAt.getTime());
 }
 
 /** Longest overlap a rotation may ask for: a week. */
@@ -117,26 +140,21 @@ const MAX_OVERLAP_SECONDS = 7 * 24 * 3600;
 const DEFAULT_OVERLAP_SECONDS = 24 * 3600;
 
 /**
- * Replaces a subscription's signing secret. For `overlapSeconds` (default a day) the old secret keeps
- * signing alongside the new one (`webhook-signature: v1,<new> v1,<old>`), so receivers can switch
- * without losing a delivery; afterwards only the new one signs. A rotation during an overlap window
- * drops the older secret at once (two secrets sign at most). Returns the new secret once when it was
- * generated.
+ * Replaces a subscription's signing secret. For `overlapSeconds` (default a day) the old secret signs
+ * alongside the new one (`webhook-signature: v1,<new> v1,<old>`), so receivers switch without losing a
+ * delivery; a rotation during an overlap drops the older secret at once (two sign at most).
  */
 export async function rotateWebhookSecret(
   ctx: EngineContext,
   actor: Actor,
   input: { id: string; secret?: string | null; overlapSeconds?: number | null },
 ): Promise<{ subscription: WebhookSubscriptionView; secret: string | null }> {
-  requireAdmin(actor);
+  requireAdmin(actor, WEBHOOKS);
   if (!isUuid(input.id)) throw notFound('webhook subscription', input.id);
   const overlap = input.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
   if (!Number.isInteger(overlap) || overlap < 0 || overlap > MAX_OVERLAP_SECONDS)
     throw invalid(`overlapSeconds must be between 0 and ${MAX_OVERLAP_SECONDS} (a week).`, 'overlapSeconds');
-  const problem = input.secret == null ? null : secretProblem(input.secret);
-  if (problem) throw invalid(problem, 'secret');
-  const generated = input.secret == null ? generateSecret() : null;
-  const secret = input.secret ?? generated!;
+  const { secret, generated } = chooseSecret(input.secret);
   return transaction(ctx.db, async (tx) => {
     const [current] = await tx
       .select()

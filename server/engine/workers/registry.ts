@@ -1,7 +1,6 @@
 /**
- * Worker registration and health (SPEC §6). Heartbeats are written by fetch polls, debounced per
- * process in memory and in SQL (a row younger than the debounce is not rewritten), so a busy fleet does
- * not turn every poll into a write.
+ * Worker registration and health (SPEC §6). Fetch polls write heartbeats, debounced in memory and in SQL
+ * (a row younger than the debounce is not rewritten), so a busy fleet does not write on every poll.
  */
 import { and, eq, isNull, ne, or, sql } from 'drizzle-orm';
 import { workers, type WorkerRow } from '../../db/schema.js';
@@ -10,28 +9,17 @@ import type { Actor, EngineContext } from '../common/index.js';
 import { openOrBumpIncident } from '../incidents/index.js';
 import { transaction } from '../../db/pg.js';
 
-export type WorkerHealth = 'ONLINE' | 'ERROR' | 'OFFLINE';
+export type WorkerView = WorkerRow & { health: 'ONLINE' | 'ERROR' | 'OFFLINE' };
 
-export interface WorkerView extends WorkerRow {
-  health: WorkerHealth;
-}
-
-export function healthOf(w: WorkerRow, offlineAfterMs: number, now = Date.now()): WorkerHealth {
-  if (!w.lastHeartbeatAt || now - w.lastHeartbeatAt.getTime() > offlineAfterMs) return 'OFFLINE';
-  if (w.consecutiveFailures > 0) return 'ERROR';
-  return 'ONLINE';
-}
-
-export interface RegisterWorkerInput {
-  workerId: string;
-  topics: string[];
-  models?: string[] | null;
+function withHealth(w: WorkerRow, offlineAfterMs: number, now = Date.now()): WorkerView {
+  const offline = !w.lastHeartbeatAt || now - w.lastHeartbeatAt.getTime() > offlineAfterMs;
+  return { ...w, health: offline ? 'OFFLINE' : w.consecutiveFailures > 0 ? 'ERROR' : 'ONLINE' };
 }
 
 export async function registerWorker(
   ctx: EngineContext,
   actor: Actor,
-  input: RegisterWorkerInput,
+  input: { workerId: string; topics: string[]; models?: string[] | null },
 ): Promise<WorkerView> {
   if (actor.kind !== 'WORKER')
     throw new EngineError('FORBIDDEN', 'Only a worker credential can register as a worker.');
@@ -65,7 +53,7 @@ export async function registerWorker(
     })
     .returning();
   lastBeat.set(`${actor.principalId}/${input.workerId}`, Date.now());
-  return { ...row, health: healthOf(row, ctx.config.workerOfflineAfterMs) };
+  return withHealth(row, ctx.config.workerOfflineAfterMs);
 }
 
 const lastBeat = new Map<string, number>();
@@ -145,5 +133,5 @@ export async function listWorkers(ctx: EngineContext, actor: Actor): Promise<Wor
     )
     .orderBy(workers.workerId);
   const now = Date.now();
-  return rows.map((w) => ({ ...w, health: healthOf(w, ctx.config.workerOfflineAfterMs, now) }));
+  return rows.map((w) => withHealth(w, ctx.config.workerOfflineAfterMs, now));
 }
