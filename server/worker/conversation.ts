@@ -81,36 +81,27 @@ export function parametersOf(schema: Record<string, unknown> | undefined): Recor
  * come with their MCP schemas; `delegate:<key>` bindings become `delegate__<key>` taking an object
  * (the child process's variables).
  */
-export function toolFunctions(
-  bindings: ToolBinding[],
-  schemas: Map<string, ToolSchema>,
-): { tools: FunctionTool[]; byName: Map<string, ToolBinding> } {
-  const tools: FunctionTool[] = [];
+export function toolFunctions(bindings: ToolBinding[], schemas: Map<string, ToolSchema>) {
   const byName = new Map<string, ToolBinding>();
-  for (const b of bindings) {
+  const tools = bindings.map((b): FunctionTool => {
     const name = functionName(b);
     byName.set(name, b);
-    if (b.transport === 'delegate') {
-      tools.push({
+    if (b.transport === 'delegate')
+      return {
         type: 'function',
         function: {
           name,
           description: `Start the process "${b.tool}" as a sub-process with these variables and wait for its outputs.`,
           parameters: { type: 'object', additionalProperties: true },
         },
-      });
-      continue;
-    }
+      };
     const schema = schemas.get(b.ref);
-    tools.push({
+    const description = schema?.description ? { description: schema.description } : {};
+    return {
       type: 'function',
-      function: {
-        name,
-        ...(schema?.description ? { description: schema.description } : {}),
-        parameters: parametersOf(schema?.inputSchema),
-      },
-    });
-  }
+      function: { name, ...description, parameters: parametersOf(schema?.inputSchema) },
+    };
+  });
   return { tools, byName };
 }
 

@@ -19,8 +19,8 @@ import {
   type Step,
   type ToolBinding,
 } from './graphql.js';
-import { argsOf, GuardReads } from './guards.js';
-import { ToolOutcomeUnknownError, type ToolSessions } from './mcp.js';
+import { argsOf, ended, GuardReads } from './guards.js';
+import { type ToolCallResult, ToolOutcomeUnknownError, type ToolSessions } from './mcp.js';
 
 /** A write's answer was lost and its binding declares a lookup: ask the lookup before sending again. */
 class LostAnswer extends Error {}
@@ -248,7 +248,7 @@ export class ToolSteps {
    * The step's end is held back (it travels with the next step's entry); the step as the engine will
    * store it, so the tool message is the one a rebuild from the journal gives. `lossless`: a read's.
    */
-  private hold(step: Step, result: ToolResult, lossless: boolean): Step {
+  private hold(step: Step, result: ToolCallResult, lossless: boolean): Step {
     const end = ended(result);
     this.at.end(
       {
@@ -274,7 +274,7 @@ export class ToolSteps {
     binding: ToolBinding,
     args: Record<string, unknown>,
     key: string | null,
-  ): Promise<ToolResult> {
+  ): Promise<ToolCallResult> {
     const { at } = this;
     // a write goes out only when every earlier end is journaled; a read may leave answers held (attempt.ts)
     if (!(binding.policy === 'READ' && at.readMayWait)) await at.flush();
@@ -334,13 +334,4 @@ export function fitForJournal(response: unknown): unknown {
     originalChars: text.length,
     text: `${text.slice(0, MAX_RESULT_CHARS - 200)}… [truncated: the tool answered ${text.length} characters]`,
   };
-}
-
-type ToolResult = { ok: true; response: unknown } | { ok: false; error: string };
-
-/** How a tool call that ran is journaled: COMPLETED with its answer, or FAILED with (the start of) its error. */
-function ended(result: ToolResult): { state: 'COMPLETED' | 'FAILED'; response?: unknown; error?: string } {
-  return result.ok
-    ? { state: 'COMPLETED', response: result.response }
-    : { state: 'FAILED', error: result.error.slice(0, 4000) };
 }
