@@ -231,7 +231,7 @@ export class Attempt {
     return this.logged(input, await this.client.journalStep({ ...this.ids(), ...input }, opts));
   }
 
-  private ids() {
+  ids() {
     return { taskId: this.task.id, workerId: this.workerId, attempt: this.task.attempt };
   }
 

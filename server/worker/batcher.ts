@@ -1,25 +1,21 @@
 /**
- * The journal calls of a worker's tasks, sent together: a worker that runs many agents has
- * journal calls of several tasks ready at the same moment; while its earlier journal requests are still
- * out, the next calls wait and then go in one `journalBatch` request — one HTTP request and, in the
- * engine, one transaction for all of them — instead of one request each. The same idea as the engine's
- * group commit (server/engine/journal/group.ts), one hop earlier: it costs no wait when the worker is
- * quiet (a call alone goes out at once, as the very request it would be unbatched) and saves a request per call
- * when it is busy.
+ * The journal calls of a worker's tasks, sent together. While this worker's earlier journal requests
+ * are still out, the next calls wait and then go in one `journalBatch` request — one HTTP request and,
+ * in the engine, one transaction — instead of one each: the engine's group commit
+ * (server/engine/journal/group.ts) one hop earlier. A quiet worker pays no wait (a call alone goes out
+ * at once, as the very request it would be unbatched).
  *
  * Every call keeps the answer it would have had alone:
  *  - a call alone in its turn is sent on its own (`journalStep` or `journalSteps`, with its own retries);
- *  - in a batch, each entry is answered on its own (the engine checks and refuses each entry as that call
- *    alone); an entry's refusal becomes the same GraphQLRequestError, code and details, for that call;
- *  - when the batch as a whole gets no answer, or is refused as a whole (the engine is unreachable,
- *    restarting, older and without `journalBatch`, or the batch is over its body limit with large step
- *    payloads), each call is sent again on its own with its own retries: a journal call may be
- *    re-sent unchanged (the engine answers a step it already holds from the journal). An engine without
- *    `journalBatch` turns batching off for this client.
+ *  - in a batch, the engine checks and refuses each entry as that call alone; an entry's refusal becomes
+ *    the same GraphQLRequestError, code and details, for that call;
+ *  - a batch without an answer, or refused as a whole (engine unreachable, restarting, without
+ *    `journalBatch`, or over its body limit), is sent again call by call with their own retries: a
+ *    journal call may be re-sent unchanged (the engine answers a step it holds from the journal). An
+ *    engine without `journalBatch` turns batching off for this client;
  *  - a call whose lease is aborted (its signal) ends at once, as its own request would.
  *
- * Each call's trace context travels with its entry (`traceparent`), so the engine's span for it lands in
- * its task's trace; a call sent alone carries its own in the request's header.
+ * Each entry carries its call's `traceparent`, so the engine's span lands in its task's trace.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Turns } from '../shared/turns.js';

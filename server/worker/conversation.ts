@@ -148,7 +148,9 @@ export function resultText(response: unknown): string {
  * The tool message content of an ended tool step, or null when the step has not ended in a way the
  * model can read (the worker must act on it or let the task go).
  */
-export function toolStepContent(step: Step): string | null {
+export function toolStepContent(
+  step: Pick<Step, 'state' | 'reused' | 'response' | 'error' | 'approvalId' | 'comment'>,
+): string | null {
   switch (step.state) {
     case 'COMPLETED': {
       // A later attempt reusing a call a person said happened gets their statement as the result.

@@ -107,23 +107,13 @@ export class ModelTurns {
   ): Promise<AssistantMessage | null> {
     const { at, chain } = this;
     const t0 = Date.now();
+    const step = { sequence: at.seq, kind: 'MODEL_CALL' as const, model, request };
     try {
       const provider = this.models.providerOf(model);
       const answer = await traceModelCall({ model, provider, sequence: at.seq, messages }, () =>
         this.models.chat(model, messages, tools, at.lease.signal, () => at.beforeSending()),
       );
-      at.end(
-        {
-          sequence: at.seq,
-          kind: 'MODEL_CALL',
-          state: 'COMPLETED',
-          model,
-          request,
-          response: answer.message,
-          usage: answer.usage,
-        },
-        true,
-      );
+      at.end({ ...step, state: 'COMPLETED', response: answer.message, usage: answer.usage }, true);
       at.log.info(
         {
           event: 'model.answered',
@@ -149,17 +139,7 @@ export class ModelTurns {
           `model ${model} answered HTTP ${e.status} (come back later)`,
         );
       }
-      at.end(
-        {
-          sequence: at.seq,
-          kind: 'MODEL_CALL',
-          state: 'FAILED',
-          model,
-          request,
-          error: e.message.slice(0, 2000),
-        },
-        true,
-      );
+      at.end({ ...step, state: 'FAILED', error: e.message.slice(0, 2000) }, true);
       at.log.warn({ event: 'model.failed', sequence: at.seq, model, err: e.name }, e.message);
       at.next();
       if (e instanceof ModelRequestError) throw new AttemptFailure('MODEL_ERROR', e.message);

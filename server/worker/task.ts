@@ -55,21 +55,10 @@ export interface TaskDeps {
 }
 
 export async function runTask(task: LockedTask, deps: TaskDeps): Promise<TaskOutcome> {
-  const log = deps.log.child({
-    taskId: task.id,
-    attempt: task.attempt,
-    processInstanceId: task.processInstanceId,
-    nodeId: task.nodeId,
-  });
-  const lease = new LeaseKeeper(
-    deps.client,
-    task,
-    deps.config.workerId,
-    deps.config.lockMs,
-    log,
-    deps.signal,
-    deps.leasedAfter,
-  );
+  const { id: taskId, attempt, processInstanceId, nodeId } = task;
+  const log = deps.log.child({ taskId, attempt, processInstanceId, nodeId });
+  const { client, config, signal, leasedAfter } = deps;
+  const lease = new LeaseKeeper(client, task, config.workerId, config.lockMs, log, signal, leasedAfter);
   const run = new TaskRun(task, deps, log, lease);
   // the attempt's span: the lease's extensions, model and tool calls and journal requests are its children
   return traceAttempt(task, deps.config.workerId, async () => {
@@ -215,15 +204,9 @@ class TaskRun {
   private async fail(f: AttemptFailure): Promise<TaskOutcome> {
     this.log.warn({ event: 'task.fail', errorType: f.errorType, sequence: this.at.seq }, f.message);
     try {
+      const failure = { errorType: f.errorType, errorMessage: f.message.slice(0, 2000) };
       await this.deps.client.failTask(
-        {
-          taskId: this.task.id,
-          workerId: this.deps.config.workerId,
-          attempt: this.task.attempt,
-          errorType: f.errorType,
-          errorMessage: f.message.slice(0, 2000),
-          metadata: this.metadata(),
-        },
+        { ...this.at.ids(), ...failure, metadata: this.metadata() },
         this.at.retry(),
       );
       return 'failed';
@@ -261,9 +244,7 @@ class TaskRun {
     const steps = this.at.takeEnds();
     const done = await this.deps.client.completeTask(
       {
-        taskId: this.task.id,
-        workerId: this.deps.config.workerId,
-        attempt: this.task.attempt,
+        ...this.at.ids(),
         variables: { [work.resultVariable]: parsed.value },
         metadata,
         ...(steps.length ? { steps } : {}),

@@ -22,6 +22,8 @@ import {
 import { argsOf, ended, GuardReads } from './guards.js';
 import { type ToolCallResult, ToolOutcomeUnknownError, type ToolSessions } from './mcp.js';
 
+type EndedStep = Parameters<typeof toolStepContent>[0] & Pick<Step, 'sequence'>;
+
 /** A write's answer was lost and its binding declares a lookup: ask the lookup before sending again. */
 class LostAnswer extends Error {}
 
@@ -87,27 +89,9 @@ export class ToolSteps {
     }
     if (binding.policy === 'READ') {
       const result = await this.invoke(binding, args as Record<string, unknown>, null);
-      // a read is journaled once, after it ran: its step as the engine will create it (hold ends it)
-      const read: Step = {
-        attempt: at.task.attempt,
-        sequence: at.seq,
-        kind: 'TOOL_CALL',
-        state: 'STARTED',
-        toolRef: binding.ref,
-        model: null,
-        request,
-        response: null,
-        error: null,
-        digest: '',
-        idempotencyKey: null,
-        comment: null,
-        reused: false,
-        usage: null,
-        approvalId: null,
-        purpose: 'CALL',
-        reconciled: false,
-      };
-      return this.advance(binding, this.hold(read, result, true), null, true);
+      // a read is journaled once, after it ran: its end alone, as the engine will store the step
+      const read = this.hold({ sequence: at.seq, toolRef: binding.ref, request }, result, true);
+      return this.done(binding, { ...read, reused: false, approvalId: null, comment: null });
     }
     const proposal = binding.policy === 'APPROVAL_REQUIRED';
     // the precondition at proposal time: its answer is what the approver sees as the facts
@@ -148,14 +132,8 @@ export class ToolSteps {
         case 'COMPLETED':
         case 'FAILED':
         case 'REJECTED':
-        case 'OUTCOME_UNKNOWN': {
-          const content = toolStepContent(step);
-          if (content === null) throw new LetGo('let-go', `step ${step.sequence} waits for a person`);
-          this.used.add(binding.ref);
-          at.log.info({ event: 'tool.done', ...where, state: step.state, reused: step.reused }, 'tool step');
-          at.next();
-          return content;
-        }
+        case 'OUTCOME_UNKNOWN':
+          return this.done(binding, step);
         case 'PROPOSED':
           at.log.info({ event: 'tool.proposed', ...where }, 'waiting for approval');
           throw new LetGo('parked', `step ${step.sequence} waits for approval`);
@@ -180,6 +158,17 @@ export class ToolSteps {
         }
       }
     }
+  }
+
+  /** A tool step that ended: its tool message, the cursor past it. */
+  private done(binding: ToolBinding, step: EndedStep): string {
+    const content = toolStepContent(step);
+    if (content === null) throw new LetGo('let-go', `step ${step.sequence} waits for a person`);
+    this.used.add(binding.ref);
+    const { sequence, state, reused } = step;
+    this.at.log.info({ event: 'tool.done', sequence, toolRef: binding.ref, state, reused }, 'tool step');
+    this.at.next();
+    return content;
   }
 
   /**
@@ -248,18 +237,14 @@ export class ToolSteps {
    * The step's end is held back (it travels with the next step's entry); the step as the engine will
    * store it, so the tool message is the one a rebuild from the journal gives. `lossless`: a read's.
    */
-  private hold(step: Step, result: ToolCallResult, lossless: boolean): Step {
+  private hold<S extends Pick<Step, 'sequence' | 'toolRef' | 'request'>>(
+    step: S,
+    result: ToolCallResult,
+    lossless: boolean,
+  ) {
     const end = ended(result);
-    this.at.end(
-      {
-        sequence: step.sequence,
-        kind: 'TOOL_CALL',
-        toolRef: step.toolRef ?? undefined,
-        request: step.request,
-        ...end,
-      },
-      lossless,
-    );
+    const { sequence, toolRef, request } = step;
+    this.at.end({ sequence, kind: 'TOOL_CALL', toolRef: toolRef ?? undefined, request, ...end }, lossless);
     return { ...step, state: end.state, response: end.response ?? null, error: end.error || null };
   }
 
