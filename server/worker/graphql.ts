@@ -70,10 +70,6 @@ export class EngineClient {
     );
   }
 
-  get endpoint(): string {
-    return this.client.endpoint;
-  }
-
   async registerWorker(input: VariablesOf<typeof RegisterWorker>['input'], opts?: RequestOptions) {
     return (await this.client.request(RegisterWorker, { input }, opts)).registerWorker;
   }

@@ -158,12 +158,7 @@ export class ModelClient {
     }
     const choice = completion.choices?.[0];
     if (!choice?.message) throw new ModelUnavailableError(`${model}: the answer held no choice`);
-    const message = assistantMessage({
-      content: choice.message.content,
-      tool_calls: (choice.message.tool_calls ?? []).flatMap((c) =>
-        c.type === 'function' ? [{ id: c.id, type: c.type, function: c.function }] : [],
-      ),
-    });
+    const message = assistantMessage(choice.message);
     const input = completion.usage?.prompt_tokens ?? 0;
     const output = completion.usage?.completion_tokens ?? 0;
     return {

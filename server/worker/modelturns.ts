@@ -1,7 +1,6 @@
 /**
- * The model turns of one lease: each turn is one journaled MODEL_CALL, consumed from the journal when a
- * previous lease completed it, and the fallback chain [model, ...fallbackModels] when a model is
- * unavailable.
+ * The model turns of one lease: each turn one journaled MODEL_CALL (consumed from the journal when a
+ * previous lease completed it), along the chain [model, ...fallbackModels] while models are unavailable.
  */
 import { AttemptFailure, type Attempt, Deferral } from './attempt.js';
 import { type FunctionTool, type Message, messagesHash } from './conversation.js';
@@ -95,10 +94,7 @@ export class ModelTurns {
     return { model, request };
   }
 
-  /**
-   * Asks the model; its answer is held back to travel with the next step's entry (or flushed before the
-   * task ends). An unavailable model moves the chain on (null: ask the next one).
-   */
+  /** Asks the model; its answer's end is held back. An unavailable model moves the chain on (null). */
   private async ask(
     model: string,
     request: unknown,

@@ -188,8 +188,7 @@ class TaskRun {
 
   /**
    * Nothing leaves the step sequence with a step's end only in memory. A refused end is what the attempt
-   * fails on (it came first); with the lease aborted (lost, or the worker stopping) the end gets one
-   * last try of its own, and the task is dropped whatever it answers.
+   * fails on (it came first); with the lease aborted the end gets one last try, and the task is dropped.
    */
   private async flushBeforeLeaving(e: unknown): Promise<unknown> {
     const aborted = this.lease.signal.aborted;

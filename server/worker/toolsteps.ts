@@ -1,7 +1,6 @@
 /**
  * The tool steps of one lease: each tool call the model asks for is one journaled TOOL_CALL, moved along
- * its life (proposed, approved, started, ended) or replayed from the journal when a previous lease got
- * that far.
+ * its life (proposed, approved, started, ended) or replayed from the journal as far as a lease got.
  */
 import { AttemptFailure, type Attempt, LetGo } from './attempt.js';
 import {
@@ -171,10 +170,7 @@ export class ToolSteps {
     return content;
   }
 
-  /**
-   * Starts an approved call: exactly the approved request (the person may have edited its arguments),
-   * right after its precondition is read again when it declares one.
-   */
+  /** Starts exactly the approved request (maybe edited), right after its precondition is read again. */
   private async startApproved(binding: ToolBinding, approved: Step) {
     let taskState: JournalResult['taskState'] | null = null;
     const step = await this.guards.startApproved(binding, approved, async () => {
@@ -234,8 +230,8 @@ export class ToolSteps {
   }
 
   /**
-   * The step's end is held back (it travels with the next step's entry); the step as the engine will
-   * store it, so the tool message is the one a rebuild from the journal gives. `lossless`: a read's.
+   * Holds the step's end back (it travels with the next step's entry); returns the step as the engine
+   * will store it, so the tool message is the one a rebuild from the journal gives. `lossless`: a read's.
    */
   private hold<S extends Pick<Step, 'sequence' | 'toolRef' | 'request'>>(
     step: S,
