@@ -65,6 +65,8 @@ interface Held<R> {
   resolve(out: R[]): void;
   reject(e: unknown): void;
   done: boolean;
+  /** ends the call when its lease is aborted */
+  onAbort?: () => void;
 }
 
 export class JournalBatcher<R> {
@@ -99,21 +101,12 @@ export class JournalBatcher<R> {
       const held: Held<R> = { call, run: AsyncLocalStorage.snapshot(), resolve, reject, done: false };
       const signal = call.opts.signal;
       if (signal) {
-        const onAbort = () => {
-          if (held.done) return;
-          held.done = true;
-          this.turns.remove(held);
-          reject(new UnreachableError('The journal request was aborted.', { cause: signal.reason }));
-        };
-        signal.addEventListener('abort', onAbort, { once: true });
-        const settle =
-          <T>(fn: (v: T) => void) =>
-          (v: T) => {
-            signal.removeEventListener('abort', onAbort);
-            fn(v);
-          };
-        held.resolve = settle(resolve);
-        held.reject = settle(reject);
+        held.onAbort = () =>
+          this.finish(held, () => {
+            this.turns.remove(held);
+            reject(new UnreachableError('The journal request was aborted.', { cause: signal.reason }));
+          });
+        signal.addEventListener('abort', held.onAbort, { once: true });
       }
       this.turns.push(held);
     });
@@ -189,6 +182,7 @@ export class JournalBatcher<R> {
   private finish(h: Held<R>, fn: () => void): void {
     if (h.done) return;
     h.done = true;
+    if (h.onAbort) h.call.opts.signal?.removeEventListener('abort', h.onAbort);
     fn();
   }
 }

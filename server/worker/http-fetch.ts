@@ -109,12 +109,12 @@ function once(url: URL, init: RequestInit | undefined): Promise<Response> {
       for (let i = 0; i < res.rawHeaders.length; i += 2)
         responseHeaders.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
       res.once('close', () => signal?.removeEventListener('abort', onAbort));
+      const answerInit = { status, statusText: res.statusMessage, headers: responseHeaders };
       if (NULL_BODY.has(status) || init?.method === 'HEAD') {
         res.resume();
-        resolve(new Response(null, { status, statusText: res.statusMessage, headers: responseHeaders }));
+        resolve(new Response(null, answerInit));
         return;
       }
-      const answerInit = { status, statusText: res.statusMessage, headers: responseHeaders };
       const stream = decoded(res);
       if (readAtOnce(res)) readWhole(stream, signal, answerInit).then(resolve, reject);
       else resolve(new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, answerInit));

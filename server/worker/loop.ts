@@ -62,14 +62,7 @@ function launch(l: Loop, task: LockedTask, leasedAfter: number | null) {
   const run =
     leasedAfter === null
       ? deferTask(task, l, log.child({ taskId: task.id }), SHUTDOWN, { timeoutMs: 5000 })
-      : runTask(task, {
-          leasedAfter,
-          client: l.client,
-          config: l.config,
-          models: l.models,
-          log,
-          signal: l.hardStop.signal,
-        });
+      : runTask(task, { ...l, leasedAfter, signal: l.hardStop.signal });
   const p = run
     .then(
       (outcome) => {
