@@ -34,7 +34,6 @@ export {
   type RequestOptions,
   sleep,
   type TokenSource,
-  UnreachableError,
 } from '../client/index.js';
 
 export type LockedTask = ResultOf<typeof FetchAndLock>['fetchAndLock'][number];

@@ -106,10 +106,7 @@ const toolFetch = createHttpFetch({
 function keyOf(body: string): string | undefined {
   if (!body.includes('idempotencyKey')) return undefined;
   try {
-    const msg = JSON.parse(body) as {
-      method?: string;
-      params?: { _meta?: { idempotencyKey?: unknown } };
-    };
+    const msg = JSON.parse(body) as { method?: string; params?: { _meta?: { idempotencyKey?: unknown } } };
     const key = msg?.method === 'tools/call' ? msg.params?._meta?.idempotencyKey : undefined;
     return typeof key === 'string' ? key : undefined;
   } catch (e) {

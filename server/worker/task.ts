@@ -95,10 +95,8 @@ class TaskRun {
       elicitation: deps.config.elicitation,
       onElicitation: (n) => log.warn({ event: 'tool.elicitation', ...n }, 'a tool server asked for input'),
       allowedTools: deps.config.allowedTools,
-      credential: async (server) => {
-        const c = await deps.client.toolCredential(task.id, server, deps.config.workerId, this.at.retry());
-        return { secret: c.secret, env: c.env };
-      },
+      credential: (server) =>
+        deps.client.toolCredential(task.id, server, deps.config.workerId, this.at.retry()),
     });
     const chain = this.work ? [this.work.model, ...this.work.fallbackModels] : [];
     this.turns = new ModelTurns(this.at, deps.models, chain);
