@@ -120,15 +120,9 @@ export function assistantMessage(raw: {
   content?: string | null;
   tool_calls?: Array<{ id: string; type?: string; function?: { name: string; arguments: string } }>;
 }): Extract<Message, { role: 'assistant' }> {
-  const calls = (raw.tool_calls ?? [])
-    .filter((c) => c.function)
-    .map(
-      (c): ToolCall => ({
-        id: c.id,
-        type: 'function',
-        function: { name: c.function!.name, arguments: c.function!.arguments ?? '{}' },
-      }),
-    );
+  const calls = (raw.tool_calls ?? []).flatMap(({ id, function: f }): ToolCall[] =>
+    f ? [{ id, type: 'function', function: { name: f.name, arguments: f.arguments ?? '{}' } }] : [],
+  );
   return calls.length
     ? { role: 'assistant', content: raw.content ?? null, tool_calls: calls }
     : { role: 'assistant', content: raw.content ?? '' };

@@ -110,17 +110,9 @@ export class ModelTurns {
         this.models.chat(model, messages, tools, at.lease.signal, () => at.beforeSending()),
       );
       at.end({ ...step, state: 'COMPLETED', response: answer.message, usage: answer.usage }, true);
-      at.log.info(
-        {
-          event: 'model.answered',
-          sequence: at.seq,
-          model,
-          ms: Date.now() - t0,
-          toolCalls: answer.message.tool_calls?.length ?? 0,
-          tokens: answer.usage.totalTokens,
-        },
-        'model call',
-      );
+      const toolCalls = answer.message.tool_calls?.length ?? 0;
+      const answered = { sequence: at.seq, model, ms: Date.now() - t0, toolCalls };
+      at.log.info({ event: 'model.answered', ...answered, tokens: answer.usage.totalTokens }, 'model call');
       this.countTokens(answer.usage);
       this.lastModel = model;
       at.next();

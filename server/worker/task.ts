@@ -248,15 +248,8 @@ class TaskRun {
       },
       this.at.retry(),
     );
-    this.log.info(
-      {
-        event: 'task.completed',
-        state: done.state,
-        durationMs: metadata.durationMs,
-        confidence: parsed.confidence,
-      },
-      'task completed',
-    );
+    const ended = { state: done.state, durationMs: metadata.durationMs, confidence: parsed.confidence };
+    this.log.info({ event: 'task.completed', ...ended }, 'task completed');
     return 'completed';
   }
 }
@@ -275,16 +268,9 @@ export async function deferTask(
   // a day at most (an HTTP date far off must still fit GraphQL's Int); the engine cuts it further
   const retryAfterMs = Math.min(Math.max(0, Math.round(d.retryAfterMs)), 86_400_000);
   try {
-    const t = await deps.client.deferTask(
-      {
-        taskId: task.id,
-        workerId: deps.config.workerId,
-        attempt: task.attempt,
-        reason: d.message,
-        retryAfterMs,
-      },
-      opts,
-    );
+    const { id: taskId, attempt } = task;
+    const input = { taskId, workerId: deps.config.workerId, attempt, reason: d.message, retryAfterMs };
+    const t = await deps.client.deferTask(input, opts);
     // past ABADA_MAX_DEFERRALS the engine counted this one as a failure of the attempt (errorType says so)
     const counted = t.attempt !== task.attempt || t.state === 'FAILED' ? { errorType: t.errorType } : {};
     log.info({ event: 'task.deferred', reason: d.message, retryAfterMs, ...counted }, 'handed the task back');

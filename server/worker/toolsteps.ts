@@ -264,17 +264,9 @@ export class ToolSteps {
       await at.beforeSending();
       try {
         const result = await this.sessions.call(binding, args, key);
-        at.log.info(
-          {
-            event: 'tool.called',
-            sequence: at.seq,
-            toolRef: binding.ref,
-            ok: result.ok,
-            tries: i + 1,
-            ms: Date.now() - t0,
-          },
-          'tool call',
-        );
+        const { ok } = result;
+        const called = { sequence: at.seq, toolRef: binding.ref, ok, tries: i + 1, ms: Date.now() - t0 };
+        at.log.info({ event: 'tool.called', ...called }, 'tool call');
         return result.ok ? { ...result, response: fitForJournal(result.response) } : result;
       } catch (e) {
         at.checkLease();
