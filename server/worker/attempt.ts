@@ -224,10 +224,8 @@ export class Attempt {
 
   private logged(input: StepWrite, r: JournalResult): JournalResult {
     this.seen(input);
-    this.log.debug(
-      { event: 'step', sequence: input.sequence, kind: input.kind, state: r.step.state, reused: r.reused },
-      'journaled',
-    );
+    const { sequence, kind } = input;
+    this.log.debug({ event: 'step', sequence, kind, state: r.step.state, reused: r.reused }, 'journaled');
     return r;
   }
 }

@@ -82,14 +82,9 @@ async function register(l: Loop) {
   const { config, log, stopping } = l;
   for (let i = 0; !stopping.signal.aborted; i++) {
     try {
-      await l.client.registerWorker(
-        { workerId: config.workerId, topics: config.topics, models: config.models },
-        { signal: stopping.signal },
-      );
-      log.info(
-        { event: 'worker.registered', topics: config.topics, concurrency: config.concurrency },
-        'registered',
-      );
+      const { workerId, topics, models, concurrency } = config;
+      await l.client.registerWorker({ workerId, topics, models }, { signal: stopping.signal });
+      log.info({ event: 'worker.registered', topics, concurrency }, 'registered');
       return;
     } catch (e) {
       if (stopping.signal.aborted) return;

@@ -104,10 +104,8 @@ class TaskRun {
   }
 
   async run(): Promise<TaskOutcome> {
-    this.log.info(
-      { event: 'task.start', journaled: this.at.journaled, workerId: this.deps.config.workerId },
-      'task leased',
-    );
+    const { journaled, workerId } = this.at;
+    this.log.info({ event: 'task.start', journaled, workerId }, 'task leased');
     try {
       if (!this.work) throw new AttemptFailure('NO_AGENT_WORK', 'the task carries no agentWork');
       this.tools = await this.steps.bind(this.work.toolBindings);
