@@ -12,7 +12,7 @@ import {
   UnreachableError,
   type VariablesOf,
 } from '../client/index.js';
-import { CliError, EXIT, type Io } from './args.js';
+import { CliError, EXIT, type Io, usage } from './args.js';
 
 export interface GqlError extends GraphQLErrorEntry {
   extensions?: { code?: string; errors?: { code?: string; line?: number | null; message: string }[] };
@@ -29,13 +29,6 @@ export class ApiError extends CliError {
   }
 }
 
-export function endpoint(env: Io['env']): string {
-  const base = env.ABADA_URL?.trim();
-  if (!base)
-    throw new CliError(EXIT.USAGE, 'Set ABADA_URL to the engine base URL, e.g. http://127.0.0.1:3000.');
-  return graphqlEndpoint(base);
-}
-
 // biome-ignore lint/suspicious/noExplicitAny: a document's variables may be any input shape
 type AnyDocument = TadaDocumentNode<any, any>;
 
@@ -45,7 +38,9 @@ export async function gql<D extends AnyDocument>(
   doc: D,
   variables: VariablesOf<D>,
 ): Promise<ResultOf<D>> {
-  const url = endpoint(io.env);
+  const base = io.env.ABADA_URL?.trim();
+  if (!base) throw usage('Set ABADA_URL to the engine base URL, e.g. http://127.0.0.1:3000.');
+  const url = graphqlEndpoint(base);
   const client = createClient({
     url,
     token: io.env.ABADA_TOKEN?.trim(),

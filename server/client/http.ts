@@ -48,17 +48,17 @@ export class HttpTransport {
    * retry would: the journal answers a repeated step as reused, a finished task refuses a second end.)
    */
   async post(body: string, opts: PostOptions = {}): Promise<HttpAnswer> {
-    try {
-      return await this.once(body, opts);
-    } catch (e) {
-      if (!(e instanceof StaleSocket)) throw e;
-    }
-    try {
-      return await this.once(body, opts);
-    } catch (e) {
-      // a second kept-alive socket closed under it too: the engine is not answering
-      if (!(e instanceof StaleSocket)) throw e;
-      throw new UnreachableError(`The engine at ${this.url.href} closed the connection twice.`, { cause: e });
+    for (let tries = 1; ; tries++) {
+      try {
+        return await this.once(body, opts);
+      } catch (e) {
+        if (!(e instanceof StaleSocket)) throw e;
+        // a second kept-alive socket closed under it too: the engine is not answering
+        if (tries === 2)
+          throw new UnreachableError(`The engine at ${this.url.href} closed the connection twice.`, {
+            cause: e,
+          });
+      }
     }
   }
 

@@ -7,10 +7,9 @@
  */
 import type http from 'node:http';
 import { type GraphQLErrorEntry, GraphQLRequestError, UnreachableError } from './errors.js';
-import type { ResultOf, TadaDocumentNode, VariablesOf } from './graphql.js';
+import { type AnyDocument, queryText, type ResultOf, type VariablesOf } from './graphql.js';
 import { graphqlEndpoint } from './endpoint.js';
 import { HttpTransport, type HttpAnswer, type PostOptions } from './http.js';
-import { queryText } from './print.js';
 import { backoffMs, sleep } from './retry.js';
 
 export * from './documents.js';
@@ -59,9 +58,6 @@ export interface GraphQLResult<T> {
 export interface RawAnswer extends HttpAnswer {
   json(): unknown;
 }
-
-// biome-ignore lint/suspicious/noExplicitAny: a document's variables may be any input shape
-type AnyDocument = TadaDocumentNode<any, any>;
 
 export class GraphQLClient {
   readonly endpoint: string;

@@ -8,8 +8,7 @@
  * `onRefused` and the subscription ends.
  */
 import type { Client } from 'graphql-ws';
-import type { TadaDocumentNode } from './graphql.js';
-import { queryText } from './print.js';
+import { queryText, type TadaDocumentNode } from './graphql.js';
 import { backoffMs } from './retry.js';
 import { wsClient } from './ws.js';
 

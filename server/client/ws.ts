@@ -5,8 +5,7 @@
 import { type Client, type ClientOptions, createClient, type Sink } from 'graphql-ws';
 import WebSocket from 'ws';
 import { graphqlEndpoint } from './endpoint.js';
-import { queryText } from './print.js';
-import type { ResultOf, TadaDocumentNode, VariablesOf } from './graphql.js';
+import { type AnyDocument, queryText, type ResultOf, type VariablesOf } from './graphql.js';
 
 /** A graphql-ws client on the engine at `url` (http(s) base URL) as the principal of `token`. */
 export function wsClient(
@@ -21,9 +20,6 @@ export function wsClient(
     ...opts,
   });
 }
-
-// biome-ignore lint/suspicious/noExplicitAny: a document's variables may be any input shape
-type AnyDocument = TadaDocumentNode<any, any>;
 
 /** Subscribes with a typed document (or a string); returns the function that ends the subscription. */
 export function subscribe<D extends AnyDocument>(

@@ -7,17 +7,10 @@
  */
 import type { ToolBinding } from './graphql.js';
 
-export interface ToolAnnotations {
-  readOnlyHint?: boolean;
-  destructiveHint?: boolean;
-  idempotentHint?: boolean;
-  openWorldHint?: boolean;
-}
-
 /** Why this binding contradicts its server's annotations (the attempt must stop), or null. */
 export function annotationConflict(
   b: Pick<ToolBinding, 'ref' | 'tool' | 'policy'>,
-  annotations: ToolAnnotations | undefined,
+  annotations: { destructiveHint?: boolean } | undefined,
 ): string | null {
   if (b.policy === 'READ' && annotations?.destructiveHint === true) {
     return `${b.ref}: the server marks tool "${b.tool}" destructive (destructiveHint: true), but the definition binds it as read, which calls it without a key or an approval. Bind it as write or approval_required and deploy again.`;

@@ -1,7 +1,6 @@
 /**
- * What the model turns and tool steps of one lease share: the journal of this attempt and the cursor
- * walking it, the lease, the step end held back for the next request, and the two ways a step can end
- * the attempt early.
+ * What the model turns and tool steps of one lease share: this attempt's journal and the cursor walking
+ * it, the lease, the step ends held back for the next request, and the ways a step ends the attempt early.
  */
 import type { Logger } from 'pino';
 import {
@@ -63,10 +62,7 @@ export function refusal(e: GraphQLRequestError): AttemptFailure {
 const MAX_HELD = 40;
 
 export class Attempt {
-  /**
-   * The sequence due next. Model turns and tool steps share it: the conversation order is the journal
-   * order, which is what lets a rebuild consume the journal by walking the conversation again.
-   */
+  /** The sequence due next, shared by model turns and tool steps: conversation order is journal order. */
   seq = 1;
   private readonly journal = new Map<number, Step>();
   /**
@@ -94,10 +90,7 @@ export class Attempt {
     }
   }
 
-  /**
-   * Moves the cursor past the step at it, and past the guard reads after it (a precondition or lookup
-   * read is the engine's, not the conversation's: SPEC §11).
-   */
+  /** Moves the cursor past the step at it and the guard reads after it (SPEC §11: not conversation). */
   next(): void {
     this.seq++;
     this.skipGuards();
@@ -148,20 +141,14 @@ export class Attempt {
     if (this.lease.signal.aborted) throw new LetGo('let-go', this.lease.reason ?? 'aborted');
   }
 
-  /**
-   * Before anything external (a tool call, a model call): the lease must surely hold now, by the local
-   * deadline (lease.ts); past it, one extendLock decides, and without it nothing is sent.
-   */
+  /** Before anything external: the lease must surely hold by its local deadline (lease.ts), else nothing. */
   async beforeSending(): Promise<void> {
     this.checkLease();
     await this.lease.assure();
     this.checkLease();
   }
 
-  /**
-   * Holds a step's end back: the next journalStep sends it along, or flush() alone. `lossless`: losing it
-   * in a crash loses nothing that cannot be asked again (a model's or a read's answer, not a write's).
-   */
+  /** Holds a step's end back for the next journalStep (or flush()); `lossless`: see `pending`. */
   end(input: StepWrite, lossless: boolean): void {
     this.pending.push({ end: input, lossless });
     this.seen(input);
@@ -231,16 +218,14 @@ export class Attempt {
     return this.logged(input, await this.client.journalStep({ ...this.ids(), ...input }, opts));
   }
 
-  private ids() {
+  ids() {
     return { taskId: this.task.id, workerId: this.workerId, attempt: this.task.attempt };
   }
 
   private logged(input: StepWrite, r: JournalResult): JournalResult {
     this.seen(input);
-    this.log.debug(
-      { event: 'step', sequence: input.sequence, kind: input.kind, state: r.step.state, reused: r.reused },
-      'journaled',
-    );
+    const { sequence, kind } = input;
+    this.log.debug({ event: 'step', sequence, kind, state: r.step.state, reused: r.reused }, 'journaled');
     return r;
   }
 }

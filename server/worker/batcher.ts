@@ -1,25 +1,21 @@
 /**
- * The journal calls of a worker's tasks, sent together: a worker that runs many agents has
- * journal calls of several tasks ready at the same moment; while its earlier journal requests are still
- * out, the next calls wait and then go in one `journalBatch` request — one HTTP request and, in the
- * engine, one transaction for all of them — instead of one request each. The same idea as the engine's
- * group commit (server/engine/journal/group.ts), one hop earlier: it costs no wait when the worker is
- * quiet (a call alone goes out at once, as the very request it would be unbatched) and saves a request per call
- * when it is busy.
+ * The journal calls of a worker's tasks, sent together. While this worker's earlier journal requests
+ * are still out, the next calls wait and then go in one `journalBatch` request — one HTTP request and,
+ * in the engine, one transaction — instead of one each: the engine's group commit
+ * (server/engine/journal/group.ts) one hop earlier. A quiet worker pays no wait (a call alone goes out
+ * at once, as the very request it would be unbatched).
  *
  * Every call keeps the answer it would have had alone:
  *  - a call alone in its turn is sent on its own (`journalStep` or `journalSteps`, with its own retries);
- *  - in a batch, each entry is answered on its own (the engine checks and refuses each entry as that call
- *    alone); an entry's refusal becomes the same GraphQLRequestError, code and details, for that call;
- *  - when the batch as a whole gets no answer, or is refused as a whole (the engine is unreachable,
- *    restarting, older and without `journalBatch`, or the batch is over its body limit with large step
- *    payloads), each call is sent again on its own with its own retries: a journal call may be
- *    re-sent unchanged (the engine answers a step it already holds from the journal). An engine without
- *    `journalBatch` turns batching off for this client.
+ *  - in a batch, the engine checks and refuses each entry as that call alone; an entry's refusal becomes
+ *    the same GraphQLRequestError, code and details, for that call;
+ *  - a batch without an answer, or refused as a whole (engine unreachable, restarting, without
+ *    `journalBatch`, or over its body limit), is sent again call by call with their own retries: a
+ *    journal call may be re-sent unchanged (the engine answers a step it holds from the journal). An
+ *    engine without `journalBatch` turns batching off for this client;
  *  - a call whose lease is aborted (its signal) ends at once, as its own request would.
  *
- * Each call's trace context travels with its entry (`traceparent`), so the engine's span for it lands in
- * its task's trace; a call sent alone carries its own in the request's header.
+ * Each entry carries its call's `traceparent`, so the engine's span lands in its task's trace.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Turns } from '../shared/turns.js';
@@ -69,6 +65,8 @@ interface Held<R> {
   resolve(out: R[]): void;
   reject(e: unknown): void;
   done: boolean;
+  /** ends the call when its lease is aborted */
+  onAbort?: () => void;
 }
 
 export class JournalBatcher<R> {
@@ -103,21 +101,12 @@ export class JournalBatcher<R> {
       const held: Held<R> = { call, run: AsyncLocalStorage.snapshot(), resolve, reject, done: false };
       const signal = call.opts.signal;
       if (signal) {
-        const onAbort = () => {
-          if (held.done) return;
-          held.done = true;
-          this.turns.remove(held);
-          reject(new UnreachableError('The journal request was aborted.', { cause: signal.reason }));
-        };
-        signal.addEventListener('abort', onAbort, { once: true });
-        const settle =
-          <T>(fn: (v: T) => void) =>
-          (v: T) => {
-            signal.removeEventListener('abort', onAbort);
-            fn(v);
-          };
-        held.resolve = settle(resolve);
-        held.reject = settle(reject);
+        held.onAbort = () =>
+          this.finish(held, () => {
+            this.turns.remove(held);
+            reject(new UnreachableError('The journal request was aborted.', { cause: signal.reason }));
+          });
+        signal.addEventListener('abort', held.onAbort, { once: true });
       }
       this.turns.push(held);
     });
@@ -193,6 +182,7 @@ export class JournalBatcher<R> {
   private finish(h: Held<R>, fn: () => void): void {
     if (h.done) return;
     h.done = true;
+    if (h.onAbort) h.call.opts.signal?.removeEventListener('abort', h.onAbort);
     fn();
   }
 }

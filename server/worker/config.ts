@@ -4,43 +4,7 @@
  */
 import os from 'node:os';
 import type { WorkerOidc } from './credentials.js';
-import { ELICITATION_POLICIES, type ElicitationPolicy } from './elicitation.js';
-
-export interface WorkerConfig {
-  /** The engine's base URL; the worker talks to `${engineUrl}/graphql`. */
-  engineUrl: string;
-  /** The worker principal's token (Authorization: Bearer); empty when `oidc` signs the worker in. */
-  token: string;
-  /** Sign-in with the OpenID Provider's client credentials instead of a token (SPEC §15.1). */
-  oidc: WorkerOidc | null;
-  workerId: string;
-  concurrency: number;
-  /** ABADA_WORKER_JOURNAL_BATCH (default true): journal calls of several tasks go in one request when ready together */
-  journalBatch: boolean;
-  topics: string[];
-  /** Models announced at registration (ABADA_WORKER_MODELS); informative for operators. */
-  models: string[];
-  /** Lease length asked for at fetch and on every extension (extended every lockMs/3). */
-  lockMs: number;
-  /** Long-poll wait of fetchAndLock. */
-  pollMs: number;
-  /** On SIGTERM/SIGINT: how long running tasks may take to finish before the worker just stops. */
-  graceMs: number;
-  /** OpenAI-compatible endpoint for every model without a gemini/ or google/ prefix. */
-  modelBaseUrl: string | null;
-  modelApiKey: string | null;
-  geminiBaseUrl: string;
-  geminiApiKey: string | null;
-  /** Timeout of one model call. */
-  modelTimeoutMs: number;
-  /** Timeout of one MCP request (tools/list, tools/call). */
-  toolTimeoutMs: number;
-  /** ABADA_AGENT_ALLOWED_TOOLS: server names or server/tool refs; null = no restriction. */
-  allowedTools: string[] | null;
-  /** ABADA_MCP_ELICITATION: how a tool server's request for input is answered (elicitation.ts). */
-  elicitation: ElicitationPolicy;
-  logLevel: string;
-}
+import { ELICITATION_POLICIES } from './elicitation.js';
 
 export class WorkerConfigError extends Error {
   override name = 'WorkerConfigError';
@@ -52,7 +16,9 @@ export class WorkerConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
-export const DEFAULT_GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta/openai/';
+const DEFAULT_GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta/openai/';
+
+export type WorkerConfig = ReturnType<typeof loadWorkerConfig>;
 
 /** Typed readers of the environment's variables; each problem is added to `problems`. */
 function readerOf(env: Env, problems: string[]) {
@@ -110,13 +76,12 @@ function readerOf(env: Env, problems: string[]) {
 }
 
 /** Reads and validates the configuration; throws WorkerConfigError listing every problem. */
-export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
+export function loadWorkerConfig(env: Env = process.env) {
   const problems: string[] = [];
   const { str, url, int, list, bool, oneOf } = readerOf(env, problems);
-
   const engineUrl = url('ABADA_URL', true);
   const token = str('ABADA_TOKEN');
-  const oidc = oidcOf(env, problems);
+  const oidc = oidcOf(str, problems);
   if (!token && !oidc)
     problems.push(
       'ABADA_TOKEN is required: the token of a WORKER principal (createPrincipal), unless the worker ' +
@@ -134,25 +99,35 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   if (!LOG_LEVELS.has(logLevel))
     problems.push(`ABADA_LOG_LEVEL must be one of ${[...LOG_LEVELS].join(', ')}, got "${logLevel}".`);
 
-  const config: WorkerConfig = {
+  const config = {
+    /** the engine's base URL; the worker talks to `${engineUrl}/graphql` */
     engineUrl: engineUrl ?? '',
+    /** the worker principal's bearer token; empty when `oidc` signs the worker in (SPEC §15.1) */
     token: token ?? '',
     oidc,
     workerId,
     concurrency: int('ABADA_WORKER_CONCURRENCY', 4, 1, 100),
+    /** journal calls of several tasks go in one request when ready together (batcher.ts) */
     journalBatch: bool('ABADA_WORKER_JOURNAL_BATCH', true),
     topics,
+    /** announced at registration; informative for operators */
     models: list('ABADA_WORKER_MODELS') ?? [],
+    /** lease length asked for at fetch and on every extension (extended every lockMs/3) */
     lockMs: int('ABADA_WORKER_LOCK_MS', 60_000, 300, 3_600_000),
+    /** long-poll wait of fetchAndLock */
     pollMs: int('ABADA_WORKER_POLL_MS', 20_000, 0, 60_000),
+    /** on SIGTERM/SIGINT: how long running tasks may take to finish before the worker just stops */
     graceMs: int('ABADA_WORKER_GRACE_MS', 30_000, 0, 3_600_000),
+    /** OpenAI-compatible endpoint for every model without a gemini/ or google/ prefix */
     modelBaseUrl: url('ABADA_MODEL_BASE_URL', false),
     modelApiKey: str('ABADA_MODEL_API_KEY'),
     geminiBaseUrl: url('ABADA_GEMINI_BASE_URL', false, DEFAULT_GEMINI_BASE_URL) ?? DEFAULT_GEMINI_BASE_URL,
     geminiApiKey: str('ABADA_GEMINI_API_KEY'),
     modelTimeoutMs: int('ABADA_MODEL_TIMEOUT_MS', 120_000, 1000, 3_600_000),
     toolTimeoutMs: int('ABADA_TOOL_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+    /** server names or server/tool refs; null = no restriction */
     allowedTools: list('ABADA_AGENT_ALLOWED_TOOLS'),
+    /** how a tool server's request for input is answered (elicitation.ts) */
     elicitation: oneOf('ABADA_MCP_ELICITATION', ELICITATION_POLICIES, 'none'),
     logLevel,
   };
@@ -164,8 +139,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
  * ABADA_WORKER_OIDC_CLIENT_ID/_SECRET with ABADA_OIDC_ISSUER (and ABADA_OIDC_AUDIENCE, sent as the
  * token request's `resource`): all three or none of the first three.
  */
-function oidcOf(env: Env, problems: string[]): WorkerOidc | null {
-  const read = (name: string) => env[name]?.trim() || null;
+function oidcOf(read: (name: string) => string | null, problems: string[]): WorkerOidc | null {
   const issuer = read('ABADA_OIDC_ISSUER');
   const clientId = read('ABADA_WORKER_OIDC_CLIENT_ID');
   const clientSecret = read('ABADA_WORKER_OIDC_CLIENT_SECRET');

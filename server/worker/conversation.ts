@@ -81,36 +81,27 @@ export function parametersOf(schema: Record<string, unknown> | undefined): Recor
  * come with their MCP schemas; `delegate:<key>` bindings become `delegate__<key>` taking an object
  * (the child process's variables).
  */
-export function toolFunctions(
-  bindings: ToolBinding[],
-  schemas: Map<string, ToolSchema>,
-): { tools: FunctionTool[]; byName: Map<string, ToolBinding> } {
-  const tools: FunctionTool[] = [];
+export function toolFunctions(bindings: ToolBinding[], schemas: Map<string, ToolSchema>) {
   const byName = new Map<string, ToolBinding>();
-  for (const b of bindings) {
+  const tools = bindings.map((b): FunctionTool => {
     const name = functionName(b);
     byName.set(name, b);
-    if (b.transport === 'delegate') {
-      tools.push({
+    if (b.transport === 'delegate')
+      return {
         type: 'function',
         function: {
           name,
           description: `Start the process "${b.tool}" as a sub-process with these variables and wait for its outputs.`,
           parameters: { type: 'object', additionalProperties: true },
         },
-      });
-      continue;
-    }
+      };
     const schema = schemas.get(b.ref);
-    tools.push({
+    const description = schema?.description ? { description: schema.description } : {};
+    return {
       type: 'function',
-      function: {
-        name,
-        ...(schema?.description ? { description: schema.description } : {}),
-        parameters: parametersOf(schema?.inputSchema),
-      },
-    });
-  }
+      function: { name, ...description, parameters: parametersOf(schema?.inputSchema) },
+    };
+  });
   return { tools, byName };
 }
 
@@ -129,15 +120,9 @@ export function assistantMessage(raw: {
   content?: string | null;
   tool_calls?: Array<{ id: string; type?: string; function?: { name: string; arguments: string } }>;
 }): Extract<Message, { role: 'assistant' }> {
-  const calls = (raw.tool_calls ?? [])
-    .filter((c) => c.function)
-    .map(
-      (c): ToolCall => ({
-        id: c.id,
-        type: 'function',
-        function: { name: c.function!.name, arguments: c.function!.arguments ?? '{}' },
-      }),
-    );
+  const calls = (raw.tool_calls ?? []).flatMap(({ id, function: f }): ToolCall[] =>
+    f ? [{ id, type: 'function', function: { name: f.name, arguments: f.arguments ?? '{}' } }] : [],
+  );
   return calls.length
     ? { role: 'assistant', content: raw.content ?? null, tool_calls: calls }
     : { role: 'assistant', content: raw.content ?? '' };
@@ -157,7 +142,9 @@ export function resultText(response: unknown): string {
  * The tool message content of an ended tool step, or null when the step has not ended in a way the
  * model can read (the worker must act on it or let the task go).
  */
-export function toolStepContent(step: Step): string | null {
+export function toolStepContent(
+  step: Pick<Step, 'state' | 'reused' | 'response' | 'error' | 'approvalId' | 'comment'>,
+): string | null {
   switch (step.state) {
     case 'COMPLETED': {
       // A later attempt reusing a call a person said happened gets their statement as the result.

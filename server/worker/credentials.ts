@@ -18,12 +18,6 @@ export interface WorkerOidc {
   resource: string | null;
 }
 
-interface Held {
-  token: string;
-  renewAt: number;
-  expiresAt: number;
-}
-
 /** A token's lifetime when the provider does not say (`expires_in` missing), in seconds. */
 const DEFAULT_LIFETIME_S = 300;
 
@@ -38,7 +32,7 @@ export function renewalTime(now: number, lifetimeS: number): number {
 
 export class ClientCredentials {
   private discovered: Promise<client.Configuration> | null = null;
-  private held: Held | null = null;
+  private held: { token: string; renewAt: number; expiresAt: number } | null = null;
   private fetching: Promise<string> | null = null;
 
   constructor(

@@ -34,7 +34,6 @@ export {
   type RequestOptions,
   sleep,
   type TokenSource,
-  UnreachableError,
 } from '../client/index.js';
 
 export type LockedTask = ResultOf<typeof FetchAndLock>['fetchAndLock'][number];
@@ -42,7 +41,6 @@ export type AgentWork = NonNullable<LockedTask['agentWork']>;
 export type ToolBinding = AgentWork['toolBindings'][number];
 export type Step = LockedTask['steps'][number];
 export type JournalResult = ResultOf<typeof JournalStep>['journalStep'];
-export type JournalInput = VariablesOf<typeof JournalStep>['input'];
 /** One step as the attempt writes it (the task, worker and attempt are the request's). */
 export type StepWrite = VariablesOf<typeof JournalSteps>['input']['steps'][number];
 
@@ -71,10 +69,6 @@ export class EngineClient {
     );
   }
 
-  get endpoint(): string {
-    return this.client.endpoint;
-  }
-
   async registerWorker(input: VariablesOf<typeof RegisterWorker>['input'], opts?: RequestOptions) {
     return (await this.client.request(RegisterWorker, { input }, opts)).registerWorker;
   }
@@ -92,18 +86,10 @@ export class EngineClient {
     return (await this.client.request(ExtendLock, { input }, opts)).extendLock;
   }
 
-  async journalStep(input: JournalInput, opts: RequestOptions = {}): Promise<JournalResult> {
+  async journalStep(input: VariablesOf<typeof JournalStep>['input'], opts: RequestOptions = {}) {
     const { taskId, workerId, attempt, ...step } = input;
-    const [out] = await this.journal.send({
-      taskId: String(taskId),
-      attempt,
-      workerId,
-      steps: [step],
-      traceparent: traceHeaders().traceparent,
-      opts,
-      alone: async () => [(await this.client.request(JournalStep, { input }, opts)).journalStep],
-    });
-    return out;
+    const alone = async () => [(await this.client.request(JournalStep, { input }, opts)).journalStep];
+    return (await this.journaled({ taskId, workerId, attempt, steps: [step] }, opts, alone))[0];
   }
 
   /**
@@ -111,19 +97,19 @@ export class EngineClient {
    * refusal names the failing step's index in `details.index`. A step that parks the task must be
    * the last one.
    */
-  async journalSteps(
-    input: VariablesOf<typeof JournalSteps>['input'],
-    opts: RequestOptions = {},
+  async journalSteps(input: VariablesOf<typeof JournalSteps>['input'], opts: RequestOptions = {}) {
+    const alone = async () => (await this.client.request(JournalSteps, { input }, opts)).journalSteps;
+    return this.journaled(input, opts, alone);
+  }
+
+  private journaled(
+    call: { taskId: string | number; workerId: string; attempt: number; steps: unknown[] },
+    opts: RequestOptions,
+    alone: () => Promise<JournalResult[]>,
   ): Promise<JournalResult[]> {
-    return this.journal.send({
-      taskId: String(input.taskId),
-      attempt: input.attempt,
-      workerId: input.workerId,
-      steps: input.steps,
-      traceparent: traceHeaders().traceparent,
-      opts,
-      alone: async () => (await this.client.request(JournalSteps, { input }, opts)).journalSteps,
-    });
+    const { taskId, workerId, attempt, steps } = call;
+    const traceparent = traceHeaders().traceparent;
+    return this.journal.send({ taskId: String(taskId), attempt, workerId, steps, traceparent, opts, alone });
   }
 
   async completeTask(input: VariablesOf<typeof CompleteTask>['input'], opts?: RequestOptions) {

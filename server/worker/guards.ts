@@ -46,10 +46,9 @@ export class GuardReads {
       toolRef: guard.tool,
       purpose,
       request: { callId: `${purpose.toLowerCase()}-${sequence}`, arguments: args },
-      ...(result.ok
-        ? { state: 'COMPLETED' as const, response: result.response }
-        : { state: 'FAILED' as const, error: result.error.slice(0, 4000) }),
+      ...ended(result),
     };
+    this.at.end(end, true);
     this.at.log.info(
       { event: `guard.${purpose.toLowerCase()}`, sequence, toolRef: guard.tool, ok: result.ok },
       'guard read',
@@ -64,8 +63,7 @@ export class GuardReads {
   async beforeProposal(binding: ToolBinding, callArgs: Record<string, unknown>): Promise<void> {
     const guard = binding.precondition;
     if (!guard) return;
-    const { end } = await this.run('PRECONDITION', guard, callArgs, null, this.at.seq);
-    this.at.end(end, true);
+    await this.run('PRECONDITION', guard, callArgs, null, this.at.seq);
     this.at.next();
   }
 
@@ -78,8 +76,7 @@ export class GuardReads {
     const guard = binding.precondition;
     if (!guard) return start();
     const callArgs = argsOf(step);
-    const { result, end } = await this.run('PRECONDITION', guard, callArgs, null, this.at.nextFree());
-    this.at.end(end, true);
+    const { result } = await this.run('PRECONDITION', guard, callArgs, null, this.at.nextFree());
     if (!result.ok) {
       await this.at.flush();
       throw new AttemptFailure(
@@ -112,7 +109,6 @@ export class GuardReads {
       step.idempotencyKey,
       this.at.nextFree(),
     );
-    this.at.end(end, true);
     if (!result.ok) {
       await this.at.flush();
       throw new AttemptFailure(
@@ -145,4 +141,15 @@ export class GuardReads {
 /** A TOOL_CALL step's arguments: its request is `{ callId, arguments }` (the worker wrote it). */
 export function argsOf(step: Step): Record<string, unknown> {
   return (step.request as { arguments?: Record<string, unknown> } | null)?.arguments ?? {};
+}
+
+/** How a tool call that ran is journaled: COMPLETED with its answer, or FAILED with (the start of) its error. */
+export function ended(result: ToolCallResult): {
+  state: 'COMPLETED' | 'FAILED';
+  response?: unknown;
+  error?: string;
+} {
+  return result.ok
+    ? { state: 'COMPLETED', response: result.response }
+    : { state: 'FAILED', error: result.error.slice(0, 4000) };
 }

@@ -1,9 +1,7 @@
 /**
  * The `fetch` the worker's model and tool clients use: the WHATWG signature over node:http / node:https
- * on keep-alive agents. The agents in flight bench profiled the worker spending a quarter of its CPU
- * inside undici's `fetch()` (Request objects, header guards, body mixins); this costs ~0.08 ms a request
- * against ~0.28 ms (client and a local server together, measured side by side), and the worker makes
- * about nine such requests per 002-shaped task (three model answers, the MCP session and its calls).
+ * on keep-alive agents. undici's `fetch()` took a quarter of the worker's CPU; this costs ~0.08 ms a
+ * request against its ~0.28 ms, and a task makes about nine (model answers, the MCP session and calls).
  *
  * The answer's body is a web stream over the socket, so streamed answers (SSE from an MCP server, a
  * streamed chat completion) read as they arrive; any other answer is read whole first (readAtOnce).
@@ -18,7 +16,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { Readable } from 'node:stream';
+import { Readable, type Transform } from 'node:stream';
 import zlib from 'node:zlib';
 
 const agents = {
@@ -111,12 +109,12 @@ function once(url: URL, init: RequestInit | undefined): Promise<Response> {
       for (let i = 0; i < res.rawHeaders.length; i += 2)
         responseHeaders.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
       res.once('close', () => signal?.removeEventListener('abort', onAbort));
+      const answerInit = { status, statusText: res.statusMessage, headers: responseHeaders };
       if (NULL_BODY.has(status) || init?.method === 'HEAD') {
         res.resume();
-        resolve(new Response(null, { status, statusText: res.statusMessage, headers: responseHeaders }));
+        resolve(new Response(null, answerInit));
         return;
       }
-      const answerInit = { status, statusText: res.statusMessage, headers: responseHeaders };
       const stream = decoded(res);
       if (readAtOnce(res)) readWhole(stream, signal, answerInit).then(resolve, reject);
       else resolve(new Response(Readable.toWeb(stream) as ReadableStream<Uint8Array>, answerInit));
@@ -159,17 +157,16 @@ function readWhole(stream: Readable, signal: AbortSignal | undefined, init: Resp
   });
 }
 
+const INFLATE = new Map<string, () => Transform>([
+  ['gzip', zlib.createGunzip],
+  ['x-gzip', zlib.createGunzip],
+  ['deflate', zlib.createInflate],
+  ['br', zlib.createBrotliDecompress],
+]);
+
 /** The body as fetch() gives it: decompressed when the server compressed it. */
 function decoded(res: http.IncomingMessage): Readable {
-  const encoding = String(res.headers['content-encoding'] ?? '').toLowerCase();
-  const inflate =
-    encoding === 'gzip' || encoding === 'x-gzip'
-      ? zlib.createGunzip()
-      : encoding === 'deflate'
-        ? zlib.createInflate()
-        : encoding === 'br'
-          ? zlib.createBrotliDecompress()
-          : null;
+  const inflate = INFLATE.get(String(res.headers['content-encoding'] ?? '').toLowerCase())?.();
   if (!inflate) return res;
   res.on('error', (e) => inflate.destroy(e));
   return res.pipe(inflate);

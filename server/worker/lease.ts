@@ -87,15 +87,9 @@ export class LeaseKeeper {
   private async extend(timeoutMs: number): Promise<boolean> {
     const sentAt = monotonicMs();
     try {
-      await this.client.extendLock(
-        {
-          taskId: this.task.id,
-          workerId: this.workerId,
-          attempt: this.task.attempt,
-          lockDurationMs: this.lockMs,
-        },
-        { timeoutMs, signal: this.signal },
-      );
+      const { id: taskId, attempt } = this.task;
+      const lease = { taskId, workerId: this.workerId, attempt, lockDurationMs: this.lockMs };
+      await this.client.extendLock(lease, { timeoutMs, signal: this.signal });
       this.deadline = Math.max(this.deadline, sentAt + this.lockMs - leaseMargin(this.lockMs));
       return true;
     } catch (e) {

@@ -1,10 +1,9 @@
 /**
  * The engine loop: register once, then long-poll `fetchAndLock` for as many tasks as there are free
- * slots, run each task concurrently, and back off (exponentially, with jitter) while the engine is
+ * slots, run each concurrently, and back off (exponentially, with jitter) while the engine is
  * unreachable — never crash on it. `stop()` stops fetching, lets running tasks finish within the grace
- * period, then hands the rest back (deferTask, reason `shutdown`): another worker takes them at once and
- * resumes them from the journal, and no lease lapses toward poison work. A task whose write is STARTED
- * cannot be handed back; its lease lapses as before.
+ * period, then hands the rest back (deferTask, reason `shutdown`) so that no lease lapses toward poison
+ * work; a task whose write is STARTED cannot be handed back and its lease lapses.
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -25,15 +24,7 @@ import { monotonicMs } from './lease.js';
 import { ModelClient } from './model.js';
 import { deferTask, runTask, SHUTDOWN, type TaskOutcome } from './task.js';
 
-export interface WorkerHandle {
-  /** Stops fetching, waits up to graceMs for running tasks, then hands the rest back (deferTask). */
-  stop(): Promise<void>;
-  /** Resolves when the loop has ended (after stop(), or a fatal error such as a refused token). */
-  readonly done: Promise<void>;
-  /** Set when the loop ended on a fatal error. */
-  readonly fatal: Error | null;
-  readonly workerId: string;
-}
+export type WorkerHandle = Awaited<ReturnType<typeof startWorker>>;
 
 export interface StartOptions {
   logger?: Logger;
@@ -71,14 +62,7 @@ function launch(l: Loop, task: LockedTask, leasedAfter: number | null) {
   const run =
     leasedAfter === null
       ? deferTask(task, l, log.child({ taskId: task.id }), SHUTDOWN, { timeoutMs: 5000 })
-      : runTask(task, {
-          leasedAfter,
-          client: l.client,
-          config: l.config,
-          models: l.models,
-          log,
-          signal: l.hardStop.signal,
-        });
+      : runTask(task, { ...l, leasedAfter, signal: l.hardStop.signal });
   const p = run
     .then(
       (outcome) => {
@@ -98,14 +82,9 @@ async function register(l: Loop) {
   const { config, log, stopping } = l;
   for (let i = 0; !stopping.signal.aborted; i++) {
     try {
-      await l.client.registerWorker(
-        { workerId: config.workerId, topics: config.topics, models: config.models },
-        { signal: stopping.signal },
-      );
-      log.info(
-        { event: 'worker.registered', topics: config.topics, concurrency: config.concurrency },
-        'registered',
-      );
+      const { workerId, topics, models, concurrency } = config;
+      await l.client.registerWorker({ workerId, topics, models }, { signal: stopping.signal });
+      log.info({ event: 'worker.registered', topics, concurrency }, 'registered');
       return;
     } catch (e) {
       if (stopping.signal.aborted) return;
@@ -194,7 +173,7 @@ function bearerOf(config: WorkerConfig, log: Logger): string | TokenSource {
   return credentials.token;
 }
 
-export async function startWorker(config: WorkerConfig, opts: StartOptions = {}): Promise<WorkerHandle> {
+export async function startWorker(config: WorkerConfig, opts: StartOptions = {}) {
   const log = opts.logger ?? createLogger(config);
   const l: Loop = {
     config,
@@ -226,10 +205,13 @@ export async function startWorker(config: WorkerConfig, opts: StartOptions = {})
 
   return {
     workerId: config.workerId,
+    /** resolves when the loop has ended (after stop(), or a fatal error such as a refused token) */
     done,
+    /** set when the loop ended on a fatal error */
     get fatal() {
       return fatal;
     },
+    /** stops fetching, waits up to graceMs for running tasks, then hands the rest back (deferTask) */
     async stop() {
       if (!l.stopping.signal.aborted)
         log.info({ event: 'worker.stopping', running: l.running.size }, 'stopping');

@@ -24,7 +24,7 @@ import type {
 } from '@modelcontextprotocol/sdk/validation/types.js';
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import { mcpMeta, withTraceHeaders } from '../telemetry/index.js';
-import { annotationConflict, type ToolAnnotations } from './annotations.js';
+import { annotationConflict } from './annotations.js';
 import type { ToolSchema } from './conversation.js';
 import { type ElicitationNotice, type ElicitationPolicy, enableElicitation } from './elicitation.js';
 import { createHttpFetch } from './http-fetch.js';
@@ -106,10 +106,7 @@ const toolFetch = createHttpFetch({
 function keyOf(body: string): string | undefined {
   if (!body.includes('idempotencyKey')) return undefined;
   try {
-    const msg = JSON.parse(body) as {
-      method?: string;
-      params?: { _meta?: { idempotencyKey?: unknown } };
-    };
+    const msg = JSON.parse(body) as { method?: string; params?: { _meta?: { idempotencyKey?: unknown } } };
     const key = msg?.method === 'tools/call' ? msg.params?._meta?.idempotencyKey : undefined;
     return typeof key === 'string' ? key : undefined;
   } catch (e) {
@@ -152,72 +149,9 @@ class SharedValidators implements jsonSchemaValidator {
 
 const outputValidators = new SharedValidators();
 
-interface ServerTarget {
-  name: string;
-  transport: string;
-  url: string;
-  command: string | null;
-  args: string[];
-}
-
-export interface Credential {
+interface Credential {
   secret: string;
   env: string | null;
-}
-
-class Session {
-  private constructor(
-    readonly client: Client,
-    readonly transport: string,
-    readonly last: LastAnswer,
-  ) {}
-
-  static async open(
-    target: ServerTarget,
-    credential: Credential | null,
-    opts: SessionOptions,
-  ): Promise<Session> {
-    const { timeoutMs } = opts;
-    const last: LastAnswer = { notNow: null };
-    let transport: Transport;
-    if (target.transport === 'streamable-http') {
-      transport = new StreamableHTTPClientTransport(new URL(target.url), {
-        requestInit: credential ? { headers: { Authorization: `Bearer ${credential.secret}` } } : undefined,
-        fetch: async (url, init) => noteAnswer(last, await keyedFetch(url, init)),
-      });
-    } else if (target.transport === 'stdio') {
-      if (!target.command) throw new ToolSetupError('TOOL_CONTRACT_MISMATCH', `${target.name}: no command`);
-      const env = { ...getDefaultEnvironment() };
-      if (credential?.env) env[credential.env] = credential.secret;
-      transport = new StdioClientTransport({
-        command: target.command,
-        args: target.args,
-        env,
-        stderr: 'ignore',
-      });
-    } else {
-      throw new ToolSetupError(
-        'TOOL_TRANSPORT_UNSUPPORTED',
-        `${target.name}: transport "${target.transport}" is not supported by this worker (streamable-http, stdio).`,
-      );
-    }
-    const client = new Client(
-      { name: 'abada-agent-worker', version: '1.0.0' },
-      { jsonSchemaValidator: outputValidators },
-    );
-    enableElicitation(client, target.name, opts.elicitation ?? 'none', opts.onElicitation);
-    try {
-      await client.connect(transport, { timeout: timeoutMs });
-    } catch (e) {
-      await client.close().catch(() => {});
-      throw busyOr(
-        last,
-        target.name,
-        new ToolSetupError('TOOL_SERVER_UNREACHABLE', `${target.name}: ${errorText(e)}`),
-      );
-    }
-    return new Session(client, target.transport, last);
-  }
 }
 
 interface SessionOptions {
@@ -225,6 +159,45 @@ interface SessionOptions {
   /** ABADA_MCP_ELICITATION (server/worker/elicitation.ts); default `none` */
   elicitation?: ElicitationPolicy;
   onElicitation?: (n: ElicitationNotice) => void;
+}
+
+type Session = Awaited<ReturnType<typeof openSession>>;
+
+async function openSession(b: ToolBinding, credential: Credential | null, opts: SessionOptions) {
+  const last: LastAnswer = { notNow: null };
+  let transport: Transport;
+  if (b.transport === 'streamable-http') {
+    transport = new StreamableHTTPClientTransport(new URL(b.url), {
+      requestInit: credential ? { headers: { Authorization: `Bearer ${credential.secret}` } } : undefined,
+      fetch: async (url, init) => noteAnswer(last, await keyedFetch(url, init)),
+    });
+  } else if (b.transport === 'stdio') {
+    if (!b.command) throw new ToolSetupError('TOOL_CONTRACT_MISMATCH', `${b.server}: no command`);
+    const env = { ...getDefaultEnvironment() };
+    if (credential?.env) env[credential.env] = credential.secret;
+    transport = new StdioClientTransport({ command: b.command, args: b.args ?? [], env, stderr: 'ignore' });
+  } else {
+    throw new ToolSetupError(
+      'TOOL_TRANSPORT_UNSUPPORTED',
+      `${b.server}: transport "${b.transport}" is not supported by this worker (streamable-http, stdio).`,
+    );
+  }
+  const client = new Client(
+    { name: 'abada-agent-worker', version: '1.0.0' },
+    { jsonSchemaValidator: outputValidators },
+  );
+  enableElicitation(client, b.server, opts.elicitation ?? 'none', opts.onElicitation);
+  try {
+    await client.connect(transport, { timeout: opts.timeoutMs });
+  } catch (e) {
+    await client.close().catch(() => {});
+    throw busyOr(
+      last,
+      b.server,
+      new ToolSetupError('TOOL_SERVER_UNREACHABLE', `${b.server}: ${errorText(e)}`),
+    );
+  }
+  return { client, last };
 }
 
 /** The sessions of one task, opened on demand; close them when the task ends or is let go. */
@@ -242,11 +215,7 @@ export class ToolSessions {
     let s = this.sessions.get(b.server);
     if (!s) {
       const credential = b.credential ? await this.opts.credential(b.server) : null;
-      s = await Session.open(
-        { name: b.server, transport: b.transport, url: b.url, command: b.command, args: b.args ?? [] },
-        credential,
-        this.opts,
-      );
+      s = await openSession(b, credential, this.opts);
       this.sessions.set(b.server, s);
     }
     return s;
@@ -293,7 +262,7 @@ export class ToolSessions {
   }
 
   /** Every tool the binding's server lists (its session opened on demand). Throws ToolSetupError. */
-  async tools(b: ToolBinding): Promise<Awaited<ReturnType<typeof listAll>>> {
+  async tools(b: ToolBinding) {
     const session = await this.session(b);
     try {
       return await listAll(session.client, this.opts.timeoutMs);
@@ -349,22 +318,11 @@ export class ToolSessions {
 }
 
 async function listAll(client: Client, timeout: number) {
-  const tools: {
-    name: string;
-    description?: string;
-    inputSchema: Record<string, unknown>;
-    annotations?: ToolAnnotations;
-  }[] = [];
+  const tools: Awaited<ReturnType<Client['listTools']>>['tools'] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 100; page++) {
     const r = await client.listTools(cursor ? { cursor } : undefined, { timeout });
-    for (const t of r.tools)
-      tools.push({
-        name: t.name,
-        description: t.description,
-        inputSchema: t.inputSchema,
-        annotations: t.annotations,
-      });
+    tools.push(...r.tools);
     cursor = r.nextCursor;
     if (!cursor) break;
   }

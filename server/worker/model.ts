@@ -11,36 +11,16 @@ import { httpFetch } from './http-fetch.js';
 import { backoffMs, sleep } from './graphql.js';
 import { assistantMessage, type FunctionTool, type Message } from './conversation.js';
 
-export interface ModelRoute {
-  provider: 'gemini' | 'openai-compatible';
-  baseURL: string | null;
-  apiKey: string | null;
-  /** The model name sent to the API. */
-  apiModel: string;
-}
-
-export function routeModel(model: string, config: WorkerConfig): ModelRoute {
+export function routeModel(model: string, config: WorkerConfig) {
   const m = /^(gemini|google)\/(.+)$/.exec(model);
-  if (m) {
-    return {
-      provider: 'gemini',
-      baseURL: config.geminiBaseUrl,
-      apiKey: config.geminiApiKey,
-      apiModel: m[2],
-    };
-  }
-  return {
-    provider: 'openai-compatible',
-    baseURL: config.modelBaseUrl,
-    apiKey: config.modelApiKey,
-    apiModel: model,
-  };
-}
-
-export interface ModelAnswer {
-  message: Extract<Message, { role: 'assistant' }>;
-  usage: { inputTokens: number; outputTokens: number; totalTokens: number };
-  provider: string;
+  return m
+    ? { provider: 'gemini', baseURL: config.geminiBaseUrl, apiKey: config.geminiApiKey, apiModel: m[2] }
+    : {
+        provider: 'openai-compatible',
+        baseURL: config.modelBaseUrl,
+        apiKey: config.modelApiKey,
+        apiModel: model,
+      };
 }
 
 /** The model could not answer now (5xx, 429, 404, connection error, timeout): try the next model. */
@@ -101,7 +81,7 @@ export class ModelClient {
     return routeModel(model, this.config).provider;
   }
 
-  private client(route: ModelRoute): OpenAI {
+  private client(route: ReturnType<typeof routeModel>): OpenAI {
     const key = `${route.baseURL}\n${route.apiKey ?? ''}`;
     let c = this.clients.get(key);
     if (!c) {
@@ -133,7 +113,7 @@ export class ModelClient {
     tools: FunctionTool[],
     signal?: AbortSignal,
     beforeEach?: () => Promise<void>,
-  ): Promise<ModelAnswer> {
+  ) {
     for (let i = 0; ; i++) {
       await beforeEach?.();
       try {
@@ -146,12 +126,7 @@ export class ModelClient {
     }
   }
 
-  private async once(
-    model: string,
-    messages: Message[],
-    tools: FunctionTool[],
-    signal?: AbortSignal,
-  ): Promise<ModelAnswer> {
+  private async once(model: string, messages: Message[], tools: FunctionTool[], signal?: AbortSignal) {
     const route = routeModel(model, this.config);
     if (!route.baseURL) throw new ModelUnavailableError(`no endpoint is configured for model ${model}`);
     let completion: OpenAI.Chat.Completions.ChatCompletion;
@@ -183,12 +158,7 @@ export class ModelClient {
     }
     const choice = completion.choices?.[0];
     if (!choice?.message) throw new ModelUnavailableError(`${model}: the answer held no choice`);
-    const message = assistantMessage({
-      content: choice.message.content,
-      tool_calls: (choice.message.tool_calls ?? []).flatMap((c) =>
-        c.type === 'function' ? [{ id: c.id, type: c.type, function: c.function }] : [],
-      ),
-    });
+    const message = assistantMessage(choice.message);
     const input = completion.usage?.prompt_tokens ?? 0;
     const output = completion.usage?.completion_tokens ?? 0;
     return {

@@ -1,7 +1,6 @@
 /**
- * The model turns of one lease: each turn is one journaled MODEL_CALL, consumed from the journal when a
- * previous lease completed it, and the fallback chain [model, ...fallbackModels] when a model is
- * unavailable.
+ * The model turns of one lease: each turn one journaled MODEL_CALL (consumed from the journal when a
+ * previous lease completed it), along the chain [model, ...fallbackModels] while models are unavailable.
  */
 import { AttemptFailure, type Attempt, Deferral } from './attempt.js';
 import { type FunctionTool, type Message, messagesHash } from './conversation.js';
@@ -95,10 +94,7 @@ export class ModelTurns {
     return { model, request };
   }
 
-  /**
-   * Asks the model; its answer is held back to travel with the next step's entry (or flushed before the
-   * task ends). An unavailable model moves the chain on (null: ask the next one).
-   */
+  /** Asks the model; its answer's end is held back. An unavailable model moves the chain on (null). */
   private async ask(
     model: string,
     request: unknown,
@@ -107,34 +103,16 @@ export class ModelTurns {
   ): Promise<AssistantMessage | null> {
     const { at, chain } = this;
     const t0 = Date.now();
+    const step = { sequence: at.seq, kind: 'MODEL_CALL' as const, model, request };
     try {
       const provider = this.models.providerOf(model);
       const answer = await traceModelCall({ model, provider, sequence: at.seq, messages }, () =>
         this.models.chat(model, messages, tools, at.lease.signal, () => at.beforeSending()),
       );
-      at.end(
-        {
-          sequence: at.seq,
-          kind: 'MODEL_CALL',
-          state: 'COMPLETED',
-          model,
-          request,
-          response: answer.message,
-          usage: answer.usage,
-        },
-        true,
-      );
-      at.log.info(
-        {
-          event: 'model.answered',
-          sequence: at.seq,
-          model,
-          ms: Date.now() - t0,
-          toolCalls: answer.message.tool_calls?.length ?? 0,
-          tokens: answer.usage.totalTokens,
-        },
-        'model call',
-      );
+      at.end({ ...step, state: 'COMPLETED', response: answer.message, usage: answer.usage }, true);
+      const toolCalls = answer.message.tool_calls?.length ?? 0;
+      const answered = { sequence: at.seq, model, ms: Date.now() - t0, toolCalls };
+      at.log.info({ event: 'model.answered', ...answered, tokens: answer.usage.totalTokens }, 'model call');
       this.countTokens(answer.usage);
       this.lastModel = model;
       at.next();
@@ -149,17 +127,7 @@ export class ModelTurns {
           `model ${model} answered HTTP ${e.status} (come back later)`,
         );
       }
-      at.end(
-        {
-          sequence: at.seq,
-          kind: 'MODEL_CALL',
-          state: 'FAILED',
-          model,
-          request,
-          error: e.message.slice(0, 2000),
-        },
-        true,
-      );
+      at.end({ ...step, state: 'FAILED', error: e.message.slice(0, 2000) }, true);
       at.log.warn({ event: 'model.failed', sequence: at.seq, model, err: e.name }, e.message);
       at.next();
       if (e instanceof ModelRequestError) throw new AttemptFailure('MODEL_ERROR', e.message);

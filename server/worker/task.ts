@@ -55,21 +55,10 @@ export interface TaskDeps {
 }
 
 export async function runTask(task: LockedTask, deps: TaskDeps): Promise<TaskOutcome> {
-  const log = deps.log.child({
-    taskId: task.id,
-    attempt: task.attempt,
-    processInstanceId: task.processInstanceId,
-    nodeId: task.nodeId,
-  });
-  const lease = new LeaseKeeper(
-    deps.client,
-    task,
-    deps.config.workerId,
-    deps.config.lockMs,
-    log,
-    deps.signal,
-    deps.leasedAfter,
-  );
+  const { id: taskId, attempt, processInstanceId, nodeId } = task;
+  const log = deps.log.child({ taskId, attempt, processInstanceId, nodeId });
+  const { client, config, signal, leasedAfter } = deps;
+  const lease = new LeaseKeeper(client, task, config.workerId, config.lockMs, log, signal, leasedAfter);
   const run = new TaskRun(task, deps, log, lease);
   // the attempt's span: the lease's extensions, model and tool calls and journal requests are its children
   return traceAttempt(task, deps.config.workerId, async () => {
@@ -106,10 +95,8 @@ class TaskRun {
       elicitation: deps.config.elicitation,
       onElicitation: (n) => log.warn({ event: 'tool.elicitation', ...n }, 'a tool server asked for input'),
       allowedTools: deps.config.allowedTools,
-      credential: async (server) => {
-        const c = await deps.client.toolCredential(task.id, server, deps.config.workerId, this.at.retry());
-        return { secret: c.secret, env: c.env };
-      },
+      credential: (server) =>
+        deps.client.toolCredential(task.id, server, deps.config.workerId, this.at.retry()),
     });
     const chain = this.work ? [this.work.model, ...this.work.fallbackModels] : [];
     this.turns = new ModelTurns(this.at, deps.models, chain);
@@ -117,10 +104,8 @@ class TaskRun {
   }
 
   async run(): Promise<TaskOutcome> {
-    this.log.info(
-      { event: 'task.start', journaled: this.at.journaled, workerId: this.deps.config.workerId },
-      'task leased',
-    );
+    const { journaled, workerId } = this.at;
+    this.log.info({ event: 'task.start', journaled, workerId }, 'task leased');
     try {
       if (!this.work) throw new AttemptFailure('NO_AGENT_WORK', 'the task carries no agentWork');
       this.tools = await this.steps.bind(this.work.toolBindings);
@@ -199,8 +184,7 @@ class TaskRun {
 
   /**
    * Nothing leaves the step sequence with a step's end only in memory. A refused end is what the attempt
-   * fails on (it came first); with the lease aborted (lost, or the worker stopping) the end gets one
-   * last try of its own, and the task is dropped whatever it answers.
+   * fails on (it came first); with the lease aborted the end gets one last try, and the task is dropped.
    */
   private async flushBeforeLeaving(e: unknown): Promise<unknown> {
     const aborted = this.lease.signal.aborted;
@@ -215,15 +199,9 @@ class TaskRun {
   private async fail(f: AttemptFailure): Promise<TaskOutcome> {
     this.log.warn({ event: 'task.fail', errorType: f.errorType, sequence: this.at.seq }, f.message);
     try {
+      const failure = { errorType: f.errorType, errorMessage: f.message.slice(0, 2000) };
       await this.deps.client.failTask(
-        {
-          taskId: this.task.id,
-          workerId: this.deps.config.workerId,
-          attempt: this.task.attempt,
-          errorType: f.errorType,
-          errorMessage: f.message.slice(0, 2000),
-          metadata: this.metadata(),
-        },
+        { ...this.at.ids(), ...failure, metadata: this.metadata() },
         this.at.retry(),
       );
       return 'failed';
@@ -261,24 +239,15 @@ class TaskRun {
     const steps = this.at.takeEnds();
     const done = await this.deps.client.completeTask(
       {
-        taskId: this.task.id,
-        workerId: this.deps.config.workerId,
-        attempt: this.task.attempt,
+        ...this.at.ids(),
         variables: { [work.resultVariable]: parsed.value },
         metadata,
         ...(steps.length ? { steps } : {}),
       },
       this.at.retry(),
     );
-    this.log.info(
-      {
-        event: 'task.completed',
-        state: done.state,
-        durationMs: metadata.durationMs,
-        confidence: parsed.confidence,
-      },
-      'task completed',
-    );
+    const ended = { state: done.state, durationMs: metadata.durationMs, confidence: parsed.confidence };
+    this.log.info({ event: 'task.completed', ...ended }, 'task completed');
     return 'completed';
   }
 }
@@ -297,16 +266,9 @@ export async function deferTask(
   // a day at most (an HTTP date far off must still fit GraphQL's Int); the engine cuts it further
   const retryAfterMs = Math.min(Math.max(0, Math.round(d.retryAfterMs)), 86_400_000);
   try {
-    const t = await deps.client.deferTask(
-      {
-        taskId: task.id,
-        workerId: deps.config.workerId,
-        attempt: task.attempt,
-        reason: d.message,
-        retryAfterMs,
-      },
-      opts,
-    );
+    const { id: taskId, attempt } = task;
+    const input = { taskId, workerId: deps.config.workerId, attempt, reason: d.message, retryAfterMs };
+    const t = await deps.client.deferTask(input, opts);
     // past ABADA_MAX_DEFERRALS the engine counted this one as a failure of the attempt (errorType says so)
     const counted = t.attempt !== task.attempt || t.state === 'FAILED' ? { errorType: t.errorType } : {};
     log.info({ event: 'task.deferred', reason: d.message, retryAfterMs, ...counted }, 'handed the task back');

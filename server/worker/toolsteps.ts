@@ -1,7 +1,6 @@
 /**
  * The tool steps of one lease: each tool call the model asks for is one journaled TOOL_CALL, moved along
- * its life (proposed, approved, started, ended) or replayed from the journal when a previous lease got
- * that far.
+ * its life (proposed, approved, started, ended) or replayed from the journal as far as a lease got.
  */
 import { AttemptFailure, type Attempt, LetGo } from './attempt.js';
 import {
@@ -19,8 +18,10 @@ import {
   type Step,
   type ToolBinding,
 } from './graphql.js';
-import { argsOf, GuardReads } from './guards.js';
-import { ToolOutcomeUnknownError, type ToolSessions } from './mcp.js';
+import { argsOf, ended, GuardReads } from './guards.js';
+import { type ToolCallResult, ToolOutcomeUnknownError, type ToolSessions } from './mcp.js';
+
+type EndedStep = Parameters<typeof toolStepContent>[0] & Pick<Step, 'sequence'>;
 
 /** A write's answer was lost and its binding declares a lookup: ask the lookup before sending again. */
 class LostAnswer extends Error {}
@@ -87,27 +88,9 @@ export class ToolSteps {
     }
     if (binding.policy === 'READ') {
       const result = await this.invoke(binding, args as Record<string, unknown>, null);
-      // a read is journaled once, after it ran: its step as the engine will create it (hold ends it)
-      const read: Step = {
-        attempt: at.task.attempt,
-        sequence: at.seq,
-        kind: 'TOOL_CALL',
-        state: 'STARTED',
-        toolRef: binding.ref,
-        model: null,
-        request,
-        response: null,
-        error: null,
-        digest: '',
-        idempotencyKey: null,
-        comment: null,
-        reused: false,
-        usage: null,
-        approvalId: null,
-        purpose: 'CALL',
-        reconciled: false,
-      };
-      return this.advance(binding, this.hold(read, result, true), null, true);
+      // a read is journaled once, after it ran: its end alone, as the engine will store the step
+      const read = this.hold({ sequence: at.seq, toolRef: binding.ref, request }, result, true);
+      return this.done(binding, { ...read, reused: false, approvalId: null, comment: null });
     }
     const proposal = binding.policy === 'APPROVAL_REQUIRED';
     // the precondition at proposal time: its answer is what the approver sees as the facts
@@ -148,14 +131,8 @@ export class ToolSteps {
         case 'COMPLETED':
         case 'FAILED':
         case 'REJECTED':
-        case 'OUTCOME_UNKNOWN': {
-          const content = toolStepContent(step);
-          if (content === null) throw new LetGo('let-go', `step ${step.sequence} waits for a person`);
-          this.used.add(binding.ref);
-          at.log.info({ event: 'tool.done', ...where, state: step.state, reused: step.reused }, 'tool step');
-          at.next();
-          return content;
-        }
+        case 'OUTCOME_UNKNOWN':
+          return this.done(binding, step);
         case 'PROPOSED':
           at.log.info({ event: 'tool.proposed', ...where }, 'waiting for approval');
           throw new LetGo('parked', `step ${step.sequence} waits for approval`);
@@ -182,10 +159,18 @@ export class ToolSteps {
     }
   }
 
-  /**
-   * Starts an approved call: exactly the approved request (the person may have edited its arguments),
-   * right after its precondition is read again when it declares one.
-   */
+  /** A tool step that ended: its tool message, the cursor past it. */
+  private done(binding: ToolBinding, step: EndedStep): string {
+    const content = toolStepContent(step);
+    if (content === null) throw new LetGo('let-go', `step ${step.sequence} waits for a person`);
+    this.used.add(binding.ref);
+    const { sequence, state, reused } = step;
+    this.at.log.info({ event: 'tool.done', sequence, toolRef: binding.ref, state, reused }, 'tool step');
+    this.at.next();
+    return content;
+  }
+
+  /** Starts exactly the approved request (maybe edited), right after its precondition is read again. */
   private async startApproved(binding: ToolBinding, approved: Step) {
     let taskState: JournalResult['taskState'] | null = null;
     const step = await this.guards.startApproved(binding, approved, async () => {
@@ -245,21 +230,17 @@ export class ToolSteps {
   }
 
   /**
-   * The step's end is held back (it travels with the next step's entry); the step as the engine will
-   * store it, so the tool message is the one a rebuild from the journal gives. `lossless`: a read's.
+   * Holds the step's end back (it travels with the next step's entry); returns the step as the engine
+   * will store it, so the tool message is the one a rebuild from the journal gives. `lossless`: a read's.
    */
-  private hold(step: Step, result: ToolResult, lossless: boolean): Step {
+  private hold<S extends Pick<Step, 'sequence' | 'toolRef' | 'request'>>(
+    step: S,
+    result: ToolCallResult,
+    lossless: boolean,
+  ) {
     const end = ended(result);
-    this.at.end(
-      {
-        sequence: step.sequence,
-        kind: 'TOOL_CALL',
-        toolRef: step.toolRef ?? undefined,
-        request: step.request,
-        ...end,
-      },
-      lossless,
-    );
+    const { sequence, toolRef, request } = step;
+    this.at.end({ sequence, kind: 'TOOL_CALL', toolRef: toolRef ?? undefined, request, ...end }, lossless);
     return { ...step, state: end.state, response: end.response ?? null, error: end.error || null };
   }
 
@@ -274,7 +255,7 @@ export class ToolSteps {
     binding: ToolBinding,
     args: Record<string, unknown>,
     key: string | null,
-  ): Promise<ToolResult> {
+  ): Promise<ToolCallResult> {
     const { at } = this;
     // a write goes out only when every earlier end is journaled; a read may leave answers held (attempt.ts)
     if (!(binding.policy === 'READ' && at.readMayWait)) await at.flush();
@@ -283,17 +264,9 @@ export class ToolSteps {
       await at.beforeSending();
       try {
         const result = await this.sessions.call(binding, args, key);
-        at.log.info(
-          {
-            event: 'tool.called',
-            sequence: at.seq,
-            toolRef: binding.ref,
-            ok: result.ok,
-            tries: i + 1,
-            ms: Date.now() - t0,
-          },
-          'tool call',
-        );
+        const { ok } = result;
+        const called = { sequence: at.seq, toolRef: binding.ref, ok, tries: i + 1, ms: Date.now() - t0 };
+        at.log.info({ event: 'tool.called', ...called }, 'tool call');
         return result.ok ? { ...result, response: fitForJournal(result.response) } : result;
       } catch (e) {
         at.checkLease();
@@ -334,13 +307,4 @@ export function fitForJournal(response: unknown): unknown {
     originalChars: text.length,
     text: `${text.slice(0, MAX_RESULT_CHARS - 200)}… [truncated: the tool answered ${text.length} characters]`,
   };
-}
-
-type ToolResult = { ok: true; response: unknown } | { ok: false; error: string };
-
-/** How a tool call that ran is journaled: COMPLETED with its answer, or FAILED with (the start of) its error. */
-function ended(result: ToolResult): { state: 'COMPLETED' | 'FAILED'; response?: unknown; error?: string } {
-  return result.ok
-    ? { state: 'COMPLETED', response: result.response }
-    : { state: 'FAILED', error: result.error.slice(0, 4000) };
 }

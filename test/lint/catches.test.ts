@@ -77,7 +77,7 @@ const EXCEPTIONS: Record<string, string> = {
     'spans that cannot be flushed at exit are lost either way; the process must still close',
   'server/demo/demo.ts#close':
     'closing the demo: the worker stops with the engine, whatever its stop answers',
-  'server/worker/mcp.ts#open:2':
+  'server/worker/mcp.ts#openSession:2':
     'closing a session whose connect failed, before throwing ToolSetupError with the cause',
   'server/worker/mcp.ts#closeAll': 'closing MCP sessions on the way out: nothing is left to act on a failure',
   'server/engine/events/listener.ts#connect:3':
