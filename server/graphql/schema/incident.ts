@@ -55,37 +55,34 @@ const ResolveIncidentInput = builder.inputType('ResolveIncidentInput', {
   }),
 });
 
-builder.queryField('incidents', (t) =>
-  t.field({
+builder.queryFields((t) => ({
+  incidents: t.field({
     type: IncidentConnection,
     authScopes: { authenticated: true },
     args: { state: t.arg({ type: IncidentState }), first: t.arg.int(), after: t.arg.string() },
     resolve: (_r, a, ctx) => listIncidents(ctx.engine, ctx.actor!, a),
   }),
-);
-
-builder.queryField('incident', (t) =>
-  t.field({
+  incident: t.field({
     type: Incident,
     description: 'One incident (NOT_FOUND when there is none you may see).',
     authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, { id }, ctx) => getIncident(ctx.engine.db, ctx.actor!, String(id)),
   }),
-);
+}));
 
-builder.mutationField('resolveIncident', (t) =>
-  t.field({
+builder.mutationFields((t) => ({
+  resolveIncident: t.field({
     type: Incident,
     authScopes: { authenticated: true },
     args: { input: t.arg({ type: ResolveIncidentInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
       resolveIncident(ctx.engine, ctx.actor!, { ...input, id: String(input.id) }),
   }),
-);
+}));
 
-builder.subscriptionField('incidentOpened', (t) =>
-  t.field({
+builder.subscriptionFields((t) => ({
+  incidentOpened: t.field({
     type: Incident,
     authScopes: { authenticated: true },
     args: {
@@ -117,4 +114,4 @@ builder.subscriptionField('incidentOpened', (t) =>
     },
     resolve: (i) => i,
   }),
-);
+}));

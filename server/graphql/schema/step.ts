@@ -95,21 +95,6 @@ export const JournalResultRef = builder.objectRef<JournalResult>('JournalResult'
   }),
 });
 
-builder.mutationField('journalStep', (t) =>
-  t.field({
-    type: JournalResultRef,
-    authScopes: { worker: true },
-    args: { input: t.arg({ type: JournalStepInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      journalStep(ctx.engine, ctx.actor!, {
-        ...input,
-        taskId: String(input.taskId),
-        request: input.request ?? null,
-        response: input.response ?? undefined,
-      }),
-  }),
-);
-
 export const BatchStepInput = builder.inputType('BatchStepInput', { fields: stepFields });
 
 const JournalStepsInput = builder.inputType('JournalStepsInput', {
@@ -125,16 +110,6 @@ const JournalStepsInput = builder.inputType('JournalStepsInput', {
   }),
 });
 
-builder.mutationField('journalSteps', (t) =>
-  t.field({
-    type: [JournalResultRef],
-    description: 'Several steps of one attempt in one request and one transaction (see journalStep).',
-    authScopes: { worker: true },
-    args: { input: t.arg({ type: JournalStepsInput, required: true }) },
-    resolve: (_r, { input }, ctx) => journalSteps(ctx.engine, ctx.actor!, stepsOf(input.steps, input)),
-  }),
-);
-
 /** A task attempt's batch steps as the journal takes them (journalSteps, each entry of journalBatch). */
 export function stepsOf<S extends { request?: unknown; response?: unknown }>(
   steps: S[],
@@ -149,3 +124,25 @@ export function stepsOf<S extends { request?: unknown; response?: unknown }>(
     response: st.response ?? undefined,
   }));
 }
+
+builder.mutationFields((t) => ({
+  journalStep: t.field({
+    type: JournalResultRef,
+    authScopes: { worker: true },
+    args: { input: t.arg({ type: JournalStepInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      journalStep(ctx.engine, ctx.actor!, {
+        ...input,
+        taskId: String(input.taskId),
+        request: input.request ?? null,
+        response: input.response ?? undefined,
+      }),
+  }),
+  journalSteps: t.field({
+    type: [JournalResultRef],
+    description: 'Several steps of one attempt in one request and one transaction (see journalStep).',
+    authScopes: { worker: true },
+    args: { input: t.arg({ type: JournalStepsInput, required: true }) },
+    resolve: (_r, { input }, ctx) => journalSteps(ctx.engine, ctx.actor!, stepsOf(input.steps, input)),
+  }),
+}));

@@ -185,18 +185,15 @@ const ToolCredential = builder
     }),
   });
 
-builder.queryField('externalTask', (t) =>
-  t.field({
+builder.queryFields((t) => ({
+  externalTask: t.field({
     type: ExternalTask,
     nullable: true,
     authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, { id }, ctx) => getTask(ctx.engine.db, ctx.actor!, String(id)),
   }),
-);
-
-builder.queryField('toolCredential', (t) =>
-  t.field({
+  toolCredential: t.field({
     type: ToolCredential,
     authScopes: { worker: true },
     args: {
@@ -206,10 +203,10 @@ builder.queryField('toolCredential', (t) =>
     },
     resolve: (_r, a, ctx) => toolCredential(ctx.engine, ctx.actor!, String(a.taskId), a.server, a.workerId),
   }),
-);
+}));
 
-builder.mutationField('fetchAndLock', (t) =>
-  t.field({
+builder.mutationFields((t) => ({
+  fetchAndLock: t.field({
     type: [LockedTask],
     authScopes: { worker: true },
     args: { input: t.arg({ type: FetchAndLockInput, required: true }) },
@@ -221,20 +218,14 @@ builder.mutationField('fetchAndLock', (t) =>
         ctx.signal,
       ),
   }),
-);
-
-builder.mutationField('extendLock', (t) =>
-  t.field({
+  extendLock: t.field({
     type: ExternalTask,
     authScopes: { worker: true },
     args: { input: t.arg({ type: ExtendLockInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
       extendLease(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
   }),
-);
-
-builder.mutationField('completeTask', (t) =>
-  t.field({
+  completeTask: t.field({
     type: ExternalTask,
     authScopes: { worker: true },
     args: { input: t.arg({ type: CompleteTaskInput, required: true }) },
@@ -250,20 +241,14 @@ builder.mutationField('completeTask', (t) =>
         })),
       }),
   }),
-);
-
-builder.mutationField('failTask', (t) =>
-  t.field({
+  failTask: t.field({
     type: ExternalTask,
     authScopes: { worker: true },
     args: { input: t.arg({ type: FailTaskInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
       failTask(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
   }),
-);
-
-builder.mutationField('deferTask', (t) =>
-  t.field({
+  deferTask: t.field({
     type: ExternalTask,
     description:
       'Hands the lease back without spending an attempt: the task is OPEN again after retryAfterMs. ' +
@@ -273,13 +258,10 @@ builder.mutationField('deferTask', (t) =>
     resolve: (_r, { input }, ctx) =>
       deferTask(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
   }),
-);
-
-builder.mutationField('retryTask', (t) =>
-  t.field({
+  retryTask: t.field({
     type: ExternalTask,
     authScopes: { admin: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, { id }, ctx) => retryTask(ctx.engine, ctx.actor!, String(id)),
   }),
-);
+}));
