@@ -57,11 +57,7 @@ export class OidcClient {
   }
 
   /** Starts a sign-in: the provider's authorization URL and what the callback must find again. */
-  async start(
-    redirectUri: string,
-    returnTo: string,
-    extra: { login_hint?: string; prompt?: string },
-  ): Promise<{ url: URL; pending: PendingSignIn }> {
+  async start(redirectUri: string, returnTo: string, extra: { login_hint?: string; prompt?: string }) {
     const config = await this.configuration();
     const verifier = client.randomPKCECodeVerifier();
     const pending: PendingSignIn = {
@@ -89,10 +85,7 @@ export class OidcClient {
    * Finishes a sign-in from the callback URL: openid-client checks the state, exchanges the code with the
    * PKCE verifier and checks the ID token (issuer, audience, expiry, nonce). Throws on any mismatch.
    */
-  async finish(
-    callbackUrl: URL,
-    pending: PendingSignIn,
-  ): Promise<{ identity: ProviderIdentity; tokens: ProviderTokens }> {
+  async finish(callbackUrl: URL, pending: PendingSignIn) {
     const config = await this.configuration();
     const response = await client.authorizationCodeGrant(config, callbackUrl, {
       pkceCodeVerifier: pending.verifier,
@@ -109,10 +102,7 @@ export class OidcClient {
    * The person's current identity for a live session: with the refresh token when there is one, else
    * userinfo with the access token; null when the provider confirms neither (the session then ends).
    */
-  async refresh(
-    tokens: ProviderTokens,
-    subject: string,
-  ): Promise<{ identity: ProviderIdentity; tokens: ProviderTokens } | null> {
+  async refresh(tokens: ProviderTokens, subject: string) {
     const config = await this.configuration();
     try {
       if (tokens.refreshToken) {
@@ -143,7 +133,7 @@ export class OidcClient {
     idClaims: Record<string, unknown> & { sub: string },
     raw: { access_token?: string; id_token?: string; refresh_token?: string } | ProviderTokens,
     subject: string,
-  ): Promise<{ identity: ProviderIdentity; tokens: ProviderTokens }> {
+  ) {
     const tokens: ProviderTokens =
       'accessToken' in raw
         ? raw
