@@ -13,7 +13,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BuildLock, lockHolder, tryLock } from './lock.js';
+import { type BuildLock, lockHolder, tryLock, unless } from './lock.js';
 import { webSourceHash } from './source-hash.js';
 
 /** The checkout this engine runs from. */
@@ -56,12 +56,7 @@ export class WebBuildError extends Error {
 /** The source hash web/.next was built from, or null when it holds no complete build. */
 function builtFrom(web: string): string | null {
   if (!existsSync(path.join(web, '.next', 'BUILD_ID'))) return null;
-  try {
-    return readFileSync(path.join(web, HASH_FILE), 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw e;
-  }
+  return unless('ENOENT', () => readFileSync(path.join(web, HASH_FILE), 'utf8'), null);
 }
 
 /** Whether `root`'s web/.next holds a build of its current sources. */
@@ -71,12 +66,9 @@ export function webIsBuilt(root = ROOT): boolean {
 
 /** Kills the build's process group: Next starts workers of its own, which a kill of `nice` would leave. */
 function killGroup(child: ChildProcess | null): void {
-  if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, 'SIGTERM');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
-  }
+  const pid = child?.pid;
+  if (!pid || child.exitCode !== null || child.signalCode !== null) return;
+  unless('ESRCH', () => process.kill(-pid, 'SIGTERM'), false);
 }
 
 /** Builds the dashboard unless it is current (or another process of the checkout is building it). */
