@@ -6,11 +6,11 @@
  * upgrade with the cookie must come from Abada's own origin. A session whose groups are due for the
  * provider's confirmation is refreshed first (one refresh per session at a time in this process).
  */
-import { timingSafeEqual } from 'node:crypto';
 import type { Actor, EngineContext } from '../engine/common/index.js';
 import {
   bearerToken,
   clientActor,
+  constantTimeEqual,
   identify,
   providerActor,
   refreshSession,
@@ -40,12 +40,6 @@ export interface CallerHeaders {
 const NOBODY: Identity = { actor: null, refusal: null, session: null };
 const refused = (refusal: string | null): Identity => ({ ...NOBODY, refusal });
 
-export function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
 export class Identifier {
   private readonly verifier: AccessTokenVerifier | null;
   private readonly refreshing = new Map<string, Promise<Actor | null>>();
@@ -65,7 +59,7 @@ export class Identifier {
     if (h.authorization) return this.bearer(h.authorization);
     const found = await this.cookie(h.cookie ?? null);
     if (!found.session || !changesState) return found;
-    if (h.csrf && sameSecret(h.csrf, found.session.csrfToken)) return found;
+    if (h.csrf && constantTimeEqual(h.csrf, found.session.csrfToken)) return found;
     return refused(
       'A request that changes state with the session cookie needs the x-abada-csrf header ' +
         '(GET /auth/session returns it); reload the dashboard.',

@@ -7,10 +7,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tokenSignInOffered } from '../config.js';
 import type { EngineContext } from '../engine/common/index.js';
-import { endSession, openSession } from '../engine/principals/index.js';
+import { constantTimeEqual, endSession, openSession } from '../engine/principals/index.js';
 import { EngineError } from '../errors.js';
 import { type CookieNames, readCookie, setCookie } from './cookies.js';
-import { type Identifier, sameSecret } from './identify.js';
+import type { Identifier } from './identify.js';
 import { type OidcClient, PENDING_TTL_MS, type PendingSignIn } from './oidc.js';
 import { isProviderRefusal, isProviderUnreachable } from '../shared/provider-errors.js';
 
@@ -130,7 +130,7 @@ async function logout(o: AuthRoutesOptions, req: IncomingMessage, res: ServerRes
   const found = await o.identifier.cookie(req.headers.cookie ?? null);
   let to = '/';
   if (found.session) {
-    if (!csrf || !sameSecret(csrf, found.session.csrfToken)) {
+    if (!csrf || !constantTimeEqual(csrf, found.session.csrfToken)) {
       return json(res, 403, { error: 'Sign-out needs the CSRF token (x-abada-csrf); reload the dashboard.' });
     }
     await endSession(o.engine.db, found.session.id, 'SIGNED_OUT');
