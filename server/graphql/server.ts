@@ -1,7 +1,7 @@
 /**
- * One HTTP server, one port: GraphQL over HTTP and graphql-ws at /graphql, /healthz, and the dashboard
- * at / (handled by `serveWeb` when the dashboard is built), and Prometheus /metrics. Errors a caller can act on keep their code;
- * anything else is masked as INTERNAL.
+ * One HTTP server, one port: GraphQL over HTTP and graphql-ws at /graphql, /auth/*, /healthz, /readyz,
+ * Prometheus /metrics, and the dashboard (`web`) at every other path. Errors a caller can act on keep
+ * their code; anything else is masked as INTERNAL.
  */
 import http from 'node:http';
 import { GraphQLError } from 'graphql';

@@ -11,10 +11,9 @@ import {
   revokeApproval,
   versionsOf,
 } from '../../engine/approvals/index.js';
-import { cursorOf } from '../../engine/events/index.js';
 import { builder, connection, type GraphQLContext } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
-import { type Positioned, streamFrom } from '../stream.js';
+import { eventCursorOf, type Positioned, streamFrom } from '../stream.js';
 import {
   ApprovalBasisRef,
   ApprovalDecision,
@@ -134,16 +133,12 @@ builder.objectFields(Approval, (t) => ({
     description: 'The versions of the call, oldest first, with who made each and what it changed.',
     resolve: (a, _x, ctx) => versionsOf(ctx.engine, a),
   }),
-}));
-
-builder.objectField(Approval, 'eventCursor', (t) =>
-  t.string({
+  eventCursor: t.string({
     description:
       'The position of the latest event about this approval (on a subscription: of the event delivered); resume a subscription with after: it.',
-    resolve: async (a, _x, ctx) =>
-      cursorOf((a as Positioned<ApprovalView>).eventPosition ?? (await ctx.loaders.eventPosition.load(a.id))),
+    resolve: (a, _x, ctx) => eventCursorOf(a, ctx),
   }),
-);
+}));
 
 const ApprovalConnection = connection<ApprovalView>('Approval', Approval);
 
@@ -167,12 +162,7 @@ const RevokeApprovalInput = builder.inputType('RevokeApprovalInput', {
 function approvalStream(opened: boolean) {
   return async (_r: unknown, args: { after?: string | null }, ctx: GraphQLContext) => {
     const actor = ctx.actor!;
-    const events = await streamFrom(
-      ctx.hub,
-      ctx.engine,
-      { type: 'approval', opened, projectId: actor.projectId },
-      args.after,
-    );
+    const events = await streamFrom(ctx, { type: 'approval', opened }, args.after);
     return selectEvents(events, async (e) => {
       // workers never see approvals (maySeeApproval): a worker's replay loads nothing
       if (e.type !== 'approval' || actor.kind === 'WORKER') return null;

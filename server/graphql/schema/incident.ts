@@ -4,10 +4,9 @@ import {
   listIncidents,
   resolveIncident,
 } from '../../engine/incidents/index.js';
-import { cursorOf } from '../../engine/events/index.js';
 import { builder, connection } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
-import { type Positioned, streamFrom } from '../stream.js';
+import { eventCursorOf, type Positioned, streamFrom } from '../stream.js';
 
 const IncidentState = builder.enumType('IncidentState', { values: ['OPEN', 'RESOLVED'] as const });
 
@@ -33,10 +32,7 @@ export const Incident = builder.objectRef<IncidentView>('Incident').implement({
     eventCursor: t.string({
       description:
         'The position of the latest event about this incident (on a subscription: of the event delivered); resume a subscription with after: it.',
-      resolve: async (i, _x, ctx) =>
-        cursorOf(
-          (i as Positioned<IncidentView>).eventPosition ?? (await ctx.loaders.eventPosition.load(i.id)),
-        ),
+      resolve: (i, _x, ctx) => eventCursorOf(i, ctx),
     }),
   }),
 });
@@ -93,12 +89,7 @@ builder.subscriptionFields((t) => ({
     },
     subscribe: async (_r, args, ctx) => {
       const actor = ctx.actor!;
-      const events = await streamFrom(
-        ctx.hub,
-        ctx.engine,
-        { type: 'incident', opened: null, projectId: actor.projectId },
-        args.after,
-      );
+      const events = await streamFrom(ctx, { type: 'incident', opened: null }, args.after);
       return selectEvents(events, (e) =>
         actor.kind !== 'WORKER' && e.type === 'incident'
           ? ctx.hub.share(
