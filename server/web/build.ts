@@ -1,13 +1,10 @@
 /**
- * The dashboard's production build (`next build web`), made once per change of its sources: in the
- * background of `npm start` (the engine, the API and the demo do not wait for it), by the e2e set-up, or by
- * `npm run web:build`. web/.next/abada-source-hash records what the build was made from (source-hash.ts);
- * a lock (lock.ts) makes the processes of one checkout build once and the others wait for that build.
- *
- * The build runs at a lower CPU priority (`nice -n 10`): on two cores it takes ~25 s of CPU, and the engine
- * and the demo starting beside it must stay quick. It skips Next's own type check unless asked
- * (`typecheck`): `npm test` type-checks the dashboard anyway (`tsc --noEmit -p web`), and the check was
- * 10.6 s of a 31.6 s first build here (docs/decisions.md).
+ * The dashboard's production build (`next build web`), made once per change of its sources (recorded in
+ * web/.next/abada-source-hash, source-hash.ts): in the background of `npm start`, by the e2e set-up, or by
+ * `npm run web:build`; a lock (lock.ts) makes the processes of one checkout build once. It runs under
+ * `nice -n 10` (~25 s of CPU on two cores, beside an engine and a demo that must start quickly) and skips
+ * Next's type check unless asked: `npm test` runs `tsc --noEmit -p web` anyway, and the check was 10.6 s
+ * of a 31.6 s first build (docs/decisions.md).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -81,10 +78,9 @@ export function startWebBuild(opts: BuildOptions = {}): WebBuild {
   let child: ChildProcess | null = null;
   let lock: BuildLock | null = null;
 
-  const killBuild = () => killGroup(child);
   // An engine that exits without its close (process.exit on a fatal error) still ends its build.
   const onExit = () => {
-    killBuild();
+    killGroup(child);
     lock?.release();
   };
 
@@ -148,7 +144,7 @@ export function startWebBuild(opts: BuildOptions = {}): WebBuild {
     state: () => state,
     stop() {
       stopped = true;
-      killBuild();
+      killGroup(child);
     },
   };
 }

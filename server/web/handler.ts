@@ -71,13 +71,12 @@ export function startDashboard(opts: WebOptions) {
   const handle: WebHandler = (req: IncomingMessage, res: ServerResponse) => {
     const url = req.url ?? '/';
     if (url === '/demo/users.json' || url.startsWith('/demo/users.json?')) {
-      if (!opts.demoUsers) {
-        res.writeHead(404, { 'content-type': 'application/json' });
-        res.end('[]');
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-      res.end(JSON.stringify(opts.demoUsers()));
+      const users = opts.demoUsers?.();
+      res.writeHead(users ? 200 : 404, {
+        'content-type': 'application/json',
+        ...(users ? { 'cache-control': 'no-store' } : {}),
+      });
+      res.end(JSON.stringify(users ?? []));
       return;
     }
     if (next) return next(req, res);
