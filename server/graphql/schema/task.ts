@@ -13,7 +13,7 @@ import {
 import type { AgentWork as AgentWorkShape } from '../../engine/definitions/index.js';
 import { builder } from '../builder.js';
 import { ToolBinding } from './definition.js';
-import { BatchStepInput, Step, TaskState } from './step.js';
+import { attemptFields, BatchStepInput, Step, TaskState } from './step.js';
 
 export const ExternalTask = builder.objectRef<TaskView>('ExternalTask').implement({
   fields: (t) => ({
@@ -133,9 +133,7 @@ const AttemptMetadataInput = builder.inputType('AttemptMetadataInput', {
 
 const CompleteTaskInput = builder.inputType('CompleteTaskInput', {
   fields: (t) => ({
-    taskId: t.id({ required: true }),
-    workerId: t.string({ required: true }),
-    attempt: t.int({ required: true }),
+    ...attemptFields(t),
     variables: t.field({ type: 'JSON', required: true }),
     metadata: t.field({ type: AttemptMetadataInput, required: true }),
     steps: t.field({
@@ -148,9 +146,7 @@ const CompleteTaskInput = builder.inputType('CompleteTaskInput', {
 
 const FailTaskInput = builder.inputType('FailTaskInput', {
   fields: (t) => ({
-    taskId: t.id({ required: true }),
-    workerId: t.string({ required: true }),
-    attempt: t.int({ required: true }),
+    ...attemptFields(t),
     errorType: t.string({ required: true }),
     errorMessage: t.string(),
     retryTimeoutMs: t.int(),
@@ -160,9 +156,7 @@ const FailTaskInput = builder.inputType('FailTaskInput', {
 
 const DeferTaskInput = builder.inputType('DeferTaskInput', {
   fields: (t) => ({
-    taskId: t.id({ required: true }),
-    workerId: t.string({ required: true }),
-    attempt: t.int({ required: true }),
+    ...attemptFields(t),
     reason: t.string({ required: true, description: 'Why, in a few words (kept in history).' }),
     retryAfterMs: t.int({
       required: true,
