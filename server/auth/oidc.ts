@@ -95,7 +95,12 @@ export class OidcClient {
     });
     const claims = response.claims();
     if (!claims) throw new ProviderAnswerError('the provider sent no ID token');
-    return this.identityOf(config, claims, response, claims.sub);
+    const tokens = {
+      refreshToken: response.refresh_token ?? null,
+      accessToken: response.access_token ?? null,
+      idToken: response.id_token ?? null,
+    };
+    return this.identityOf(config, claims, tokens);
   }
 
   /**
@@ -114,9 +119,9 @@ export class OidcClient {
           accessToken: response.access_token,
           idToken: response.id_token ?? tokens.idToken,
         };
-        return this.identityOf(config, claims ?? { sub: subject }, next, subject);
+        return this.identityOf(config, claims ?? { sub: subject }, next);
       }
-      if (tokens.accessToken) return await this.identityOf(config, { sub: subject }, tokens, subject);
+      if (tokens.accessToken) return await this.identityOf(config, { sub: subject }, tokens);
     } catch (e) {
       // refused or unreachable: the groups cannot be confirmed, so the session ends
       if (!isProviderRefusal(e) && !isProviderUnreachable(e)) throw e;
@@ -131,17 +136,9 @@ export class OidcClient {
   private async identityOf(
     config: client.Configuration,
     idClaims: Record<string, unknown> & { sub: string },
-    raw: { access_token?: string; id_token?: string; refresh_token?: string } | ProviderTokens,
-    subject: string,
+    tokens: ProviderTokens,
   ) {
-    const tokens: ProviderTokens =
-      'accessToken' in raw
-        ? raw
-        : {
-            refreshToken: raw.refresh_token ?? null,
-            accessToken: raw.access_token ?? null,
-            idToken: raw.id_token ?? null,
-          };
+    const subject = idClaims.sub;
     let claims: Record<string, unknown> = idClaims;
     const claimName = this.settings.groupsClaim;
     if (!(claimName in claims) && tokens.accessToken) {
