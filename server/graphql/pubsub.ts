@@ -39,11 +39,8 @@ export class EventHub {
    */
   share<T>(key: string, load: () => Promise<T>, event?: object): Promise<T> {
     if (event) {
-      let loads = this.perEvent.get(event);
-      if (!loads) {
-        loads = new Map();
-        this.perEvent.set(event, loads);
-      }
+      const loads = this.perEvent.get(event) ?? new Map<string, Promise<unknown>>();
+      this.perEvent.set(event, loads);
       const hit = loads.get(key);
       if (hit) return hit as Promise<T>;
       const value = load();

@@ -27,11 +27,8 @@ export class Sessions {
   }
 
   add(principalId: string, socket: WebSocket): void {
-    let set = this.byPrincipal.get(principalId);
-    if (!set) {
-      set = new Set();
-      this.byPrincipal.set(principalId, set);
-    }
+    const set = this.byPrincipal.get(principalId) ?? new Set<WebSocket>();
+    this.byPrincipal.set(principalId, set);
     set.add(socket);
     socket.once('close', () => {
       set.delete(socket);
