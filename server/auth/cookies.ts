@@ -3,8 +3,6 @@
  * the host: oidc-provider's are `_session` and `_interaction`), HttpOnly, SameSite=Lax, Secure behind
  * https; and the short-lived cookie of a sign-in in progress (sealed state, nonce and PKCE verifier).
  */
-import type { IncomingMessage } from 'node:http';
-
 export interface CookieNames {
   session: string;
   pending: string;
@@ -23,22 +21,15 @@ export function readCookie(header: string | string[] | undefined, name: string):
   const raw = Array.isArray(header) ? header.join(';') : (header ?? '');
   for (const part of raw.split(';')) {
     const i = part.indexOf('=');
-    if (i < 0) continue;
-    if (part.slice(0, i).trim() === name) {
-      const value = part.slice(i + 1).trim();
-      try {
-        return decodeURIComponent(value);
-      } catch (e) {
-        if (!(e instanceof URIError)) throw e; // a malformed %-escape: not a cookie we set
-        return null;
-      }
+    if (i < 0 || part.slice(0, i).trim() !== name) continue;
+    try {
+      return decodeURIComponent(part.slice(i + 1).trim());
+    } catch (e) {
+      if (!(e instanceof URIError)) throw e; // a malformed %-escape: not a cookie we set
+      return null;
     }
   }
   return null;
-}
-
-export function cookieOf(req: IncomingMessage, name: string): string | null {
-  return readCookie(req.headers.cookie, name);
 }
 
 /** A Set-Cookie value; maxAgeS 0 deletes the cookie. */

@@ -6,11 +6,11 @@
  * upgrade with the cookie must come from Abada's own origin. A session whose groups are due for the
  * provider's confirmation is refreshed first (one refresh per session at a time in this process).
  */
-import { timingSafeEqual } from 'node:crypto';
 import type { Actor, EngineContext } from '../engine/common/index.js';
 import {
   bearerToken,
   clientActor,
+  constantTimeEqual,
   identify,
   providerActor,
   refreshSession,
@@ -38,12 +38,7 @@ export interface CallerHeaders {
 }
 
 const NOBODY: Identity = { actor: null, refusal: null, session: null };
-
-export function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
+const refused = (refusal: string | null): Identity => ({ ...NOBODY, refusal });
 
 export class Identifier {
   private readonly verifier: AccessTokenVerifier | null;
@@ -64,24 +59,19 @@ export class Identifier {
     if (h.authorization) return this.bearer(h.authorization);
     const found = await this.cookie(h.cookie ?? null);
     if (!found.session || !changesState) return found;
-    if (!h.csrf || !sameSecret(h.csrf, found.session.csrfToken)) {
-      return {
-        ...NOBODY,
-        refusal:
-          'A request that changes state with the session cookie needs the x-abada-csrf header ' +
-          '(GET /auth/session returns it); reload the dashboard.',
-      };
-    }
-    return found;
+    if (h.csrf && constantTimeEqual(h.csrf, found.session.csrfToken)) return found;
+    return refused(
+      'A request that changes state with the session cookie needs the x-abada-csrf header ' +
+        '(GET /auth/session returns it); reload the dashboard.',
+    );
   }
 
   /** A graphql-ws connection: the bearer token of connectionParams, else the cookie from Abada's origin. */
   async socket(h: CallerHeaders): Promise<Identity> {
     if (h.authorization) return this.bearer(h.authorization);
     if (!h.cookie) return NOBODY;
-    if (h.origin !== this.origin()) {
-      return { ...NOBODY, refusal: 'A session cookie is accepted only from the dashboard’s own origin.' };
-    }
+    if (h.origin !== this.origin())
+      return refused('A session cookie is accepted only from the dashboard’s own origin.');
     return this.cookie(h.cookie);
   }
 
@@ -90,7 +80,7 @@ export class Identifier {
     if (!token) return NOBODY;
     if (this.verifier && looksLikeJwt(token)) {
       const checked = await this.verifier.verify(token);
-      if ('refusal' in checked) return { ...NOBODY, refusal: checked.refusal };
+      if ('refusal' in checked) return refused(checked.refusal);
       // only a client-credentials token (no person involved: sub = client_id) may act as a worker
       if (checked.clientId !== null && checked.clientId === checked.subject)
         return { ...(await clientActor(this.engine, checked.clientId)), session: null };
@@ -103,16 +93,11 @@ export class Identifier {
     const secret = readCookie(header ?? undefined, this.names().session);
     if (!secret || !this.oidc) return NOBODY;
     const found = await sessionBySecret(this.engine, secret);
-    if (!found.session) return { ...NOBODY, refusal: found.refusal };
+    if (!found.session) return refused(found.refusal);
     if (!found.session.refreshDue) return found;
     const actor = await this.refresh(found.session);
-    if (!actor) {
-      return {
-        ...NOBODY,
-        refusal: 'The OpenID Provider no longer confirms your sign-in; your session ended. Sign in again.',
-      };
-    }
-    return { actor, refusal: null, session: found.session };
+    if (actor) return { actor, refusal: null, session: found.session };
+    return refused('The OpenID Provider no longer confirms your sign-in; your session ended. Sign in again.');
   }
 
   /** Refreshes the sessions due (the background sweep); one at a time, so the provider sees no burst. */

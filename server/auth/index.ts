@@ -10,9 +10,6 @@ import { Identifier } from './identify.js';
 import { OidcClient } from './oidc.js';
 import { authRoutes } from './routes.js';
 
-export type { Identity } from './identify.js';
-export { cookieNames } from './cookies.js';
-
 export interface Auth {
   identifier: Identifier;
   routes: ReturnType<typeof authRoutes>;

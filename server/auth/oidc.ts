@@ -57,11 +57,7 @@ export class OidcClient {
   }
 
   /** Starts a sign-in: the provider's authorization URL and what the callback must find again. */
-  async start(
-    redirectUri: string,
-    returnTo: string,
-    extra: { login_hint?: string; prompt?: string },
-  ): Promise<{ url: URL; pending: PendingSignIn }> {
+  async start(redirectUri: string, returnTo: string, extra: { login_hint?: string; prompt?: string }) {
     const config = await this.configuration();
     const verifier = client.randomPKCECodeVerifier();
     const pending: PendingSignIn = {
@@ -89,10 +85,7 @@ export class OidcClient {
    * Finishes a sign-in from the callback URL: openid-client checks the state, exchanges the code with the
    * PKCE verifier and checks the ID token (issuer, audience, expiry, nonce). Throws on any mismatch.
    */
-  async finish(
-    callbackUrl: URL,
-    pending: PendingSignIn,
-  ): Promise<{ identity: ProviderIdentity; tokens: ProviderTokens }> {
+  async finish(callbackUrl: URL, pending: PendingSignIn) {
     const config = await this.configuration();
     const response = await client.authorizationCodeGrant(config, callbackUrl, {
       pkceCodeVerifier: pending.verifier,
@@ -102,17 +95,19 @@ export class OidcClient {
     });
     const claims = response.claims();
     if (!claims) throw new ProviderAnswerError('the provider sent no ID token');
-    return this.identityOf(config, claims, response, claims.sub);
+    const tokens = {
+      refreshToken: response.refresh_token ?? null,
+      accessToken: response.access_token ?? null,
+      idToken: response.id_token ?? null,
+    };
+    return this.identityOf(config, claims, tokens);
   }
 
   /**
    * The person's current identity for a live session: with the refresh token when there is one, else
    * userinfo with the access token; null when the provider confirms neither (the session then ends).
    */
-  async refresh(
-    tokens: ProviderTokens,
-    subject: string,
-  ): Promise<{ identity: ProviderIdentity; tokens: ProviderTokens } | null> {
+  async refresh(tokens: ProviderTokens, subject: string) {
     const config = await this.configuration();
     try {
       if (tokens.refreshToken) {
@@ -124,9 +119,9 @@ export class OidcClient {
           accessToken: response.access_token,
           idToken: response.id_token ?? tokens.idToken,
         };
-        return this.identityOf(config, claims ?? { sub: subject }, next, subject);
+        return this.identityOf(config, claims ?? { sub: subject }, next);
       }
-      if (tokens.accessToken) return await this.identityOf(config, { sub: subject }, tokens, subject);
+      if (tokens.accessToken) return await this.identityOf(config, { sub: subject }, tokens);
     } catch (e) {
       // refused or unreachable: the groups cannot be confirmed, so the session ends
       if (!isProviderRefusal(e) && !isProviderUnreachable(e)) throw e;
@@ -141,17 +136,9 @@ export class OidcClient {
   private async identityOf(
     config: client.Configuration,
     idClaims: Record<string, unknown> & { sub: string },
-    raw: { access_token?: string; id_token?: string; refresh_token?: string } | ProviderTokens,
-    subject: string,
-  ): Promise<{ identity: ProviderIdentity; tokens: ProviderTokens }> {
-    const tokens: ProviderTokens =
-      'accessToken' in raw
-        ? raw
-        : {
-            refreshToken: raw.refresh_token ?? null,
-            accessToken: raw.access_token ?? null,
-            idToken: raw.id_token ?? null,
-          };
+    tokens: ProviderTokens,
+  ) {
+    const subject = idClaims.sub;
     let claims: Record<string, unknown> = idClaims;
     const claimName = this.settings.groupsClaim;
     if (!(claimName in claims) && tokens.accessToken) {

@@ -7,10 +7,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tokenSignInOffered } from '../config.js';
 import type { EngineContext } from '../engine/common/index.js';
-import { endSession, openSession } from '../engine/principals/index.js';
+import { constantTimeEqual, endSession, openSession } from '../engine/principals/index.js';
 import { EngineError } from '../errors.js';
-import { type CookieNames, cookieOf, setCookie } from './cookies.js';
-import { type Identifier, sameSecret } from './identify.js';
+import { type CookieNames, readCookie, setCookie } from './cookies.js';
+import type { Identifier } from './identify.js';
 import { type OidcClient, PENDING_TTL_MS, type PendingSignIn } from './oidc.js';
 import { isProviderRefusal, isProviderUnreachable } from '../shared/provider-errors.js';
 
@@ -31,29 +31,27 @@ function safeReturnTo(value: string | null): string {
   return value && /^\/(?![/\\])/.test(value) ? value : '/';
 }
 
-function page(res: ServerResponse, status: number, title: string, body: string, headers: string[] = []) {
+/** Every answer of these routes is no-store; `cookies` are Set-Cookie values. */
+function send(res: ServerResponse, status: number, head: object, cookies: string[], body?: string) {
   res.writeHead(status, {
-    'content-type': 'text/html; charset=utf-8',
-    'cache-control': 'no-store',
-    ...(headers.length ? { 'set-cookie': headers } : {}),
-  });
-  const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
-  res.end(`<!doctype html><meta charset="utf-8"><title>${esc(title)}</title><h1>${esc(title)}</h1>${body}`);
-}
-
-function json(res: ServerResponse, status: number, value: unknown, cookies: string[] = []) {
-  res.writeHead(status, {
-    'content-type': 'application/json',
+    ...head,
     'cache-control': 'no-store',
     ...(cookies.length ? { 'set-cookie': cookies } : {}),
   });
-  res.end(JSON.stringify(value));
+  res.end(body);
 }
 
-function redirect(res: ServerResponse, location: string, cookies: string[] = []) {
-  res.writeHead(303, { location, 'cache-control': 'no-store', 'set-cookie': cookies });
-  res.end();
+function page(res: ServerResponse, status: number, title: string, body: string, cookies: string[] = []) {
+  const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  const html = `<!doctype html><meta charset="utf-8"><title>${esc(title)}</title><h1>${esc(title)}</h1>${body}`;
+  send(res, status, { 'content-type': 'text/html; charset=utf-8' }, cookies, html);
 }
+
+const json = (res: ServerResponse, status: number, value: unknown, cookies: string[] = []) =>
+  send(res, status, { 'content-type': 'application/json' }, cookies, JSON.stringify(value));
+
+const redirect = (res: ServerResponse, location: string, cookies: string[]) =>
+  send(res, 303, { location }, cookies);
 
 async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   let body = '';
@@ -72,7 +70,7 @@ const disabled = (res: ServerResponse) =>
     '<p>Set ABADA_OIDC_ISSUER, ABADA_OIDC_CLIENT_ID and ABADA_OIDC_CLIENT_SECRET.</p>',
   );
 
-async function login(o: AuthRoutesOptions, res: ServerResponse, url: URL) {
+async function login(o: AuthRoutesOptions, _req: IncomingMessage, res: ServerResponse, url: URL) {
   if (!o.oidc) return disabled(res);
   const prompt = url.searchParams.get('prompt');
   const { url: to, pending } = await o.oidc.start(
@@ -95,7 +93,7 @@ async function callback(o: AuthRoutesOptions, req: IncomingMessage, res: ServerR
   const again = '<p><a href="/auth/login">Sign in again</a></p>';
   let pending: PendingSignIn | null = null;
   try {
-    pending = o.engine.sealer.openJson<PendingSignIn>(cookieOf(req, names.pending));
+    pending = o.engine.sealer.openJson<PendingSignIn>(readCookie(req.headers.cookie, names.pending));
   } catch {
     pending = null;
   }
@@ -132,10 +130,8 @@ async function logout(o: AuthRoutesOptions, req: IncomingMessage, res: ServerRes
   const found = await o.identifier.cookie(req.headers.cookie ?? null);
   let to = '/';
   if (found.session) {
-    if (!csrf || !sameSecret(csrf, found.session.csrfToken)) {
-      return json(res, 403, {
-        error: 'Sign-out needs the CSRF token (x-abada-csrf); reload the dashboard.',
-      });
+    if (!csrf || !constantTimeEqual(csrf, found.session.csrfToken)) {
+      return json(res, 403, { error: 'Sign-out needs the CSRF token (x-abada-csrf); reload the dashboard.' });
     }
     await endSession(o.engine.db, found.session.id, 'SIGNED_OUT');
     const back = `${o.origin()}/`;
@@ -163,22 +159,23 @@ async function session(o: AuthRoutesOptions, req: IncomingMessage, res: ServerRe
   });
 }
 
+const ROUTES = new Map<
+  string,
+  (o: AuthRoutesOptions, req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>
+>([
+  ['GET /auth/login', login],
+  ['GET /auth/callback', callback],
+  ['POST /auth/logout', logout],
+  ['GET /auth/session', session],
+]);
+
 /** The handler of /auth/*: true when it answered, false for any other path. */
 export function authRoutes(o: AuthRoutesOptions) {
   return (req: IncomingMessage, res: ServerResponse): boolean => {
     const url = new URL(req.url ?? '/', 'http://x');
-    const route =
-      url.pathname === '/auth/login' && req.method === 'GET'
-        ? login(o, res, url)
-        : url.pathname === '/auth/callback' && req.method === 'GET'
-          ? callback(o, req, res, url)
-          : url.pathname === '/auth/logout' && req.method === 'POST'
-            ? logout(o, req, res)
-            : url.pathname === '/auth/session' && req.method === 'GET'
-              ? session(o, req, res)
-              : null;
+    const route = ROUTES.get(`${req.method} ${url.pathname}`);
     if (!route) return false;
-    route.catch((e) => {
+    route(o, req, res, url).catch((e) => {
       o.log(e);
       if (!res.headersSent)
         page(

@@ -23,19 +23,12 @@ export const COMMANDS: ReadonlySet<string> = new Set([
   'deploy',
 ]);
 
-export interface CommandField {
-  name: string;
-  /** the field's key in the result (its alias, else its name) */
-  key: string;
-  args: Record<string, unknown>;
-}
-
-/** The command fields of a mutation (none for a query or a subscription). */
+/** The command fields of a mutation (none for a query or a subscription); `key`: its alias, else its name. */
 export function commandFields(args: {
   document: Parameters<typeof getOperationAST>[0];
   operationName?: string | null;
   variableValues?: unknown;
-}): CommandField[] {
+}): { name: string; key: string; args: Record<string, unknown> }[] {
   const op = getOperationAST(args.document, args.operationName) as OperationDefinitionNode | null;
   if (op?.operation !== 'mutation') return [];
   const vars = (args.variableValues ?? {}) as Record<string, unknown>;

@@ -11,15 +11,9 @@ import {
   type ValidationContext,
 } from 'graphql';
 
-export interface QueryLimits {
-  maxDepth: number;
-  maxAliases: number;
-  maxFields: number;
-}
+const limits = { maxDepth: 12, maxAliases: 30, maxFields: 1500 };
 
-export const DEFAULT_LIMITS: QueryLimits = { maxDepth: 12, maxAliases: 30, maxFields: 1500 };
-
-export function queryLimitsRule(limits: QueryLimits = DEFAULT_LIMITS) {
+export function queryLimitsRule() {
   return (context: ValidationContext) => {
     const doc = context.getDocument();
     const fragments = new Map<string, FragmentDefinitionNode>();

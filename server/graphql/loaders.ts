@@ -1,46 +1,42 @@
 /** Per-request DataLoaders: no N+1 when a query lists tasks with their steps or instances with history. */
 import DataLoader from 'dataloader';
-import {
-  type HistoryEventView,
-  historyOf,
-  type UserTaskView,
-  userTasksOf,
-} from '../engine/instances/index.js';
-import { type TaskView, tasksOfInstances } from '../engine/tasks/index.js';
 import type { EngineContext } from '../engine/common/index.js';
 import { latestPositions } from '../engine/events/index.js';
-import { loadSteps, type StepView } from '../engine/journal/index.js';
+import { historyOf, userTasksOf } from '../engine/instances/index.js';
+import { loadSteps } from '../engine/journal/index.js';
+import { tasksOfInstances } from '../engine/tasks/index.js';
 
-export interface Loaders {
-  stepsByTask: DataLoader<string, StepView[]>;
-  tasksByInstance: DataLoader<string, TaskView[]>;
-  historyByInstance: DataLoader<string, HistoryEventView[]>;
-  userTasksByInstance: DataLoader<string, UserTaskView[]>;
-  /** the stream position of the latest event about an approval or incident */
-  eventPosition: DataLoader<string, number>;
+export type Loaders = ReturnType<typeof createLoaders>;
+
+/** A loader of the rows of each id, `key` naming a row's id. */
+function grouped<T>(load: (ids: string[]) => Promise<T[]>, key: (r: T) => string) {
+  return new DataLoader(async (ids: readonly string[]) => {
+    const m = new Map<string, T[]>(ids.map((id) => [id, []]));
+    for (const r of await load([...ids])) m.get(key(r))?.push(r);
+    return ids.map((id) => m.get(id) ?? []);
+  });
 }
 
-function group<T>(ids: readonly string[], rows: T[], key: (r: T) => string): T[][] {
-  const m = new Map<string, T[]>(ids.map((id) => [id, []]));
-  for (const r of rows) m.get(key(r))?.push(r);
-  return ids.map((id) => m.get(id) ?? []);
-}
-
-export function createLoaders(engine: EngineContext): Loaders {
+export function createLoaders(engine: EngineContext) {
   return {
-    stepsByTask: new DataLoader(async (ids) =>
-      group(ids, await loadSteps(engine.db, engine, [...ids]), (s) => s.taskId),
+    stepsByTask: grouped(
+      (ids) => loadSteps(engine.db, engine, ids),
+      (s) => s.taskId,
     ),
-    tasksByInstance: new DataLoader(async (ids) =>
-      group(ids, await tasksOfInstances(engine.db, ids), (t) => t.processInstanceId),
+    tasksByInstance: grouped(
+      (ids) => tasksOfInstances(engine.db, ids),
+      (t) => t.processInstanceId,
     ),
-    historyByInstance: new DataLoader(async (ids) =>
-      group(ids, await historyOf(engine.db, ids), (h) => h.processInstanceId),
+    historyByInstance: grouped(
+      (ids) => historyOf(engine.db, ids),
+      (h) => h.processInstanceId,
     ),
-    userTasksByInstance: new DataLoader(async (ids) =>
-      group(ids, await userTasksOf(engine, [...ids]), (u) => u.processInstanceId),
+    userTasksByInstance: grouped(
+      (ids) => userTasksOf(engine, ids),
+      (u) => u.processInstanceId,
     ),
-    eventPosition: new DataLoader(async (ids) => {
+    /** the stream position of the latest event about an approval or incident */
+    eventPosition: new DataLoader(async (ids: readonly string[]) => {
       const positions = await latestPositions(engine.db, ids);
       return ids.map((id) => positions.get(id) ?? 0);
     }),

@@ -1,4 +1,4 @@
-/** Times and logs the tracked engine commands of each GraphQL mutation (the latency histograms of /metrics). */
+/** Times (the latency histograms of /metrics) and logs the engine commands of each GraphQL mutation. */
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from '../log.js';
 import type { EngineMetrics } from '../metrics/index.js';
@@ -13,7 +13,6 @@ const ROUTINE_COMMANDS = new Set([
   'extendLock',
 ]);
 
-/** Times and logs the engine commands of each GraphQL mutation. */
 export function observePlugin(metrics: EngineMetrics, log: Logger): Plugin {
   return {
     onExecute({ args }) {

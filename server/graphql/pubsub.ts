@@ -39,11 +39,8 @@ export class EventHub {
    */
   share<T>(key: string, load: () => Promise<T>, event?: object): Promise<T> {
     if (event) {
-      let loads = this.perEvent.get(event);
-      if (!loads) {
-        loads = new Map();
-        this.perEvent.set(event, loads);
-      }
+      const loads = this.perEvent.get(event) ?? new Map<string, Promise<unknown>>();
+      this.perEvent.set(event, loads);
       const hit = loads.get(key);
       if (hit) return hit as Promise<T>;
       const value = load();
@@ -63,9 +60,9 @@ export class EventHub {
 }
 
 /**
- * A subscriber's stream: each event of `source` passed through `select` (null skips it), in one stage.
- * Replaces a pipe of filter/map stages (one Repeater each): at 1,000 subscribers that per-stage cost
- * was most of an event's fan-out. `return()` ends the source at once, even while waiting for an event.
+ * A subscriber's stream: each event of `source` passed through `select` (null skips it), in one stage
+ * (a Repeater per filter/map stage was most of an event's fan-out at 1,000 subscribers). `return()` ends
+ * the source at once, even while waiting for an event.
  */
 export function selectEvents<E, R>(
   source: AsyncIterableIterator<E>,

@@ -1,7 +1,7 @@
 /**
- * One HTTP server, one port: GraphQL over HTTP and graphql-ws at /graphql, /healthz, and the dashboard
- * at / (handled by `serveWeb` when the dashboard is built), and Prometheus /metrics. Errors a caller can act on keep their code;
- * anything else is masked as INTERNAL.
+ * One HTTP server, one port: GraphQL over HTTP and graphql-ws at /graphql, /auth/*, /healthz, /readyz,
+ * Prometheus /metrics, and the dashboard (`web`) at every other path. Errors a caller can act on keep
+ * their code; anything else is masked as INTERNAL.
  */
 import http from 'node:http';
 import { GraphQLError } from 'graphql';
@@ -27,37 +27,25 @@ export type WebHandler = (req: http.IncomingMessage, res: http.ServerResponse) =
 function maskError(error: unknown, log: (e: unknown) => void): Error {
   const gql = error instanceof GraphQLError ? error : null;
   const original = gql?.originalError ?? error;
-  if (original instanceof EngineError && original.code !== 'INTERNAL') {
-    return new GraphQLError(original.message, {
-      nodes: gql?.nodes,
-      path: gql?.path,
-      extensions: { code: original.code, ...original.details },
-    });
-  }
+  const answer = (message: string, extensions: Record<string, unknown>) =>
+    new GraphQLError(message, { nodes: gql?.nodes, path: gql?.path, extensions });
+  if (original instanceof EngineError && original.code !== 'INTERNAL')
+    return answer(original.message, { code: original.code, ...original.details });
   if (
     original instanceof GraphQLError &&
     typeof original.extensions?.code === 'string' &&
     original.extensions.code !== 'INTERNAL_SERVER_ERROR'
-  ) {
-    return new GraphQLError(original.message, {
-      nodes: gql?.nodes,
-      path: gql?.path,
-      extensions: original.extensions,
-    });
-  }
+  )
+    return answer(original.message, original.extensions);
   if (gql && !gql.originalError) return gql; // parse, validation and variable errors
   if (isUnavailable(original)) {
     const u = unavailable(original);
-    return new GraphQLError(u.message, { nodes: gql?.nodes, path: gql?.path, extensions: { code: u.code } });
+    return answer(u.message, { code: u.code });
   }
   // variable coercion wraps the caller's mistake (unknown or mistyped input field) in a second GraphQLError
   if (gql && original instanceof GraphQLError && !original.originalError && !gql.path) return gql;
   log(original);
-  return new GraphQLError('An internal error occurred; it was logged. Try again, or report it.', {
-    nodes: gql?.nodes,
-    path: gql?.path,
-    extensions: { code: 'INTERNAL' },
-  });
+  return answer('An internal error occurred; it was logged. Try again, or report it.', { code: 'INTERNAL' });
 }
 
 export interface ServerOptions {
@@ -120,9 +108,7 @@ function createYogaFor(
   auth: Auth,
 ) {
   const limitsPlugin: Plugin = {
-    onValidate({ addValidationRule }) {
-      addValidationRule(queryLimitsRule());
-    },
+    onValidate: ({ addValidationRule }) => addValidationRule(queryLimitsRule()),
   };
   return createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
@@ -183,24 +169,22 @@ function socketHeaders(params: Record<string, unknown> | undefined, req: http.In
   };
 }
 
+function sendJson(res: http.ServerResponse, status: number, body: unknown, close = false) {
+  res.writeHead(status, { 'content-type': 'application/json', ...(close ? { connection: 'close' } : {}) });
+  res.end(JSON.stringify(body));
+}
+
 function serveHealth(engine: EngineContext, res: http.ServerResponse) {
   ping(engine.db)
-    .then(() => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ status: 'ok' }));
-    })
-    .catch(() => {
-      res.writeHead(503, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ status: 'unavailable', reason: 'database unreachable' }));
-    });
+    .then(() => sendJson(res, 200, { status: 'ok' }))
+    .catch(() => sendJson(res, 503, { status: 'unavailable', reason: 'database unreachable' }));
 }
 
 /** /readyz, for load balancers: 200 only while the database answers, events flow and we are not closing. */
 function serveReady(engine: EngineContext, draining: boolean, res: http.ServerResponse) {
-  readiness(engine, draining).then((r) => {
-    res.writeHead(r.ready ? 200 : 503, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ status: r.ready ? 'ready' : 'not ready', ...r }));
-  });
+  readiness(engine, draining).then((r) =>
+    sendJson(res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not ready', ...r }),
+  );
 }
 
 /** A POST over the body limit (or without a Content-Length) is answered 413 here; true when refused. */
@@ -215,17 +199,8 @@ function refuseLargeBody(
     (len > engine.config.maxBodyBytes ||
       (!req.headers['content-length'] && req.headers['transfer-encoding']));
   if (!tooLarge) return false;
-  res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
-  res.end(
-    JSON.stringify({
-      errors: [
-        {
-          message: `Request bodies are limited to ${engine.config.maxBodyBytes} bytes (and need a Content-Length).`,
-          extensions: { code: 'PAYLOAD_TOO_LARGE' },
-        },
-      ],
-    }),
-  );
+  const message = `Request bodies are limited to ${engine.config.maxBodyBytes} bytes (and need a Content-Length).`;
+  sendJson(res, 413, { errors: [{ message, extensions: { code: 'PAYLOAD_TOO_LARGE' } }] }, true);
   req.resume();
   return true;
 }
@@ -258,28 +233,16 @@ function attachWebSocket(wss: WebSocketServer, yoga: Yoga, engine: EngineContext
         return true;
       },
       onSubscribe: async (ctx, _id, params) => {
-        const {
-          schema: s,
-          execute,
-          subscribe,
-          contextFactory,
-          parse,
-          validate,
-        } = yoga.getEnveloped({
-          ...ctx,
-          req: ctx.extra.request,
-          socket: ctx.extra.socket,
-          params,
-        });
+        const env = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params });
         const args = {
-          schema: s,
+          schema: env.schema,
           operationName: params.operationName,
-          document: parse(params.query),
+          document: env.parse(params.query),
           variableValues: params.variables,
-          contextValue: await contextFactory(),
-          rootValue: { execute, subscribe },
+          contextValue: await env.contextFactory(),
+          rootValue: { execute: env.execute, subscribe: env.subscribe },
         };
-        const errors = validate(args.schema, args.document);
+        const errors = env.validate(args.schema, args.document);
         if (errors.length) return errors;
         return args as never;
       },

@@ -8,7 +8,7 @@
 import type { WebSocket } from 'ws';
 import type { EngineEvent, EventFeed } from '../engine/common/index.js';
 
-export const CLOSE = {
+const CLOSE = {
   DISABLED: { code: 4401, reason: 'Unauthorized: the principal was disabled' },
   ROTATED: { code: 4401, reason: 'Unauthorized: the token was rotated; reconnect with the new token' },
   UPDATED: { code: 4409, reason: 'The principal changed; reconnect' },
@@ -27,11 +27,8 @@ export class Sessions {
   }
 
   add(principalId: string, socket: WebSocket): void {
-    let set = this.byPrincipal.get(principalId);
-    if (!set) {
-      set = new Set();
-      this.byPrincipal.set(principalId, set);
-    }
+    const set = this.byPrincipal.get(principalId) ?? new Set<WebSocket>();
+    this.byPrincipal.set(principalId, set);
     set.add(socket);
     socket.once('close', () => {
       set.delete(socket);
@@ -39,7 +36,7 @@ export class Sessions {
     });
   }
 
-  closeAll(principalId: string, how: { code: number; reason: string }): void {
+  private closeAll(principalId: string, how: { code: number; reason: string }): void {
     const set = this.byPrincipal.get(principalId);
     if (!set) return;
     this.byPrincipal.delete(principalId);

@@ -6,15 +6,20 @@
  * falls more than LIVE_BUFFER events behind drops its buffer and reads the rest from the database
  * again (the stream is durable, so being slow costs a read, not an event).
  */
-import { readStream, type StreamFilter, positionOf } from '../engine/events/index.js';
-import type { EngineContext, StreamEvent } from '../engine/common/index.js';
-import type { EventHub } from './pubsub.js';
+import type { StreamEvent } from '../engine/common/index.js';
+import { cursorOf, positionOf, readStream, type StreamFilter } from '../engine/events/index.js';
+import type { GraphQLContext } from './builder.js';
 
 const PAGE = 200;
 const LIVE_BUFFER = 1000;
 
 /** An object as a subscription delivers it: with the position of the event being delivered. */
 export type Positioned<T> = T & { eventPosition?: number };
+
+/** Its `eventCursor`: the position of the event being delivered, else of the latest event about it. */
+export async function eventCursorOf(o: Positioned<{ id: string }>, ctx: GraphQLContext): Promise<string> {
+  return cursorOf(o.eventPosition ?? (await ctx.loaders.eventPosition.load(o.id)));
+}
 
 function matches(e: StreamEvent, f: StreamFilter): boolean {
   if (e.type !== f.type) return false;
@@ -28,11 +33,12 @@ function matches(e: StreamEvent, f: StreamFilter): boolean {
  * rejects here, before the subscription starts (VALIDATION_FAILED).
  */
 export async function streamFrom(
-  hub: EventHub,
-  engine: EngineContext,
-  filter: StreamFilter,
+  ctx: GraphQLContext,
+  of: Omit<StreamFilter, 'projectId'>,
   after: string | null | undefined,
 ): Promise<AsyncIterableIterator<StreamEvent>> {
+  const { hub, engine } = ctx;
+  const filter: StreamFilter = { ...of, projectId: ctx.actor!.projectId };
   const live: StreamEvent[] = [];
   let wake: (() => void) | null = null;
   let ended = false;

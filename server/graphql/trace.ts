@@ -33,9 +33,7 @@ function attributesOf(field: string, args: Record<string, unknown>): Record<stri
 export function tracePlugin(): Plugin {
   if (!tracingOn()) return {};
   return {
-    instrumentation: {
-      operation: ({ request }, wrapped) => continueTrace(request?.headers, wrapped),
-    },
+    instrumentation: { operation: ({ request }, wrapped) => continueTrace(request?.headers, wrapped) },
     onExecute({ args }) {
       const spans: { key: string; entry?: number; span: Span }[] = [];
       // fetchAndLock: the claim spans, in each claimed instance's trace (see above)

@@ -1,3 +1,2 @@
-export * from './registry.js';
-export * from './render.js';
-export * from './serve.js';
+export { EngineMetrics } from './render.js';
+export { serveMetrics } from './serve.js';

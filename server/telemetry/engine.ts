@@ -47,29 +47,31 @@ export interface ClaimedTask {
   traceparent: string | null;
 }
 
+/** A span from `startTime` to now, in the trace `traceparent` names. */
+function record(
+  name: string,
+  traceparent: string | null,
+  startTime: Date,
+  links: Link[],
+  attributes: Attributes,
+) {
+  tracer()
+    .startSpan(name, { kind: SpanKind.INTERNAL, startTime, links, attributes }, contextOf(traceparent))
+    .end();
+}
+
 /** A `claim` span per task handed to a worker, in its instance's trace (from `startTime` to now). */
 export function traceClaims(workerId: string, tasks: readonly ClaimedTask[], startTime: Date): void {
   if (!tracing.on || tasks.length === 0) return;
   const links = callerLinks();
   for (const t of tasks) {
-    tracer()
-      .startSpan(
-        'claim',
-        {
-          kind: SpanKind.INTERNAL,
-          startTime,
-          links,
-          attributes: {
-            [ABADA.command]: 'fetchAndLock',
-            [ABADA.taskId]: t.id,
-            [ABADA.attempt]: t.attempt,
-            [ABADA.instanceId]: t.processInstanceId,
-            [ABADA.workerId]: workerId,
-          },
-        },
-        contextOf(t.traceparent),
-      )
-      .end();
+    record('claim', t.traceparent, startTime, links, {
+      [ABADA.command]: 'fetchAndLock',
+      [ABADA.taskId]: t.id,
+      [ABADA.attempt]: t.attempt,
+      [ABADA.instanceId]: t.processInstanceId,
+      [ABADA.workerId]: workerId,
+    });
   }
 }
 
@@ -95,7 +97,7 @@ export interface ApprovalWait {
  */
 export function traceApprovalWait(traceparent: string | null, w: ApprovalWait): void {
   if (!tracing.on) return;
-  const attributes: Attributes = {
+  record(`approval_wait ${w.toolRef}`, traceparent, w.openedAt, callerLinks(), {
     [ABADA.approvalId]: w.approvalId,
     [ABADA.taskId]: w.taskId,
     [ABADA.instanceId]: w.processInstanceId,
@@ -105,14 +107,7 @@ export function traceApprovalWait(traceparent: string | null, w: ApprovalWait): 
     [ABADA.decidedBy]: w.decidedBy,
     [ABADA.decision]: w.decision,
     [ABADA.approvalState]: w.state,
-  };
-  tracer()
-    .startSpan(
-      `approval_wait ${w.toolRef}`,
-      { kind: SpanKind.INTERNAL, startTime: w.openedAt, links: callerLinks(), attributes },
-      contextOf(traceparent),
-    )
-    .end();
+  });
 }
 
 /** Whether the engine should spend a read on an instance's trace context (only while tracing). */

@@ -3,27 +3,9 @@
  * OTEL_* setting asks for it; off, every helper here is a bare call. This folder imports only
  * @opentelemetry/* and server/shared, so every layer may use it (a dependency-cruiser rule).
  */
-export { ABADA, GEN_AI } from './attributes.js';
-export { captured } from './content.js';
-export {
-  type Carrier,
-  continueTrace,
-  contextOf,
-  inSpan,
-  markFailed,
-  NO_SPAN,
-  openSpan,
-  traceHeaders,
-  traceparentOf,
-} from './context.js';
-export {
-  type ApprovalWait,
-  type ClaimedTask,
-  startInstanceTrace,
-  traceApprovalWait,
-  traceClaims,
-  tracingOn,
-} from './engine.js';
+export { ABADA } from './attributes.js';
+export { continueTrace, contextOf, inSpan, markFailed, openSpan, traceHeaders } from './context.js';
+export { startInstanceTrace, traceApprovalWait, traceClaims, tracingOn } from './engine.js';
 export {
   mcpMeta,
   type ToolCallOf,
@@ -34,5 +16,5 @@ export {
 } from './genai.js';
 export { traceLogFields } from './logs.js';
 export { traceMcpRequest } from './mcpserver.js';
-export { startTracing, type StartTracingOptions, type TracingHandle } from './sdk.js';
-export { readTracingSettings, TracingConfigError, type TracingSettings } from './settings.js';
+export { startTracing, type TracingHandle } from './sdk.js';
+export { readTracingSettings, TracingConfigError } from './settings.js';

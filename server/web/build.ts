@@ -1,19 +1,16 @@
 /**
- * The dashboard's production build (`next build web`), made once per change of its sources: in the
- * background of `npm start` (the engine, the API and the demo do not wait for it), by the e2e set-up, or by
- * `npm run web:build`. web/.next/abada-source-hash records what the build was made from (source-hash.ts);
- * a lock (lock.ts) makes the processes of one checkout build once and the others wait for that build.
- *
- * The build runs at a lower CPU priority (`nice -n 10`): on two cores it takes ~25 s of CPU, and the engine
- * and the demo starting beside it must stay quick. It skips Next's own type check unless asked
- * (`typecheck`): `npm test` type-checks the dashboard anyway (`tsc --noEmit -p web`), and the check was
- * 10.6 s of a 31.6 s first build here (docs/decisions.md).
+ * The dashboard's production build (`next build web`), made once per change of its sources (recorded in
+ * web/.next/abada-source-hash, source-hash.ts): in the background of `npm start`, by the e2e set-up, or by
+ * `npm run web:build`; a lock (lock.ts) makes the processes of one checkout build once. It runs under
+ * `nice -n 10` (~25 s of CPU on two cores, beside an engine and a demo that must start quickly) and skips
+ * Next's type check unless asked: `npm test` runs `tsc --noEmit -p web` anyway, and the check was 10.6 s
+ * of a 31.6 s first build (docs/decisions.md).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BuildLock, lockHolder, tryLock } from './lock.js';
+import { type BuildLock, lockHolder, tryLock, unless } from './lock.js';
 import { webSourceHash } from './source-hash.js';
 
 /** The checkout this engine runs from. */
@@ -56,12 +53,7 @@ export class WebBuildError extends Error {
 /** The source hash web/.next was built from, or null when it holds no complete build. */
 function builtFrom(web: string): string | null {
   if (!existsSync(path.join(web, '.next', 'BUILD_ID'))) return null;
-  try {
-    return readFileSync(path.join(web, HASH_FILE), 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw e;
-  }
+  return unless('ENOENT', () => readFileSync(path.join(web, HASH_FILE), 'utf8'), null);
 }
 
 /** Whether `root`'s web/.next holds a build of its current sources. */
@@ -71,12 +63,9 @@ export function webIsBuilt(root = ROOT): boolean {
 
 /** Kills the build's process group: Next starts workers of its own, which a kill of `nice` would leave. */
 function killGroup(child: ChildProcess | null): void {
-  if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, 'SIGTERM');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
-  }
+  const pid = child?.pid;
+  if (!pid || child.exitCode !== null || child.signalCode !== null) return;
+  unless('ESRCH', () => process.kill(-pid, 'SIGTERM'), false);
 }
 
 /** Builds the dashboard unless it is current (or another process of the checkout is building it). */
@@ -89,10 +78,9 @@ export function startWebBuild(opts: BuildOptions = {}): WebBuild {
   let child: ChildProcess | null = null;
   let lock: BuildLock | null = null;
 
-  const killBuild = () => killGroup(child);
   // An engine that exits without its close (process.exit on a fatal error) still ends its build.
   const onExit = () => {
-    killBuild();
+    killGroup(child);
     lock?.release();
   };
 
@@ -156,7 +144,7 @@ export function startWebBuild(opts: BuildOptions = {}): WebBuild {
     state: () => state,
     stop() {
       stopped = true;
-      killBuild();
+      killGroup(child);
     },
   };
 }

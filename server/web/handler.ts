@@ -34,18 +34,9 @@ export interface WebOptions {
   root?: string;
 }
 
-export interface Dashboard {
-  /** The engine's `web` handler, valid from the start. */
-  handle: WebHandler;
-  /** Resolves when the dashboard's paths serve the dashboard itself; rejects when it could not be built. */
-  ready: Promise<void>;
-  /** Whether this start had to build (or wait for a build of) the dashboard, for what start-up prints. */
-  building(): boolean;
-  /** Stops a build still running (the engine is stopping). */
-  close(): void;
-}
+export type Dashboard = ReturnType<typeof startDashboard>;
 
-export function startDashboard(opts: WebOptions): Dashboard {
+export function startDashboard(opts: WebOptions) {
   const log = opts.log ?? console.log;
   process.env.NEXT_TELEMETRY_DISABLED = '1';
   // `next dev` compiles on request: nothing to build first.
@@ -80,13 +71,12 @@ export function startDashboard(opts: WebOptions): Dashboard {
   const handle: WebHandler = (req: IncomingMessage, res: ServerResponse) => {
     const url = req.url ?? '/';
     if (url === '/demo/users.json' || url.startsWith('/demo/users.json?')) {
-      if (!opts.demoUsers) {
-        res.writeHead(404, { 'content-type': 'application/json' });
-        res.end('[]');
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-      res.end(JSON.stringify(opts.demoUsers()));
+      const users = opts.demoUsers?.();
+      res.writeHead(users ? 200 : 404, {
+        'content-type': 'application/json',
+        ...(users ? { 'cache-control': 'no-store' } : {}),
+      });
+      res.end(JSON.stringify(users ?? []));
       return;
     }
     if (next) return next(req, res);
@@ -94,9 +84,13 @@ export function startDashboard(opts: WebOptions): Dashboard {
   };
 
   return {
+    /** the engine's `web` handler, valid from the start */
     handle,
+    /** resolves when the dashboard's paths serve the dashboard itself; rejects when it could not be built */
     ready,
+    /** whether this start had to build (or wait for a build of) the dashboard, for what start-up prints */
     building: () => build !== null && build.state() !== 'current',
+    /** stops a build still running (the engine is stopping) */
     close() {
       closed = true;
       build?.stop();

@@ -39,44 +39,42 @@ function alive(pid: number | undefined): boolean {
   }
 }
 
-function readOrNull(file: string): string | null {
+/** `fn()`, or `fallback` when it fails with the errno `code` (a file or a process that is not there). */
+export function unless<T>(code: string, fn: () => T, fallback: T): T {
   try {
-    return readFileSync(file, 'utf8');
+    return fn();
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw e;
+    if ((e as NodeJS.ErrnoException).code !== code) throw e;
+    return fallback;
   }
 }
 
-function isStale(text: string, file: string): boolean {
-  let ageMs: number;
-  try {
-    ageMs = Date.now() - statSync(file).mtimeMs;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false; // gone meanwhile: the next try creates it
-    throw e;
-  }
-  if (ageMs > MAX_AGE_MS) return true;
-  let holder: Holder;
-  try {
-    holder = JSON.parse(text) as Holder;
-  } catch (e) {
-    if (e instanceof SyntaxError) return ageMs > EMPTY_GRACE_MS; // empty or half-written
-    throw e;
-  }
-  return !alive(holder.pid) && !alive(holder.buildPid);
-}
+const readOrNull = (file: string) => unless('ENOENT', () => readFileSync(file, 'utf8'), null);
 
-/** Who holds the lock now (for the log), or null when nobody does. */
-export function lockHolder(file: string): Holder | null {
-  const text = readOrNull(file);
-  if (!text) return null;
+/** null when the lock file is empty or half-written */
+function parseHolder(text: string): Holder | null {
   try {
     return JSON.parse(text) as Holder;
   } catch (e) {
     if (e instanceof SyntaxError) return null;
     throw e;
   }
+}
+
+function isStale(text: string, file: string): boolean {
+  const mtimeMs = unless('ENOENT', () => statSync(file).mtimeMs, null);
+  if (mtimeMs === null) return false; // gone meanwhile: the next try creates it
+  const ageMs = Date.now() - mtimeMs;
+  if (ageMs > MAX_AGE_MS) return true;
+  const holder = parseHolder(text);
+  if (!holder) return ageMs > EMPTY_GRACE_MS;
+  return !alive(holder.pid) && !alive(holder.buildPid);
+}
+
+/** Who holds the lock now (for the log), or null when nobody does. */
+export function lockHolder(file: string): Holder | null {
+  const text = readOrNull(file);
+  return text ? parseHolder(text) : null;
 }
 
 /**
@@ -109,11 +107,7 @@ export function tryLock(file: string): BuildLock | null {
       release() {
         if (!held) return;
         held = false;
-        try {
-          unlinkSync(file);
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-        }
+        unless('ENOENT', () => unlinkSync(file), undefined);
       },
     };
   }

@@ -75,11 +75,7 @@ export const EarlierProposalRef = builder.objectRef<EarlierProposal>('EarlierPro
     state: t.field({ type: ApprovalState, resolve: (p) => p.state as 'PENDING' }),
     digest: t.exposeString('digest'),
     createdAt: t.field({ type: 'DateTime', resolve: (p) => p.createdAt }),
-    changes: t.field({
-      type: [ArgumentChange],
-      description: 'What differs from this approval.',
-      resolve: (p) => p.changes,
-    }),
+    changes: t.expose('changes', { type: [ArgumentChange], description: 'What differs from this approval.' }),
   }),
 });
 
@@ -96,10 +92,9 @@ export const ApprovalRuleRef = builder.objectRef<RuleRef>('ApprovalRule').implem
       description: "Its place in the binding's rules (the tool's rules, then the node's), from 0.",
     }),
     when: t.exposeString('when'),
-    levels: t.field({
+    levels: t.expose('levels', {
       type: [ApprovalLevel],
       description: 'The groups deciding in turn (empty for auto and deny).',
-      resolve: (r) => r.levels,
     }),
     auto: t.exposeBoolean('auto'),
     deny: t.exposeString('deny', { nullable: true }),
@@ -112,20 +107,18 @@ export const ApprovalVersionRef = builder.objectRef<ApprovalVersion>('ApprovalVe
   fields: (t) => ({
     version: t.exposeInt('version'),
     digest: t.exposeString('digest'),
-    arguments: t.field({
+    arguments: t.expose('arguments', {
       type: 'JSON',
       nullable: true,
       description: 'As the evidence policy keeps them; null when an older approval kept no copy.',
-      resolve: (v) => v.arguments,
     }),
     editedBy: t.exposeString('editedBy', {
       nullable: true,
       description: "Who made this version by approving with changes; null for the agent's proposal.",
     }),
-    changes: t.field({
+    changes: t.expose('changes', {
       type: [ArgumentChange],
       description: 'What differs from the version before.',
-      resolve: (v) => v.changes,
     }),
     createdAt: t.field({ type: 'DateTime', resolve: (v) => v.createdAt }),
   }),

@@ -11,10 +11,9 @@ import {
   revokeApproval,
   versionsOf,
 } from '../../engine/approvals/index.js';
-import { cursorOf } from '../../engine/events/index.js';
 import { builder, connection, type GraphQLContext } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
-import { type Positioned, streamFrom } from '../stream.js';
+import { eventCursorOf, type Positioned, streamFrom } from '../stream.js';
 import {
   ApprovalBasisRef,
   ApprovalDecision,
@@ -44,10 +43,9 @@ export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
     }),
     attempt: t.exposeInt('attempt'),
     sequence: t.exposeInt('sequence'),
-    arguments: t.field({
+    arguments: t.expose('arguments', {
       type: 'JSON',
       description: 'As the evidence policy keeps them; redacted values read "[redacted]".',
-      resolve: (a) => a.arguments,
     }),
     redactedPaths: t.exposeStringList('redactedPaths'),
     digest: t.exposeString('digest', {
@@ -98,58 +96,49 @@ builder.objectFields(Approval, (t) => ({
       "The tool's impact sentence rendered from the arguments (as the evidence policy shows them).",
   }),
   reversible: t.exposeBoolean('reversible'),
-  facts: t.field({
+  facts: t.expose('facts', {
     type: 'JSON',
     nullable: true,
     description:
       "The precondition read's answer when the call was proposed (its tool's result redaction applied); null without a precondition.",
-    resolve: (a) => a.facts,
   }),
   toolDescription: t.exposeString('toolDescription', {
     nullable: true,
     description: "The tool server's own description of the tool, as the worker sent it with the proposal.",
   }),
-  voidReason: t.field({
+  voidReason: t.expose('voidReason', {
     type: VoidReason,
     nullable: true,
     description: 'Why a VOIDED approval was voided.',
-    resolve: (a) => a.voidReason,
   }),
   risk: t.field({ type: Risk, resolve: (a) => a.risk.toUpperCase() as 'LOW' }),
-  expiresAt: t.field({
+  expiresAt: t.expose('expiresAt', {
     type: 'DateTime',
     nullable: true,
     description: 'A pending approval with no decision by then expires (approval_timeout_hours).',
-    resolve: (a) => a.expiresAt,
   }),
-  validUntil: t.field({
+  validUntil: t.expose('validUntil', {
     type: 'DateTime',
     nullable: true,
     description: 'An approved call must start by then (approval_valid_minutes).',
-    resolve: (a) => a.validUntil,
   }),
-  rule: t.field({
+  rule: t.expose('rule', {
     type: ApprovalRuleRef,
     nullable: true,
     description:
       'The rule that asked for these levels, or approved the call with no person (decidedBy "policy"); null when the tool\'s approvers decide.',
-    resolve: (a) => a.rule,
   }),
   versions: t.field({
     type: [ApprovalVersionRef],
     description: 'The versions of the call, oldest first, with who made each and what it changed.',
     resolve: (a, _x, ctx) => versionsOf(ctx.engine, a),
   }),
-}));
-
-builder.objectField(Approval, 'eventCursor', (t) =>
-  t.string({
+  eventCursor: t.string({
     description:
       'The position of the latest event about this approval (on a subscription: of the event delivered); resume a subscription with after: it.',
-    resolve: async (a, _x, ctx) =>
-      cursorOf((a as Positioned<ApprovalView>).eventPosition ?? (await ctx.loaders.eventPosition.load(a.id))),
+    resolve: (a, _x, ctx) => eventCursorOf(a, ctx),
   }),
-);
+}));
 
 const ApprovalConnection = connection<ApprovalView>('Approval', Approval);
 
@@ -163,44 +152,6 @@ const DecideApprovalInput = builder.inputType('DecideApprovalInput', {
   }),
 });
 
-builder.queryField('approvals', (t) =>
-  t.field({
-    type: ApprovalConnection,
-    authScopes: { authenticated: true },
-    args: {
-      state: t.arg({ type: ApprovalState }),
-      mine: t.arg.boolean(),
-      first: t.arg.int(),
-      after: t.arg.string(),
-    },
-    resolve: (_r, a, ctx) => listApprovals(ctx.engine, ctx.actor!, a),
-  }),
-);
-
-builder.queryField('approval', (t) =>
-  t.field({
-    type: Approval,
-    nullable: true,
-    authScopes: { authenticated: true },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => loadApprovalFor(ctx.engine, ctx.actor!, String(id)),
-  }),
-);
-
-builder.mutationField('decideApproval', (t) =>
-  t.field({
-    type: Approval,
-    authScopes: { authenticated: true },
-    args: { input: t.arg({ type: DecideApprovalInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      decideApproval(ctx.engine, ctx.actor!, {
-        ...input,
-        approvalId: String(input.approvalId),
-        arguments: (input.arguments as Record<string, unknown> | null | undefined) ?? null,
-      }),
-  }),
-);
-
 const RevokeApprovalInput = builder.inputType('RevokeApprovalInput', {
   fields: (t) => ({
     approvalId: t.id({ required: true }),
@@ -208,30 +159,10 @@ const RevokeApprovalInput = builder.inputType('RevokeApprovalInput', {
   }),
 });
 
-builder.mutationField('revokeApproval', (t) =>
-  t.field({
-    type: Approval,
-    authScopes: { authenticated: true },
-    description:
-      'Withdraws an approval until its call starts (a person who decided it, or an admin): the approval becomes REVOKED and the model reads the comment as a rejection. After the call started: ALREADY_EXECUTING.',
-    args: { input: t.arg({ type: RevokeApprovalInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      revokeApproval(ctx.engine, ctx.actor!, {
-        approvalId: String(input.approvalId),
-        comment: input.comment,
-      }),
-  }),
-);
-
 function approvalStream(opened: boolean) {
   return async (_r: unknown, args: { after?: string | null }, ctx: GraphQLContext) => {
     const actor = ctx.actor!;
-    const events = await streamFrom(
-      ctx.hub,
-      ctx.engine,
-      { type: 'approval', opened, projectId: actor.projectId },
-      args.after,
-    );
+    const events = await streamFrom(ctx, { type: 'approval', opened }, args.after);
     return selectEvents(events, async (e) => {
       // workers never see approvals (maySeeApproval): a worker's replay loads nothing
       if (e.type !== 'approval' || actor.kind === 'WORKER') return null;
@@ -256,8 +187,55 @@ function approvalStream(opened: boolean) {
 const AFTER_DESCRIPTION =
   'Replay first, in order and once, the events after this eventCursor (kept ABADA_EVENT_RETENTION_HOURS), then go live.';
 
-builder.subscriptionField('approvalOpened', (t) =>
-  t.field({
+builder.queryFields((t) => ({
+  approvals: t.field({
+    type: ApprovalConnection,
+    authScopes: { authenticated: true },
+    args: {
+      state: t.arg({ type: ApprovalState }),
+      mine: t.arg.boolean(),
+      first: t.arg.int(),
+      after: t.arg.string(),
+    },
+    resolve: (_r, a, ctx) => listApprovals(ctx.engine, ctx.actor!, a),
+  }),
+  approval: t.field({
+    type: Approval,
+    nullable: true,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => loadApprovalFor(ctx.engine, ctx.actor!, String(id)),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  decideApproval: t.field({
+    type: Approval,
+    authScopes: { authenticated: true },
+    args: { input: t.arg({ type: DecideApprovalInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      decideApproval(ctx.engine, ctx.actor!, {
+        ...input,
+        approvalId: String(input.approvalId),
+        arguments: (input.arguments as Record<string, unknown> | null | undefined) ?? null,
+      }),
+  }),
+  revokeApproval: t.field({
+    type: Approval,
+    authScopes: { authenticated: true },
+    description:
+      'Withdraws an approval until its call starts (a person who decided it, or an admin): the approval becomes REVOKED and the model reads the comment as a rejection. After the call started: ALREADY_EXECUTING.',
+    args: { input: t.arg({ type: RevokeApprovalInput, required: true }) },
+    resolve: (_r, { input }, ctx) =>
+      revokeApproval(ctx.engine, ctx.actor!, {
+        approvalId: String(input.approvalId),
+        comment: input.comment,
+      }),
+  }),
+}));
+
+builder.subscriptionFields((t) => ({
+  approvalOpened: t.field({
     type: Approval,
     authScopes: { authenticated: true },
     description: 'Approvals opened that you may see (your groups, your project).',
@@ -265,10 +243,7 @@ builder.subscriptionField('approvalOpened', (t) =>
     subscribe: approvalStream(true),
     resolve: (a) => a,
   }),
-);
-
-builder.subscriptionField('approvalChanged', (t) =>
-  t.field({
+  approvalChanged: t.field({
     type: Approval,
     authScopes: { authenticated: true },
     description: 'Approvals decided, escalated, retired or revoked that you may see.',
@@ -276,4 +251,4 @@ builder.subscriptionField('approvalChanged', (t) =>
     subscribe: approvalStream(false),
     resolve: (a) => a,
   }),
-);
+}));

@@ -99,11 +99,7 @@ export const Definition = builder.objectRef<DefinitionView>('Definition').implem
     version: t.exposeInt('version'),
     deployedAt: t.field({ type: 'DateTime', resolve: (d) => d.deployedAt }),
     sourceSha256: t.exposeString('sourceSha256'),
-    spec: t.field({
-      type: 'JSON',
-      description: 'The frozen process: nodes, variables, bindings.',
-      resolve: (d) => d.spec,
-    }),
+    spec: t.expose('spec', { type: 'JSON', description: 'The frozen process: nodes, variables, bindings.' }),
     bindings: t.field({
       type: [NodeBindings],
       resolve: (d) =>
@@ -134,36 +130,30 @@ const DeployResult = builder
     }),
   });
 
-builder.queryField('definitions', (t) =>
-  t.field({
+builder.queryFields((t) => ({
+  definitions: t.field({
     type: [Definition],
     authScopes: { authenticated: true },
     args: { key: t.arg.string() },
     resolve: (_r, { key }, ctx) => listDefinitions(ctx.engine, ctx.actor!, key),
   }),
-);
-
-builder.queryField('toolServers', (t) =>
-  t.field({
+  toolServers: t.field({
     type: [ToolServer],
     authScopes: { authenticated: true },
     resolve: (_r, _a, ctx) => listToolServers(ctx.engine, ctx.actor!),
   }),
-);
+}));
 
-builder.mutationField('deploy', (t) =>
-  t.field({
+builder.mutationFields((t) => ({
+  deploy: t.field({
     type: DeployResult,
     authScopes: { admin: true },
     args: { source: t.arg.string({ required: true }) },
     resolve: (_r, { source }, ctx) => deploy(ctx.engine, ctx.actor!, source),
   }),
-);
-
-builder.mutationField('setCredential', (t) =>
-  t.boolean({
+  setCredential: t.boolean({
     authScopes: { admin: true },
     args: { name: t.arg.string({ required: true }), secret: t.arg.string({ required: true }) },
     resolve: (_r, { name, secret }, ctx) => setCredential(ctx.engine, ctx.actor!, name, secret),
   }),
-);
+}));

@@ -28,10 +28,9 @@ const IdempotencyKeyTrace = builder.objectRef<KeyTraceView>('IdempotencyKeyTrace
     attempt: t.exposeInt('attempt', { description: 'the attempt of the write that created the key' }),
     sequence: t.exposeInt('sequence'),
     toolRef: t.exposeString('toolRef', { nullable: true }),
-    outcome: t.field({
+    outcome: t.expose('outcome', {
       type: StepState,
       description: 'COMPLETED when any step holding the key completed, else the latest one’s state',
-      resolve: (k) => k.outcome,
     }),
     steps: t.field({ type: [Step], resolve: (k) => k.steps }),
     sends: t.field({ type: [KeySendRef], resolve: (k) => k.sends }),

@@ -4,10 +4,9 @@ import {
   listIncidents,
   resolveIncident,
 } from '../../engine/incidents/index.js';
-import { cursorOf } from '../../engine/events/index.js';
 import { builder, connection } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
-import { type Positioned, streamFrom } from '../stream.js';
+import { eventCursorOf, type Positioned, streamFrom } from '../stream.js';
 
 const IncidentState = builder.enumType('IncidentState', { values: ['OPEN', 'RESOLVED'] as const });
 
@@ -33,10 +32,7 @@ export const Incident = builder.objectRef<IncidentView>('Incident').implement({
     eventCursor: t.string({
       description:
         'The position of the latest event about this incident (on a subscription: of the event delivered); resume a subscription with after: it.',
-      resolve: async (i, _x, ctx) =>
-        cursorOf(
-          (i as Positioned<IncidentView>).eventPosition ?? (await ctx.loaders.eventPosition.load(i.id)),
-        ),
+      resolve: (i, _x, ctx) => eventCursorOf(i, ctx),
     }),
   }),
 });
@@ -55,37 +51,34 @@ const ResolveIncidentInput = builder.inputType('ResolveIncidentInput', {
   }),
 });
 
-builder.queryField('incidents', (t) =>
-  t.field({
+builder.queryFields((t) => ({
+  incidents: t.field({
     type: IncidentConnection,
     authScopes: { authenticated: true },
     args: { state: t.arg({ type: IncidentState }), first: t.arg.int(), after: t.arg.string() },
     resolve: (_r, a, ctx) => listIncidents(ctx.engine, ctx.actor!, a),
   }),
-);
-
-builder.queryField('incident', (t) =>
-  t.field({
+  incident: t.field({
     type: Incident,
     description: 'One incident (NOT_FOUND when there is none you may see).',
     authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, { id }, ctx) => getIncident(ctx.engine.db, ctx.actor!, String(id)),
   }),
-);
+}));
 
-builder.mutationField('resolveIncident', (t) =>
-  t.field({
+builder.mutationFields((t) => ({
+  resolveIncident: t.field({
     type: Incident,
     authScopes: { authenticated: true },
     args: { input: t.arg({ type: ResolveIncidentInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
       resolveIncident(ctx.engine, ctx.actor!, { ...input, id: String(input.id) }),
   }),
-);
+}));
 
-builder.subscriptionField('incidentOpened', (t) =>
-  t.field({
+builder.subscriptionFields((t) => ({
+  incidentOpened: t.field({
     type: Incident,
     authScopes: { authenticated: true },
     args: {
@@ -96,12 +89,7 @@ builder.subscriptionField('incidentOpened', (t) =>
     },
     subscribe: async (_r, args, ctx) => {
       const actor = ctx.actor!;
-      const events = await streamFrom(
-        ctx.hub,
-        ctx.engine,
-        { type: 'incident', opened: null, projectId: actor.projectId },
-        args.after,
-      );
+      const events = await streamFrom(ctx, { type: 'incident', opened: null }, args.after);
       return selectEvents(events, (e) =>
         actor.kind !== 'WORKER' && e.type === 'incident'
           ? ctx.hub.share(
@@ -117,4 +105,4 @@ builder.subscriptionField('incidentOpened', (t) =>
     },
     resolve: (i) => i,
   }),
-);
+}));

@@ -98,18 +98,15 @@ const AuditVerification = builder.objectRef<AuditShape>('AuditVerification').imp
   }),
 });
 
-builder.queryField('processInstance', (t) =>
-  t.field({
+builder.queryFields((t) => ({
+  processInstance: t.field({
     type: ProcessInstance,
     nullable: true,
     authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, { id }, ctx) => loadInstanceFor(ctx.engine.db, ctx.actor!, String(id)),
   }),
-);
-
-builder.queryField('processInstances', (t) =>
-  t.field({
+  processInstances: t.field({
     type: ProcessInstanceConnection,
     authScopes: { authenticated: true },
     args: {
@@ -120,19 +117,16 @@ builder.queryField('processInstances', (t) =>
     },
     resolve: (_r, a, ctx) => listInstances(ctx.engine, ctx.actor!, a),
   }),
-);
-
-builder.queryField('verifyAudit', (t) =>
-  t.field({
+  verifyAudit: t.field({
     type: AuditVerification,
     authScopes: { authenticated: true },
     args: { processInstanceId: t.arg.id({ required: true }) },
     resolve: (_r, a, ctx) => verifyAudit(ctx.engine, ctx.actor!, String(a.processInstanceId)),
   }),
-);
+}));
 
-builder.mutationField('startProcess', (t) =>
-  t.field({
+builder.mutationFields((t) => ({
+  startProcess: t.field({
     type: ProcessInstance,
     authScopes: { authenticated: true },
     args: {
@@ -142,40 +136,28 @@ builder.mutationField('startProcess', (t) =>
     },
     resolve: (_r, a, ctx) => startProcess(ctx.engine, ctx.actor!, a),
   }),
-);
-
-builder.mutationField('cancelProcess', (t) =>
-  t.field({
+  cancelProcess: t.field({
     type: ProcessInstance,
     authScopes: { admin: true },
     args: { id: t.arg.id({ required: true }), reason: t.arg.string({ required: true }) },
     resolve: (_r, a, ctx) => cancelProcess(ctx.engine, ctx.actor!, String(a.id), a.reason),
   }),
-);
-
-builder.mutationField('suspendProcess', (t) =>
-  t.field({
+  suspendProcess: t.field({
     type: ProcessInstance,
     authScopes: { admin: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, a, ctx) => suspendProcess(ctx.engine, ctx.actor!, String(a.id)),
   }),
-);
-
-builder.mutationField('resumeProcess', (t) =>
-  t.field({
+  resumeProcess: t.field({
     type: ProcessInstance,
     authScopes: { admin: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, a, ctx) => resumeProcess(ctx.engine, ctx.actor!, String(a.id)),
   }),
-);
-
-builder.mutationField('completeUserTask', (t) =>
-  t.field({
+  completeUserTask: t.field({
     type: UserTask,
     authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }), variables: t.arg({ type: 'JSON' }) },
     resolve: (_r, a, ctx) => completeUserTask(ctx.engine, ctx.actor!, String(a.id), a.variables),
   }),
-);
+}));

@@ -47,12 +47,11 @@ const JournalBatchEntry = builder.objectRef<EntryAnswer>('JournalBatchEntry').im
   fields: (t) => ({
     taskId: t.exposeID('taskId'),
     attempt: t.exposeInt('attempt'),
-    results: t.field({
+    results: t.expose('results', {
       type: [JournalResultRef],
       nullable: true,
       description:
         "The entry's steps as journalSteps answers them; null when the entry was refused (its error carries the code).",
-      resolve: (e) => e.results,
     }),
   }),
 });

@@ -31,11 +31,10 @@ export const Principal = builder.objectRef<PrincipalView>('Principal').implement
       resolve: (p) => p.disabledAt !== null,
     }),
     disabledAt: t.field({ type: 'DateTime', nullable: true, resolve: (p) => p.disabledAt }),
-    createdAt: t.field({
+    createdAt: t.expose('createdAt', {
       type: 'DateTime',
       nullable: true,
       description: 'Null for the bootstrap admin (ABADA_ADMIN_TOKEN), which is not stored.',
-      resolve: (p) => p.createdAt,
     }),
   }),
 });
@@ -66,26 +65,34 @@ const CreatePrincipalInput = builder.inputType('CreatePrincipalInput', {
   }),
 });
 
-builder.queryField('me', (t) =>
-  t.field({
+const UpdatePrincipalInput = builder.inputType('UpdatePrincipalInput', {
+  fields: (t) => ({
+    id: t.id({ required: true }),
+    groups: t.stringList({ description: 'Replaces the groups (humans, admins); omitted = unchanged.' }),
+    topics: t.stringList({ description: 'Replaces the topics (workers); omitted = unchanged.' }),
+    oidcClientId: t.string({
+      description: 'Sets the worker’s OpenID Provider client; "" removes it; omitted = unchanged.',
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  me: t.field({
     type: Principal,
     authScopes: { authenticated: true },
     resolve: (_r, _a, ctx) => actorView(ctx.actor!),
   }),
-);
-
-builder.queryField('principals', (t) =>
-  t.field({
+  principals: t.field({
     type: PrincipalConnection,
     authScopes: { admin: true },
     description: 'The principals you manage (your project; the bootstrap admin: all), newest first.',
     args: { kind: t.arg({ type: PrincipalKind }), first: t.arg.int(), after: t.arg.string() },
     resolve: (_r, a, ctx) => listPrincipals(ctx.engine, ctx.actor!, a),
   }),
-);
+}));
 
-builder.mutationField('createPrincipal', (t) =>
-  t.field({
+builder.mutationFields((t) => ({
+  createPrincipal: t.field({
     type: CreatedPrincipal,
     authScopes: { admin: true },
     args: { input: t.arg({ type: CreatePrincipalInput, required: true }) },
@@ -99,21 +106,7 @@ builder.mutationField('createPrincipal', (t) =>
         oidcClientId: input.oidcClientId ?? null,
       }),
   }),
-);
-
-const UpdatePrincipalInput = builder.inputType('UpdatePrincipalInput', {
-  fields: (t) => ({
-    id: t.id({ required: true }),
-    groups: t.stringList({ description: 'Replaces the groups (humans, admins); omitted = unchanged.' }),
-    topics: t.stringList({ description: 'Replaces the topics (workers); omitted = unchanged.' }),
-    oidcClientId: t.string({
-      description: 'Sets the worker’s OpenID Provider client; "" removes it; omitted = unchanged.',
-    }),
-  }),
-});
-
-builder.mutationField('updatePrincipal', (t) =>
-  t.field({
+  updatePrincipal: t.field({
     type: Principal,
     authScopes: { admin: true },
     args: { input: t.arg({ type: UpdatePrincipalInput, required: true }) },
@@ -125,24 +118,18 @@ builder.mutationField('updatePrincipal', (t) =>
         oidcClientId: input.oidcClientId ?? null,
       }),
   }),
-);
-
-builder.mutationField('disablePrincipal', (t) =>
-  t.field({
+  disablePrincipal: t.field({
     type: Principal,
     authScopes: { admin: true },
     description: 'Its tokens and graphql-ws connections stop at once, on every engine. Final.',
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, { id }, ctx) => disablePrincipal(ctx.engine, ctx.actor!, String(id)),
   }),
-);
-
-builder.mutationField('rotatePrincipalToken', (t) =>
-  t.field({
+  rotatePrincipalToken: t.field({
     type: CreatedPrincipal,
     authScopes: { admin: true },
     description: 'A new token, shown once; the old one stops at once.',
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, { id }, ctx) => rotatePrincipalToken(ctx.engine, ctx.actor!, String(id)),
   }),
-);
+}));

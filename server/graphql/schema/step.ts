@@ -55,8 +55,16 @@ const UsageInput = builder.inputType('UsageInput', {
   fields: (t) => ({ inputTokens: t.int(), outputTokens: t.int(), totalTokens: t.int() }),
 });
 
-/** The fields of one step, the same in journalStep and in each step of journalSteps. */
 type InputFields = Parameters<Parameters<typeof builder.inputType>[1]['fields']>[0];
+
+/** Which attempt of which task a worker's call is about. */
+export const attemptFields = (t: InputFields) => ({
+  taskId: t.id({ required: true }),
+  workerId: t.string({ required: true }),
+  attempt: t.int({ required: true }),
+});
+
+/** The fields of one step, the same in journalStep and in each step of journalSteps. */
 const stepFields = (t: InputFields) => ({
   sequence: t.int({ required: true }),
   kind: t.field({ type: StepKind, required: true }),
@@ -79,9 +87,7 @@ const stepFields = (t: InputFields) => ({
 
 const JournalStepInput = builder.inputType('JournalStepInput', {
   fields: (t) => ({
-    taskId: t.id({ required: true }),
-    workerId: t.string({ required: true }),
-    attempt: t.int({ required: true }),
+    ...attemptFields(t),
     ...stepFields(t),
   }),
 });
@@ -95,28 +101,11 @@ export const JournalResultRef = builder.objectRef<JournalResult>('JournalResult'
   }),
 });
 
-builder.mutationField('journalStep', (t) =>
-  t.field({
-    type: JournalResultRef,
-    authScopes: { worker: true },
-    args: { input: t.arg({ type: JournalStepInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      journalStep(ctx.engine, ctx.actor!, {
-        ...input,
-        taskId: String(input.taskId),
-        request: input.request ?? null,
-        response: input.response ?? undefined,
-      }),
-  }),
-);
-
 export const BatchStepInput = builder.inputType('BatchStepInput', { fields: stepFields });
 
 const JournalStepsInput = builder.inputType('JournalStepsInput', {
   fields: (t) => ({
-    taskId: t.id({ required: true }),
-    workerId: t.string({ required: true }),
-    attempt: t.int({ required: true }),
+    ...attemptFields(t),
     steps: t.field({
       type: [BatchStepInput],
       required: true,
@@ -124,16 +113,6 @@ const JournalStepsInput = builder.inputType('JournalStepsInput', {
     }),
   }),
 });
-
-builder.mutationField('journalSteps', (t) =>
-  t.field({
-    type: [JournalResultRef],
-    description: 'Several steps of one attempt in one request and one transaction (see journalStep).',
-    authScopes: { worker: true },
-    args: { input: t.arg({ type: JournalStepsInput, required: true }) },
-    resolve: (_r, { input }, ctx) => journalSteps(ctx.engine, ctx.actor!, stepsOf(input.steps, input)),
-  }),
-);
 
 /** A task attempt's batch steps as the journal takes them (journalSteps, each entry of journalBatch). */
 export function stepsOf<S extends { request?: unknown; response?: unknown }>(
@@ -149,3 +128,19 @@ export function stepsOf<S extends { request?: unknown; response?: unknown }>(
     response: st.response ?? undefined,
   }));
 }
+
+builder.mutationFields((t) => ({
+  journalStep: t.field({
+    type: JournalResultRef,
+    authScopes: { worker: true },
+    args: { input: t.arg({ type: JournalStepInput, required: true }) },
+    resolve: (_r, { input }, ctx) => journalStep(ctx.engine, ctx.actor!, stepsOf([input], input)[0]),
+  }),
+  journalSteps: t.field({
+    type: [JournalResultRef],
+    description: 'Several steps of one attempt in one request and one transaction (see journalStep).',
+    authScopes: { worker: true },
+    args: { input: t.arg({ type: JournalStepsInput, required: true }) },
+    resolve: (_r, { input }, ctx) => journalSteps(ctx.engine, ctx.actor!, stepsOf(input.steps, input)),
+  }),
+}));

@@ -13,7 +13,7 @@ import {
 import type { AgentWork as AgentWorkShape } from '../../engine/definitions/index.js';
 import { builder } from '../builder.js';
 import { ToolBinding } from './definition.js';
-import { BatchStepInput, Step, TaskState } from './step.js';
+import { attemptFields, BatchStepInput, Step, TaskState } from './step.js';
 
 export const ExternalTask = builder.objectRef<TaskView>('ExternalTask').implement({
   fields: (t) => ({
@@ -133,9 +133,7 @@ const AttemptMetadataInput = builder.inputType('AttemptMetadataInput', {
 
 const CompleteTaskInput = builder.inputType('CompleteTaskInput', {
   fields: (t) => ({
-    taskId: t.id({ required: true }),
-    workerId: t.string({ required: true }),
-    attempt: t.int({ required: true }),
+    ...attemptFields(t),
     variables: t.field({ type: 'JSON', required: true }),
     metadata: t.field({ type: AttemptMetadataInput, required: true }),
     steps: t.field({
@@ -148,9 +146,7 @@ const CompleteTaskInput = builder.inputType('CompleteTaskInput', {
 
 const FailTaskInput = builder.inputType('FailTaskInput', {
   fields: (t) => ({
-    taskId: t.id({ required: true }),
-    workerId: t.string({ required: true }),
-    attempt: t.int({ required: true }),
+    ...attemptFields(t),
     errorType: t.string({ required: true }),
     errorMessage: t.string(),
     retryTimeoutMs: t.int(),
@@ -160,9 +156,7 @@ const FailTaskInput = builder.inputType('FailTaskInput', {
 
 const DeferTaskInput = builder.inputType('DeferTaskInput', {
   fields: (t) => ({
-    taskId: t.id({ required: true }),
-    workerId: t.string({ required: true }),
-    attempt: t.int({ required: true }),
+    ...attemptFields(t),
     reason: t.string({ required: true, description: 'Why, in a few words (kept in history).' }),
     retryAfterMs: t.int({
       required: true,
@@ -185,18 +179,15 @@ const ToolCredential = builder
     }),
   });
 
-builder.queryField('externalTask', (t) =>
-  t.field({
+builder.queryFields((t) => ({
+  externalTask: t.field({
     type: ExternalTask,
     nullable: true,
     authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, { id }, ctx) => getTask(ctx.engine.db, ctx.actor!, String(id)),
   }),
-);
-
-builder.queryField('toolCredential', (t) =>
-  t.field({
+  toolCredential: t.field({
     type: ToolCredential,
     authScopes: { worker: true },
     args: {
@@ -206,10 +197,10 @@ builder.queryField('toolCredential', (t) =>
     },
     resolve: (_r, a, ctx) => toolCredential(ctx.engine, ctx.actor!, String(a.taskId), a.server, a.workerId),
   }),
-);
+}));
 
-builder.mutationField('fetchAndLock', (t) =>
-  t.field({
+builder.mutationFields((t) => ({
+  fetchAndLock: t.field({
     type: [LockedTask],
     authScopes: { worker: true },
     args: { input: t.arg({ type: FetchAndLockInput, required: true }) },
@@ -221,20 +212,14 @@ builder.mutationField('fetchAndLock', (t) =>
         ctx.signal,
       ),
   }),
-);
-
-builder.mutationField('extendLock', (t) =>
-  t.field({
+  extendLock: t.field({
     type: ExternalTask,
     authScopes: { worker: true },
     args: { input: t.arg({ type: ExtendLockInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
       extendLease(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
   }),
-);
-
-builder.mutationField('completeTask', (t) =>
-  t.field({
+  completeTask: t.field({
     type: ExternalTask,
     authScopes: { worker: true },
     args: { input: t.arg({ type: CompleteTaskInput, required: true }) },
@@ -250,20 +235,14 @@ builder.mutationField('completeTask', (t) =>
         })),
       }),
   }),
-);
-
-builder.mutationField('failTask', (t) =>
-  t.field({
+  failTask: t.field({
     type: ExternalTask,
     authScopes: { worker: true },
     args: { input: t.arg({ type: FailTaskInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
       failTask(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
   }),
-);
-
-builder.mutationField('deferTask', (t) =>
-  t.field({
+  deferTask: t.field({
     type: ExternalTask,
     description:
       'Hands the lease back without spending an attempt: the task is OPEN again after retryAfterMs. ' +
@@ -273,13 +252,10 @@ builder.mutationField('deferTask', (t) =>
     resolve: (_r, { input }, ctx) =>
       deferTask(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
   }),
-);
-
-builder.mutationField('retryTask', (t) =>
-  t.field({
+  retryTask: t.field({
     type: ExternalTask,
     authScopes: { admin: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, { id }, ctx) => retryTask(ctx.engine, ctx.actor!, String(id)),
   }),
-);
+}));

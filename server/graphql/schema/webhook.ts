@@ -30,12 +30,11 @@ const WebhookSubscription = builder.objectRef<WebhookSubscriptionView>('WebhookS
       description:
         'The secret is not base64 (chosen before Standard Webhooks), so Standard Webhooks libraries cannot verify it as a whsec_ secret: call rotateWebhookSecret.',
     }),
-    previousSecretExpiresAt: t.field({
+    previousSecretExpiresAt: t.expose('previousSecretExpiresAt', {
       type: 'DateTime',
       nullable: true,
       description:
         'Until then the previous secret signs too (a second v1 signature); null outside a rotation.',
-      resolve: (s) => s.previousSecretExpiresAt,
     }),
     createdAt: t.field({ type: 'DateTime', resolve: (s) => s.createdAt }),
   }),
@@ -54,10 +53,9 @@ const WebhookDelivery = builder.objectRef<WebhookDeliveryView>('WebhookDelivery'
     lastError: t.exposeString('lastError', { nullable: true }),
     deliveredAt: t.field({ type: 'DateTime', nullable: true, resolve: (d) => d.deliveredAt }),
     createdAt: t.field({ type: 'DateTime', resolve: (d) => d.createdAt }),
-    payload: t.field({
+    payload: t.expose('payload', {
       type: 'JSON',
       description: 'The body sent: {id, type, createdAt, data}.',
-      resolve: (d) => d.payload,
     }),
   }),
 });
@@ -84,51 +82,6 @@ const CreateWebhookSubscriptionInput = builder.inputType('CreateWebhookSubscript
   }),
 });
 
-builder.queryField('webhookSubscriptions', (t) =>
-  t.field({
-    type: [WebhookSubscription],
-    authScopes: { admin: true },
-    resolve: (_r, _a, ctx) => listWebhookSubscriptions(ctx.engine, ctx.actor!),
-  }),
-);
-
-builder.queryField('webhookDeliveries', (t) =>
-  t.field({
-    type: [WebhookDelivery],
-    authScopes: { admin: true },
-    description: 'Newest first.',
-    args: {
-      subscriptionId: t.arg.id(),
-      state: t.arg({ type: WebhookDeliveryState }),
-      first: t.arg.int(),
-    },
-    resolve: (_r, a, ctx) =>
-      listWebhookDeliveries(ctx.engine, ctx.actor!, {
-        subscriptionId: a.subscriptionId == null ? null : String(a.subscriptionId),
-        state: a.state,
-        first: a.first,
-      }),
-  }),
-);
-
-builder.mutationField('createWebhookSubscription', (t) =>
-  t.field({
-    type: CreatedWebhookSubscription,
-    authScopes: { admin: true },
-    args: { input: t.arg({ type: CreateWebhookSubscriptionInput, required: true }) },
-    resolve: (_r, { input }, ctx) => createWebhookSubscription(ctx.engine, ctx.actor!, input),
-  }),
-);
-
-builder.mutationField('deleteWebhookSubscription', (t) =>
-  t.field({
-    type: 'Boolean',
-    authScopes: { admin: true },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => deleteWebhookSubscription(ctx.engine, ctx.actor!, String(id)),
-  }),
-);
-
 const RotateWebhookSecretInput = builder.inputType('RotateWebhookSecretInput', {
   fields: (t) => ({
     id: t.id({ required: true }),
@@ -142,8 +95,40 @@ const RotateWebhookSecretInput = builder.inputType('RotateWebhookSecretInput', {
   }),
 });
 
-builder.mutationField('rotateWebhookSecret', (t) =>
-  t.field({
+builder.queryFields((t) => ({
+  webhookSubscriptions: t.field({
+    type: [WebhookSubscription],
+    authScopes: { admin: true },
+    resolve: (_r, _a, ctx) => listWebhookSubscriptions(ctx.engine, ctx.actor!),
+  }),
+  webhookDeliveries: t.field({
+    type: [WebhookDelivery],
+    authScopes: { admin: true },
+    description: 'Newest first.',
+    args: { subscriptionId: t.arg.id(), state: t.arg({ type: WebhookDeliveryState }), first: t.arg.int() },
+    resolve: (_r, a, ctx) =>
+      listWebhookDeliveries(ctx.engine, ctx.actor!, {
+        subscriptionId: a.subscriptionId == null ? null : String(a.subscriptionId),
+        state: a.state,
+        first: a.first,
+      }),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createWebhookSubscription: t.field({
+    type: CreatedWebhookSubscription,
+    authScopes: { admin: true },
+    args: { input: t.arg({ type: CreateWebhookSubscriptionInput, required: true }) },
+    resolve: (_r, { input }, ctx) => createWebhookSubscription(ctx.engine, ctx.actor!, input),
+  }),
+  deleteWebhookSubscription: t.field({
+    type: 'Boolean',
+    authScopes: { admin: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => deleteWebhookSubscription(ctx.engine, ctx.actor!, String(id)),
+  }),
+  rotateWebhookSecret: t.field({
     type: CreatedWebhookSubscription,
     authScopes: { admin: true },
     args: { input: t.arg({ type: RotateWebhookSecretInput, required: true }) },
@@ -154,4 +139,4 @@ builder.mutationField('rotateWebhookSecret', (t) =>
         overlapSeconds: input.overlapSeconds,
       }),
   }),
-);
+}));
