@@ -63,5 +63,3 @@ export const streamHead = pgTable(
   },
   (t) => [check('stream_head_one_row', sql`${t.id} = 1`)],
 );
-
-export type StreamEventRow = typeof streamEvents.$inferSelect;
