@@ -1,7 +1,7 @@
 /** The demo CRM's test controls (`POST /control`): faults and changes a test or a demo asks for. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CrmCustomer } from './crm-state.js';
-import { readBody, sendJson } from './http-util.js';
+import { readJson, sendJson } from './http-util.js';
 
 export interface CrmControls {
   reset(): void;
@@ -22,59 +22,31 @@ export interface CrmControls {
   dropRequest(tool: string, times?: number): void;
 }
 
+type Command = Record<string, unknown>;
+
+const optional = <T>(value: unknown, as: (v: unknown) => T) => (value === undefined ? undefined : as(value));
+
+const ACTIONS = new Map<unknown, (api: CrmControls, cmd: Command) => void>([
+  ['reset', (api) => api.reset()],
+  ['delay', (api, c) => api.setDelay(String(c.tool), Number(c.ms ?? 0), optional(c.times, Number))],
+  ['rename', (api, c) => api.renameTool(String(c.from), String(c.to))],
+  ['alterSchema', (api, c) => api.alterSchema(String(c.tool), c.altered !== false)],
+  ['fail', (api, c) => api.failNext(String(c.tool), optional(c.message, String), optional(c.times, Number))],
+  ['refundByHand', (api, c) => api.refundByHand(String(c.orderId))],
+  ['dropAnswer', (api, c) => api.dropAnswer(String(c.tool), optional(c.times, Number))],
+  ['dropRequest', (api, c) => api.dropRequest(String(c.tool), optional(c.times, Number))],
+  ['addCustomer', (api, c) => api.addCustomer(c.customer as CrmCustomer)],
+]);
+
 export async function handleControl(
   api: CrmControls,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const text = await readBody(req);
-  let cmd: Record<string, unknown>;
-  try {
-    cmd = JSON.parse(text) as Record<string, unknown>;
-  } catch (e) {
-    if (!(e instanceof SyntaxError)) throw e;
-    sendJson(res, 400, { error: 'body must be JSON' });
-    return;
-  }
-  switch (cmd.action) {
-    case 'reset':
-      api.reset();
-      break;
-    case 'delay':
-      api.setDelay(
-        String(cmd.tool),
-        Number(cmd.ms ?? 0),
-        cmd.times === undefined ? undefined : Number(cmd.times),
-      );
-      break;
-    case 'rename':
-      api.renameTool(String(cmd.from), String(cmd.to));
-      break;
-    case 'alterSchema':
-      api.alterSchema(String(cmd.tool), cmd.altered !== false);
-      break;
-    case 'fail':
-      api.failNext(
-        String(cmd.tool),
-        cmd.message === undefined ? undefined : String(cmd.message),
-        cmd.times === undefined ? undefined : Number(cmd.times),
-      );
-      break;
-    case 'refundByHand':
-      api.refundByHand(String(cmd.orderId));
-      break;
-    case 'dropAnswer':
-      api.dropAnswer(String(cmd.tool), cmd.times === undefined ? undefined : Number(cmd.times));
-      break;
-    case 'dropRequest':
-      api.dropRequest(String(cmd.tool), cmd.times === undefined ? undefined : Number(cmd.times));
-      break;
-    case 'addCustomer':
-      api.addCustomer(cmd.customer as CrmCustomer);
-      break;
-    default:
-      sendJson(res, 400, { error: `unknown action ${String(cmd.action)}` });
-      return;
-  }
+  const cmd = (await readJson(req, res, { error: 'body must be JSON' })) as Command | undefined;
+  if (cmd === undefined) return;
+  const action = ACTIONS.get(cmd.action);
+  if (!action) return sendJson(res, 400, { error: `unknown action ${String(cmd.action)}` });
+  action(api, cmd);
   sendJson(res, 200, { ok: true });
 }

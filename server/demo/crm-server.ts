@@ -17,8 +17,8 @@ import { z } from 'zod';
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import { startTracing, traceMcpRequest } from '../telemetry/index.js';
 import { type CrmControls, handleControl } from './crm-control.js';
-import { cliArg, closeServer, isMainModule, listen, readBody, sendJson } from './http-util.js';
-import { type CrmCall, type CrmRefund, type CrmSideEffect, CrmState, type CrmToolName } from './crm-state.js';
+import { cliArg, closeServer, isMainModule, listen, readJson, sendJson } from './http-util.js';
+import { type CrmCall, type CrmRefund, type CrmSideEffect, CrmState } from './crm-state.js';
 
 export type { CrmCall, CrmCustomer, CrmRefund, CrmSideEffect } from './crm-state.js';
 
@@ -56,7 +56,7 @@ export function inputSchemaSha256(tool: { inputSchema: unknown }): string {
   return sha256Hex(canonicalJson(tool.inputSchema));
 }
 
-const TOOL_DEFS: Record<CrmToolName, { description: string; shape: z.ZodRawShape }> = {
+const TOOL_DEFS: Record<string, { description: string; shape: z.ZodRawShape }> = {
   get_customer: {
     description: 'Look a customer up by id: profile, tier and orders.',
     shape: { customerId: z.string().min(1).describe('Customer id, e.g. C-42') },
@@ -94,6 +94,9 @@ const TOOL_DEFS: Record<CrmToolName, { description: string; shape: z.ZodRawShape
     shape: { to: z.string().min(1), subject: z.string(), body: z.string() },
   },
 };
+
+/** A tool's error answer. */
+const toolError = (text: string) => ({ isError: true, content: [{ type: 'text' as const, text }] });
 
 function headerValue(value: string | string[] | undefined): string | null {
   if (Array.isArray(value)) return value[0] ?? null;
@@ -141,8 +144,7 @@ function buildMcpServer(
     { name: 'demo-crm', version: '1.0.0' },
     { jsonSchemaValidator: sharedValidator },
   );
-  for (const tool of Object.keys(TOOL_DEFS) as CrmToolName[]) {
-    const def = TOOL_DEFS[tool];
+  for (const [tool, def] of Object.entries(TOOL_DEFS)) {
     const shape = state.alteredSchemas.has(tool)
       ? { ...def.shape, note: z.string().optional().describe('Free text note') }
       : def.shape;
@@ -162,7 +164,7 @@ function buildMcpServer(
           record.status = 'error';
           record.error = 'request lost';
           res.socket?.destroy();
-          return { isError: true, content: [{ type: 'text' as const, text: 'connection dropped' }] };
+          return toolError('connection dropped');
         }
         const outcome = state.execute(tool, args, headerKey ?? metaKey);
         if (outcome.ok) {
@@ -177,13 +179,12 @@ function buildMcpServer(
         // A lost answer: the effect is done, then the connection drops before anything is sent back.
         if (state.takeDrop(tool)) {
           res.socket?.destroy();
-          return { isError: true, content: [{ type: 'text' as const, text: 'connection dropped' }] };
+          return toolError('connection dropped');
         }
         const ms = state.takeDelay(tool) + rt.latencyMs;
         if (ms > 0) await sleep(ms);
         record.answeredMs = performance.timeOrigin + performance.now();
-        if (!outcome.ok)
-          return { isError: true, content: [{ type: 'text' as const, text: outcome.message }] };
+        if (!outcome.ok) return toolError(outcome.message);
         return {
           content: [{ type: 'text' as const, text: JSON.stringify(outcome.result) }],
           structuredContent: outcome.result as Record<string, unknown>,
@@ -205,15 +206,12 @@ async function handleMcp(rt: Runtime, req: IncomingMessage, res: ServerResponse)
     });
     return;
   }
-  const text = await readBody(req);
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (e) {
-    if (!(e instanceof SyntaxError)) throw e;
-    sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null });
-    return;
-  }
+  const body = await readJson(req, res, {
+    jsonrpc: '2.0',
+    error: { code: -32700, message: 'Parse error' },
+    id: null,
+  });
+  if (body === undefined) return;
   // Record every tools/call, including those the server then refuses (unknown tool, bad arguments).
   const callsById = new Map<string | number, CrmCall>();
   const headerKey = headerValue(req.headers['idempotency-key']);

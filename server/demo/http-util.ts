@@ -21,6 +21,22 @@ export function readBody(req: IncomingMessage, limit = 20 * 1024 * 1024): Promis
   });
 }
 
+/** The body as JSON; undefined, once `refusal` is answered with a 400, when it is not JSON. */
+export async function readJson(
+  req: IncomingMessage,
+  res: ServerResponse,
+  refusal: unknown,
+): Promise<unknown> {
+  const text = await readBody(req);
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    if (!(e instanceof SyntaxError)) throw e;
+    sendJson(res, 400, refusal);
+    return undefined;
+  }
+}
+
 export function sendJson(res: ServerResponse, status: number, value: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(value));

@@ -14,7 +14,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
-import { cliArg, closeServer, isMainModule, listen, readBody, sendJson } from './http-util.js';
+import { cliArg, closeServer, isMainModule, listen, readJson, sendJson } from './http-util.js';
 import {
   type ChatMessage,
   type ChatTool,
@@ -131,15 +131,9 @@ function readChat(body: Record<string, unknown>): ScriptRequest | { status: numb
 }
 
 async function handleChat(rt: Runtime, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const text = await readBody(req);
-  let body: Record<string, unknown>;
-  try {
-    body = JSON.parse(text) as Record<string, unknown>;
-  } catch (e) {
-    if (!(e instanceof SyntaxError)) throw e;
-    sendJson(res, 400, errorBody('The body must be JSON', 'invalid_request_error', 'invalid_json'));
-    return;
-  }
+  const refusal = errorBody('The body must be JSON', 'invalid_request_error', 'invalid_json');
+  const body = (await readJson(req, res, refusal)) as Record<string, unknown> | undefined;
+  if (body === undefined) return;
   const request = readChat(body);
   if ('error' in request) {
     sendJson(res, request.status, request.error);
