@@ -29,6 +29,7 @@ import { startCrmServer } from './crm-server.js';
 import { DEMO_PASSWORD, oneClick, startDemoIdentity } from './identity.js';
 import { ALICE, demoSource } from './definitions.js';
 import { startModelServer } from './model-server.js';
+import { stablePort } from './http-util.js';
 import { demoScript } from './scripts.js';
 import { workerConfig } from '../worker/config.js';
 import type { WorkerOidc } from '../worker/credentials.js';
@@ -73,23 +74,7 @@ export interface DemoOptions {
   alice?: boolean;
 }
 
-export interface Demo {
-  engine: Engine;
-  /** The dashboard on the engine's port: it may still be building when the demo is up. */
-  dashboard: Dashboard;
-  adminToken: string;
-  users: DemoUser[];
-  workerToken: string;
-  /** where the demo users' tokens are kept */
-  usersFile: string;
-  crmUrl: string;
-  modelUrl: string;
-  /** the demo OpenID Provider's issuer, when the demo runs one */
-  identityProvider: string | null;
-  workerRunning: boolean;
-  aliceInstanceId: string | null;
-  close(): Promise<void>;
-}
+export type Demo = Awaited<ReturnType<typeof startDemo>>;
 
 /** Active instances of a process, to find Alice's refund from an earlier run. */
 const ActiveInstances = graphql(`
@@ -169,19 +154,6 @@ async function setUp<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The port used last time when it is free again (so frozen bindings of waiting work stay valid), else any. */
-async function stablePort<T>(saved: number | undefined, start: (port: number) => Promise<T>): Promise<T> {
-  if (saved) {
-    try {
-      return await start(saved);
-    } catch (e) {
-      // taken by something else: fall through to an ephemeral port
-      if ((e as { code?: unknown }).code !== 'EADDRINUSE') throw e;
-    }
-  }
-  return start(0);
-}
-
 /**
  * The demo's Agent Worker, in-process, against the scripted model: signed in with the demo provider's
  * client credentials when the demo runs its own provider, else with the worker principal's token.
@@ -204,11 +176,6 @@ async function startDemoWorker(
   return startWorker(config);
 }
 
-/** The ports of the demo's servers last time (kept so frozen bindings of waiting work stay valid). */
-function readPorts(file: string): { crmPort?: number; modelPort?: number; oidcPort?: number } {
-  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
-}
-
 /** Alice's refund: the one already running (a restart), else a new one. */
 async function aliceInstance(admin: GraphQLClient): Promise<string> {
   const active = await setUp(() => admin.request(ActiveInstances, { key: 'refund' }));
@@ -224,9 +191,12 @@ async function aliceInstance(admin: GraphQLClient): Promise<string> {
   return started.startProcess.id;
 }
 
-export async function startDemo(opts: DemoOptions): Promise<Demo> {
+export async function startDemo(opts: DemoOptions) {
   const stateFile = path.join(opts.config.dataDir, 'demo.json');
-  const saved = readPorts(stateFile);
+  // the ports of last time, kept so frozen bindings of waiting work stay valid
+  const saved: { crmPort?: number; modelPort?: number; oidcPort?: number } = existsSync(stateFile)
+    ? JSON.parse(readFileSync(stateFile, 'utf8'))
+    : {};
   const crmToken = `crm_${randomBytes(18).toString('base64url')}`;
   const crm = await stablePort(saved.crmPort, (port) => startCrmServer({ port, token: crmToken }));
   const model = await stablePort(saved.modelPort, (port) => startModelServer({ port, script: demoScript }));
@@ -279,13 +249,16 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
 
   return {
     engine,
+    /** on the engine's port: it may still be building when the demo is up */
     dashboard,
     adminToken,
     users,
     workerToken,
+    /** where the demo users' tokens are kept */
     usersFile,
     crmUrl: crm.url,
     modelUrl: model.url,
+    /** the demo OpenID Provider's issuer, when the demo runs one */
     identityProvider: idp?.provider.issuer ?? null,
     workerRunning: worker !== null,
     aliceInstanceId,

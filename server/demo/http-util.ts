@@ -79,3 +79,19 @@ export function cliArg(name: string, argv = process.argv.slice(2)): string | und
   const i = argv.indexOf(`--${name}`);
   return i >= 0 ? argv[i + 1] : undefined;
 }
+
+/** The port used last time when it is free again (so frozen bindings of waiting work stay valid), else any. */
+export async function stablePort<T>(
+  saved: number | undefined,
+  start: (port: number) => Promise<T>,
+): Promise<T> {
+  if (saved) {
+    try {
+      return await start(saved);
+    } catch (e) {
+      // taken by something else: fall through to an ephemeral port
+      if ((e as { code?: unknown }).code !== 'EADDRINUSE') throw e;
+    }
+  }
+  return start(0);
+}

@@ -11,6 +11,7 @@ import type { FirstPartyWorker, OidcConfig } from '../config.js';
 import type { WorkerOidc } from '../worker/credentials.js';
 import type { DemoUser } from '../web/index.js';
 import { type DemoProvider, demoAccounts, startDemoProvider } from './oidc-provider.js';
+import { stablePort } from './http-util.js';
 import { request, signInThroughProvider } from './oidc-signin.js';
 
 export const DEMO_PASSWORD = 'demo';
@@ -36,10 +37,7 @@ export interface DemoIdentity {
 export async function startDemoIdentity(savedPort: number | undefined): Promise<DemoIdentity> {
   const accounts = demoAccounts(DEMO_PASSWORD);
   // the port of last time when it is free (registered redirect URIs stay valid), else any
-  const provider = await startDemoProvider({ port: savedPort, accounts }).catch((e: unknown) => {
-    if ((e as { code?: unknown }).code !== 'EADDRINUSE') throw e;
-    return startDemoProvider({ accounts });
-  });
+  const provider = await stablePort(savedPort, (port) => startDemoProvider({ port, accounts }));
   const clientSecret = randomBytes(24).toString('base64url');
   const workerSecret = randomBytes(24).toString('base64url');
   return {

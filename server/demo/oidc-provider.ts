@@ -10,9 +10,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import Provider from 'oidc-provider';
+import { closeServer, listen } from './http-util.js';
 import { loginPage, readBody } from './oidc-pages.js';
 
 export interface DemoAccount {
@@ -29,18 +29,12 @@ export interface ProviderClient {
   postLogoutRedirectUris: string[];
 }
 
-/** A worker's client-credentials client (SPEC §15.1): it gets JWT access tokens for the API audience. */
-export interface WorkerClient {
-  clientId: string;
-  clientSecret: string;
-}
-
 export interface ProviderOptions {
   /** issue JWT access tokens for this resource (Abada's ABADA_OIDC_AUDIENCE) */
   apiAudience?: string;
   refreshTokens?: boolean;
-  /** client-credentials clients (workers); they need `apiAudience` */
-  workers?: WorkerClient[];
+  /** workers' client-credentials clients (SPEC §15.1): JWT access tokens for `apiAudience` */
+  workers?: { clientId: string; clientSecret: string }[];
   /** lifetime of the API's access tokens in seconds (default 600) */
   accessTokenTtl?: number;
 }
@@ -100,11 +94,7 @@ export async function startDemoProvider(opts: {
         res.end(String((e as Error).message));
       });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listen(server, opts.port ?? 0, '127.0.0.1');
   const issuer = opts.issuer ?? `http://127.0.0.1:${port}`;
   return {
     issuer,
@@ -124,10 +114,7 @@ export async function startDemoProvider(opts: {
       keys.unshift(await newSigningKey());
       build();
     },
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => closeServer(server),
   };
 }
 
@@ -307,19 +294,17 @@ async function interactions(
     await provider.interactionFinished(req, res, { consent: {} }, { mergeWithLastSubmission: true });
     return true;
   }
-  if (!m[2] || req.method !== 'POST') {
+  const page = (hint: unknown, error: string | null) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-    res.end(loginPage(details.uid, details.params.login_hint, null, accounts));
+    res.end(loginPage(details.uid, hint, error, accounts));
     return true;
-  }
+  };
+  if (!m[2] || req.method !== 'POST') return page(details.params.login_hint, null);
   const form = await readBody(req);
   const user = form.get('username') ?? '';
   const account = accounts.get(user);
-  if (!account || account.password !== form.get('password')) {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-    res.end(loginPage(details.uid, user, 'Unknown user or wrong password.', accounts));
-    return true;
-  }
+  if (!account || account.password !== form.get('password'))
+    return page(user, 'Unknown user or wrong password.');
   await provider.interactionFinished(
     req,
     res,
