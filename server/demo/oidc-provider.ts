@@ -39,20 +39,7 @@ export interface ProviderOptions {
   accessTokenTtl?: number;
 }
 
-export interface DemoProvider {
-  issuer: string;
-  port: number;
-  /** the people; change `groups` to change what the provider says from now on */
-  accounts: Map<string, DemoAccount>;
-  /** the provider's current signing key (private): tests sign tokens with it to check expiry handling */
-  readonly signingKey: JWK;
-  /** how often its JWKS was fetched (tests: the engine caches it) */
-  readonly jwksFetches: number;
-  configure(client: ProviderClient, opts?: ProviderOptions): void;
-  /** signs with a new key from now on; the JWKS keeps the old one too, as a provider's rotation does */
-  rotateKey(): Promise<void>;
-  close(): Promise<void>;
-}
+export type DemoProvider = Awaited<ReturnType<typeof startDemoProvider>>;
 
 /** The three demo people; their groups match the demo's definitions (finance-leads approve refunds). */
 export function demoAccounts(password: string): Map<string, DemoAccount> {
@@ -68,7 +55,7 @@ export async function startDemoProvider(opts: {
   accounts: Map<string, DemoAccount>;
   /** the issuer when browsers and clients reach it through something else (tests: a tampering proxy) */
   issuer?: string;
-}): Promise<DemoProvider> {
+}) {
   const keys: JWK[] = [await newSigningKey()];
   let configured: { client: ProviderClient; o: ProviderOptions } | null = null;
   let jwksFetches = 0;
@@ -99,17 +86,21 @@ export async function startDemoProvider(opts: {
   return {
     issuer,
     port,
+    /** the people; change `groups` to change what the provider says from now on */
     accounts: opts.accounts,
+    /** the provider's current signing key (private): tests sign tokens with it to check expiry handling */
     get signingKey() {
       return keys[0];
     },
+    /** how often its JWKS was fetched (tests: the engine caches it) */
     get jwksFetches() {
       return jwksFetches;
     },
-    configure(client, o = {}) {
+    configure(client: ProviderClient, o: ProviderOptions = {}) {
       configured = { client, o };
       build();
     },
+    /** signs with a new key from now on; the JWKS keeps the old one too, as a provider's rotation does */
     async rotateKey() {
       keys.unshift(await newSigningKey());
       build();
