@@ -83,19 +83,15 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
       `first-party workers: created ${sweep.created.join(', ') || 'none'}; updated ${sweep.updated.join(', ') || 'none'}`,
     );
   const hub = new EventHub(notifier);
-  const { server, close: closeServer } = createEngineServer({
-    engine: context,
-    hub,
-    web: opts.web,
-    logger,
-  });
+  const { server, close: closeServer } = createEngineServer({ engine: context, hub, web: opts.web, logger });
   const failed = (loop: BackgroundLoop) => backgroundFailure(logger, context.counters, loop);
-  const stopSweeps =
-    opts.sweeps === false ? () => {} : startSweeps(context, failed('sweeps'), [sweepBoundaries]);
-  const stopJobs = startJobRunner(context, failed('jobs'));
-  const stopPruning =
-    opts.sweeps === false ? () => {} : startStreamPruning(context, failed('stream_pruning'));
-  const stopWebhooks = startWebhookDispatcher(context, failed('webhooks'));
+  const sweeps = opts.sweeps !== false;
+  const stops = [
+    sweeps ? startSweeps(context, failed('sweeps'), [sweepBoundaries]) : () => {},
+    startJobRunner(context, failed('jobs')),
+    sweeps ? startStreamPruning(context, failed('stream_pruning')) : () => {},
+    startWebhookDispatcher(context, failed('webhooks')),
+  ];
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -111,10 +107,7 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
     async close() {
       if (closed) return;
       closed = true;
-      stopSweeps();
-      stopJobs();
-      stopPruning();
-      stopWebhooks();
+      for (const stop of stops) stop();
       await closeServer();
       await notifier.close();
       await db.close();

@@ -163,17 +163,18 @@ async function startDemoWorker(
   signIn: { token: string } | { oidc: WorkerOidc },
   modelUrl: string,
 ) {
-  const config = workerConfig({
-    engineUrl,
-    ...signIn,
-    workerId: 'demo-agent-worker',
-    topics: ['abada:agent'],
-    modelBaseUrl: modelUrl,
-    modelApiKey: 'demo',
-    pollMs: 5000,
-    logLevel: 'warn',
-  });
-  return startWorker(config);
+  return startWorker(
+    workerConfig({
+      engineUrl,
+      ...signIn,
+      workerId: 'demo-agent-worker',
+      topics: ['abada:agent'],
+      modelBaseUrl: modelUrl,
+      modelApiKey: 'demo',
+      pollMs: 5000,
+      logLevel: 'warn',
+    }),
+  );
 }
 
 /** Alice's refund: the one already running (a restart), else a new one. */
@@ -181,13 +182,7 @@ async function aliceInstance(admin: GraphQLClient): Promise<string> {
   const active = await setUp(() => admin.request(ActiveInstances, { key: 'refund' }));
   const existing = active.processInstances.edges.find((e) => e.node.businessKey === ALICE.businessKey);
   if (existing) return existing.node.id;
-  const started = await setUp(() =>
-    admin.request(StartProcess, {
-      key: ALICE.key,
-      variables: ALICE.variables,
-      businessKey: ALICE.businessKey,
-    }),
-  );
+  const started = await setUp(() => admin.request(StartProcess, ALICE));
   return started.startProcess.id;
 }
 
