@@ -81,10 +81,9 @@ export function connect(url: string, opts: { max?: number } = {}) {
   });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  // Nor a dropped connection that is checked out (a transaction open when PostgreSQL restarts or is
-  // killed): pg emits 'error' on the client as well as failing its query, and with no listener that was
-  // an uncaught exception — the engine process died with its database. The query's own error reaches
-  // the caller (UNAVAILABLE); release() then discards the broken client.
+  // Nor a dropped connection that is checked out: pg emits 'error' on the client as well as failing its
+  // query, unhandled that would kill the engine with its database. The query's error reaches the caller
+  // (UNAVAILABLE); release() then discards the broken client.
   pool.on('connect', (client) => {
     client.on('error', () => {});
   });

@@ -1,8 +1,6 @@
 /**
  * The two rows the engine writes with hand-written SQL on its hot paths — a journal step and a history
- * row — each with ONE column list and one mapping each way (as River gives each table one file). Every
- * statement that writes them builds its column list from here: the journal's write and `appendHistory` go
- * through `historyInsert`, and so do the claim's `TASK_LEASED` rows.
+ * row — each with ONE column list and one mapping each way; every statement writing them builds on it.
  */
 import type { StepRow } from './schema.js';
 

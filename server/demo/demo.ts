@@ -1,12 +1,9 @@
 /**
  * `npm start` on the embedded database (or `--demo`): the engine plus everything seed 000 needs to be
  * seen working — the CRM MCP server and the scripted model on loopback ports, the CRM tool server and the
- * refund / support-triage processes deployed, the `crm-token` credential, three demo people, an Agent
- * Worker in-process (signed in with the demo provider's client credentials when the demo runs its own
- * provider), and Alice's €89 refund waiting for finance.
- *
- * Set-up goes through the public GraphQL API with a bootstrap admin token that lives only in this
- * process (ABADA_ADMIN_TOKEN when set, else a random one), exactly as an operator's script would.
+ * two processes deployed, the `crm-token` credential, three demo people, an in-process Agent Worker, and
+ * Alice's €89 refund waiting for finance. Set-up goes through the public GraphQL API with a bootstrap
+ * admin token living only in this process (ABADA_ADMIN_TOKEN, else a random one), as an operator would.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,10 +1,8 @@
 /**
- * The demo's identity: its own OpenID Provider (oidc-provider) with fiona, sam and ada, registered with
- * Abada as an ordinary confidential client, so the demo signs people in exactly as production does; and
- * a client-credentials client for the demo's Agent Worker, which signs in with it as the first-party
- * worker `demo-agent` (SPEC §15.1–2), as a production worker would.
- * "Sign in as fiona" on the dashboard is /auth/login with a login hint; the provider's login page fills
- * itself in for a demo person and submits (one click, the whole round trip).
+ * The demo's identity: its own OpenID Provider with fiona, sam and ada, Abada its ordinary confidential
+ * client (people sign in exactly as in production; "Sign in as fiona" is /auth/login with a login hint,
+ * which the provider's login page fills in and submits), and a client-credentials client the Agent
+ * Worker signs in with as the first-party worker `demo-agent` (SPEC §15.1–2).
  */
 import { randomBytes } from 'node:crypto';
 import type { OidcConfig } from '../config.js';

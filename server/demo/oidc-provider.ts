@@ -1,12 +1,10 @@
 /**
- * A real OpenID Provider (the `oidc-provider` package, certified) for the demo and the tests: people
- * with passwords and groups, a login page of its own, one confidential client for Abada (authorization
- * code + PKCE, refresh tokens), RP-initiated logout, and optionally JWT access tokens for an API
- * audience, to people and to workers' client-credentials clients. Started only by the demo (`npm start` on the embedded database) and by tests; never by the
- * engine on its own. Groups live in memory: tests change them to see Abada follow.
- *
- * The listener starts first (so the issuer URL is known before the engine starts); the provider itself
- * is built by `configure` once Abada's redirect URI is known, and until then answers 503.
+ * A real OpenID Provider (the certified `oidc-provider` package) for the demo and the tests, never the
+ * engine: people with passwords and groups (in memory: tests change them to see Abada follow), a login
+ * page, one confidential client for Abada (authorization code + PKCE, refresh tokens), RP-initiated
+ * logout, and optionally JWT access tokens for an API audience, to people and to workers'
+ * client-credentials clients. It listens first (the issuer is known before the engine starts) and
+ * answers 503 until `configure`, once Abada's redirect URI is known, builds the provider.
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
