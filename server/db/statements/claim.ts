@@ -17,7 +17,8 @@
  * needs checks in the same transaction, so the fetch then runs CLAIM_ALL in one. CLAIM_READY returns
  * only the columns the worker's view and TASK_LEASED need: parsing whole rows cost ~8 % of the
  * engine's CPU per claimed task.
- */ import { statement } from '../pg.js';
+ */
+import { statement } from '../pg.js';
 import { historyInsert } from '../rows.js';
 import type { ExternalTaskRow } from '../schema.js';
 import { TASK_COLUMNS, taskColumns } from './tasks.js';
