@@ -2,34 +2,15 @@
  * The two rows the engine writes with hand-written SQL on its hot paths — a journal step and a history
  * row — each with ONE column list and one mapping each way; every statement writing them builds on it.
  */
-import type { StepRow } from './schema.js';
+import { getTableColumns } from 'drizzle-orm';
+import { type StepRow, steps } from './schema.js';
 
 type PgType = 'uuid' | 'int' | 'text' | 'boolean' | 'jsonb' | 'double precision';
 
-/** The steps table as the journal writes it: [column, type, StepRow field]. */
-const STEP_FIELDS = [
-  ['task_id', 'uuid', 'taskId'],
-  ['attempt', 'int', 'attempt'],
-  ['sequence', 'int', 'sequence'],
-  ['kind', 'text', 'kind'],
-  ['state', 'text', 'state'],
-  ['tool_ref', 'text', 'toolRef'],
-  ['policy', 'text', 'policy'],
-  ['model', 'text', 'model'],
-  ['digest', 'text', 'digest'],
-  ['request_enc', 'text', 'requestEnc'],
-  ['response_enc', 'text', 'responseEnc'],
-  ['error_enc', 'text', 'errorEnc'],
-  ['key_id', 'text', 'keyId'],
-  ['idempotency_key', 'text', 'idempotencyKey'],
-  ['comment', 'text', 'comment'],
-  ['reused', 'boolean', 'reused'],
-  ['usage', 'jsonb', 'usage'],
-  ['cost_usd', 'double precision', 'costUsd'],
-  ['approval_id', 'uuid', 'approvalId'],
-  ['purpose', 'text', 'purpose'],
-  ['reconciled', 'boolean', 'reconciled'],
-] as const satisfies readonly (readonly [string, PgType, keyof StepRow])[];
+/** The steps table as the journal writes it, all but its timestamps: [column, SQL type, StepRow field]. */
+const STEP_FIELDS = Object.entries(getTableColumns(steps))
+  .filter(([field]) => field !== 'createdAt' && field !== 'updatedAt')
+  .map(([field, column]) => [column.name, column.getSQLType(), field as keyof StepRow] as const);
 
 /** What a later journal call may change on a step (its identity and request never change). */
 const STEP_CHANGING = [

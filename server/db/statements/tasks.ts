@@ -26,15 +26,9 @@ export const LOCKED_TASK_COLUMNS = `${TASK_COLUMNS},
 /** A task row as a lock returns it. */
 export type LockedTaskRow = ExternalTaskRow & { leaseLive: boolean; instanceState: string };
 
-const DATE_KEYS = [
-  'leaseExpiresAt',
-  'leasedAt',
-  'availableAt',
-  'boundaryAt',
-  'createdAt',
-  'updatedAt',
-  'endedAt',
-] as const;
+const DATE_KEYS = Object.entries(getTableColumns(externalTasks))
+  .filter(([, column]) => column.dataType === 'date')
+  .map(([key]) => key);
 
 /** Rows read as JSON carry timestamps as strings; the drizzle row shape carries Dates. */
 export function withTaskDates<T extends Record<string, unknown>>(row: T): T {
