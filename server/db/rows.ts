@@ -3,9 +3,7 @@
  * row — each with ONE column list and one mapping each way; every statement writing them builds on it.
  */
 import { getTableColumns } from 'drizzle-orm';
-import { type StepRow, steps } from './schema.js';
-
-type PgType = 'uuid' | 'int' | 'text' | 'boolean' | 'jsonb' | 'double precision';
+import { history, type StepRow, steps } from './schema.js';
 
 /** The steps table as the journal writes it, all but its timestamps: [column, SQL type, StepRow field]. */
 const STEP_FIELDS = Object.entries(getTableColumns(steps))
@@ -74,19 +72,10 @@ export interface HistoryEntry {
   data?: Record<string, unknown>;
 }
 
-/** The history table as the engine writes it: [column, type, HistoryEntry field]. */
-const HISTORY_FIELDS = [
-  ['project_id', 'text', 'projectId'],
-  ['process_instance_id', 'uuid', 'processInstanceId'],
-  ['event_type', 'text', 'eventType'],
-  ['actor', 'text', 'actor'],
-  ['task_id', 'uuid', 'taskId'],
-  ['attempt', 'int', 'attempt'],
-  ['sequence', 'int', 'sequence'],
-  ['approval_id', 'uuid', 'approvalId'],
-  ['incident_id', 'uuid', 'incidentId'],
-  ['data', 'jsonb', 'data'],
-] as const satisfies readonly (readonly [string, PgType, keyof HistoryEntry])[];
+/** The history table as the engine writes it, all but what the chain trigger fills: [column, SQL type, field]. */
+const HISTORY_FIELDS = Object.entries(getTableColumns(history))
+  .filter(([field]) => !['id', 'seq', 'at', 'hash', 'events', 'prevHash'].includes(field))
+  .map(([field, column]) => [column.name, column.getSQLType(), field as keyof HistoryEntry] as const);
 
 /** The columns an insert gives: the event's, then `events` (the later events of the row's commit). */
 const historyColumns = `${HISTORY_FIELDS.map((f) => f[0]).join(', ')}, events`;
