@@ -29,14 +29,19 @@ export interface FirstPartyWorker {
 
 type Env = Record<string, string | undefined>;
 
-function int(env: Env, name: string, def: number, min = 0): number {
+/** A number: `def` when unset, else one `valid` accepts (`expected` says which). */
+function num(env: Env, name: string, def: number, valid: (n: number) => boolean, expected: string): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min)
-    throw new ConfigError(`${name} must be an integer ≥ ${min}, got "${raw}".`);
+  if (!valid(n)) throw new ConfigError(`${name} must be ${expected}, got "${raw}".`);
   return n;
 }
+
+const int = (env: Env, name: string, def: number, min = 0) =>
+  num(env, name, def, (n) => Number.isInteger(n) && n >= min, `an integer ≥ ${min}`);
+const positive = (env: Env, name: string, def: number) =>
+  num(env, name, def, (n) => Number.isFinite(n) && n > 0, 'a number > 0');
 
 function list(env: Env, name: string): string[] | null {
   const raw = env[name];
@@ -83,10 +88,8 @@ function loadEncryption(env: Env, embedded: boolean, dataDir: string): Encryptio
   for (const entry of list(env, 'ABADA_ENCRYPTION_OLD_KEYS') ?? []) {
     const i = entry.indexOf(':');
     if (i <= 0) throw new ConfigError('ABADA_ENCRYPTION_OLD_KEYS entries must be "keyId:base64key".');
-    keys.set(
-      entry.slice(0, i),
-      parseKey(`ABADA_ENCRYPTION_OLD_KEYS (${entry.slice(0, i)})`, entry.slice(i + 1)),
-    );
+    const id = entry.slice(0, i);
+    keys.set(id, parseKey(`ABADA_ENCRYPTION_OLD_KEYS (${id})`, entry.slice(i + 1)));
   }
   return { currentKeyId, keys };
 }
@@ -109,14 +112,6 @@ function bool(env: Env, name: string, def: boolean): boolean {
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new ConfigError(`${name} must be true or false, got "${env[name]}".`);
-}
-
-function positive(env: Env, name: string, def: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return def;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new ConfigError(`${name} must be a number > 0, got "${raw}".`);
-  return n;
 }
 
 /** ABADA_OIDC_*: all three of issuer, client id and secret, or none; OpenID Connect sign-in (SPEC §12). */
