@@ -196,7 +196,8 @@ export class CrmState {
   refundByHand(orderId: string): CrmRefund {
     const found = this.findOrder(orderId);
     if (!found) throw new Error(`Order ${orderId} not found`);
-    return this.addRefund(orderId, found.order.amount, found.order.currency, null, true);
+    const { amount, currency } = found.order;
+    return this.addRefund({ orderId, amount, currency, key: null, byHand: true });
   }
 
   /** Takes one unit of the delay rule for a tool; returns the milliseconds to hold the answer. */
@@ -312,18 +313,10 @@ export class CrmState {
     );
   }
 
-  private addRefund(orderId: string, amount: number, currency: string, key: string | null, byHand: boolean) {
-    const refund: CrmRefund = {
-      refundId: `R-${this.nextRefund++}`,
-      orderId,
-      amount,
-      currency,
-      key,
-      byHand,
-      at: new Date().toISOString(),
-    };
+  private addRefund(made: Omit<CrmRefund, 'refundId' | 'at'>) {
+    const refund: CrmRefund = { refundId: `R-${this.nextRefund++}`, ...made, at: new Date().toISOString() };
     this.refunds.push(refund);
-    const found = this.findOrder(orderId);
+    const found = this.findOrder(made.orderId);
     if (found) found.order.status = 'refunded';
     return refund;
   }
@@ -346,20 +339,14 @@ export class CrmState {
       case 'refund': {
         const refused = this.overRefund(String(args.orderId), Number(args.amount));
         if (refused) return { ok: false, message: refused };
-        const r = this.addRefund(
-          String(args.orderId),
-          Number(args.amount),
-          String(args.currency),
+        const { refundId, orderId, currency } = this.addRefund({
+          orderId: String(args.orderId),
+          amount: Number(args.amount),
+          currency: String(args.currency),
           key,
-          false,
-        );
-        result = {
-          refundId: r.refundId,
-          orderId: r.orderId,
-          amount: args.amount,
-          currency: r.currency,
-          status: 'refunded',
-        };
+          byHand: false,
+        });
+        result = { refundId, orderId, amount: args.amount, currency, status: 'refunded' };
         break;
       }
       case 'close_ticket': {

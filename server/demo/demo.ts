@@ -98,7 +98,6 @@ async function ensurePrincipals(
     } catch (e) {
       // a file cut short or edited by hand: every token is issued again
       if (!(e instanceof SyntaxError)) throw e;
-      stored = [];
     }
   }
   const out: StoredPrincipal[] = [];
