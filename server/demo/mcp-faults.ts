@@ -20,6 +20,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { closeServer, listen, readBody } from './http-util.js';
+import { parseJson } from './scripts.js';
 
 export type McpFault = 'status' | 'status-after' | 'hang' | 'drop' | 'slow';
 
@@ -44,26 +45,20 @@ export async function startMcpFaultProxy(target: string, host = '127.0.0.1') {
   const seen: { tool: string; fault: McpFault | null; at: number }[] = [];
   const held = new Set<ServerResponse>();
 
-  const take = (body: string): { tool: string; rule: FaultRule | null } | null => {
-    let tool: string | null = null;
-    try {
-      const msg = JSON.parse(body) as { method?: string; params?: { name?: unknown } };
-      if (msg?.method === 'tools/call' && typeof msg.params?.name === 'string') tool = msg.params.name;
-    } catch (e) {
-      if (!(e instanceof SyntaxError)) throw e;
-      return null;
-    }
-    if (tool === null) return null;
+  /** The rule a `tools/call` meets (counted down, the call recorded in `seen`); null for anything else. */
+  const take = (body: string): FaultRule | null => {
+    const msg = parseJson(body) as { method?: string; params?: { name?: unknown } } | undefined;
+    const tool = msg?.method === 'tools/call' ? msg.params?.name : undefined;
+    if (typeof tool !== 'string') return null;
     const rule = rules.get(tool);
     if (rule && --rule.left <= 0) rules.delete(tool);
     seen.push({ tool, fault: rule?.fault ?? null, at: Date.now() });
-    return { tool, rule: rule ?? null };
+    return rule ?? null;
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const body = await readBody(req);
-    const call = take(body);
-    const rule = call?.rule ?? null;
+    const rule = take(body);
     if (rule?.fault === 'hang') {
       held.add(res);
       res.on('close', () => held.delete(res));
