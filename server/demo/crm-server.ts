@@ -16,9 +16,8 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { z } from 'zod';
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import { startTracing, traceMcpRequest } from '../telemetry/index.js';
-import { type CrmControls, handleControl } from './crm-control.js';
 import { cliArg, closeServer, isMainModule, listen, readJson, sendJson } from './http-util.js';
-import { type CrmCall, CrmState } from './crm-state.js';
+import { type CrmCall, type CrmCustomer, CrmState } from './crm-state.js';
 
 export type { CrmCall, CrmCustomer, CrmRefund, CrmSideEffect } from './crm-state.js';
 
@@ -34,7 +33,7 @@ export interface CrmServerOptions {
 }
 
 /** The demo CRM: its state, the controls tests use, where it listens, and its held answers. */
-export class CrmServer extends CrmState implements CrmControls {
+export class CrmServer extends CrmState {
   /** The MCP endpoint, e.g. `http://127.0.0.1:4100/mcp`. */
   url = '';
   /** `http://127.0.0.1:4100` (for `/state` and `/control`). */
@@ -52,29 +51,35 @@ export class CrmServer extends CrmState implements CrmControls {
     this.latencyMs = opts.latencyMs ?? 0;
   }
 
+  /** Hold the answer of `tool` for `ms` (0 removes); `times` limits it to the next N calls. */
   setDelay(tool: string, ms: number, times?: number) {
     if (ms <= 0) this.delays.delete(tool);
     else this.delays.set(tool, { ms, remaining: times });
   }
 
+  /** The next `tools/list` shows `from` as `to`; calls to `from` then fail as unknown. */
   renameTool(from: string, to: string) {
     if (from === to) this.renames.delete(from);
     else this.renames.set(from, to);
   }
 
+  /** Adds (or removes) an optional `note` field to a tool's input schema: its schema hash changes. */
   alterSchema(tool: string, altered = true) {
     if (altered) this.alteredSchemas.add(tool);
     else this.alteredSchemas.delete(tool);
   }
 
+  /** The next `times` calls of `tool` answer a tool error without any side effect. */
   failNext(tool: string, message = `${tool} failed: CRM temporarily unavailable`, times = 1) {
     this.failures.set(tool, { message, remaining: times });
   }
 
+  /** The next `times` calls of `tool` run, then the connection drops before the answer. */
   dropAnswer(tool: string, times = 1) {
     this.drops.set(tool, times);
   }
 
+  /** The next `times` requests of `tool` are lost: the connection drops before the call runs. */
   dropRequest(tool: string, times = 1) {
     this.lostRequests.set(tool, times);
   }
@@ -255,6 +260,32 @@ async function handleMcp(crm: CrmServer, req: IncomingMessage, res: ServerRespon
   });
   await server.connect(transport);
   await traceMcpRequest('demo-crm', req.headers, body, () => transport.handleRequest(req, res, body));
+}
+
+type Command = Record<string, unknown>;
+
+const optional = <T>(value: unknown, as: (v: unknown) => T) => (value === undefined ? undefined : as(value));
+
+const ACTIONS = new Map<unknown, (crm: CrmServer, cmd: Command) => void>([
+  ['reset', (api) => api.reset()],
+  ['delay', (api, c) => api.setDelay(String(c.tool), Number(c.ms ?? 0), optional(c.times, Number))],
+  ['rename', (api, c) => api.renameTool(String(c.from), String(c.to))],
+  ['alterSchema', (api, c) => api.alterSchema(String(c.tool), c.altered !== false)],
+  ['fail', (api, c) => api.failNext(String(c.tool), optional(c.message, String), optional(c.times, Number))],
+  ['refundByHand', (api, c) => api.refundByHand(String(c.orderId))],
+  ['dropAnswer', (api, c) => api.dropAnswer(String(c.tool), optional(c.times, Number))],
+  ['dropRequest', (api, c) => api.dropRequest(String(c.tool), optional(c.times, Number))],
+  ['addCustomer', (api, c) => api.addCustomer(c.customer as CrmCustomer)],
+]);
+
+/** `POST /control`: faults and changes a test or a demo asks for. */
+async function handleControl(api: CrmServer, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const cmd = (await readJson(req, res, { error: 'body must be JSON' })) as Command | undefined;
+  if (cmd === undefined) return;
+  const action = ACTIONS.get(cmd.action);
+  if (!action) return sendJson(res, 400, { error: `unknown action ${String(cmd.action)}` });
+  action(api, cmd);
+  sendJson(res, 200, { ok: true });
 }
 
 function route(crm: CrmServer) {
