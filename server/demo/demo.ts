@@ -184,7 +184,6 @@ async function aliceInstance(admin: GraphQLClient): Promise<string> {
 
 export async function startDemo(opts: DemoOptions) {
   const stateFile = path.join(opts.config.dataDir, 'demo.json');
-  // the ports of last time, kept so frozen bindings of waiting work stay valid
   const saved: { crmPort?: number; modelPort?: number; oidcPort?: number } = existsSync(stateFile)
     ? JSON.parse(readFileSync(stateFile, 'utf8'))
     : {};
