@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { type Engine, startEngine } from '../app.js';
+import { startEngine } from '../app.js';
 import {
   CreatePrincipal,
   createClient,
@@ -21,7 +21,7 @@ import {
   StartProcess,
 } from '../client/index.js';
 import type { Config } from '../config.js';
-import { type Dashboard, type DemoUser, startDashboard } from '../web/index.js';
+import { type DemoUser, startDashboard } from '../web/index.js';
 import { startCrmServer } from './crm-server.js';
 import { DEMO_PASSWORD, oneClick, startDemoIdentity } from './identity.js';
 import { ALICE, demoSource } from './definitions.js';
