@@ -24,13 +24,7 @@ import { createLogger, type Logger } from './log.js';
 import { isUnavailable } from './errors.js';
 import { startWebhookDispatcher } from './engine/webhooks/index.js';
 
-export interface Engine {
-  url: string;
-  port: number;
-  databaseUrl: string;
-  context: EngineContext;
-  close(): Promise<void>;
-}
+export type Engine = Awaited<ReturnType<typeof startEngine>>;
 
 export interface StartOptions {
   config: Config;
@@ -43,7 +37,7 @@ export interface StartOptions {
   sweeps?: boolean;
 }
 
-export async function startEngine(opts: StartOptions): Promise<Engine> {
+export async function startEngine(opts: StartOptions) {
   const { config } = opts;
   const logger = opts.logger ?? createLogger({ level: opts.log ? 'error' : config.logLevel });
   const log = opts.log ?? ((l: string) => logger.info(l));

@@ -11,11 +11,7 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-export interface EncryptionKeys {
-  /** the key id new rows are sealed with */
-  currentKeyId: string;
-  keys: Map<string, Buffer>;
-}
+export type EncryptionKeys = ReturnType<typeof loadEncryption>;
 
 export type Config = ReturnType<typeof loadConfig>;
 export type OidcConfig = NonNullable<ReturnType<typeof loadOidc>>;
@@ -67,7 +63,7 @@ function parseKey(name: string, raw: string): Buffer {
  * ABADA_ENCRYPTION_OLD_KEYS ("id:base64,id:base64") still accepted for reading rows sealed before a
  * rotation. On the embedded database a dev key is generated once and kept under the data directory.
  */
-function loadEncryption(env: Env, embedded: boolean, dataDir: string): EncryptionKeys {
+function loadEncryption(env: Env, embedded: boolean, dataDir: string) {
   const keys = new Map<string, Buffer>();
   const currentKeyId = env.ABADA_ENCRYPTION_KEY_ID?.trim() || 'k1';
   let current = env.ABADA_ENCRYPTION_KEY;
@@ -91,6 +87,7 @@ function loadEncryption(env: Env, embedded: boolean, dataDir: string): Encryptio
     const id = entry.slice(0, i);
     keys.set(id, parseKey(`ABADA_ENCRYPTION_OLD_KEYS (${id})`, entry.slice(i + 1)));
   }
+  /** currentKeyId: the key id new rows are sealed with */
   return { currentKeyId, keys };
 }
 

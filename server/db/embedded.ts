@@ -29,13 +29,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { execFileSync, spawnSync } from 'node:child_process';
 import pg from 'pg';
 
-export interface EmbeddedServer {
-  url: string;
-  port: number;
-  /** /var/lib/abada/<hash>/ when the binaries run from there (root in a closed checkout), else null */
-  sharedHome: string | null;
-  stop(): Promise<void>;
-}
+export type EmbeddedServer = Awaited<ReturnType<typeof startEmbeddedPostgres>>;
 
 /** A failure to start the embedded database; the message is one line: what failed, what to do. */
 export class EmbeddedPostgresError extends Error {
@@ -275,7 +269,7 @@ function reasonIn(output: string[]): string | null {
 export async function startEmbeddedPostgres(
   dir: string,
   opts: { port?: number; log?: (line: string) => void; flags?: string[] } = {},
-): Promise<EmbeddedServer> {
+) {
   keepFailingExitCode();
   const loaded = await loadEmbeddedPostgres();
   const ids = runningAsRoot() ? postgresUser() : {};
@@ -322,6 +316,7 @@ export async function startEmbeddedPostgres(
   return {
     url: `postgres://abada:abada@127.0.0.1:${port}/abada`,
     port,
+    /** /var/lib/abada/<hash>/ when the binaries run from there (root in a closed checkout), else null */
     sharedHome: loaded.sharedHome,
     async stop() {
       if (stopped) return;
