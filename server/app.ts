@@ -24,13 +24,7 @@ import { createLogger, type Logger } from './log.js';
 import { isUnavailable } from './errors.js';
 import { startWebhookDispatcher } from './engine/webhooks/index.js';
 
-export interface Engine {
-  url: string;
-  port: number;
-  databaseUrl: string;
-  context: EngineContext;
-  close(): Promise<void>;
-}
+export type Engine = Awaited<ReturnType<typeof startEngine>>;
 
 export interface StartOptions {
   config: Config;
@@ -43,7 +37,7 @@ export interface StartOptions {
   sweeps?: boolean;
 }
 
-export async function startEngine(opts: StartOptions): Promise<Engine> {
+export async function startEngine(opts: StartOptions) {
   const { config } = opts;
   const logger = opts.logger ?? createLogger({ level: opts.log ? 'error' : config.logLevel });
   const log = opts.log ?? ((l: string) => logger.info(l));
@@ -83,19 +77,15 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
       `first-party workers: created ${sweep.created.join(', ') || 'none'}; updated ${sweep.updated.join(', ') || 'none'}`,
     );
   const hub = new EventHub(notifier);
-  const { server, close: closeServer } = createEngineServer({
-    engine: context,
-    hub,
-    web: opts.web,
-    logger,
-  });
+  const { server, close: closeServer } = createEngineServer({ engine: context, hub, web: opts.web, logger });
   const failed = (loop: BackgroundLoop) => backgroundFailure(logger, context.counters, loop);
-  const stopSweeps =
-    opts.sweeps === false ? () => {} : startSweeps(context, failed('sweeps'), [sweepBoundaries]);
-  const stopJobs = startJobRunner(context, failed('jobs'));
-  const stopPruning =
-    opts.sweeps === false ? () => {} : startStreamPruning(context, failed('stream_pruning'));
-  const stopWebhooks = startWebhookDispatcher(context, failed('webhooks'));
+  const sweeps = opts.sweeps !== false;
+  const stops = [
+    sweeps ? startSweeps(context, failed('sweeps'), [sweepBoundaries]) : () => {},
+    startJobRunner(context, failed('jobs')),
+    sweeps ? startStreamPruning(context, failed('stream_pruning')) : () => {},
+    startWebhookDispatcher(context, failed('webhooks')),
+  ];
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -111,10 +101,7 @@ export async function startEngine(opts: StartOptions): Promise<Engine> {
     async close() {
       if (closed) return;
       closed = true;
-      stopSweeps();
-      stopJobs();
-      stopPruning();
-      stopWebhooks();
+      for (const stop of stops) stop();
       await closeServer();
       await notifier.close();
       await db.close();

@@ -11,59 +11,10 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-export interface EncryptionKeys {
-  /** the key id new rows are sealed with */
-  currentKeyId: string;
-  keys: Map<string, Buffer>;
-}
+export type EncryptionKeys = ReturnType<typeof loadEncryption>;
 
-export interface Config {
-  port: number;
-  host: string;
-  databaseUrl: string | null;
-  dataDir: string;
-  encryption: EncryptionKeys;
-  adminToken: string | null;
-  allowedModels: string[] | null;
-  allowedTools: string[] | null;
-  maxLeaseExpiries: number;
-  /** ABADA_MAX_DEFER_MS: the longest wait a deferral may ask for (longer ones are cut to it) */
-  maxDeferMs: number;
-  /** ABADA_MAX_DEFERRALS: deferrals on one attempt; the next one counts as a failure of the attempt */
-  maxDeferrals: number;
-  maxPayloadBytes: number;
-  maxBodyBytes: number;
-  workerOfflineAfterMs: number;
-  heartbeatDebounceMs: number;
-  /** ABADA_JOURNAL_GROUP_COMMIT: journal calls of different tasks arriving together share a transaction. */
-  journalGroupCommit: boolean;
-  slaSweepIntervalMs: number;
-  /** how long approval and incident events stay replayable (`after:` cursors older than this are refused) */
-  eventRetentionHours: number;
-  maxDelegationDepth: number;
-  logLevel: string;
-  /** bearer token /metrics requires; null = open (bind to a private interface) */
-  metricsToken: string | null;
-  webhooks: {
-    maxAttempts: number;
-    timeoutMs: number;
-    /** first retry delay; doubles per attempt (with jitter), capped at an hour */
-    backoffMs: number;
-    pollMs: number;
-  };
-  /** ABADA_PUBLIC_URL: where browsers reach this engine; null = http://127.0.0.1:<the port it listens on> */
-  publicUrl: string | null;
-  /** OpenID Connect sign-in (SPEC §12); null when ABADA_OIDC_ISSUER is unset */
-  oidc: OidcConfig | null;
-  sessions: { idleMinutes: number; maxHours: number };
-  /**
-   * whether the dashboard offers pasting a bearer token (ABADA_DASHBOARD_TOKEN_SIGNIN); null = unset:
-   * offered only without OpenID Connect (see `tokenSignInOffered`)
-   */
-  dashboardTokenSignIn: boolean | null;
-  /** ABADA_FIRST_PARTY_WORKERS: global worker principals registered at start (SPEC §15.2) */
-  firstPartyWorkers: FirstPartyWorker[];
-}
+export type Config = ReturnType<typeof loadConfig>;
+export type OidcConfig = NonNullable<ReturnType<typeof loadOidc>>;
 
 /** One entry of ABADA_FIRST_PARTY_WORKERS: a global worker signing in as an OpenID client. */
 export interface FirstPartyWorker {
@@ -72,31 +23,21 @@ export interface FirstPartyWorker {
   topics: string[];
 }
 
-export interface OidcConfig {
-  issuer: string;
-  clientId: string;
-  clientSecret: string;
-  scopes: string;
-  groupsClaim: string;
-  adminGroup: string | null;
-  /** minutes between two confirmations of a session's groups by the provider (fractions allowed) */
-  refreshMinutes: number;
-  /** accept the provider's JWT access tokens for this audience as bearer tokens; null = do not */
-  audience: string | null;
-  /** signature algorithms accepted on those access tokens */
-  algorithms: string[];
-}
-
 type Env = Record<string, string | undefined>;
 
-function int(env: Env, name: string, def: number, min = 0): number {
+/** A number: `def` when unset, else one `valid` accepts (`expected` says which). */
+function num(env: Env, name: string, def: number, valid: (n: number) => boolean, expected: string): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min)
-    throw new ConfigError(`${name} must be an integer ≥ ${min}, got "${raw}".`);
+  if (!valid(n)) throw new ConfigError(`${name} must be ${expected}, got "${raw}".`);
   return n;
 }
+
+const int = (env: Env, name: string, def: number, min = 0) =>
+  num(env, name, def, (n) => Number.isInteger(n) && n >= min, `an integer ≥ ${min}`);
+const positive = (env: Env, name: string, def: number) =>
+  num(env, name, def, (n) => Number.isFinite(n) && n > 0, 'a number > 0');
 
 function list(env: Env, name: string): string[] | null {
   const raw = env[name];
@@ -122,7 +63,7 @@ function parseKey(name: string, raw: string): Buffer {
  * ABADA_ENCRYPTION_OLD_KEYS ("id:base64,id:base64") still accepted for reading rows sealed before a
  * rotation. On the embedded database a dev key is generated once and kept under the data directory.
  */
-function loadEncryption(env: Env, embedded: boolean, dataDir: string): EncryptionKeys {
+function loadEncryption(env: Env, embedded: boolean, dataDir: string) {
   const keys = new Map<string, Buffer>();
   const currentKeyId = env.ABADA_ENCRYPTION_KEY_ID?.trim() || 'k1';
   let current = env.ABADA_ENCRYPTION_KEY;
@@ -143,11 +84,10 @@ function loadEncryption(env: Env, embedded: boolean, dataDir: string): Encryptio
   for (const entry of list(env, 'ABADA_ENCRYPTION_OLD_KEYS') ?? []) {
     const i = entry.indexOf(':');
     if (i <= 0) throw new ConfigError('ABADA_ENCRYPTION_OLD_KEYS entries must be "keyId:base64key".');
-    keys.set(
-      entry.slice(0, i),
-      parseKey(`ABADA_ENCRYPTION_OLD_KEYS (${entry.slice(0, i)})`, entry.slice(i + 1)),
-    );
+    const id = entry.slice(0, i);
+    keys.set(id, parseKey(`ABADA_ENCRYPTION_OLD_KEYS (${id})`, entry.slice(i + 1)));
   }
+  /** currentKeyId: the key id new rows are sealed with */
   return { currentKeyId, keys };
 }
 
@@ -171,16 +111,8 @@ function bool(env: Env, name: string, def: boolean): boolean {
   throw new ConfigError(`${name} must be true or false, got "${env[name]}".`);
 }
 
-function positive(env: Env, name: string, def: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return def;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new ConfigError(`${name} must be a number > 0, got "${raw}".`);
-  return n;
-}
-
-/** ABADA_OIDC_*: all three of issuer, client id and secret, or none. */
-function loadOidc(env: Env): OidcConfig | null {
+/** ABADA_OIDC_*: all three of issuer, client id and secret, or none; OpenID Connect sign-in (SPEC §12). */
+function loadOidc(env: Env) {
   const issuer = url(env, 'ABADA_OIDC_ISSUER', 'the OpenID Provider’s issuer');
   const clientId = env.ABADA_OIDC_CLIENT_ID?.trim();
   const clientSecret = env.ABADA_OIDC_CLIENT_SECRET?.trim();
@@ -200,8 +132,11 @@ function loadOidc(env: Env): OidcConfig | null {
     scopes: env.ABADA_OIDC_SCOPES?.trim() || 'openid profile email',
     groupsClaim: env.ABADA_OIDC_GROUPS_CLAIM?.trim() || 'groups',
     adminGroup: env.ABADA_OIDC_ADMIN_GROUP?.trim() || null,
+    /** minutes between two confirmations of a session's groups by the provider (fractions allowed) */
     refreshMinutes: positive(env, 'ABADA_OIDC_REFRESH_MINUTES', 10),
+    /** accept the provider's JWT access tokens for this audience as bearer tokens; null = do not */
     audience: env.ABADA_OIDC_AUDIENCE?.trim() || null,
+    /** signature algorithms accepted on those access tokens */
     algorithms: list(env, 'ABADA_OIDC_ALGORITHMS') ?? ['RS256', 'PS256', 'ES256', 'EdDSA'],
   };
 }
@@ -209,7 +144,7 @@ function loadOidc(env: Env): OidcConfig | null {
 /** Whether the dashboard offers pasting a token: as set, else only when people sign in otherwise. */
 export const tokenSignInOffered = (config: Config) => config.dashboardTokenSignIn ?? config.oidc === null;
 
-export function loadConfig(env: Env = process.env): Config {
+export function loadConfig(env: Env = process.env) {
   const databaseUrl = env.DATABASE_URL?.trim() || null;
   const dataDir = path.resolve(env.ABADA_DATA_DIR?.trim() || defaultDataDir(databaseUrl === null));
   const oidc = loadOidc(env);
@@ -228,33 +163,42 @@ export function loadConfig(env: Env = process.env): Config {
     allowedModels: list(env, 'ABADA_AGENT_ALLOWED_MODELS'),
     allowedTools: list(env, 'ABADA_AGENT_ALLOWED_TOOLS'),
     maxLeaseExpiries: int(env, 'ABADA_MAX_LEASE_EXPIRIES', 3, 1),
+    /** the longest wait a deferral may ask for (longer ones are cut to it) */
     maxDeferMs: int(env, 'ABADA_MAX_DEFER_MS', 3_600_000, 0),
+    /** deferrals on one attempt; the next one counts as a failure of the attempt */
     maxDeferrals: int(env, 'ABADA_MAX_DEFERRALS', 10, 0),
     maxPayloadBytes: int(env, 'ABADA_MAX_PAYLOAD_BYTES', 256 * 1024, 1024),
     maxBodyBytes: int(env, 'ABADA_MAX_BODY_BYTES', 1024 * 1024, 1024),
     workerOfflineAfterMs: int(env, 'ABADA_WORKER_OFFLINE_AFTER_MS', 60_000, 1000),
     heartbeatDebounceMs: int(env, 'ABADA_HEARTBEAT_DEBOUNCE_MS', 5_000, 0),
+    /** journal calls of different tasks arriving together share a transaction */
     journalGroupCommit: bool(env, 'ABADA_JOURNAL_GROUP_COMMIT', true),
     slaSweepIntervalMs: int(env, 'ABADA_SLA_SWEEP_INTERVAL_MS', 30_000, 100),
+    /** how long approval and incident events stay replayable (older `after:` cursors are refused) */
     eventRetentionHours: int(env, 'ABADA_EVENT_RETENTION_HOURS', 168, 1),
     maxDelegationDepth: int(env, 'ABADA_MAX_DELEGATION_DEPTH', 3, 0),
     logLevel: env.LOG_LEVEL?.trim() || 'info',
+    /** bearer token /metrics requires; null = open (bind to a private interface) */
     metricsToken: env.ABADA_METRICS_TOKEN?.trim() || null,
     webhooks: {
       maxAttempts: int(env, 'ABADA_WEBHOOK_MAX_ATTEMPTS', 10, 1),
       timeoutMs: int(env, 'ABADA_WEBHOOK_TIMEOUT_MS', 10_000, 100),
+      /** first retry delay; doubles per attempt (with jitter), capped at an hour */
       backoffMs: int(env, 'ABADA_WEBHOOK_BACKOFF_MS', 5_000, 1),
       pollMs: int(env, 'ABADA_WEBHOOK_POLL_MS', 2_000, 10),
     },
+    /** where browsers reach this engine; null = http://127.0.0.1:<the port it listens on> */
     publicUrl: url(env, 'ABADA_PUBLIC_URL', 'where browsers reach Abada')?.origin ?? null,
     oidc,
     sessions: {
       idleMinutes: positive(env, 'ABADA_SESSION_IDLE_MINUTES', 60),
       maxHours: positive(env, 'ABADA_SESSION_MAX_HOURS', 12),
     },
+    /** whether the dashboard offers pasting a bearer token; null = unset (see `tokenSignInOffered`) */
     dashboardTokenSignIn: env.ABADA_DASHBOARD_TOKEN_SIGNIN?.trim()
       ? bool(env, 'ABADA_DASHBOARD_TOKEN_SIGNIN', false)
       : null,
+    /** global worker principals registered at start (SPEC §15.2) */
     firstPartyWorkers: firstPartyWorkers(env.ABADA_FIRST_PARTY_WORKERS),
   };
 }

@@ -54,11 +54,12 @@ export const invalid = (message: string, path: string, fieldMessage = message) =
   new EngineError('VALIDATION_FAILED', message, { errors: [{ path, message: fieldMessage }] });
 
 /*
- * What "the database is gone" looks like from `pg`: a connection refused or reset, a server shutting
- * down or starting up (SQLSTATE class 08, 57P01–57P03), a connection that ends mid-query, or no free
- * connection within the pool's connect timeout. drizzle wraps these (`cause`), so the chain is walked.
+ * What "the database is gone" looks like from `pg`: a connection refused or reset (errno codes), a
+ * server shutting down or starting up (SQLSTATE class 08, 57P01–57P03), a connection that ends
+ * mid-query, or no free connection within the pool's connect timeout. drizzle wraps these (`cause`), so
+ * the chain is walked.
  */
-const UNAVAILABLE_SQLSTATES = new Set([
+const UNAVAILABLE_CODES = new Set([
   '57P01',
   '57P02',
   '57P03',
@@ -68,8 +69,6 @@ const UNAVAILABLE_SQLSTATES = new Set([
   '08003',
   '08004',
   '08006',
-]);
-const UNAVAILABLE_ERRNOS = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'EPIPE',
@@ -85,8 +84,7 @@ export function isUnavailable(e: unknown): boolean {
   let cur: unknown = e;
   for (let depth = 0; cur && depth < 6; depth++) {
     const { code, message } = cur as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && (UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_ERRNOS.has(code)))
-      return true;
+    if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
     if (typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message)) return true;
     cur = (cur as { cause?: unknown }).cause;
   }

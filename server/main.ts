@@ -8,17 +8,33 @@
  * made from other sources, it is built in the background (server/web/build.ts): the API, /healthz and the
  * demo are up before it ends, and the dashboard's paths say it is being built until then.
  */
-import { type Engine, startEngine } from './app.js';
+import { startEngine } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { EmbeddedPostgresError } from './db/embedded.js';
-import { demoBanner, startDemo } from './demo/demo.js';
+import { type Demo, demoBanner, startDemo } from './demo/demo.js';
 import { startTracing, TracingConfigError } from './telemetry/index.js';
-import { type Dashboard, startDashboard } from './web/index.js';
+import { startDashboard } from './web/index.js';
 
-function wantsDemo(config: Config, argv: string[]): boolean {
-  if (argv.includes('--no-demo')) return false;
-  if (argv.includes('--demo')) return true;
-  return config.databaseUrl === null;
+/** The demo (`--demo`, or the embedded database without `--no-demo`), else the engine and dashboard. */
+async function start(config: Config, argv: string[]): Promise<Pick<Demo, 'engine' | 'dashboard' | 'close'>> {
+  const dev = argv.includes('--dev');
+  if (!argv.includes('--no-demo') && (argv.includes('--demo') || config.databaseUrl === null)) {
+    const demo = await startDemo({ config, dev });
+    console.log(demoBanner(demo));
+    return demo;
+  }
+  const dashboard = startDashboard({ dev });
+  const engine = await startEngine({ config, web: dashboard.handle });
+  if (config.adminToken)
+    console.log('[abada] ABADA_ADMIN_TOKEN is set: use it as a bearer token for admin calls.');
+  return {
+    engine,
+    dashboard,
+    close: async () => {
+      dashboard.close();
+      await engine.close();
+    },
+  };
 }
 
 async function main() {
@@ -33,28 +49,8 @@ async function main() {
     }
     throw e;
   }
-  const dev = argv.includes('--dev');
   const tracing = await startTracing({ serviceName: 'abada' });
-  let close: () => Promise<void>;
-  let engine: Engine;
-  let dashboard: Dashboard;
-  if (wantsDemo(config, argv)) {
-    const demo = await startDemo({ config, dev });
-    engine = demo.engine;
-    dashboard = demo.dashboard;
-    close = () => demo.close();
-    console.log(demoBanner(demo));
-  } else {
-    const web = startDashboard({ dev });
-    dashboard = web;
-    engine = await startEngine({ config, web: web.handle });
-    close = async () => {
-      web.close();
-      await engine.close();
-    };
-    if (config.adminToken)
-      console.log('[abada] ABADA_ADMIN_TOKEN is set: use it as a bearer token for admin calls.');
-  }
+  const { engine, dashboard, close } = await start(config, argv);
   console.log(
     `[abada] ready at ${engine.url} (dashboard ${engine.url}/, GraphQL ${engine.url}/graphql, health ${engine.url}/healthz)`,
   );

@@ -16,12 +16,7 @@ export type { Db };
 // bench/ and soak/ start their embedded servers through this module.
 export { type EmbeddedServer, freePort, startEmbeddedPostgres } from './embedded.js';
 
-export interface Database {
-  url: string;
-  pool: pg.Pool;
-  db: Db;
-  close(): Promise<void>;
-}
+export type Database = ReturnType<typeof connect>;
 
 /** How long closing waits for connections still in use before it ends them (a shutdown has a deadline). */
 const CLOSE_DEADLINE_MS = 5_000;
@@ -65,7 +60,7 @@ async function settlesWithin(p: Promise<unknown>, ms: number): Promise<'settled'
   }
 }
 
-export function connect(url: string, opts: { max?: number } = {}): Database {
+export function connect(url: string, opts: { max?: number } = {}) {
   // this pool's own backends, apart from other engines' on the same database (endWithin)
   const name = `abada-${process.pid}-${randomBytes(4).toString('hex')}`;
   const pool = new pg.Pool({
@@ -86,18 +81,11 @@ export function connect(url: string, opts: { max?: number } = {}): Database {
   });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  // Nor a dropped connection that is checked out (a transaction open when PostgreSQL restarts or is
-  // killed): pg emits 'error' on the client as well as failing its query, and with no listener that was
-  // an uncaught exception — the engine process died with its database. The query's own error reaches
-  // the caller (UNAVAILABLE); release() then discards the broken client.
+  // Nor a dropped connection that is checked out: pg emits 'error' on the client as well as failing its
+  // query, unhandled that would kill the engine with its database. The query's error reaches the caller
+  // (UNAVAILABLE); release() then discards the broken client.
   pool.on('connect', (client) => {
     client.on('error', () => {});
   });
-  const db = bindDb(pool, schema);
-  return {
-    url,
-    pool,
-    db,
-    close: () => endWithin(pool, url, name, CLOSE_DEADLINE_MS),
-  };
+  return { url, pool, db: bindDb(pool, schema), close: () => endWithin(pool, url, name, CLOSE_DEADLINE_MS) };
 }

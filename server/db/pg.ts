@@ -1,15 +1,13 @@
 /**
- * The one way to PostgreSQL. drizzle's builder (and its `sql` tag, parameters only) for ordinary
- * queries; for the few hand-written hot-path statements, named statements (`statement`) run with
- * `execute`: PostgreSQL parses and plans each once per connection, and values always travel as
- * parameters. Both run on the same connection through `Db`, which this module binds to a pool or to a
- * transaction's connection and remembers (`connectionOf`), so no code reaches into drizzle for it.
+ * The one way to PostgreSQL: drizzle's builder (and its `sql` tag, parameters only) for ordinary
+ * queries; named statements (`statement`, run with `execute`, parsed and planned once per connection)
+ * for the hand-written hot paths. Both run through a `Db` bound to a pool or a transaction's connection
+ * (`connectionOf`), so no code reaches into drizzle for it.
  *
- * The pool's connections pipeline (pg's `pipeline: true`): a statement is sent without waiting for the
- * one before it. `transaction` sends BEGIN together with the first statement of its body; a caller that
- * issues a statement and COMMIT before awaiting the first sends both in one round trip (`pipelined`).
- * In a transaction a failed statement aborts it, so what follows fails too and COMMIT rolls back: the
- * first error is the one a caller awaits.
+ * The connections pipeline (pg's `pipeline: true`): `transaction` sends BEGIN with its body's first
+ * statement, and a statement and COMMIT issued before either is awaited share a round trip
+ * (`pipelined`). A failed statement aborts the transaction, so what follows fails too and COMMIT rolls
+ * back: the first error is the one a caller awaits.
  */
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';

@@ -1,37 +1,14 @@
 /**
  * The two rows the engine writes with hand-written SQL on its hot paths — a journal step and a history
- * row — each with ONE column list and one mapping each way (as River gives each table one file). Every
- * statement that writes them builds its column list from here: the journal's write and `appendHistory` go
- * through `historyInsert`, and so do the claim's `TASK_LEASED` rows.
+ * row — each with ONE column list and one mapping each way; every statement writing them builds on it.
  */
-import type { StepRow } from './schema.js';
+import { getTableColumns } from 'drizzle-orm';
+import { history, type StepRow, steps } from './schema.js';
 
-type PgType = 'uuid' | 'int' | 'text' | 'boolean' | 'jsonb' | 'double precision';
-
-/** The steps table as the journal writes it: [column, type, StepRow field]. */
-const STEP_FIELDS = [
-  ['task_id', 'uuid', 'taskId'],
-  ['attempt', 'int', 'attempt'],
-  ['sequence', 'int', 'sequence'],
-  ['kind', 'text', 'kind'],
-  ['state', 'text', 'state'],
-  ['tool_ref', 'text', 'toolRef'],
-  ['policy', 'text', 'policy'],
-  ['model', 'text', 'model'],
-  ['digest', 'text', 'digest'],
-  ['request_enc', 'text', 'requestEnc'],
-  ['response_enc', 'text', 'responseEnc'],
-  ['error_enc', 'text', 'errorEnc'],
-  ['key_id', 'text', 'keyId'],
-  ['idempotency_key', 'text', 'idempotencyKey'],
-  ['comment', 'text', 'comment'],
-  ['reused', 'boolean', 'reused'],
-  ['usage', 'jsonb', 'usage'],
-  ['cost_usd', 'double precision', 'costUsd'],
-  ['approval_id', 'uuid', 'approvalId'],
-  ['purpose', 'text', 'purpose'],
-  ['reconciled', 'boolean', 'reconciled'],
-] as const satisfies readonly (readonly [string, PgType, keyof StepRow])[];
+/** The steps table as the journal writes it, all but its timestamps: [column, SQL type, StepRow field]. */
+const STEP_FIELDS = Object.entries(getTableColumns(steps))
+  .filter(([field]) => field !== 'createdAt' && field !== 'updatedAt')
+  .map(([field, column]) => [column.name, column.getSQLType(), field as keyof StepRow] as const);
 
 /** What a later journal call may change on a step (its identity and request never change). */
 const STEP_CHANGING = [
@@ -95,19 +72,10 @@ export interface HistoryEntry {
   data?: Record<string, unknown>;
 }
 
-/** The history table as the engine writes it: [column, type, HistoryEntry field]. */
-const HISTORY_FIELDS = [
-  ['project_id', 'text', 'projectId'],
-  ['process_instance_id', 'uuid', 'processInstanceId'],
-  ['event_type', 'text', 'eventType'],
-  ['actor', 'text', 'actor'],
-  ['task_id', 'uuid', 'taskId'],
-  ['attempt', 'int', 'attempt'],
-  ['sequence', 'int', 'sequence'],
-  ['approval_id', 'uuid', 'approvalId'],
-  ['incident_id', 'uuid', 'incidentId'],
-  ['data', 'jsonb', 'data'],
-] as const satisfies readonly (readonly [string, PgType, keyof HistoryEntry])[];
+/** The history table as the engine writes it, all but what the chain trigger fills: [column, SQL type, field]. */
+const HISTORY_FIELDS = Object.entries(getTableColumns(history))
+  .filter(([field]) => !['id', 'seq', 'at', 'hash', 'events', 'prevHash'].includes(field))
+  .map(([field, column]) => [column.name, column.getSQLType(), field as keyof HistoryEntry] as const);
 
 /** The columns an insert gives: the event's, then `events` (the later events of the row's commit). */
 const historyColumns = `${HISTORY_FIELDS.map((f) => f[0]).join(', ')}, events`;
@@ -116,14 +84,9 @@ const historyColumns = `${HISTORY_FIELDS.map((f) => f[0]).join(', ')}, events`;
  * The one INSERT into history, around a query yielding the history columns by name (`events` included)
  * plus `ord`, the order in which the rows join the chain (the chain trigger fills seq, prev_hash, hash).
  */
-const HISTORY_INSERT = {
-  head: `INSERT INTO history (${historyColumns}, seq, prev_hash, hash)
-    SELECT ${historyColumns}, 0, '', '' FROM (`,
-  tail: ') AS h ORDER BY h.ord',
-} as const;
-
 export function historyInsert(rows: string): string {
-  return `${HISTORY_INSERT.head}${rows}${HISTORY_INSERT.tail}`;
+  return `INSERT INTO history (${historyColumns}, seq, prev_hash, hash)
+    SELECT ${historyColumns}, 0, '', '' FROM (${rows}) AS h ORDER BY h.ord`;
 }
 
 /** `historyInsert`'s rows from the JSON array `source` of records made by `historyRecords`. */

@@ -1,9 +1,7 @@
 /**
- * The whole data model of Abada (SPEC §2–8), one file per concept under tables/. Columns are snake_case
- * in PostgreSQL, camelCase here; jsonb columns carry the types of server/shared/types.ts. Hand-written
- * SQL that drizzle cannot express (the history hash-chain trigger, storage parameters of the hot
- * external_tasks table) lives in the custom migrations under drizzle/. This file is the entry both the
- * code (`../db/schema.js`) and drizzle-kit (drizzle.config.ts) read.
+ * The whole data model of Abada (SPEC §2–8), one file per concept under tables/, read by the code and by
+ * drizzle-kit (drizzle.config.ts). Columns are snake_case in PostgreSQL, camelCase here. What drizzle
+ * cannot express (the history chain trigger, the hot table's storage parameters) is in custom migrations.
  */
 export * from './tables/approvals.js';
 export * from './tables/definitions.js';

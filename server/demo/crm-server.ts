@@ -16,9 +16,8 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { z } from 'zod';
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import { startTracing, traceMcpRequest } from '../telemetry/index.js';
-import { type CrmControls, handleControl } from './crm-control.js';
-import { cliArg, closeServer, isMainModule, listen, readBody, sendJson } from './http-util.js';
-import { type CrmCall, type CrmRefund, type CrmSideEffect, CrmState, type CrmToolName } from './crm-state.js';
+import { cliArg, closeServer, isMainModule, listen, readJson, sendJson } from './http-util.js';
+import { type CrmCall, type CrmCustomer, CrmState } from './crm-state.js';
 
 export type { CrmCall, CrmCustomer, CrmRefund, CrmSideEffect } from './crm-state.js';
 
@@ -33,22 +32,75 @@ export interface CrmServerOptions {
   overRefunds?: 'refuse' | 'allow';
 }
 
-export interface CrmServer extends CrmControls {
+/** The demo CRM: its state, the controls tests use, where it listens, and its held answers. */
+export class CrmServer extends CrmState {
   /** The MCP endpoint, e.g. `http://127.0.0.1:4100/mcp`. */
-  url: string;
+  url = '';
   /** `http://127.0.0.1:4100` (for `/state` and `/control`). */
-  baseUrl: string;
-  port: number;
-  token: string | null;
-  readonly state: CrmState;
-  readonly sideEffects: CrmSideEffect[];
-  readonly calls: CrmCall[];
-  countSideEffects(tool?: string): number;
-  countCalls(tool?: string): number;
-  counts(): { calls: Record<string, number>; sideEffects: Record<string, number> };
-  /** Refunds made (by the tool or by hand). */
-  readonly refunds: CrmRefund[];
-  close(): Promise<void>;
+  baseUrl = '';
+  port = 0;
+  readonly token: string | null;
+  readonly latencyMs: number;
+  readonly http: Server = createServer(route(this));
+  /** the answers being held (`sleep`); `close()` ends every hold at once */
+  private readonly holds = new Set<() => void>();
+
+  constructor(opts: CrmServerOptions) {
+    super(opts.overRefunds ?? 'refuse');
+    this.token = opts.token ?? null;
+    this.latencyMs = opts.latencyMs ?? 0;
+  }
+
+  /** Hold the answer of `tool` for `ms` (0 removes); `times` limits it to the next N calls. */
+  setDelay(tool: string, ms: number, times?: number) {
+    if (ms <= 0) this.delays.delete(tool);
+    else this.delays.set(tool, { ms, remaining: times });
+  }
+
+  /** The next `tools/list` shows `from` as `to`; calls to `from` then fail as unknown. */
+  renameTool(from: string, to: string) {
+    if (from === to) this.renames.delete(from);
+    else this.renames.set(from, to);
+  }
+
+  /** Adds (or removes) an optional `note` field to a tool's input schema: its schema hash changes. */
+  alterSchema(tool: string, altered = true) {
+    if (altered) this.alteredSchemas.add(tool);
+    else this.alteredSchemas.delete(tool);
+  }
+
+  /** The next `times` calls of `tool` answer a tool error without any side effect. */
+  failNext(tool: string, message = `${tool} failed: CRM temporarily unavailable`, times = 1) {
+    this.failures.set(tool, { message, remaining: times });
+  }
+
+  /** The next `times` calls of `tool` run, then the connection drops before the answer. */
+  dropAnswer(tool: string, times = 1) {
+    this.drops.set(tool, times);
+  }
+
+  /** The next `times` requests of `tool` are lost: the connection drops before the call runs. */
+  dropRequest(tool: string, times = 1) {
+    this.lostRequests.set(tool, times);
+  }
+
+  /** Holds an answer `ms`. */
+  sleep(ms: number): Promise<void> {
+    return new Promise((done) => {
+      const finish = () => {
+        clearTimeout(timer);
+        this.holds.delete(finish);
+        done();
+      };
+      const timer = setTimeout(finish, ms);
+      this.holds.add(finish);
+    });
+  }
+
+  async close() {
+    for (const finish of [...this.holds]) finish();
+    await closeServer(this.http);
+  }
 }
 
 /** SHA-256 hex over canonical JSON of a tool's `inputSchema` as `tools/list` returns it. */
@@ -56,7 +108,7 @@ export function inputSchemaSha256(tool: { inputSchema: unknown }): string {
   return sha256Hex(canonicalJson(tool.inputSchema));
 }
 
-const TOOL_DEFS: Record<CrmToolName, { description: string; shape: z.ZodRawShape }> = {
+const TOOL_DEFS: Record<string, { description: string; shape: z.ZodRawShape }> = {
   get_customer: {
     description: 'Look a customer up by id: profile, tier and orders.',
     shape: { customerId: z.string().min(1).describe('Customer id, e.g. C-42') },
@@ -95,33 +147,14 @@ const TOOL_DEFS: Record<CrmToolName, { description: string; shape: z.ZodRawShape
   },
 };
 
+const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
+
+/** A tool's error answer. */
+const toolError = (text: string) => ({ isError: true, content: [{ type: 'text' as const, text }] });
+
 function headerValue(value: string | string[] | undefined): string | null {
   if (Array.isArray(value)) return value[0] ?? null;
   return value ?? null;
-}
-
-/** What the handlers of one CRM server share: its state and its held answers. */
-interface Runtime {
-  state: CrmState;
-  timers: Set<{ timer: NodeJS.Timeout; done: () => void }>;
-  latencyMs: number;
-  /** holds an answer; `close()` ends every hold at once */
-  sleep(ms: number): Promise<void>;
-}
-
-function runtime(latencyMs: number, overRefunds: 'refuse' | 'allow'): Runtime {
-  const timers = new Set<{ timer: NodeJS.Timeout; done: () => void }>();
-  const sleep = (ms: number) =>
-    new Promise<void>((done) => {
-      const entry = { timer: setTimeout(() => finish(), ms), done: () => finish() };
-      const finish = () => {
-        clearTimeout(entry.timer);
-        timers.delete(entry);
-        done();
-      };
-      timers.add(entry);
-    });
-  return { state: new CrmState(overRefunds), timers, latencyMs, sleep };
 }
 
 /**
@@ -132,39 +165,37 @@ const sharedValidator = new AjvJsonSchemaValidator();
 
 /** One McpServer per HTTP request, from the current configuration. */
 function buildMcpServer(
-  rt: Runtime,
+  crm: CrmServer,
   callsById: Map<string | number, CrmCall>,
   res: ServerResponse,
 ): McpServer {
-  const { state, sleep } = rt;
   const server = new McpServer(
     { name: 'demo-crm', version: '1.0.0' },
     { jsonSchemaValidator: sharedValidator },
   );
-  for (const tool of Object.keys(TOOL_DEFS) as CrmToolName[]) {
-    const def = TOOL_DEFS[tool];
-    const shape = state.alteredSchemas.has(tool)
+  for (const [tool, def] of Object.entries(TOOL_DEFS)) {
+    const shape = crm.alteredSchemas.has(tool)
       ? { ...def.shape, note: z.string().optional().describe('Free text note') }
       : def.shape;
     server.registerTool(
-      state.publicName(tool),
+      crm.publicName(tool),
       { description: def.description, inputSchema: shape },
       async (args: Record<string, unknown>, extra) => {
         const call = callsById.get(extra.requestId);
         const headerKey = headerValue(extra.requestInfo?.headers['idempotency-key']);
         const meta = extra._meta as Record<string, unknown> | undefined;
         const metaKey = typeof meta?.idempotencyKey === 'string' ? meta.idempotencyKey : null;
-        const record = call ?? state.recordCall(tool, args, headerKey, metaKey);
+        const record = call ?? crm.recordCall(tool, args, headerKey, metaKey);
         record.tool = tool;
         record.args = args;
         // A lost request: the connection drops before the call runs — no effect, no answer.
-        if (state.takeLostRequest(tool)) {
+        if (crm.takeLostRequest(tool)) {
           record.status = 'error';
           record.error = 'request lost';
           res.socket?.destroy();
-          return { isError: true, content: [{ type: 'text' as const, text: 'connection dropped' }] };
+          return toolError('connection dropped');
         }
-        const outcome = state.execute(tool, args, headerKey ?? metaKey);
+        const outcome = crm.execute(tool, args, headerKey ?? metaKey);
         if (outcome.ok) {
           record.status = outcome.replayed ? 'replayed' : 'ok';
           record.result = outcome.result;
@@ -175,15 +206,14 @@ function buildMcpServer(
         // The call is recorded and its side effect done before the delay: a client killed while the
         // answer is held leaves the effect behind (a "crash right after sending" for the worker).
         // A lost answer: the effect is done, then the connection drops before anything is sent back.
-        if (state.takeDrop(tool)) {
+        if (crm.takeDrop(tool)) {
           res.socket?.destroy();
-          return { isError: true, content: [{ type: 'text' as const, text: 'connection dropped' }] };
+          return toolError('connection dropped');
         }
-        const ms = state.takeDelay(tool) + rt.latencyMs;
-        if (ms > 0) await sleep(ms);
+        const ms = crm.takeDelay(tool) + crm.latencyMs;
+        if (ms > 0) await crm.sleep(ms);
         record.answeredMs = performance.timeOrigin + performance.now();
-        if (!outcome.ok)
-          return { isError: true, content: [{ type: 'text' as const, text: outcome.message }] };
+        if (!outcome.ok) return toolError(outcome.message);
         return {
           content: [{ type: 'text' as const, text: JSON.stringify(outcome.result) }],
           structuredContent: outcome.result as Record<string, unknown>,
@@ -194,26 +224,13 @@ function buildMcpServer(
   return server;
 }
 
-async function handleMcp(rt: Runtime, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const { state } = rt;
+async function handleMcp(crm: CrmServer, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method !== 'POST') {
     // Stateless: no standalone SSE stream (GET) and no session to delete (DELETE).
-    sendJson(res, 405, {
-      jsonrpc: '2.0',
-      error: { code: -32000, message: 'Method not allowed.' },
-      id: null,
-    });
-    return;
+    return sendJson(res, 405, rpcError(-32000, 'Method not allowed.'));
   }
-  const text = await readBody(req);
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (e) {
-    if (!(e instanceof SyntaxError)) throw e;
-    sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null });
-    return;
-  }
+  const body = await readJson(req, res, rpcError(-32700, 'Parse error'));
+  if (body === undefined) return;
   // Record every tools/call, including those the server then refuses (unknown tool, bad arguments).
   const callsById = new Map<string | number, CrmCall>();
   const headerKey = headerValue(req.headers['idempotency-key']);
@@ -223,10 +240,10 @@ async function handleMcp(rt: Runtime, req: IncomingMessage, res: ServerResponse)
       const meta = (params._meta ?? {}) as Record<string, unknown>;
       const metaKey = typeof meta.idempotencyKey === 'string' ? meta.idempotencyKey : null;
       const args = (params.arguments ?? {}) as Record<string, unknown>;
-      callsById.set(msg.id, state.recordCall(String(params.name), args, headerKey, metaKey));
+      callsById.set(msg.id, crm.recordCall(String(params.name), args, headerKey, metaKey));
     }
   }
-  const server = buildMcpServer(rt, callsById, res);
+  const server = buildMcpServer(crm, callsById, res);
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
@@ -245,21 +262,47 @@ async function handleMcp(rt: Runtime, req: IncomingMessage, res: ServerResponse)
   await traceMcpRequest('demo-crm', req.headers, body, () => transport.handleRequest(req, res, body));
 }
 
-function route(rt: Runtime, api: () => CrmServer, token: string | null) {
+type Command = Record<string, unknown>;
+
+const optional = <T>(value: unknown, as: (v: unknown) => T) => (value === undefined ? undefined : as(value));
+
+const ACTIONS = new Map<unknown, (crm: CrmServer, cmd: Command) => void>([
+  ['reset', (api) => api.reset()],
+  ['delay', (api, c) => api.setDelay(String(c.tool), Number(c.ms ?? 0), optional(c.times, Number))],
+  ['rename', (api, c) => api.renameTool(String(c.from), String(c.to))],
+  ['alterSchema', (api, c) => api.alterSchema(String(c.tool), c.altered !== false)],
+  ['fail', (api, c) => api.failNext(String(c.tool), optional(c.message, String), optional(c.times, Number))],
+  ['refundByHand', (api, c) => api.refundByHand(String(c.orderId))],
+  ['dropAnswer', (api, c) => api.dropAnswer(String(c.tool), optional(c.times, Number))],
+  ['dropRequest', (api, c) => api.dropRequest(String(c.tool), optional(c.times, Number))],
+  ['addCustomer', (api, c) => api.addCustomer(c.customer as CrmCustomer)],
+]);
+
+/** `POST /control`: faults and changes a test or a demo asks for. */
+async function handleControl(api: CrmServer, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const cmd = (await readJson(req, res, { error: 'body must be JSON' })) as Command | undefined;
+  if (cmd === undefined) return;
+  const action = ACTIONS.get(cmd.action);
+  if (!action) return sendJson(res, 400, { error: `unknown action ${String(cmd.action)}` });
+  action(api, cmd);
+  sendJson(res, 200, { ok: true });
+}
+
+function route(crm: CrmServer) {
   return (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0];
     const run = async () => {
       if (path === '/mcp') {
-        if (token !== null && req.headers.authorization !== `Bearer ${token}`) {
+        if (crm.token !== null && req.headers.authorization !== `Bearer ${crm.token}`) {
           res.setHeader('WWW-Authenticate', 'Bearer realm="demo-crm"');
           sendJson(res, 401, { error: 'unauthorized', message: 'A valid Bearer token is required' });
           return;
         }
-        await handleMcp(rt, req, res);
+        await handleMcp(crm, req, res);
       } else if (path === '/state' && req.method === 'GET') {
-        sendJson(res, 200, rt.state.snapshot());
+        sendJson(res, 200, crm.snapshot());
       } else if (path === '/control' && req.method === 'POST') {
-        await handleControl(api(), req, res);
+        await handleControl(crm, req, res);
       } else if (path === '/healthz') {
         sendJson(res, 200, { ok: true });
       } else {
@@ -267,77 +310,19 @@ function route(rt: Runtime, api: () => CrmServer, token: string | null) {
       }
     };
     run().catch((err: unknown) => {
-      if (!res.headersSent) {
-        sendJson(res, 500, { jsonrpc: '2.0', error: { code: -32603, message: String(err) }, id: null });
-      } else res.end();
+      if (!res.headersSent) sendJson(res, 500, rpcError(-32603, String(err)));
+      else res.end();
     });
   };
 }
 
-function crmApi(
-  rt: Runtime,
-  http: Server,
-  at: { baseUrl: string; port: number; token: string | null },
-): CrmServer {
-  const { state, timers } = rt;
-  return {
-    url: `${at.baseUrl}/mcp`,
-    baseUrl: at.baseUrl,
-    port: at.port,
-    token: at.token,
-    state,
-    get sideEffects() {
-      return state.sideEffects;
-    },
-    get calls() {
-      return state.calls;
-    },
-    countSideEffects: (tool) => state.countSideEffects(tool),
-    countCalls: (tool) => state.countCalls(tool),
-    counts: () => state.counts(),
-    reset: () => state.reset(),
-    setDelay(tool, ms, times) {
-      if (ms <= 0) state.delays.delete(tool);
-      else state.delays.set(tool, { ms, remaining: times });
-    },
-    renameTool(from, to) {
-      if (from === to) state.renames.delete(from);
-      else state.renames.set(from, to);
-    },
-    alterSchema(tool, altered = true) {
-      if (altered) state.alteredSchemas.add(tool);
-      else state.alteredSchemas.delete(tool);
-    },
-    failNext(tool, message = `${tool} failed: CRM temporarily unavailable`, times = 1) {
-      state.failures.set(tool, { message, remaining: times });
-    },
-    addCustomer: (customer) => state.addCustomer(customer),
-    get refunds() {
-      return state.refunds;
-    },
-    refundByHand: (orderId) => void state.refundByHand(orderId),
-    dropAnswer(tool, times = 1) {
-      state.drops.set(tool, times);
-    },
-    dropRequest(tool, times = 1) {
-      state.lostRequests.set(tool, times);
-    },
-    async close() {
-      for (const t of [...timers]) t.done();
-      await closeServer(http);
-    },
-  };
-}
-
 export async function startCrmServer(opts: CrmServerOptions = {}): Promise<CrmServer> {
-  const rt = runtime(opts.latencyMs ?? 0, opts.overRefunds ?? 'refuse');
-  const token = opts.token ?? null;
-  let api: CrmServer | undefined;
-  const http = createServer(route(rt, () => api!, token));
+  const crm = new CrmServer(opts);
   const host = opts.host ?? '127.0.0.1';
-  const port = await listen(http, opts.port ?? 0, host);
-  api = crmApi(rt, http, { baseUrl: `http://${host}:${port}`, port, token });
-  return api;
+  crm.port = await listen(crm.http, opts.port ?? 0, host);
+  crm.baseUrl = `http://${host}:${crm.port}`;
+  crm.url = `${crm.baseUrl}/mcp`;
+  return crm;
 }
 
 if (isMainModule(import.meta.url)) {

@@ -9,21 +9,98 @@
  */
 import { canonicalJson } from '../shared/canonical.js';
 
-import {
-  type CrmOrder,
-  type CrmCustomer,
-  type CrmTicket,
-  type CrmRefund,
-  type CrmSideEffect,
-  type CrmCall,
-  type ToolOutcome,
-  type DelayRule,
-  type FailRule,
-  KEYED_WRITES,
-  defaultCustomers,
-} from './crm-data.js';
+/** Writes that honour an idempotency key (`send_email` is a write that ignores keys on purpose). */
+const KEYED_WRITES: ReadonlySet<string> = new Set(['create_ticket', 'refund', 'close_ticket']);
 
-export * from './crm-data.js';
+interface CrmOrder {
+  orderId: string;
+  item: string;
+  status: string;
+  amount: number;
+  currency: string;
+}
+export interface CrmCustomer {
+  customerId: string;
+  name: string;
+  email: string;
+  tier: 'gold' | 'silver' | 'bronze';
+  orders: CrmOrder[];
+}
+interface CrmTicket {
+  ticketId: string;
+  customerId: string;
+  subject: string;
+  priority: 'low' | 'normal' | 'high';
+  status: 'open' | 'closed';
+}
+
+/** A refund the CRM made: by the `refund` tool (with the key it was sent with), or by hand. */
+export interface CrmRefund {
+  refundId: string;
+  orderId: string;
+  amount: number;
+  currency: string;
+  key: string | null;
+  byHand: boolean;
+  at: string;
+}
+
+export interface CrmSideEffect {
+  tool: string;
+  key: string | null;
+  args: Record<string, unknown>;
+  result: unknown;
+  at: string;
+}
+
+export interface CrmCall {
+  /** 1-based sequence of the call on this server since the last reset. */
+  seq: number;
+  tool: string;
+  /** `Idempotency-Key` header, else `_meta.idempotencyKey`, else null. */
+  key: string | null;
+  headerKey: string | null;
+  metaKey: string | null;
+  args: Record<string, unknown>;
+  at: string;
+  /** When the call reached its tool and when its answer left (epoch ms, sub-ms precision): the bench's clock. */
+  receivedMs: number;
+  answeredMs?: number;
+  /** `ok` = ran (a side effect for writes), `replayed` = answered from the idempotency store. */
+  status: 'pending' | 'ok' | 'replayed' | 'error';
+  result?: unknown;
+  error?: string;
+}
+
+type ToolOutcome = { ok: true; result: unknown; replayed: boolean } | { ok: false; message: string };
+
+function defaultCustomers(): CrmCustomer[] {
+  return [
+    {
+      customerId: 'C-42',
+      name: 'Alice Martin',
+      email: 'alice@example.com',
+      tier: 'gold',
+      orders: [
+        { orderId: '5531', item: 'Espresso machine', status: 'lost_parcel', amount: 89, currency: 'EUR' },
+      ],
+    },
+    {
+      customerId: 'C-7',
+      name: 'Bob Okafor',
+      email: 'bob@example.com',
+      tier: 'silver',
+      orders: [{ orderId: '5120', item: 'Headphones', status: 'delivered', amount: 59, currency: 'EUR' }],
+    },
+    {
+      customerId: 'C-99',
+      name: 'Chen Wei',
+      email: 'chen@example.com',
+      tier: 'bronze',
+      orders: [{ orderId: '6002', item: 'Desk lamp', status: 'shipped', amount: 35, currency: 'EUR' }],
+    },
+  ];
+}
 
 const FIRST_TICKET = 981;
 const FIRST_REFUND = 1001;
@@ -34,8 +111,9 @@ export class CrmState {
   tickets = new Map<string, CrmTicket>();
   sideEffects: CrmSideEffect[] = [];
   calls: CrmCall[] = [];
-  delays = new Map<string, DelayRule>();
-  failures = new Map<string, FailRule>();
+  /** Answers of a tool held `ms`; `remaining` calls (undefined: every call). */
+  delays = new Map<string, { ms: number; remaining?: number }>();
+  failures = new Map<string, { message: string; remaining: number }>();
   /** Tool renames as they appear in `tools/list` (from → to). */
   renames = new Map<string, string>();
   /** Tools whose input schema carries an extra optional field (changes its schema hash). */
@@ -106,27 +184,20 @@ export class CrmState {
 
   /** Whether the answer of this call of `tool` is to be lost (the connection drops after the effect). */
   takeDrop(tool: string): boolean {
-    const n = this.drops.get(tool) ?? 0;
-    if (n <= 0) return false;
-    if (n === 1) this.drops.delete(tool);
-    else this.drops.set(tool, n - 1);
-    return true;
+    return takeOne(this.drops, tool);
   }
 
   /** Whether this request of `tool` is to be lost (the connection drops before the call runs). */
   takeLostRequest(tool: string): boolean {
-    const n = this.lostRequests.get(tool) ?? 0;
-    if (n <= 0) return false;
-    if (n === 1) this.lostRequests.delete(tool);
-    else this.lostRequests.set(tool, n - 1);
-    return true;
+    return takeOne(this.lostRequests, tool);
   }
 
   /** Someone refunds the order in the CRM directly (not through the agent): the order is refunded. */
   refundByHand(orderId: string): CrmRefund {
     const found = this.findOrder(orderId);
     if (!found) throw new Error(`Order ${orderId} not found`);
-    return this.addRefund(orderId, found.order.amount, found.order.currency, null, true);
+    const { amount, currency } = found.order;
+    return this.addRefund({ orderId, amount, currency, key: null, byHand: true });
   }
 
   /** Takes one unit of the delay rule for a tool; returns the milliseconds to hold the answer. */
@@ -223,14 +294,7 @@ export class CrmState {
   private findRefunds(orderId: string, key: unknown): ToolOutcome {
     const refunds = this.refunds
       .filter((r) => r.orderId === orderId && (typeof key !== 'string' || r.key === key))
-      .map(({ refundId, amount, currency, key: k, byHand, at }) => ({
-        refundId,
-        amount,
-        currency,
-        key: k,
-        byHand,
-        at,
-      }));
+      .map(({ orderId: _, ...refund }) => refund);
     return { ok: true, result: { orderId, refunds }, replayed: false };
   }
 
@@ -249,18 +313,10 @@ export class CrmState {
     );
   }
 
-  private addRefund(orderId: string, amount: number, currency: string, key: string | null, byHand: boolean) {
-    const refund: CrmRefund = {
-      refundId: `R-${this.nextRefund++}`,
-      orderId,
-      amount,
-      currency,
-      key,
-      byHand,
-      at: new Date().toISOString(),
-    };
+  private addRefund(made: Omit<CrmRefund, 'refundId' | 'at'>) {
+    const refund: CrmRefund = { refundId: `R-${this.nextRefund++}`, ...made, at: new Date().toISOString() };
     this.refunds.push(refund);
-    const found = this.findOrder(orderId);
+    const found = this.findOrder(made.orderId);
     if (found) found.order.status = 'refunded';
     return refund;
   }
@@ -283,20 +339,14 @@ export class CrmState {
       case 'refund': {
         const refused = this.overRefund(String(args.orderId), Number(args.amount));
         if (refused) return { ok: false, message: refused };
-        const r = this.addRefund(
-          String(args.orderId),
-          Number(args.amount),
-          String(args.currency),
+        const { refundId, orderId, currency } = this.addRefund({
+          orderId: String(args.orderId),
+          amount: Number(args.amount),
+          currency: String(args.currency),
           key,
-          false,
-        );
-        result = {
-          refundId: r.refundId,
-          orderId: r.orderId,
-          amount: args.amount,
-          currency: r.currency,
-          status: 'refunded',
-        };
+          byHand: false,
+        });
+        result = { refundId, orderId, amount: args.amount, currency, status: 'refunded' };
         break;
       }
       case 'close_ticket': {
@@ -315,4 +365,13 @@ export class CrmState {
     this.sideEffects.push({ tool, key, args, result, at: new Date().toISOString() });
     return { ok: true, result, replayed: false };
   }
+}
+
+/** Takes one from a tool's count of calls left; false when none is left. */
+function takeOne(counts: Map<string, number>, tool: string): boolean {
+  const n = counts.get(tool) ?? 0;
+  if (n <= 0) return false;
+  if (n === 1) counts.delete(tool);
+  else counts.set(tool, n - 1);
+  return true;
 }

@@ -1,17 +1,14 @@
 /**
  * `npm start` on the embedded database (or `--demo`): the engine plus everything seed 000 needs to be
  * seen working — the CRM MCP server and the scripted model on loopback ports, the CRM tool server and the
- * refund / support-triage processes deployed, the `crm-token` credential, three demo people, an Agent
- * Worker in-process (signed in with the demo provider's client credentials when the demo runs its own
- * provider), and Alice's €89 refund waiting for finance.
- *
- * Set-up goes through the public GraphQL API with a bootstrap admin token that lives only in this
- * process (ABADA_ADMIN_TOKEN when set, else a random one), exactly as an operator's script would.
+ * two processes deployed, the `crm-token` credential, three demo people, an in-process Agent Worker, and
+ * Alice's €89 refund waiting for finance. Set-up goes through the public GraphQL API with a bootstrap
+ * admin token living only in this process (ABADA_ADMIN_TOKEN, else a random one), as an operator would.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { type Engine, startEngine } from '../app.js';
+import { startEngine } from '../app.js';
 import {
   CreatePrincipal,
   createClient,
@@ -24,11 +21,12 @@ import {
   StartProcess,
 } from '../client/index.js';
 import type { Config } from '../config.js';
-import { type Dashboard, type DemoUser, startDashboard } from '../web/index.js';
+import { type DemoUser, startDashboard } from '../web/index.js';
 import { startCrmServer } from './crm-server.js';
 import { DEMO_PASSWORD, oneClick, startDemoIdentity } from './identity.js';
 import { ALICE, demoSource } from './definitions.js';
 import { startModelServer } from './model-server.js';
+import { stablePort } from './http-util.js';
 import { demoScript } from './scripts.js';
 import { workerConfig } from '../worker/config.js';
 import type { WorkerOidc } from '../worker/credentials.js';
@@ -73,23 +71,7 @@ export interface DemoOptions {
   alice?: boolean;
 }
 
-export interface Demo {
-  engine: Engine;
-  /** The dashboard on the engine's port: it may still be building when the demo is up. */
-  dashboard: Dashboard;
-  adminToken: string;
-  users: DemoUser[];
-  workerToken: string;
-  /** where the demo users' tokens are kept */
-  usersFile: string;
-  crmUrl: string;
-  modelUrl: string;
-  /** the demo OpenID Provider's issuer, when the demo runs one */
-  identityProvider: string | null;
-  workerRunning: boolean;
-  aliceInstanceId: string | null;
-  close(): Promise<void>;
-}
+export type Demo = Awaited<ReturnType<typeof startDemo>>;
 
 /** Active instances of a process, to find Alice's refund from an earlier run. */
 const ActiveInstances = graphql(`
@@ -116,7 +98,6 @@ async function ensurePrincipals(
     } catch (e) {
       // a file cut short or edited by hand: every token is issued again
       if (!(e instanceof SyntaxError)) throw e;
-      stored = [];
     }
   }
   const out: StoredPrincipal[] = [];
@@ -169,19 +150,6 @@ async function setUp<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The port used last time when it is free again (so frozen bindings of waiting work stay valid), else any. */
-async function stablePort<T>(saved: number | undefined, start: (port: number) => Promise<T>): Promise<T> {
-  if (saved) {
-    try {
-      return await start(saved);
-    } catch (e) {
-      // taken by something else: fall through to an ephemeral port
-      if ((e as { code?: unknown }).code !== 'EADDRINUSE') throw e;
-    }
-  }
-  return start(0);
-}
-
 /**
  * The demo's Agent Worker, in-process, against the scripted model: signed in with the demo provider's
  * client credentials when the demo runs its own provider, else with the worker principal's token.
@@ -191,22 +159,18 @@ async function startDemoWorker(
   signIn: { token: string } | { oidc: WorkerOidc },
   modelUrl: string,
 ) {
-  const config = workerConfig({
-    engineUrl,
-    ...signIn,
-    workerId: 'demo-agent-worker',
-    topics: ['abada:agent'],
-    modelBaseUrl: modelUrl,
-    modelApiKey: 'demo',
-    pollMs: 5000,
-    logLevel: 'warn',
-  });
-  return startWorker(config);
-}
-
-/** The ports of the demo's servers last time (kept so frozen bindings of waiting work stay valid). */
-function readPorts(file: string): { crmPort?: number; modelPort?: number; oidcPort?: number } {
-  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+  return startWorker(
+    workerConfig({
+      engineUrl,
+      ...signIn,
+      workerId: 'demo-agent-worker',
+      topics: ['abada:agent'],
+      modelBaseUrl: modelUrl,
+      modelApiKey: 'demo',
+      pollMs: 5000,
+      logLevel: 'warn',
+    }),
+  );
 }
 
 /** Alice's refund: the one already running (a restart), else a new one. */
@@ -214,19 +178,15 @@ async function aliceInstance(admin: GraphQLClient): Promise<string> {
   const active = await setUp(() => admin.request(ActiveInstances, { key: 'refund' }));
   const existing = active.processInstances.edges.find((e) => e.node.businessKey === ALICE.businessKey);
   if (existing) return existing.node.id;
-  const started = await setUp(() =>
-    admin.request(StartProcess, {
-      key: ALICE.key,
-      variables: ALICE.variables,
-      businessKey: ALICE.businessKey,
-    }),
-  );
+  const started = await setUp(() => admin.request(StartProcess, ALICE));
   return started.startProcess.id;
 }
 
-export async function startDemo(opts: DemoOptions): Promise<Demo> {
+export async function startDemo(opts: DemoOptions) {
   const stateFile = path.join(opts.config.dataDir, 'demo.json');
-  const saved = readPorts(stateFile);
+  const saved: { crmPort?: number; modelPort?: number; oidcPort?: number } = existsSync(stateFile)
+    ? JSON.parse(readFileSync(stateFile, 'utf8'))
+    : {};
   const crmToken = `crm_${randomBytes(18).toString('base64url')}`;
   const crm = await stablePort(saved.crmPort, (port) => startCrmServer({ port, token: crmToken }));
   const model = await stablePort(saved.modelPort, (port) => startModelServer({ port, script: demoScript }));
@@ -279,13 +239,16 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
 
   return {
     engine,
+    /** on the engine's port: it may still be building when the demo is up */
     dashboard,
     adminToken,
     users,
     workerToken,
+    /** where the demo users' tokens are kept */
     usersFile,
     crmUrl: crm.url,
     modelUrl: model.url,
+    /** the demo OpenID Provider's issuer, when the demo runs one */
     identityProvider: idp?.provider.issuer ?? null,
     workerRunning: worker !== null,
     aliceInstanceId,

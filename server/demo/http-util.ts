@@ -21,6 +21,22 @@ export function readBody(req: IncomingMessage, limit = 20 * 1024 * 1024): Promis
   });
 }
 
+/** The body as JSON; undefined, once `refusal` is answered with a 400, when it is not JSON. */
+export async function readJson(
+  req: IncomingMessage,
+  res: ServerResponse,
+  refusal: unknown,
+): Promise<unknown> {
+  const text = await readBody(req);
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    if (!(e instanceof SyntaxError)) throw e;
+    sendJson(res, 400, refusal);
+    return undefined;
+  }
+}
+
 export function sendJson(res: ServerResponse, status: number, value: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(value));
@@ -62,4 +78,20 @@ export function isMainModule(moduleUrl: string): boolean {
 export function cliArg(name: string, argv = process.argv.slice(2)): string | undefined {
   const i = argv.indexOf(`--${name}`);
   return i >= 0 ? argv[i + 1] : undefined;
+}
+
+/** The port used last time when it is free again (so frozen bindings of waiting work stay valid), else any. */
+export async function stablePort<T>(
+  saved: number | undefined,
+  start: (port: number) => Promise<T>,
+): Promise<T> {
+  if (saved) {
+    try {
+      return await start(saved);
+    } catch (e) {
+      // taken by something else: fall through to an ephemeral port
+      if ((e as { code?: unknown }).code !== 'EADDRINUSE') throw e;
+    }
+  }
+  return start(0);
 }

@@ -1,16 +1,14 @@
 /**
- * The demo's identity: its own OpenID Provider (oidc-provider) with fiona, sam and ada, registered with
- * Abada as an ordinary confidential client, so the demo signs people in exactly as production does; and
- * a client-credentials client for the demo's Agent Worker, which signs in with it as the first-party
- * worker `demo-agent` (SPEC §15.1–2), as a production worker would.
- * "Sign in as fiona" on the dashboard is /auth/login with a login hint; the provider's login page fills
- * itself in for a demo person and submits (one click, the whole round trip).
+ * The demo's identity: its own OpenID Provider with fiona, sam and ada, Abada its ordinary confidential
+ * client (people sign in exactly as in production; "Sign in as fiona" is /auth/login with a login hint,
+ * which the provider's login page fills in and submits), and a client-credentials client the Agent
+ * Worker signs in with as the first-party worker `demo-agent` (SPEC §15.1–2).
  */
 import { randomBytes } from 'node:crypto';
-import type { FirstPartyWorker, OidcConfig } from '../config.js';
-import type { WorkerOidc } from '../worker/credentials.js';
+import type { OidcConfig } from '../config.js';
 import type { DemoUser } from '../web/index.js';
-import { type DemoProvider, demoAccounts, startDemoProvider } from './oidc-provider.js';
+import { demoAccounts, startDemoProvider } from './oidc-provider.js';
+import { stablePort } from './http-util.js';
 import { request, signInThroughProvider } from './oidc-signin.js';
 
 export const DEMO_PASSWORD = 'demo';
@@ -20,31 +18,17 @@ const WORKER_CLIENT_ID = 'abada-demo-worker';
 /** the engine's audience for the provider's JWT access tokens (an identifier, never fetched) */
 const AUDIENCE = 'https://abada.demo/api';
 
-export interface DemoIdentity {
-  provider: DemoProvider;
-  oidc: OidcConfig;
-  /** the first-party worker the engine registers at start, signing in as the worker's client */
-  firstPartyWorker: FirstPartyWorker;
-  /** the in-process Agent Worker's sign-in */
-  workerOidc: WorkerOidc;
-  /** registers Abada's redirect and logout URIs once the engine's URL is known */
-  register(origin: string): void;
-  /** signs the person in once through the provider; returns their principal's id */
-  principalId(engineUrl: string, name: string): Promise<string>;
-}
-
-export async function startDemoIdentity(savedPort: number | undefined): Promise<DemoIdentity> {
+export async function startDemoIdentity(savedPort: number | undefined) {
   const accounts = demoAccounts(DEMO_PASSWORD);
   // the port of last time when it is free (registered redirect URIs stay valid), else any
-  const provider = await startDemoProvider({ port: savedPort, accounts }).catch((e: unknown) => {
-    if ((e as { code?: unknown }).code !== 'EADDRINUSE') throw e;
-    return startDemoProvider({ accounts });
-  });
+  const provider = await stablePort(savedPort, (port) => startDemoProvider({ port, accounts }));
   const clientSecret = randomBytes(24).toString('base64url');
   const workerSecret = randomBytes(24).toString('base64url');
   return {
     provider,
+    /** the first-party worker the engine registers at start, signing in as the worker's client */
     firstPartyWorker: { name: 'demo-agent', clientId: WORKER_CLIENT_ID, topics: ['abada:agent'] },
+    /** the in-process Agent Worker's sign-in */
     workerOidc: {
       issuer: provider.issuer,
       clientId: WORKER_CLIENT_ID,
@@ -61,8 +45,9 @@ export async function startDemoIdentity(savedPort: number | undefined): Promise<
       refreshMinutes: 10,
       audience: AUDIENCE,
       algorithms: ['RS256'],
-    },
-    register(origin) {
+    } satisfies OidcConfig,
+    /** registers Abada's redirect and logout URIs once the engine's URL is known */
+    register(origin: string) {
       provider.configure(
         {
           clientId: CLIENT_ID,
@@ -73,7 +58,8 @@ export async function startDemoIdentity(savedPort: number | undefined): Promise<
         { apiAudience: AUDIENCE, workers: [{ clientId: WORKER_CLIENT_ID, clientSecret: workerSecret }] },
       );
     },
-    async principalId(engineUrl, name) {
+    /** signs the person in once through the provider; returns their principal's id */
+    async principalId(engineUrl: string, name: string) {
       const jar = await signInThroughProvider(engineUrl, name, DEMO_PASSWORD);
       const res = await request(jar, `${engineUrl}/graphql?query=${encodeURIComponent('{ me { id } }')}`);
       const body = (await res.json()) as { data?: { me: { id: string } }; errors?: { message: string }[] };

@@ -20,6 +20,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { closeServer, listen, readBody } from './http-util.js';
+import { parseJson } from './scripts.js';
 
 export type McpFault = 'status' | 'status-after' | 'hang' | 'drop' | 'slow';
 
@@ -35,46 +36,29 @@ export interface FaultRule {
   ms?: number;
 }
 
-export interface McpFaultProxy {
-  /** the proxy's MCP endpoint, e.g. `http://127.0.0.1:5123/mcp` */
-  url: string;
-  /** Applies `rule` to the next calls of `tool`. */
-  inject(tool: string, rule: FaultRule): void;
-  clear(tool?: string): void;
-  /** calls seen per tool, and how many of them met a fault */
-  readonly seen: { tool: string; fault: McpFault | null; at: number }[];
-  /** requests held open by `hang` right now */
-  holding(): number;
-  close(): Promise<void>;
-}
+export type McpFaultProxy = Awaited<ReturnType<typeof startMcpFaultProxy>>;
 
 /** Starts a proxy that forwards to `target` (an MCP URL such as the demo CRM's `/mcp`). */
-export async function startMcpFaultProxy(target: string, host = '127.0.0.1'): Promise<McpFaultProxy> {
+export async function startMcpFaultProxy(target: string, host = '127.0.0.1') {
   const to = new URL(target);
   const rules = new Map<string, FaultRule & { left: number }>();
-  const seen: McpFaultProxy['seen'] = [];
+  const seen: { tool: string; fault: McpFault | null; at: number }[] = [];
   const held = new Set<ServerResponse>();
 
-  const take = (body: string): { tool: string; rule: FaultRule | null } | null => {
-    let tool: string | null = null;
-    try {
-      const msg = JSON.parse(body) as { method?: string; params?: { name?: unknown } };
-      if (msg?.method === 'tools/call' && typeof msg.params?.name === 'string') tool = msg.params.name;
-    } catch (e) {
-      if (!(e instanceof SyntaxError)) throw e;
-      return null;
-    }
-    if (tool === null) return null;
+  /** The rule a `tools/call` meets (counted down, the call recorded in `seen`); null for anything else. */
+  const take = (body: string): FaultRule | null => {
+    const msg = parseJson(body) as { method?: string; params?: { name?: unknown } } | undefined;
+    const tool = msg?.method === 'tools/call' ? msg.params?.name : undefined;
+    if (typeof tool !== 'string') return null;
     const rule = rules.get(tool);
     if (rule && --rule.left <= 0) rules.delete(tool);
     seen.push({ tool, fault: rule?.fault ?? null, at: Date.now() });
-    return { tool, rule: rule ?? null };
+    return rule ?? null;
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const body = await readBody(req);
-    const call = take(body);
-    const rule = call?.rule ?? null;
+    const rule = take(body);
     if (rule?.fault === 'hang') {
       held.add(res);
       res.on('close', () => held.delete(res));
@@ -104,15 +88,19 @@ export async function startMcpFaultProxy(target: string, host = '127.0.0.1'): Pr
   });
   const port = await listen(server, 0, host);
   return {
+    /** the proxy's MCP endpoint, e.g. `http://127.0.0.1:5123/mcp` */
     url: `http://${host}:${port}${to.pathname}`,
-    inject(tool, rule) {
+    /** Applies `rule` to the next calls of `tool`. */
+    inject(tool: string, rule: FaultRule) {
       rules.set(tool, { ...rule, left: rule.times ?? 1 });
     },
-    clear(tool) {
+    clear(tool?: string) {
       if (tool) rules.delete(tool);
       else rules.clear();
     },
+    /** calls seen per tool, and which fault each met */
     seen,
+    /** requests held open by `hang` right now */
     holding: () => held.size,
     async close() {
       for (const res of held) res.socket?.destroy();

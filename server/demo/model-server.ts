@@ -14,7 +14,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
-import { cliArg, closeServer, isMainModule, listen, readBody, sendJson } from './http-util.js';
+import { cliArg, closeServer, isMainModule, listen, readJson, sendJson } from './http-util.js';
 import {
   type ChatMessage,
   type ChatTool,
@@ -54,18 +54,43 @@ export interface ModelCall {
   answeredMs?: number;
 }
 
-export interface ModelServer {
+export class ModelServer {
   /** `http://127.0.0.1:<port>/v1` — the `baseURL` for the openai client. */
-  url: string;
-  baseUrl: string;
-  port: number;
-  readonly calls: ModelCall[];
-  readonly callCount: number;
-  reset(): void;
-  setScript(script: Script): void;
-  /** How long every chat answer is held from now on (ms). */
-  setLatency(ms: number): void;
-  close(): Promise<void>;
+  url = '';
+  baseUrl = '';
+  port = 0;
+  calls: ModelCall[] = [];
+  script: Script;
+  readonly models: string[];
+  /** how long every chat answer is held (ms) */
+  latencyMs: number;
+  readonly http = createServer(route(this));
+
+  constructor(opts: ModelServerOptions) {
+    this.script = opts.script ?? supportTriageScript;
+    this.models = opts.models ?? ['gemini-3.6-flash', 'gpt-4.1-mini', 'scripted'];
+    this.latencyMs = opts.latencyMs ?? 0;
+  }
+
+  get callCount() {
+    return this.calls.length;
+  }
+
+  reset() {
+    this.calls = [];
+  }
+
+  setScript(script: Script) {
+    this.script = script;
+  }
+
+  setLatency(ms: number) {
+    this.latencyMs = ms;
+  }
+
+  close() {
+    return closeServer(this.http);
+  }
 }
 
 const COMPLETION_TOKENS = 20;
@@ -106,14 +131,6 @@ function errorBody(message: string, type: string, code: string | null, param: st
   return { error: { message, type, param, code } };
 }
 
-/** What the handlers of one model server share: the script it follows and the calls it received. */
-interface Runtime {
-  script: Script;
-  calls: ModelCall[];
-  models: string[];
-  latencyMs: number;
-}
-
 /** A chat request as the script sees it, or the error answer it gets instead. */
 function readChat(body: Record<string, unknown>): ScriptRequest | { status: number; error: unknown } {
   if (typeof body.model !== 'string' || !Array.isArray(body.messages)) {
@@ -130,16 +147,10 @@ function readChat(body: Record<string, unknown>): ScriptRequest | { status: numb
   };
 }
 
-async function handleChat(rt: Runtime, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const text = await readBody(req);
-  let body: Record<string, unknown>;
-  try {
-    body = JSON.parse(text) as Record<string, unknown>;
-  } catch (e) {
-    if (!(e instanceof SyntaxError)) throw e;
-    sendJson(res, 400, errorBody('The body must be JSON', 'invalid_request_error', 'invalid_json'));
-    return;
-  }
+async function handleChat(rt: ModelServer, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const refusal = errorBody('The body must be JSON', 'invalid_request_error', 'invalid_json');
+  const body = (await readJson(req, res, refusal)) as Record<string, unknown> | undefined;
+  if (body === undefined) return;
   const request = readChat(body);
   if ('error' in request) {
     sendJson(res, request.status, request.error);
@@ -180,17 +191,9 @@ async function handleChat(rt: Runtime, req: IncomingMessage, res: ServerResponse
   else streamCompletion(res, completion, (body.stream_options as { include_usage?: boolean })?.include_usage);
 }
 
-interface Completion {
-  id: string;
-  created: number;
-  model: string;
-  content: string | null;
-  toolCalls: ChatToolCall[];
-  finishReason: 'tool_calls' | 'stop';
-  usage: ReturnType<typeof usageFor>;
-}
+type Completion = ReturnType<typeof completionOf>;
 
-function completionOf(request: ScriptRequest, answer: ScriptAnswer): Completion {
+function completionOf(request: ScriptRequest, answer: ScriptAnswer) {
   const { model, messages } = request;
   const toolCalls =
     'toolCalls' in answer && answer.toolCalls.length > 0 ? toolCallsFor(messages, answer) : [];
@@ -240,7 +243,7 @@ function streamCompletion(res: ServerResponse, c: Completion, includeUsage: bool
   res.end('data: [DONE]\n\n');
 }
 
-function route(rt: Runtime) {
+function route(rt: ModelServer) {
   return (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0];
     const run = async () => {
@@ -267,39 +270,12 @@ function route(rt: Runtime) {
 }
 
 export async function startModelServer(opts: ModelServerOptions = {}): Promise<ModelServer> {
-  const rt: Runtime = {
-    script: opts.script ?? supportTriageScript,
-    calls: [],
-    models: opts.models ?? ['gemini-3.6-flash', 'gpt-4.1-mini', 'scripted'],
-    latencyMs: opts.latencyMs ?? 0,
-  };
-  const http = createServer(route(rt));
+  const server = new ModelServer(opts);
   const host = opts.host ?? '127.0.0.1';
-  const port = await listen(http, opts.port ?? 0, host);
-  const baseUrl = `http://${host}:${port}`;
-  return {
-    url: `${baseUrl}/v1`,
-    baseUrl,
-    port,
-    get calls() {
-      return rt.calls;
-    },
-    get callCount() {
-      return rt.calls.length;
-    },
-    reset() {
-      rt.calls = [];
-    },
-    setScript(next) {
-      rt.script = next;
-    },
-    setLatency(ms) {
-      rt.latencyMs = ms;
-    },
-    async close() {
-      await closeServer(http);
-    },
-  };
+  server.port = await listen(server.http, opts.port ?? 0, host);
+  server.baseUrl = `http://${host}:${server.port}`;
+  server.url = `${server.baseUrl}/v1`;
+  return server;
 }
 
 if (isMainModule(import.meta.url)) {

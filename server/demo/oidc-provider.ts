@@ -1,19 +1,16 @@
 /**
- * A real OpenID Provider (the `oidc-provider` package, certified) for the demo and the tests: people
- * with passwords and groups, a login page of its own, one confidential client for Abada (authorization
- * code + PKCE, refresh tokens), RP-initiated logout, and optionally JWT access tokens for an API
- * audience, to people and to workers' client-credentials clients. Started only by the demo (`npm start` on the embedded database) and by tests; never by the
- * engine on its own. Groups live in memory: tests change them to see Abada follow.
- *
- * The listener starts first (so the issuer URL is known before the engine starts); the provider itself
- * is built by `configure` once Abada's redirect URI is known, and until then answers 503.
+ * A real OpenID Provider (the certified `oidc-provider` package) for the demo and the tests, never the
+ * engine: people with passwords and groups (in memory: tests change them to see Abada follow), a login
+ * page, one confidential client for Abada (authorization code + PKCE, refresh tokens), RP-initiated
+ * logout, and optionally JWT access tokens for an API audience, to people and to workers'
+ * client-credentials clients. It listens first (the issuer is known before the engine starts) and
+ * answers 503 until `configure`, once Abada's redirect URI is known, builds the provider.
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import Provider from 'oidc-provider';
-import { loginPage, readBody } from './oidc-pages.js';
+import { closeServer, listen } from './http-util.js';
 
 export interface DemoAccount {
   password: string;
@@ -29,36 +26,17 @@ export interface ProviderClient {
   postLogoutRedirectUris: string[];
 }
 
-/** A worker's client-credentials client (SPEC §15.1): it gets JWT access tokens for the API audience. */
-export interface WorkerClient {
-  clientId: string;
-  clientSecret: string;
-}
-
 export interface ProviderOptions {
   /** issue JWT access tokens for this resource (Abada's ABADA_OIDC_AUDIENCE) */
   apiAudience?: string;
   refreshTokens?: boolean;
-  /** client-credentials clients (workers); they need `apiAudience` */
-  workers?: WorkerClient[];
+  /** workers' client-credentials clients (SPEC §15.1): JWT access tokens for `apiAudience` */
+  workers?: { clientId: string; clientSecret: string }[];
   /** lifetime of the API's access tokens in seconds (default 600) */
   accessTokenTtl?: number;
 }
 
-export interface DemoProvider {
-  issuer: string;
-  port: number;
-  /** the people; change `groups` to change what the provider says from now on */
-  accounts: Map<string, DemoAccount>;
-  /** the provider's current signing key (private): tests sign tokens with it to check expiry handling */
-  readonly signingKey: JWK;
-  /** how often its JWKS was fetched (tests: the engine caches it) */
-  readonly jwksFetches: number;
-  configure(client: ProviderClient, opts?: ProviderOptions): void;
-  /** signs with a new key from now on; the JWKS keeps the old one too, as a provider's rotation does */
-  rotateKey(): Promise<void>;
-  close(): Promise<void>;
-}
+export type DemoProvider = Awaited<ReturnType<typeof startDemoProvider>>;
 
 /** The three demo people; their groups match the demo's definitions (finance-leads approve refunds). */
 export function demoAccounts(password: string): Map<string, DemoAccount> {
@@ -74,7 +52,7 @@ export async function startDemoProvider(opts: {
   accounts: Map<string, DemoAccount>;
   /** the issuer when browsers and clients reach it through something else (tests: a tampering proxy) */
   issuer?: string;
-}): Promise<DemoProvider> {
+}) {
   const keys: JWK[] = [await newSigningKey()];
   let configured: { client: ProviderClient; o: ProviderOptions } | null = null;
   let jwksFetches = 0;
@@ -100,34 +78,31 @@ export async function startDemoProvider(opts: {
         res.end(String((e as Error).message));
       });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listen(server, opts.port ?? 0, '127.0.0.1');
   const issuer = opts.issuer ?? `http://127.0.0.1:${port}`;
   return {
     issuer,
     port,
+    /** the people; change `groups` to change what the provider says from now on */
     accounts: opts.accounts,
+    /** the provider's current signing key (private): tests sign tokens with it to check expiry handling */
     get signingKey() {
       return keys[0];
     },
+    /** how often its JWKS was fetched (tests: the engine caches it) */
     get jwksFetches() {
       return jwksFetches;
     },
-    configure(client, o = {}) {
+    configure(client: ProviderClient, o: ProviderOptions = {}) {
       configured = { client, o };
       build();
     },
+    /** signs with a new key from now on; the JWKS keeps the old one too, as a provider's rotation does */
     async rotateKey() {
       keys.unshift(await newSigningKey());
       build();
     },
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => closeServer(server),
   };
 }
 
@@ -307,19 +282,17 @@ async function interactions(
     await provider.interactionFinished(req, res, { consent: {} }, { mergeWithLastSubmission: true });
     return true;
   }
-  if (!m[2] || req.method !== 'POST') {
+  const page = (hint: unknown, error: string | null) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-    res.end(loginPage(details.uid, details.params.login_hint, null, accounts));
+    res.end(loginPage(details.uid, hint, error, accounts));
     return true;
-  }
-  const form = await readBody(req);
+  };
+  if (!m[2] || req.method !== 'POST') return page(details.params.login_hint, null);
+  const form = await readForm(req);
   const user = form.get('username') ?? '';
   const account = accounts.get(user);
-  if (!account || account.password !== form.get('password')) {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-    res.end(loginPage(details.uid, user, 'Unknown user or wrong password.', accounts));
-    return true;
-  }
+  if (!account || account.password !== form.get('password'))
+    return page(user, 'Unknown user or wrong password.');
   await provider.interactionFinished(
     req,
     res,
@@ -327,4 +300,47 @@ async function interactions(
     { mergeWithLastSubmission: false },
   );
   return true;
+}
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * The login page. With a `login_hint` naming a demo person (the dashboard's "Sign in as fiona"), the
+ * form is filled in and submits itself: one click, through the same round trip as a typed password
+ * (demo passwords are printed at start-up anyway).
+ */
+function loginPage(
+  uid: string,
+  hint: unknown,
+  error: string | null,
+  accounts: Map<string, { password: string }>,
+): string {
+  const user = typeof hint === 'string' ? hint : '';
+  const oneClick = !error && accounts.has(user);
+  const password = oneClick ? (accounts.get(user)?.password ?? '') : '';
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Demo identity provider — sign in</title>
+<style>body{font-family:system-ui,sans-serif;max-width:22rem;margin:3rem auto;padding:0 1rem}label,input,button{display:block;width:100%;margin:.3rem 0}input,button{padding:.5rem;font-size:1rem}.error{color:#b00020}</style>
+</head><body>
+<h1>Demo identity provider</h1>
+<p>Sign in to continue to Abada. People: ${[...accounts.keys()].map(esc).join(', ')}.</p>
+${error ? `<p class="error" role="alert">${esc(error)}</p>` : ''}
+<form id="login" method="post" action="/interaction/${esc(uid)}/login">
+<label for="username">Username</label><input id="username" name="username" autocomplete="username" value="${esc(user)}" required>
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" value="${esc(password)}" required>
+<button type="submit">Sign in</button>
+</form>
+${oneClick ? `<script>document.getElementById('login').submit()</script>` : ''}
+</body></html>`;
+}
+
+/** A posted form (its first 8 KiB). */
+async function readForm(req: http.IncomingMessage): Promise<URLSearchParams> {
+  let body = '';
+  for await (const chunk of req) {
+    body += chunk;
+    if (body.length > 8192) break;
+  }
+  return new URLSearchParams(body);
 }

@@ -80,9 +80,7 @@ export function toolResults(messages: ChatMessage[]): ToolResult[] {
 
 /** The last result of a given function (e.g. `crm__get_customer`), else undefined. */
 export function lastResult(messages: ChatMessage[], name: string): ToolResult | undefined {
-  return toolResults(messages)
-    .filter((r) => r.name === name)
-    .at(-1);
+  return toolResults(messages).findLast((r) => r.name === name);
 }
 
 export function parseJson(text: string): Record<string, unknown> | undefined {

@@ -60,7 +60,7 @@ const EXCEPTIONS: Record<string, string> = {
   'server/demo/mcp-faults.ts#startMcpFaultProxy':
     "the fault proxy's last stop: a 502, or the socket dropped once the answer has started",
   'server/demo/oidc-provider.ts#startDemoProvider': "the demo provider's last stop: a 500 with the message",
-  'server/demo/model-server.ts#handleChat:2':
+  'server/demo/model-server.ts#handleChat':
     'a scripted answer that throws is the model failing (HTTP 500): the worker moves on as with a real model',
 
   'server/web/handler.ts#startDashboard':

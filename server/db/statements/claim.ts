@@ -4,25 +4,19 @@
  * $3 the caller's project (null: any, a global worker), $4 maxTasks, $5 the worker id, $6 its
  * principal, $7 the fetch's request id.
  *
- * Two candidate sets, each read through its own partial index and locked with FOR UPDATE SKIP LOCKED so
- * concurrent fetchers never wait on each other nor take the same row:
- *  - expired leases (state LEASED, lease_expires_at passed): re-acquired on the SAME attempt, the journal
- *    lets the new worker resume; they go first because someone already started them;
- *  - ready work (state OPEN, available_at passed), by priority then age.
- * Ready work is read per topic (a LATERAL index scan of `topic_name = t ORDER BY priority DESC NULLS
- * LAST, available_at`), and the ORDER BY must match the index exactly: with `topic_name = ANY(…)`, or
- * with `priority DESC` (NULLS FIRST, while the index is NULLS LAST), PostgreSQL sorted every open row of
- * the topic on every fetch — 110 ms at 200k open tasks, 600 ms at 1M (found with the bench and EXPLAIN
- * ANALYZE); now 0.1 ms at any backlog. With several topics a fetch may lock up to maxTasks rows per topic
- * for the instant of its transaction; those it does not pick are skipped by concurrent fetchers only
- * until it commits. Finished rows are in neither index, so a large history never slows a fetch.
+ * Two candidate sets, each read through its own partial index and locked FOR UPDATE SKIP LOCKED (so
+ * concurrent fetchers neither wait nor take the same row): expired leases, re-acquired on the SAME
+ * attempt and first because someone already started them; then ready work by priority and age. Ready
+ * work is read per topic (LATERAL), ordered exactly as the index (`priority DESC NULLS LAST,
+ * available_at`): with `topic_name = ANY(…)` or NULLS FIRST, PostgreSQL sorted every open row of the
+ * topic per fetch (600 ms at 1M open tasks; 0.1 ms so). Unpicked rows locked per topic are skipped by
+ * other fetchers only until this one commits. Finished rows are in neither index.
  *
- * CLAIM_READY is what a fetch tries first, in its own implicit transaction: it leases ready work only
- * when no lease on the topics has expired (a one-time probe of the expired-lease index), and answers one
- * row, nothing leased, when one has. Re-acquiring an expired lease needs checks in the same transaction,
- * so then the fetch runs CLAIM_ALL in a transaction. CLAIM_READY returns only the columns the worker's
- * view and the TASK_LEASED row need (CLAIMED_COLUMNS): parsing the whole row took the engine ~8 % of its
- * CPU per claimed task (five timestamps into Dates nobody reads; a profile at maxTasks 50).
+ * CLAIM_READY, tried first in its own implicit transaction, leases ready work only when no lease on
+ * the topics has expired, else answers one row with nothing leased: re-acquiring an expired lease
+ * needs checks in the same transaction, so the fetch then runs CLAIM_ALL in one. CLAIM_READY returns
+ * only the columns the worker's view and TASK_LEASED need: parsing whole rows cost ~8 % of the
+ * engine's CPU per claimed task.
  */
 import { statement } from '../pg.js';
 import { historyInsert } from '../rows.js';

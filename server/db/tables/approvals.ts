@@ -1,7 +1,7 @@
 /** Approvals of proposed calls and every decision attempt on them. */
 import { sql } from 'drizzle-orm';
 import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import { createdAt, projectId, ts } from './columns.js';
+import { createdAt, projectId, references, ts } from './columns.js';
 import { processInstances } from './instances.js';
 import { externalTasks } from './tasks.js';
 
@@ -11,12 +11,8 @@ export const approvals = pgTable(
   {
     id: uuid('id').primaryKey().defaultRandom(),
     projectId: projectId(),
-    processInstanceId: uuid('process_instance_id')
-      .notNull()
-      .references(() => processInstances.id),
-    taskId: uuid('task_id')
-      .notNull()
-      .references(() => externalTasks.id),
+    processInstanceId: references('process_instance_id', () => processInstances.id),
+    taskId: references('task_id', () => externalTasks.id),
     attempt: integer('attempt').notNull(),
     sequence: integer('sequence').notNull(),
     nodeId: text('node_id').notNull(),
@@ -82,9 +78,7 @@ export const approvalDecisions = pgTable(
   'approval_decisions',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    approvalId: uuid('approval_id')
-      .notNull()
-      .references(() => approvals.id),
+    approvalId: references('approval_id', () => approvals.id),
     /**
      * The level the decision counts for, 0-based like approvals.current_level; null when it counts for
      * none (an approver's edit whose new version has no level naming their groups, or a refused attempt

@@ -1,5 +1,5 @@
 /** Column helpers every table shares: timestamps with time zone, and the owning project. */
-import { text, timestamp } from 'drizzle-orm/pg-core';
+import { type ReferenceConfig, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { projects } from './projects.js';
 
 export const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -10,3 +10,7 @@ export const projectId = () =>
   text('project_id')
     .notNull()
     .references(() => projects.id);
+
+/** A required uuid column referencing another table's row (a foreign key). */
+export const references = (name: string, to: ReferenceConfig['ref'], actions?: ReferenceConfig['actions']) =>
+  uuid(name).notNull().references(to, actions);

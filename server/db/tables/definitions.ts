@@ -47,5 +47,3 @@ export const definitions = pgTable(
   },
   (t) => [uniqueIndex('definitions_project_key_version_uq').on(t.projectId, t.key, t.version)],
 );
-
-export type DefinitionRow = typeof definitions.$inferSelect;

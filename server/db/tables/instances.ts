@@ -2,7 +2,7 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import type { JsonObject } from '../../shared/types.js';
-import { createdAt, projectId, ts } from './columns.js';
+import { createdAt, projectId, references, ts } from './columns.js';
 import { definitions } from './definitions.js';
 
 export const processInstances = pgTable(
@@ -11,9 +11,7 @@ export const processInstances = pgTable(
     // time-ordered (UUIDv7, migration 0016): an instance's history rows and chain head sit with recent ones
     id: uuid('id').primaryKey().default(sql`abada_uuid_v7()`),
     projectId: projectId(),
-    definitionId: uuid('definition_id')
-      .notNull()
-      .references(() => definitions.id),
+    definitionId: references('definition_id', () => definitions.id),
     key: text('key').notNull(),
     version: integer('version').notNull(),
     state: text('state').$type<'ACTIVE' | 'SUSPENDED' | 'COMPLETED' | 'CANCELLED' | 'FAILED'>().notNull(),
@@ -44,9 +42,7 @@ export const userTasks = pgTable(
   {
     id: uuid('id').primaryKey().defaultRandom(),
     projectId: projectId(),
-    processInstanceId: uuid('process_instance_id')
-      .notNull()
-      .references(() => processInstances.id),
+    processInstanceId: references('process_instance_id', () => processInstances.id),
     nodeId: text('node_id').notNull(),
     candidateGroups: text('candidate_groups').array().notNull(),
     state: text('state').$type<'OPEN' | 'COMPLETED' | 'CANCELLED'>().notNull(),

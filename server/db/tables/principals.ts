@@ -1,7 +1,7 @@
 /** Who calls the API, and what admins did to them. */
 import { sql } from 'drizzle-orm';
 import { index, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import { createdAt, ts } from './columns.js';
+import { createdAt, references, ts } from './columns.js';
 import { projects } from './projects.js';
 
 /** Who calls the API. Tokens are random, shown once, stored as SHA-256 (they carry 256 bits of entropy). */
@@ -58,9 +58,7 @@ export const principalEvents = pgTable(
   'principal_events',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    principalId: uuid('principal_id')
-      .notNull()
-      .references(() => principals.id),
+    principalId: references('principal_id', () => principals.id),
     /** the principal's project at the time (null = a global worker) */
     projectId: text('project_id'),
     action: text('action').$type<PrincipalAction>().notNull(),
@@ -74,5 +72,3 @@ export const principalEvents = pgTable(
   },
   (t) => [index('principal_events_principal_idx').on(t.principalId, t.createdAt)],
 );
-
-export type PrincipalEventRow = typeof principalEvents.$inferSelect;

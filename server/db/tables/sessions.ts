@@ -1,6 +1,6 @@
 /** Dashboard sessions of people signed in with the OpenID Provider (SPEC §12). */
 import { index, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import { createdAt, ts } from './columns.js';
+import { createdAt, references, ts } from './columns.js';
 import { principals } from './principals.js';
 
 /**
@@ -16,9 +16,7 @@ export const sessions = pgTable(
     secretHash: text('secret_hash').notNull(),
     /** sent back in the x-abada-csrf header (or the csrf form field) by requests that change state */
     csrfToken: text('csrf_token').notNull(),
-    principalId: uuid('principal_id')
-      .notNull()
-      .references(() => principals.id),
+    principalId: references('principal_id', () => principals.id),
     /** sealed JSON { refreshToken, accessToken, idToken } from the provider */
     providerTokens: text('provider_tokens').notNull(),
     createdAt: createdAt(),
@@ -34,5 +32,3 @@ export const sessions = pgTable(
     index('sessions_principal_idx').on(t.principalId),
   ],
 );
-
-export type SessionRow = typeof sessions.$inferSelect;

@@ -12,16 +12,14 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import type { StepUsage } from '../../shared/types.js';
-import { createdAt, ts } from './columns.js';
+import { createdAt, references, ts } from './columns.js';
 import { externalTasks } from './tasks.js';
 
 /** The step journal (SPEC §4): (task, attempt, sequence). Payloads are encrypted; digests are not. */
 export const steps = pgTable(
   'steps',
   {
-    taskId: uuid('task_id')
-      .notNull()
-      .references(() => externalTasks.id),
+    taskId: references('task_id', () => externalTasks.id),
     attempt: integer('attempt').notNull(),
     sequence: integer('sequence').notNull(),
     kind: text('kind').$type<'MODEL_CALL' | 'TOOL_CALL'>().notNull(),

@@ -1,10 +1,9 @@
 /**
- * The event stream (SPEC §13): every approval and incident event, in commit order. A row is inserted by
- * the engine's `notify()` in the transaction of the change with no position; a deferred trigger
- * (migration 0011) gives the transaction's rows the next positions from `stream_head` as it commits,
- * stamps `committed_at` and sends the NOTIFYs that carry the positions. The head row stays locked from that
- * moment until COMMIT ends, so a transaction that commits later never gets a smaller position and the
- * positions have no holes. Rows older than ABADA_EVENT_RETENTION_HOURS are pruned by position prefix.
+ * The event stream (SPEC §13): every approval and incident event, in commit order. `notify()` inserts a
+ * row without position in the change's transaction; a deferred trigger (migration 0011) numbers the
+ * transaction's rows from `stream_head` as it commits, stamps `committed_at` and sends the NOTIFYs. The
+ * head row stays locked until COMMIT ends, so a later commit never gets a smaller position and there are
+ * no holes. Rows older than ABADA_EVENT_RETENTION_HOURS are pruned by position prefix.
  */
 import { sql } from 'drizzle-orm';
 import {
@@ -63,5 +62,3 @@ export const streamHead = pgTable(
   },
   (t) => [check('stream_head_one_row', sql`${t.id} = 1`)],
 );
-
-export type StreamEventRow = typeof streamEvents.$inferSelect;

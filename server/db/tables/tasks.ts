@@ -2,7 +2,7 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import type { AgentWork, AttemptMetadata, TaskReportOutcome } from '../../shared/types.js';
-import { createdAt, projectId, ts } from './columns.js';
+import { createdAt, projectId, references, ts } from './columns.js';
 import { processInstances } from './instances.js';
 
 /**
@@ -15,9 +15,7 @@ export const externalTasks = pgTable(
     // time-ordered (UUIDv7, migration 0016): recent rows share index pages, which stay in memory
     id: uuid('id').primaryKey().default(sql`abada_uuid_v7()`),
     projectId: projectId(),
-    processInstanceId: uuid('process_instance_id')
-      .notNull()
-      .references(() => processInstances.id),
+    processInstanceId: references('process_instance_id', () => processInstances.id),
     nodeId: text('node_id').notNull(),
     nodeType: text('node_type').$type<'agent' | 'service'>().notNull(),
     topicName: text('topic_name').notNull(),
@@ -79,9 +77,7 @@ export const externalTasks = pgTable(
 export const taskReports = pgTable(
   'task_reports',
   {
-    taskId: uuid('task_id')
-      .notNull()
-      .references(() => externalTasks.id),
+    taskId: references('task_id', () => externalTasks.id),
     attempt: integer('attempt').notNull(),
     operation: text('operation').$type<'complete' | 'fail'>().notNull(),
     requestSha256: text('request_sha256').notNull(),

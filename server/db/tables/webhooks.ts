@@ -2,7 +2,7 @@
 import { sql } from 'drizzle-orm';
 import { boolean, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import type { WebhookPayload } from '../../shared/types.js';
-import { createdAt, projectId, ts } from './columns.js';
+import { createdAt, projectId, references, ts } from './columns.js';
 
 /**
  * Integrator webhooks: a subscription names a project, a URL and the events it wants; its signing secret
@@ -37,9 +37,7 @@ export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    subscriptionId: uuid('subscription_id')
-      .notNull()
-      .references(() => webhookSubscriptions.id, { onDelete: 'cascade' }),
+    subscriptionId: references('subscription_id', () => webhookSubscriptions.id, { onDelete: 'cascade' }),
     /** one id per event, shared by every subscription it is delivered to; receivers dedupe on it */
     eventId: uuid('event_id').notNull(),
     eventType: text('event_type').notNull(),
