@@ -32,3 +32,5 @@ export const sessions = pgTable(
     index('sessions_principal_idx').on(t.principalId),
   ],
 );
+
+export type SessionRow = typeof sessions.$inferSelect;
