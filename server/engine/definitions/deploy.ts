@@ -6,7 +6,7 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import { credentials, definitions, toolServers } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
 import { validateSource } from './apl/index.js';
-import type { FrozenProcess, ToolServerSpec } from './apl/types.js';
+import type { FrozenProcess, ToolServerSpec } from '../../shared/types.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
 import { type Actor, type EngineContext, type Executor, type Tx, actorProject } from '../common/index.js';
 import { execute, transaction } from '../../db/pg.js';

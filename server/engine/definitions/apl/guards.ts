@@ -8,7 +8,13 @@ import { APL, didYouMean, joinKey } from './errors.js';
 import type { Reader } from './fields.js';
 import { type FrozenSettings, RISK_RANK, withDefaults } from './policy.js';
 import { TOOL_REF, type WrittenSettings } from './settings.js';
-import type { Idempotency, ToolBinding, ToolPolicy, ToolServerSpec, ToolSpec } from './types.js';
+import type {
+  Idempotency,
+  ToolBinding,
+  ToolPolicy,
+  ToolServerSpec,
+  ToolSpec,
+} from '../../../shared/types.js';
 
 type Guard = 'precondition' | 'lookup';
 const GUARDS: readonly Guard[] = ['precondition', 'lookup'];

@@ -2,16 +2,11 @@
 import { type BindingContext, resolveBindings } from './bindings.js';
 import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
 import { checkPriced } from './pricing.js';
-import { has, isObj, type Obj, type Reader, reservedName } from './fields.js';
+import { get, has, type Obj, type Reader, reservedName } from './fields.js';
 import { checkJsonSchema } from './schema.js';
 import { redactPaths } from './settings.js';
-import {
-  type AgentLimits,
-  type AgentNode,
-  DEFAULT_AGENT_TOPIC,
-  DEFAULT_MAX_ATTEMPTS,
-  type ProcessNode,
-} from './types.js';
+import type { AgentLimits, AgentNode, ProcessNode } from '../../../shared/types.js';
+import { DEFAULT_AGENT_TOPIC, DEFAULT_MAX_ATTEMPTS } from './types.js';
 
 export interface ProcessContext extends BindingContext {
   allowedModels: string[] | null;
@@ -37,27 +32,10 @@ const NODE_ID = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 const TOPIC = /^[A-Za-z0-9_.:/-]+$/;
 const NODE_FIELDS: Record<string, string[]> = {
   agent: [
-    'id',
-    'type',
-    'model',
-    'fallback_models',
-    'prompt',
-    'inputs',
-    'tools',
-    'result_variable',
-    'output_schema',
-    'confidence_threshold',
-    'max_attempts',
-    'limits',
-    'on_invalid_output',
-    'on_low_confidence',
-    'next',
-    'topic',
-    'priority',
-    'redact_inputs',
-    'timeout_minutes',
-    'on_timeout',
-    'on_failure',
+    ...['id', 'type', 'model', 'fallback_models', 'prompt', 'inputs', 'tools', 'result_variable'],
+    ...['output_schema', 'confidence_threshold', 'max_attempts', 'limits', 'on_invalid_output'],
+    ...['on_low_confidence', 'next', 'topic', 'priority', 'redact_inputs', 'timeout_minutes'],
+    ...['on_timeout', 'on_failure'],
   ],
   service: ['id', 'type', 'topic', 'priority', 'max_attempts', 'next'],
   user_task: ['id', 'type', 'candidate_groups', 'next'],
@@ -345,8 +323,4 @@ function readLimits({ r, o, np }: NodeScope): AgentLimits {
     limits.budgetUsd = r.num(lo, 'budget_usd', lp, 'limits', { positive: true });
   }
   return limits;
-}
-
-function get(o: Obj, key: string): unknown {
-  return isObj(o) && Object.hasOwn(o, key) ? o[key] : undefined;
 }

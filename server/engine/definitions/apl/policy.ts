@@ -4,7 +4,7 @@
  * `bindingPolicy`, so old bindings keep their behaviour: no validity window (their approvals never
  * expired), no timeout, no guards, and the descriptive defaults (reversible, medium risk).
  */
-import type { ApprovalSettings, Lookup, Precondition, Risk } from './types.js';
+import type { ApprovalSettings, Lookup, Precondition, Risk } from '../../../shared/types.js';
 
 export const DEFAULT_APPROVAL_VALID_MINUTES = 1440;
 export const DEFAULT_RISK: Risk = 'medium';

@@ -5,7 +5,7 @@
  */
 import { APL, joinIndex, joinKey } from './errors.js';
 import type { Reader } from './fields.js';
-import type { AgentLimits } from './types.js';
+import type { AgentLimits } from '../../../shared/types.js';
 
 export function checkPriced(
   { r, np }: { r: Reader; np: string },

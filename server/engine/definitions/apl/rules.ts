@@ -9,7 +9,7 @@ import { parseExpression } from '../../../shared/expression.js';
 import { APL, describe, joinIndex, joinKey } from './errors.js';
 import { has, isObj, type Obj, type Reader } from './fields.js';
 import { checkJsonSchema } from './schema.js';
-import type { ApprovalRule, ArgumentCheck, ToolPolicy } from './types.js';
+import type { ApprovalRule, ArgumentCheck, ToolPolicy } from '../../../shared/types.js';
 
 /** Fields of a tool (or a node's entry) that this module reads. */
 export const RULE_FIELDS = ['approval', 'validate', 'input_schema'];

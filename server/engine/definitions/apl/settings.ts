@@ -9,19 +9,13 @@ import { APL, describe, joinIndex, joinKey } from './errors.js';
 import { parseExpression } from '../../../shared/expression.js';
 import { has, type Obj, type Reader, reservedName } from './fields.js';
 import { RISKS } from './policy.js';
-import { parseRedactPath } from './redact.js';
+import { parseRedactPath } from '../../../shared/redact.js';
 import { checkTemplate } from '../../../shared/template.js';
-import type { Lookup, Precondition, Risk } from './types.js';
+import type { Lookup, Precondition, Risk } from '../../../shared/types.js';
 
 export const SETTING_FIELDS = [
-  'impact',
-  'reversible',
-  'risk',
-  'approval_valid_minutes',
-  'approval_timeout_hours',
-  'precondition',
-  'lookup',
-  'redact_result',
+  ...['impact', 'reversible', 'risk', 'approval_valid_minutes', 'approval_timeout_hours', 'precondition'],
+  ...['lookup', 'redact_result'],
 ];
 
 export const TOOL_REF = /^([^/\s]+)\/([^/\s]+)$/;

@@ -4,30 +4,17 @@ import { has, type Obj, type Reader, reservedName } from './fields.js';
 import { placeToolChecks, readChecks, RULE_FIELDS } from './rules.js';
 import { toolSettings } from './guards.js';
 import { readSettings, redactPaths, SETTING_FIELDS } from './settings.js';
-import type { Idempotency, ToolPolicy, ToolServerSpec, ToolSpec, Transport } from './types.js';
+import type { Idempotency, ToolPolicy, ToolServerSpec, ToolSpec, Transport } from '../../../shared/types.js';
 
 export const SERVER_NAME = /^[a-z0-9][a-z0-9_.-]*$/i;
 export const TOOL_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 export const POLICIES: readonly ToolPolicy[] = ['read', 'write', 'approval_required'];
 const SERVER_FIELDS = [
-  'kind',
-  'name',
-  'transport',
-  'url',
-  'command',
-  'args',
-  'env',
-  'credential',
-  'credential_env',
+  ...['kind', 'name', 'transport', 'url', 'command', 'args', 'env', 'credential', 'credential_env'],
   'tools',
 ];
 const TOOL_FIELDS = [
-  'policy',
-  'idempotency',
-  'approvers',
-  'approval_sla_hours',
-  'input_schema_sha256',
-  'editable',
+  ...['policy', 'idempotency', 'approvers', 'approval_sla_hours', 'input_schema_sha256', 'editable'],
   'redact',
   ...RULE_FIELDS,
   ...SETTING_FIELDS,

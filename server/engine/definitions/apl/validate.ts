@@ -9,13 +9,8 @@ import { checkServerGuards } from './guards.js';
 import { parseSource } from './parse.js';
 import { validateProcess } from './process.js';
 import { validateToolServer } from './toolserver.js';
-import type {
-  FrozenProcess,
-  ToolServerSpec,
-  ValidatedDeployment,
-  ValidationContext,
-  ValidationResult,
-} from './types.js';
+import type { FrozenProcess, ToolServerSpec } from '../../../shared/types.js';
+import type { ValidatedDeployment, ValidationContext, ValidationResult } from './types.js';
 
 const KINDS = ['ToolServer', 'Process'];
 
