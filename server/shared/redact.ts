@@ -46,7 +46,8 @@ function clone(value: unknown, depth: number): unknown {
   return out;
 }
 
-function formatKey(prefix: string, key: string): string {
+/** Appends a key to a path, quoting keys that are not plain names (`a.b`, `a["x y"]`). */
+export function joinKey(prefix: string, key: string): string {
   const seg = /^[A-Za-z_$][\w$-]*$/.test(key) ? key : `[${JSON.stringify(key)}]`;
   if (seg.startsWith('[')) return `${prefix}${seg}`;
   return prefix ? `${prefix}.${seg}` : seg;
@@ -59,7 +60,7 @@ function apply(target: unknown, steps: RedactStep[], at: number, concrete: strin
   if ('key' in step) {
     if (Array.isArray(target) || !hasOwn(target, step.key)) return;
     const rec = target as Record<string, unknown>;
-    const path = formatKey(concrete, step.key);
+    const path = joinKey(concrete, step.key);
     if (last) {
       rec[step.key] = REDACTED;
       found.push(path);
