@@ -6,7 +6,7 @@
  * checks and an `input_schema`, or drop the tool's `auto` rules. Every error is reported, not the first.
  */
 import { parseExpression } from '../../../shared/expression.js';
-import { APL, describe, joinIndex, joinKey } from './errors.js';
+import { APL, type AplCode, describe, joinIndex, joinKey } from './errors.js';
 import { has, isObj, type Obj, type Reader } from './fields.js';
 import { checkJsonSchema } from './schema.js';
 import type { ApprovalRule, ArgumentCheck, ToolPolicy } from '../../../shared/types.js';
@@ -43,7 +43,8 @@ export function readChecks(r: Reader, o: Obj, p: string, what: string): WrittenC
   return out;
 }
 
-function expression(r: Reader, o: Obj, key: string, p: string, what: string, help: string): string | null {
+/** A required expression field: its text when it parses, else null (reported). */
+export function expression(r: Reader, o: Obj, key: string, p: string, what: string, help: string) {
   const text = r.str(o, key, p, what, { required: true, help });
   if (text === null) return null;
   const parsed = parseExpression(text);
@@ -71,15 +72,9 @@ function readRules(r: Reader, o: Obj, p: string, what: string, out: WrittenCheck
       r.err(APL.DOC_FIELD, rp, `Each approval rule must be ${RULE_HELP}, not ${describe(rule)}.`);
       return;
     }
-    r.keys(rule, rp, ['when', 'levels', 'auto', 'deny'], 'an approval rule');
-    const when = expression(
-      r,
-      rule,
-      'when',
-      rp,
-      'an approval rule',
-      'an expression such as "amount > 1000".',
-    );
+    const what = 'an approval rule';
+    r.keys(rule, rp, ['when', 'levels', 'auto', 'deny'], what);
+    const when = expression(r, rule, 'when', rp, what, 'an expression such as "amount > 1000".');
     const outcomes = ['levels', 'auto', 'deny'].filter((k) => has(rule, k) && rule[k] !== null);
     if (outcomes.length !== 1) {
       r.err(
@@ -162,16 +157,11 @@ function readValidate(r: Reader, o: Obj, p: string, what: string, out: WrittenCh
       r.err(APL.VALIDATE_INVALID, cp, `Each validate entry is { expect, message }, not ${describe(check)}.`);
       return;
     }
-    r.keys(check, cp, ['expect', 'message'], 'a validate entry');
-    const expect = expression(
-      r,
-      check,
-      'expect',
-      cp,
-      'a validate entry',
-      'what the arguments must satisfy, e.g. "amount > 0".',
-    );
-    const message = r.str(check, 'message', cp, 'a validate entry', {
+    const what = 'a validate entry';
+    r.keys(check, cp, ['expect', 'message'], what);
+    const help = 'what the arguments must satisfy, e.g. "amount > 0".';
+    const expect = expression(r, check, 'expect', cp, what, help);
+    const message = r.str(check, 'message', cp, what, {
       required: true,
       help: 'what the model reads when the check fails, e.g. "the amount must be positive".',
     });
@@ -195,17 +185,24 @@ export function placeToolChecks(
     rejectOnRead(r, w, p, name);
     return { rules: [], rulePaths: [], validate: [], inputSchema: null };
   }
-  const kept: WrittenChecks = { ...w, rules: [], rulePaths: [] };
+  const why = (outcome: string) =>
+    `${name} is a write: no person decides its calls, so its rules may only deny. Use policy: approval_required for ${outcome}, or make this rule a deny.`;
+  return denyOnly(r, w, APL.RULE_NOT_APPROVAL, why);
+}
+
+/** Keeps the `deny` rules; reports each other rule with `message(its outcome)`. */
+function denyOnly<T extends WrittenChecks>(
+  r: Reader,
+  w: T,
+  code: AplCode,
+  message: (outcome: string) => string,
+): T {
+  const kept = { ...w, rules: [] as ApprovalRule[], rulePaths: [] as string[] };
   w.rules.forEach((rule, i) => {
     if (rule.deny) {
       kept.rules.push(rule);
       kept.rulePaths.push(w.rulePaths[i]);
-    } else
-      r.err(
-        APL.RULE_NOT_APPROVAL,
-        w.rulePaths[i],
-        `${name} is a write: no person decides its calls, so its rules may only deny. Use policy: approval_required for ${rule.auto ? 'auto' : 'levels'}, or make this rule a deny.`,
-      );
+    } else r.err(code, w.rulePaths[i], message(rule.auto ? 'auto' : 'levels'));
   });
   return kept;
 }
@@ -237,20 +234,9 @@ export interface EntryChecks extends WrittenChecks {
 export function readEntryChecks(r: Reader, entry: Obj, ep: string): EntryChecks {
   const w = readChecks(r, entry, ep, 'a tool ref');
   const dropAuto = r.bool(entry, 'drop_auto', ep, 'a tool ref', false);
-  const rules: ApprovalRule[] = [];
-  const rulePaths: string[] = [];
-  w.rules.forEach((rule, i) => {
-    if (rule.deny) {
-      rules.push(rule);
-      rulePaths.push(w.rulePaths[i]);
-    } else
-      r.err(
-        APL.RULE_NODE_LOOSENS,
-        w.rulePaths[i],
-        `A node may add deny rules only: ${rule.auto ? 'auto' : 'levels'} belong on the tool's own approval list. Use drop_auto: true to stop the tool's auto rules on this node.`,
-      );
-  });
-  return { ...w, rules, rulePaths, dropAuto };
+  const why = (outcome: string) =>
+    `A node may add deny rules only: ${outcome} belong on the tool's own approval list. Use drop_auto: true to stop the tool's auto rules on this node.`;
+  return { ...denyOnly(r, w, APL.RULE_NODE_LOOSENS, why), dropAuto };
 }
 
 /** A node entry's checks against the binding's effective policy (reported at the entry). */

@@ -6,9 +6,9 @@
  * once every server and binding is known (guards.ts).
  */
 import { APL, describe, joinIndex, joinKey } from './errors.js';
-import { parseExpression } from '../../../shared/expression.js';
 import { has, type Obj, type Reader, reservedName } from './fields.js';
 import { RISKS } from './policy.js';
+import { expression } from './rules.js';
 import { parseRedactPath } from '../../../shared/redact.js';
 import { checkTemplate } from '../../../shared/template.js';
 import type { Lookup, Precondition, Risk } from '../../../shared/types.js';
@@ -135,26 +135,13 @@ function readGuard(r: Reader, o: Obj, p: string, field: Use, exprField: string):
     toolOk = false;
   }
   const args = readArguments(r, g, gp, field);
-  const expression = r.str(g, exprField, gp, what, {
-    required: true,
-    help:
-      exprField === 'expect'
-        ? "what the read's answer must satisfy, e.g. \"status == 'PAID' && amount >= arguments.amount\"."
-        : 'when the write took effect, e.g. "len(refunds) > 0".',
-  });
-  if (expression !== null) {
-    const parsed = parseExpression(expression);
-    if (!parsed.ok) {
-      r.err(
-        APL.EXPR_INVALID,
-        joinKey(gp, exprField),
-        `The expression ${JSON.stringify(expression.slice(0, 80))} does not parse: ${parsed.message} at character ${parsed.position + 1}.`,
-      );
-      return null;
-    }
-  }
-  if (!toolOk || args === null || expression === null) return null;
-  return { tool: (tool as string).trim(), arguments: args.value, expression, keyPath: args.keyPath };
+  const help =
+    exprField === 'expect'
+      ? "what the read's answer must satisfy, e.g. \"status == 'PAID' && amount >= arguments.amount\"."
+      : 'when the write took effect, e.g. "len(refunds) > 0".';
+  const expr = expression(r, g, exprField, gp, what, help);
+  if (!toolOk || args === null || expr === null) return null;
+  return { tool: (tool as string).trim(), arguments: args.value, expression: expr, keyPath: args.keyPath };
 }
 
 /** `arguments`: a mapping whose text leaves are templates; a copy, and the first key use. */
