@@ -1,7 +1,7 @@
 /** Resolves an agent node's `tools` into frozen `ToolBinding`s, applying the node's narrowing. */
 import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
 import { has, isObj, type Reader } from './fields.js';
-import { applySettings, checkNodeGuards, type PlacedBinding } from './guards.js';
+import { applySettings, checkNodeGuards, GUARDS, type PlacedBinding } from './guards.js';
 import { withDefaults } from './policy.js';
 import { bothSchemas, type EntryChecks, placeEntryChecks, readEntryChecks, RULE_FIELDS } from './rules.js';
 import { readSettings, SETTING_FIELDS, type WrittenSettings } from './settings.js';
@@ -37,11 +37,6 @@ interface ToolEntry {
 }
 
 const RANK: Record<ToolPolicy, number> = { read: 0, write: 1, approval_required: 2 };
-
-function allowed(ctx: BindingContext, server: string, tool: string): boolean {
-  if (ctx.allowedTools === null) return true;
-  return ctx.allowedTools.includes(server) || ctx.allowedTools.includes(`${server}/${tool}`);
-}
 
 export function resolveBindings(
   r: Reader,
@@ -85,28 +80,19 @@ export function resolveBindings(
       return;
     }
     out.push(binding);
-    const own = new Set(GUARD_NAMES.filter((g) => entry.settings[g] !== undefined));
+    const own = new Set(GUARDS.filter((g) => entry.settings[g] !== undefined));
     placed.push({ binding, ep: entry.ep, refPath: entry.refPath, own });
   });
   checkNodeGuards(r, placed, failedRefs, ctx.servers, ctx);
   return out;
 }
 
-const GUARD_NAMES = ['precondition', 'lookup'] as const;
-
 /** Reads an entry's shape: a bare ref string, or `{ ref, approvers, policy, approval_sla_hours }`. */
 function readEntry(r: Reader, entry: unknown, ep: string): ToolEntry | null {
-  if (typeof entry === 'string')
-    return {
-      ref: entry.trim(),
-      ep,
-      refPath: ep,
-      approvers: null,
-      policy: null,
-      sla: null,
-      settings: {},
-      checks: null,
-    };
+  if (typeof entry === 'string') {
+    const ref = entry.trim();
+    return { ref, ep, refPath: ep, approvers: null, policy: null, sla: null, settings: {}, checks: null };
+  }
   if (!isObj(entry)) {
     r.err(
       APL.DOC_FIELD,
@@ -222,7 +208,9 @@ function resolveServerTool(r: Reader, { ref, refPath }: ToolEntry, ctx: BindingC
     );
     return null;
   }
-  if (!allowed(ctx, serverName, toolName)) {
+  const allowed = ctx.allowedTools;
+  // an allow-list entry is a server name or a `server/tool` ref
+  if (allowed !== null && !allowed.includes(serverName) && !allowed.includes(ref)) {
     r.err(
       APL.TOOL_NOT_ALLOWED,
       refPath,

@@ -17,7 +17,7 @@ import type {
 } from '../../../shared/types.js';
 
 type Guard = 'precondition' | 'lookup';
-const GUARDS: readonly Guard[] = ['precondition', 'lookup'];
+export const GUARDS: readonly Guard[] = ['precondition', 'lookup'];
 
 /** Drops (and reports) a guard its tool's policy or idempotency does not allow. */
 function placeGuards(
@@ -67,14 +67,6 @@ export function toolSettings(
   return withDefaults(s);
 }
 
-function loosened(r: Reader, ep: string, field: string, ref: string, why: string): void {
-  r.err(
-    APL.TOOL_SETTING_LOOSENED,
-    joinKey(ep, field),
-    `${ref}: ${why} A node may only tighten a tool's approval settings. Remove the override or tighten it.`,
-  );
-}
-
 /** The node's settings over the tool's: only tightening; the guards placed by the effective policy. */
 export function applySettings(
   r: Reader,
@@ -85,29 +77,29 @@ export function applySettings(
   const b = withDefaults(base);
   const { ref } = base;
   const before = r.sink.errors.length;
+  const loosened = (field: string, why: string) =>
+    r.err(
+      APL.TOOL_SETTING_LOOSENED,
+      joinKey(ep, field),
+      `${ref}: ${why} A node may only tighten a tool's approval settings. Remove the override or tighten it.`,
+    );
   if (s.risk !== undefined && RISK_RANK[s.risk] < RISK_RANK[b.risk])
-    loosened(r, ep, 'risk', ref, `risk ${s.risk} is lower than the tool's ${b.risk}.`);
-  if (s.reversible === true && !b.reversible)
-    loosened(r, ep, 'reversible', ref, 'the tool declares reversible: false.');
-  if (s.approvalValidMinutes !== undefined && s.approvalValidMinutes > b.approvalValidMinutes)
+    loosened('risk', `risk ${s.risk} is lower than the tool's ${b.risk}.`);
+  if (s.reversible === true && !b.reversible) loosened('reversible', 'the tool declares reversible: false.');
+  const valid = b.approvalValidMinutes;
+  if (s.approvalValidMinutes !== undefined && s.approvalValidMinutes > valid)
     loosened(
-      r,
-      ep,
       'approval_valid_minutes',
-      ref,
-      `approval_valid_minutes ${s.approvalValidMinutes} is longer than the tool's ${b.approvalValidMinutes}.`,
+      `approval_valid_minutes ${s.approvalValidMinutes} is longer than the tool's ${valid}.`,
     );
   const timeout = b.approvalTimeoutHours;
   if (s.approvalTimeoutHours !== undefined && timeout !== null && s.approvalTimeoutHours > timeout)
     loosened(
-      r,
-      ep,
       'approval_timeout_hours',
-      ref,
       `approval_timeout_hours ${s.approvalTimeoutHours} is longer than the tool's ${timeout}.`,
     );
   for (const g of GUARDS) {
-    if (s[g] && b[g]) loosened(r, ep, g, ref, `the tool declares its own ${g}, which the node keeps.`);
+    if (s[g] && b[g]) loosened(g, `the tool declares its own ${g}, which the node keeps.`);
   }
   placeGuards(r, s, ep, ref, base.policy, base.idempotency);
   if (r.sink.errors.length > before) return null;
