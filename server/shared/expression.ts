@@ -18,8 +18,7 @@
  * booleans; `x in [..]` is membership by `==`. Evaluation never throws.
  */
 
-import { evaluate } from './expression-eval.js';
-import type { BinaryOp, Expr } from './expression-ast.js';
+import { type BinaryOp, type Expr, evaluate } from './expression-eval.js';
 
 export { evaluate };
 export type { BinaryOp, Expr };
@@ -45,27 +44,8 @@ class ExprError extends Error {
   }
 }
 
-const OPERATORS = [
-  '==',
-  '!=',
-  '<=',
-  '>=',
-  '&&',
-  '||',
-  '<',
-  '>',
-  '!',
-  '+',
-  '-',
-  '*',
-  '/',
-  '(',
-  ')',
-  '[',
-  ']',
-  ',',
-  '.',
-];
+/** Longest first, so that `<=` is not read as `<` then `=`. */
+const OPERATORS = '== != <= >= && || < > ! + - * / ( ) [ ] , .'.split(' ');
 
 function tokenize(src: string): Token[] {
   const out: Token[] = [];
@@ -162,23 +142,24 @@ class Parser {
     return e;
   }
 
-  private or(): Expr {
-    this.enter();
-    let left = this.and();
-    while (this.isOp('||') || this.isWord('or')) {
+  /** `next (op next)*`, left-associative; `ops` maps each operator (a symbol or a word) to its AST op. */
+  private chain(next: () => Expr, ops: Record<string, BinaryOp>): Expr {
+    let left = next();
+    for (let t = this.peek(); (t.t === 'op' || t.t === 'id') && Object.hasOwn(ops, t.v); t = this.peek()) {
       this.i++;
-      left = { kind: 'binary', op: '||', left, right: this.and() };
+      left = { kind: 'binary', op: ops[t.v], left, right: next() };
     }
-    this.depth--;
     return left;
   }
+
+  private or(): Expr {
+    this.enter();
+    const e = this.chain(() => this.and(), { '||': '||', or: '||' });
+    this.depth--;
+    return e;
+  }
   private and(): Expr {
-    let left = this.not();
-    while (this.isOp('&&') || this.isWord('and')) {
-      this.i++;
-      left = { kind: 'binary', op: '&&', left, right: this.not() };
-    }
-    return left;
+    return this.chain(() => this.not(), { '&&': '&&', and: '&&' });
   }
   private not(): Expr {
     if (this.isOp('!') || this.isWord('not')) {
@@ -201,33 +182,18 @@ class Parser {
       this.i++;
       return { kind: 'binary', op: 'in', left, right: this.sum() };
     }
-    if (
-      this.isWord('not') &&
-      this.tokens[this.i + 1]?.t === 'id' &&
-      (this.tokens[this.i + 1] as { v: string }).v === 'in'
-    ) {
+    const next = this.tokens[this.i + 1];
+    if (this.isWord('not') && next.t === 'id' && next.v === 'in') {
       this.i += 2;
       return { kind: 'binary', op: 'not in', left, right: this.sum() };
     }
     return left;
   }
   private sum(): Expr {
-    let left = this.product();
-    while (this.isOp('+') || this.isOp('-')) {
-      const op = (this.peek() as { v: string }).v as BinaryOp;
-      this.i++;
-      left = { kind: 'binary', op, left, right: this.product() };
-    }
-    return left;
+    return this.chain(() => this.product(), { '+': '+', '-': '-' });
   }
   private product(): Expr {
-    let left = this.unary();
-    while (this.isOp('*') || this.isOp('/')) {
-      const op = (this.peek() as { v: string }).v as BinaryOp;
-      this.i++;
-      left = { kind: 'binary', op, left, right: this.unary() };
-    }
-    return left;
+    return this.chain(() => this.unary(), { '*': '*', '/': '/' });
   }
   private unary(): Expr {
     if (this.isOp('-')) {
@@ -267,13 +233,9 @@ class Parser {
       return { kind: 'list', items };
     }
     if (t.t === 'id') {
-      if (t.v === 'true' || t.v === 'false') {
+      if (t.v === 'true' || t.v === 'false' || t.v === 'null') {
         this.i++;
-        return { kind: 'literal', value: t.v === 'true' };
-      }
-      if (t.v === 'null') {
-        this.i++;
-        return { kind: 'literal', value: null };
+        return { kind: 'literal', value: t.v === 'null' ? null : t.v === 'true' };
       }
       if (KEYWORDS.has(t.v)) throw new ExprError(`unexpected "${t.v}"`, t.p);
       this.i++;
