@@ -1,6 +1,6 @@
 /** Resolves an agent node's `tools` into frozen `ToolBinding`s, applying the node's narrowing. */
 import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
-import { has, isObj, type Reader } from './fields.js';
+import { isObj, type Reader } from './fields.js';
 import { applySettings, checkNodeGuards, GUARDS, type PlacedBinding } from './guards.js';
 import { withDefaults } from './policy.js';
 import { bothSchemas, type EntryChecks, placeEntryChecks, readEntryChecks, RULE_FIELDS } from './rules.js';
@@ -114,21 +114,12 @@ function readEntry(r: Reader, entry: unknown, ep: string): ToolEntry | null {
   if (ref === null) return null;
   const approvers = r.strList(entry, 'approvers', ep, 'a tool ref');
   const sla = r.num(entry, 'approval_sla_hours', ep, 'a tool ref', { positive: true });
-  let policy: ToolPolicy | null = null;
-  if (has(entry, 'policy') && entry.policy !== null) {
-    if (!POLICIES.includes(entry.policy as ToolPolicy)) {
-      r.err(
-        APL.DOC_FIELD,
-        joinKey(ep, 'policy'),
-        `policy must be read, write or approval_required, not ${describe(entry.policy)}.`,
-      );
-      return null;
-    }
-    policy = entry.policy as ToolPolicy;
-  }
+  const policy = r.oneOf(entry, 'policy', ep, POLICIES);
+  if (policy === null) return null;
   const settings = readSettings(r, entry, ep, 'a tool ref');
   const checks = readEntryChecks(r, entry, ep);
-  return { ref: ref.trim(), ep, refPath: joinKey(ep, 'ref'), approvers, policy, sla, settings, checks };
+  const refPath = joinKey(ep, 'ref');
+  return { ref: ref.trim(), ep, refPath, approvers, policy: policy ?? null, sla, settings, checks };
 }
 
 /** `delegate:<process-key>`: the key must be deployed or defined in this source. */

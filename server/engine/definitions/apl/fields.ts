@@ -85,6 +85,16 @@ export class Reader {
     return v;
   }
 
+  /** One of `values`: undefined when absent, null (reported, DOC-002) when it is anything else. */
+  oneOf<T extends string>(o: Obj, key: string, path: string, values: readonly T[], said?: string) {
+    if (!has(o, key) || o[key] === null) return undefined;
+    const v = o[key];
+    if (values.includes(v as T)) return v as T;
+    const list = said ?? `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
+    this.err(APL.DOC_FIELD, joinKey(path, key), `${key} must be ${list}, not ${describe(v)}.`);
+    return null;
+  }
+
   bool(o: Obj, key: string, path: string, what: string, dflt: boolean): boolean {
     if (!has(o, key) || o[key] === null) return dflt;
     const v = o[key];

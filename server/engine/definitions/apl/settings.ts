@@ -5,7 +5,7 @@
  * `redact_result`. Schema, template and expression checks here; which tools a guard may name is checked
  * once every server and binding is known (guards.ts).
  */
-import { APL, describe, joinIndex, joinKey } from './errors.js';
+import { APL, joinIndex, joinKey } from './errors.js';
 import { has, type Obj, type Reader, reservedName } from './fields.js';
 import { RISKS } from './policy.js';
 import { expression } from './rules.js';
@@ -48,11 +48,8 @@ export function readSettings(r: Reader, o: Obj, p: string, what: string): Writte
     const reversible = r.bool(o, 'reversible', p, what, true);
     if (typeof o.reversible === 'boolean') s.reversible = reversible;
   }
-  if (has(o, 'risk') && o.risk !== null) {
-    if (RISKS.includes(o.risk as Risk)) s.risk = o.risk as Risk;
-    else
-      r.err(APL.DOC_FIELD, joinKey(p, 'risk'), `risk must be low, medium or high, not ${describe(o.risk)}.`);
-  }
+  const risk = r.oneOf(o, 'risk', p, RISKS);
+  if (risk) s.risk = risk;
   const valid = r.num(o, 'approval_valid_minutes', p, what, { integer: true, positive: true });
   if (valid !== null) s.approvalValidMinutes = valid;
   const timeout = r.num(o, 'approval_timeout_hours', p, what, { positive: true });

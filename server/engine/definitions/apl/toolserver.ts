@@ -44,13 +44,9 @@ export function validateToolServer(r: Reader, doc: Obj): ToolServerSpec | null {
       '"delegate" is reserved for delegate:<process-key> tool refs. Choose another name.',
     );
   }
-  let transport: Transport | null = null;
-  const t = has(doc, 'transport') ? doc.transport : undefined;
-  if (t === undefined || t === null)
+  const transport = r.oneOf<Transport>(doc, 'transport', '', ['streamable-http', 'stdio']);
+  if (transport === undefined)
     r.missing('', 'transport', 'a ToolServer', 'streamable-http (with url) or stdio (with command).');
-  else if (t !== 'streamable-http' && t !== 'stdio') {
-    r.err(APL.DOC_FIELD, 'transport', `transport must be streamable-http or stdio, not ${describe(t)}.`);
-  } else transport = t;
 
   const credential = r.str(doc, 'credential', '', 'a ToolServer', {
     pattern: /^[A-Za-z0-9_.:/-]+$/,
@@ -64,7 +60,7 @@ export function validateToolServer(r: Reader, doc: Obj): ToolServerSpec | null {
         ? readStdio(r, doc, credential)
         : none;
   const tools = readTools(r, doc);
-  if (name === null || transport === null) return null;
+  if (name === null || !transport) return null;
   const { url, command, args, env, credentialEnv } = conn;
   return { name, transport, url, command, args, env, credential, credentialEnv, tools };
 }
@@ -149,27 +145,10 @@ function validateTool(r: Reader, value: unknown, p: string, toolName: string): T
   const o = r.obj(value, p, `Tool "${toolName}"`);
   if (!o) return null;
   r.keys(o, p, TOOL_FIELDS, what);
-  let policy: ToolPolicy | null = null;
-  if (!has(o, 'policy') || o.policy === null)
-    r.missing(p, 'policy', what, 'read, write or approval_required.');
-  else if (!POLICIES.includes(o.policy as ToolPolicy)) {
-    r.err(
-      APL.DOC_FIELD,
-      joinKey(p, 'policy'),
-      `policy must be read, write or approval_required, not ${describe(o.policy)}.`,
-    );
-  } else policy = o.policy as ToolPolicy;
-  let idempotency: Idempotency = 'none';
-  if (has(o, 'idempotency') && o.idempotency !== null) {
-    if (o.idempotency === 'key' || o.idempotency === 'none') idempotency = o.idempotency;
-    else {
-      r.err(
-        APL.DOC_FIELD,
-        joinKey(p, 'idempotency'),
-        `idempotency must be key (the tool honours an Idempotency-Key) or none, not ${describe(o.idempotency)}.`,
-      );
-    }
-  }
+  const policy = r.oneOf(o, 'policy', p, POLICIES);
+  if (policy === undefined) r.missing(p, 'policy', what, 'read, write or approval_required.');
+  const keyed = 'key (the tool honours an Idempotency-Key) or none';
+  const idempotency = r.oneOf<Idempotency>(o, 'idempotency', p, ['key', 'none'], keyed) ?? 'none';
   const approvers = r.strList(o, 'approvers', p, what) ?? [];
   const approvalSlaHours = r.num(o, 'approval_sla_hours', p, what, { positive: true });
   let inputSchemaSha256: string | null = null;
@@ -187,9 +166,9 @@ function validateTool(r: Reader, value: unknown, p: string, toolName: string): T
   const editable = r.bool(o, 'editable', p, what, false);
   const rl = r.strList(o, 'redact', p, what);
   const redact = rl ? redactPaths(r, rl, joinKey(p, 'redact'), 'argument paths') : [];
-  const settings = toolSettings(r, readSettings(r, o, p, what), p, toolName, policy, idempotency);
+  const settings = toolSettings(r, readSettings(r, o, p, what), p, toolName, policy ?? null, idempotency);
   const written = readChecks(r, o, p, what);
-  if (policy === null) return null;
+  if (!policy) return null;
   const checks = placeToolChecks(r, written, p, `Tool "${toolName}"`, policy);
   return {
     policy,
