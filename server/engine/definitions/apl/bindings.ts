@@ -94,12 +94,11 @@ function readEntry(r: Reader, entry: unknown, ep: string): ToolEntry | null {
     return { ref, ep, refPath: ep, approvers: null, policy: null, sla: null, settings: {}, checks: null };
   }
   if (!isObj(entry)) {
-    r.err(
+    return r.err(
       APL.DOC_FIELD,
       ep,
       `A tool must be a ref like crm/get_customer or { ref: crm/refund, approvers: [...] }, not ${describe(entry)}.`,
     );
-    return null;
   }
   r.keys(
     entry,
@@ -126,21 +125,19 @@ function readEntry(r: Reader, entry: unknown, ep: string): ToolEntry | null {
 function resolveDelegate(r: Reader, { ref, refPath }: ToolEntry, ctx: BindingContext): ToolBinding | null {
   const key = ref.slice('delegate:'.length);
   if (!PROCESS_KEY.test(key)) {
-    r.err(
+    return r.err(
       APL.TOOL_BAD_REF,
       refPath,
       `${JSON.stringify(ref)} is malformed: write delegate:<process-key>, e.g. delegate:kyc-check.`,
     );
-    return null;
   }
   if (!ctx.processKeys.has(key)) {
     if (ctx.brokenNames?.has(`process:${key}`)) return null;
-    r.err(
+    return r.err(
       APL.DELEGATE_UNKNOWN,
       refPath,
       `No process "${key}" is deployed or defined in this source. Deploy it first or add it here.${didYouMean(key, ctx.processKeys)}`,
     );
-    return null;
   }
   return {
     ref,
@@ -171,43 +168,39 @@ function resolveDelegate(r: Reader, { ref, refPath }: ToolEntry, ctx: BindingCon
 function resolveServerTool(r: Reader, { ref, refPath }: ToolEntry, ctx: BindingContext): ToolBinding | null {
   const m = /^([^/\s]+)\/([^/\s]+)$/.exec(ref);
   if (!m) {
-    r.err(
+    return r.err(
       APL.TOOL_BAD_REF,
       refPath,
       `${JSON.stringify(ref)} is not a tool ref: write server/tool (e.g. crm/get_customer) or delegate:<process-key>.`,
     );
-    return null;
   }
   const [, serverName, toolName] = m;
   const server = ctx.servers.get(serverName);
   if (!server) {
     if (ctx.brokenNames?.has(`server:${serverName}`)) return null;
-    r.err(
+    return r.err(
       APL.TOOL_UNKNOWN_SERVER,
       refPath,
       `Unknown tool server "${serverName}". Deploy a ToolServer named ${serverName} or fix the ref.${didYouMean(serverName, ctx.servers.keys())}`,
     );
-    return null;
   }
   const tool = Object.hasOwn(server.tools, toolName) ? server.tools[toolName] : undefined;
   if (!tool) {
     const names = Object.keys(server.tools);
-    r.err(
+    return r.err(
       APL.TOOL_UNKNOWN_TOOL,
       refPath,
       `Tool server "${serverName}" has no tool "${toolName}" (it has: ${names.join(', ') || 'none'}).${didYouMean(toolName, names)}`,
     );
-    return null;
   }
   const allowed = ctx.allowedTools;
   // an allow-list entry is a server name or a `server/tool` ref
   if (allowed !== null && !allowed.includes(serverName) && !allowed.includes(ref)) {
-    r.err(
+    return r.err(
       APL.TOOL_NOT_ALLOWED,
       refPath,
       `${ref} is outside ABADA_AGENT_ALLOWED_TOOLS. Use an allowed server or ask an operator to allow ${serverName}.`,
     );
-    return null;
   }
   return {
     ref,
@@ -240,12 +233,11 @@ function applyOverrides(r: Reader, base: ToolBinding, entry: ToolEntry): ToolBin
   let effective = base.policy;
   if (policy !== null) {
     if (RANK[policy] < RANK[base.policy]) {
-      r.err(
+      return r.err(
         APL.TOOL_LOOSENED,
         joinKey(ep, 'policy'),
         `${ref} is ${base.policy} on its server; a node may keep or tighten a policy, not loosen it to ${policy}. Remove the override or use ${base.policy}.`,
       );
-      return null;
     }
     effective = policy;
   }
@@ -253,14 +245,13 @@ function applyOverrides(r: Reader, base: ToolBinding, entry: ToolEntry): ToolBin
   // Conditional rules add levels only when they match; a call no rule matches goes to the approvers,
   // so they must exist even when rules do (otherwise nobody could ever decide that call).
   if (effective === 'approval_required' && finalApprovers.length === 0) {
-    r.err(
+    return r.err(
       APL.TOOL_NO_APPROVERS,
       refPath,
       base.approvalRules.length > 0
         ? `${ref} has conditional approval rules but no approvers for calls that match none of them. Add approvers: [group].`
         : `${ref} requires approval but no approver group is named on the server's tool or on this node. Add approvers: [group].`,
     );
-    return null;
   }
   return {
     ...base,

@@ -102,12 +102,11 @@ function readHead(s: NodeScope, id: string | null): NodeHead | null {
     return null;
   }
   if (typeof type !== 'string' || !Object.hasOwn(NODE_FIELDS, type)) {
-    r.err(
+    return r.err(
       APL.DOC_FIELD,
       joinKey(np, 'type'),
       `Node type must be agent, service, user_task or end, not ${describe(type)}.${didYouMean(String(type), Object.keys(NODE_FIELDS))}`,
     );
-    return null;
   }
   r.keys(
     o,
@@ -301,12 +300,11 @@ function readOutputSchema({ r, o, np }: NodeScope): Record<string, unknown> | nu
   if (!has(o, 'output_schema') || o.output_schema === null) return null;
   const problem = checkJsonSchema(o.output_schema);
   if (problem) {
-    r.err(
+    return r.err(
       APL.SCHEMA_INVALID,
       joinKey(np, 'output_schema'),
       `output_schema is not a valid JSON Schema: ${problem}. Fix the schema.`,
     );
-    return null;
   }
   return o.output_schema as Record<string, unknown>;
 }

@@ -49,12 +49,11 @@ export function expression(r: Reader, o: Obj, key: string, p: string, what: stri
   if (text === null) return null;
   const parsed = parseExpression(text);
   if (!parsed.ok) {
-    r.err(
+    return r.err(
       APL.EXPR_INVALID,
       joinKey(p, key),
       `The expression ${JSON.stringify(text.slice(0, 80))} does not parse: ${parsed.message} at character ${parsed.position + 1}.`,
     );
-    return null;
   }
   return text;
 }
@@ -102,23 +101,21 @@ function readOutcome(
 ): Omit<ApprovalRule, 'when'> | null {
   if (outcome === 'auto') {
     if (rule.auto !== true) {
-      r.err(
+      return r.err(
         APL.RULE_OUTCOME,
         joinKey(rp, 'auto'),
         `auto must be true (the call runs without a person), not ${describe(rule.auto)}. Remove the rule to keep people deciding.`,
       );
-      return null;
     }
     return { levels: [], auto: true };
   }
   if (outcome === 'deny') {
     if (typeof rule.deny !== 'string' || rule.deny.trim() === '') {
-      r.err(
+      return r.err(
         APL.RULE_DENY_REASON,
         joinKey(rp, 'deny'),
         'deny needs a reason the model and the people reading the history understand, e.g. deny: "refunds above 5000 EUR go through the finance desk".',
       );
-      return null;
     }
     return { levels: [], deny: rule.deny.trim() };
   }
