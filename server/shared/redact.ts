@@ -28,7 +28,10 @@ export function parseRedactPath(path: string): RedactStep[] | null {
   return steps;
 }
 
-const hasOwn = (o: object, k: PropertyKey): boolean => Object.hasOwn(o, k);
+/** Sets an own data property: unlike `out[key] = …`, a key such as `__proto__` stays plain data. */
+export function setOwn(out: object, key: string, value: unknown): void {
+  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+}
 
 function clone(value: unknown, depth: number): unknown {
   if (value === null || typeof value !== 'object') return value;
@@ -36,12 +39,7 @@ function clone(value: unknown, depth: number): unknown {
   if (Array.isArray(value)) return value.map((v) => clone(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(value)) {
-    Object.defineProperty(out, k, {
-      value: clone((value as Record<string, unknown>)[k], depth + 1),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    setOwn(out, k, clone((value as Record<string, unknown>)[k], depth + 1));
   }
   return out;
 }
@@ -58,7 +56,7 @@ function apply(target: unknown, steps: RedactStep[], at: number, concrete: strin
   const step = steps[at];
   const last = at === steps.length - 1;
   if ('key' in step) {
-    if (Array.isArray(target) || !hasOwn(target, step.key)) return;
+    if (Array.isArray(target) || !Object.hasOwn(target, step.key)) return;
     const rec = target as Record<string, unknown>;
     const path = joinKey(concrete, step.key);
     if (last) {

@@ -13,6 +13,7 @@ import {
   type Node,
   parseAllDocuments,
 } from 'yaml';
+import { setOwn } from '../../../shared/redact.js';
 import { APL, type ErrorSink, joinIndex, joinKey, type Pos } from './errors.js';
 
 const MAX_SOURCE_BYTES = 1024 * 1024;
@@ -195,7 +196,7 @@ function convert(w: Walk, node: unknown, path: string, depth: number, record: bo
       const childPath = joinKey(path, key);
       setPos(w, childPath, posOf(w, keyNode as { range?: [number, number, number] }), record);
       const value = convert(w, pair.value, childPath, depth + 1, record);
-      Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+      setOwn(out, key, value);
     }
     return out;
   }

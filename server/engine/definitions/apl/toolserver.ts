@@ -20,15 +20,6 @@ const TOOL_FIELDS = [
   ...SETTING_FIELDS,
 ];
 
-/** Where and how the worker reaches a server: the fields its transport allows. */
-interface Connection {
-  url: string | null;
-  command: string | null;
-  args: string[];
-  env: Record<string, string>;
-  credentialEnv: string | null;
-}
-
 export function validateToolServer(r: Reader, doc: Obj): ToolServerSpec | null {
   r.keys(doc, '', SERVER_FIELDS, 'a ToolServer');
   const name = r.str(doc, 'name', '', 'a ToolServer', {
@@ -52,20 +43,15 @@ export function validateToolServer(r: Reader, doc: Obj): ToolServerSpec | null {
     pattern: /^[A-Za-z0-9_.:/-]+$/,
     patternHelp: 'give the name of a stored secret (letters, digits, "-", "_", ".").',
   });
-  const none: Connection = { url: null, command: null, args: [], env: {}, credentialEnv: null };
-  const conn =
-    transport === 'streamable-http'
-      ? readHttp(r, doc)
-      : transport === 'stdio'
-        ? readStdio(r, doc, credential)
-        : none;
+  // where and how the worker reaches the server: the fields its transport allows
+  const conn = transport === 'stdio' ? readStdio(r, doc, credential) : transport && readHttp(r, doc);
   const tools = readTools(r, doc);
-  if (name === null || !transport) return null;
+  if (name === null || !transport || !conn) return null;
   const { url, command, args, env, credentialEnv } = conn;
   return { name, transport, url, command, args, env, credential, credentialEnv, tools };
 }
 
-function readHttp(r: Reader, doc: Obj): Connection {
+function readHttp(r: Reader, doc: Obj) {
   let url = r.str(doc, 'url', '', 'a streamable-http ToolServer', {
     required: true,
     help: 'the MCP endpoint, e.g. http://127.0.0.1:4100/mcp',
@@ -77,19 +63,14 @@ function readHttp(r: Reader, doc: Obj): Connection {
     r.err(APL.DOC_FIELD, 'url', `url ${JSON.stringify(url)} is not a valid address.`);
     url = null;
   }
+  const why = 'applies to stdio servers only. Remove it, or use transport: stdio.';
   for (const k of ['command', 'args', 'env', 'credential_env']) {
-    if (has(doc, k)) {
-      r.err(
-        APL.DOC_UNKNOWN_FIELD,
-        k,
-        `"${k}" applies to stdio servers only. Remove it, or use transport: stdio.`,
-      );
-    }
+    if (has(doc, k)) r.err(APL.DOC_UNKNOWN_FIELD, k, `"${k}" ${why}`);
   }
   return { url, command: null, args: [], env: {}, credentialEnv: null };
 }
 
-function readStdio(r: Reader, doc: Obj, credential: string | null): Connection {
+function readStdio(r: Reader, doc: Obj, credential: string | null) {
   const command = r.str(doc, 'command', '', 'a stdio ToolServer', {
     required: true,
     help: 'the program the worker starts, e.g. npx',
