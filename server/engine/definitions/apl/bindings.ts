@@ -45,7 +45,7 @@ export function resolveBindings(
   ctx: BindingContext,
 ): ToolBinding[] {
   const out: ToolBinding[] = [];
-  if (tools === undefined || tools === null) return out;
+  if (tools == null) return out;
   const tp = joinKey(nodePath, 'tools');
   if (!Array.isArray(tools)) {
     r.err(APL.DOC_FIELD, tp, `tools must be a list of refs like crm/get_customer, not ${describe(tools)}.`);

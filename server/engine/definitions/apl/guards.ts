@@ -8,13 +8,7 @@ import { APL, didYouMean, joinKey } from './errors.js';
 import type { Reader } from './fields.js';
 import { type FrozenSettings, RISK_RANK, withDefaults } from './policy.js';
 import { TOOL_REF, type WrittenSettings } from './settings.js';
-import type {
-  Idempotency,
-  ToolBinding,
-  ToolPolicy,
-  ToolServerSpec,
-  ToolSpec,
-} from '../../../shared/types.js';
+import type { Idempotency, ToolBinding, ToolPolicy, ToolServerSpec } from '../../../shared/types.js';
 
 type Guard = 'precondition' | 'lookup';
 export const GUARDS: readonly Guard[] = ['precondition', 'lookup'];
@@ -131,9 +125,7 @@ function targetProblem(
       message: `Unknown tool server "${serverName}" for ${ref}.${didYouMean(serverName ?? '', servers.keys())}`,
     };
   }
-  const tool: ToolSpec | undefined = Object.hasOwn(server.tools, toolName)
-    ? server.tools[toolName]
-    : undefined;
+  const tool = Object.hasOwn(server.tools, toolName) ? server.tools[toolName] : undefined;
   if (!tool) {
     return {
       code: APL.GUARD_UNKNOWN_TOOL,
