@@ -67,27 +67,12 @@ function tokenize(src: string): Token[] {
       continue;
     }
     if (c === '"' || c === "'") {
-      const start = i;
-      let v = '';
-      i++;
-      for (;;) {
-        if (i >= src.length) throw new ExprError('unterminated string', start);
-        const d = src[i];
-        if (d === c) {
-          i++;
-          break;
-        }
-        if (d === '\\') {
-          const e = src[i + 1];
-          if (e === undefined) throw new ExprError('unterminated string', start);
-          v += e === 'n' ? '\n' : e === 't' ? '\t' : e;
-          i += 2;
-          continue;
-        }
-        v += d;
-        i++;
-      }
-      out.push({ t: 'str', v, p: start });
+      // up to the same quote; a backslash takes the next character (\n and \t as newline and tab)
+      const m = /^(["'])((?:\\[\s\S]|(?!\1)[^\\])*)\1/.exec(src.slice(i));
+      if (!m) throw new ExprError('unterminated string', i);
+      const v = m[2].replace(/\\([\s\S])/g, (_, e) => (e === 'n' ? '\n' : e === 't' ? '\t' : e));
+      out.push({ t: 'str', v, p: i });
+      i += m[0].length;
       continue;
     }
     if (/[A-Za-z_]/.test(c)) {
