@@ -110,9 +110,14 @@ class Parser {
     const t = this.peek();
     return t.t === 'id' && t.v === v;
   }
-  private expectOp(v: string): void {
-    if (!this.isOp(v)) throw new ExprError(`expected "${v}"`, this.peek().p);
+  /** Consumes the operator `v` when it comes next. */
+  private accept(v: string): boolean {
+    if (!this.isOp(v)) return false;
     this.i++;
+    return true;
+  }
+  private expectOp(v: string): void {
+    if (!this.accept(v)) throw new ExprError(`expected "${v}"`, this.peek().p);
   }
   private enter(): void {
     if (++this.depth > MAX_EXPRESSION_DEPTH) {
@@ -196,23 +201,16 @@ class Parser {
       this.i++;
       return { kind: 'literal', value: t.v };
     }
-    if (t.t === 'op' && t.v === '(') {
-      this.i++;
+    if (this.accept('(')) {
       const e = this.or();
       this.expectOp(')');
       return e;
     }
-    if (t.t === 'op' && t.v === '[') {
-      this.i++;
+    if (this.accept('[')) {
       this.enter();
       const items: Expr[] = [];
-      if (!this.isOp(']')) {
-        items.push(this.or());
-        while (this.isOp(',')) {
-          this.i++;
-          items.push(this.or());
-        }
-      }
+      if (!this.isOp(']')) items.push(this.or());
+      while (items.length > 0 && this.accept(',')) items.push(this.or());
       this.expectOp(']');
       this.depth--;
       return { kind: 'list', items };
@@ -233,19 +231,14 @@ class Parser {
       }
       const segments: (string | number)[] = [t.v];
       for (;;) {
-        if (this.isOp('.')) {
-          this.i++;
-          const n = this.peek();
+        if (this.accept('.')) {
+          const n = this.tokens[this.i++];
           if (n.t !== 'id') throw new ExprError('expected a name after "."', n.p);
-          this.i++;
           segments.push(n.v);
-        } else if (this.isOp('[')) {
-          this.i++;
-          const n = this.peek();
-          if (n.t === 'num' && Number.isInteger(n.v)) segments.push(n.v);
-          else if (n.t === 'str') segments.push(n.v);
+        } else if (this.accept('[')) {
+          const n = this.tokens[this.i++];
+          if ((n.t === 'num' && Number.isInteger(n.v)) || n.t === 'str') segments.push(n.v);
           else throw new ExprError('expected an index or a quoted key inside "[ ]"', n.p);
-          this.i++;
           this.expectOp(']');
         } else break;
       }
