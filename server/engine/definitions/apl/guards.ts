@@ -87,7 +87,7 @@ export function applySettings(
       `approval_valid_minutes ${s.approvalValidMinutes} is longer than the tool's ${valid}.`,
     );
   const timeout = b.approvalTimeoutHours;
-  if (s.approvalTimeoutHours !== undefined && timeout !== null && s.approvalTimeoutHours > timeout)
+  if (s.approvalTimeoutHours != null && timeout !== null && s.approvalTimeoutHours > timeout)
     loosened(
       'approval_timeout_hours',
       `approval_timeout_hours ${s.approvalTimeoutHours} is longer than the tool's ${timeout}.`,

@@ -11,7 +11,7 @@ import { RISKS } from './policy.js';
 import { expression } from './rules.js';
 import { parseRedactPath } from '../../../shared/redact.js';
 import { checkTemplate } from '../../../shared/template.js';
-import type { Lookup, Precondition, Risk } from '../../../shared/types.js';
+import type { ApprovalSettings } from '../../../shared/types.js';
 
 export const SETTING_FIELDS = [
   ...['impact', 'reversible', 'risk', 'approval_valid_minutes', 'approval_timeout_hours', 'precondition'],
@@ -21,15 +21,7 @@ export const SETTING_FIELDS = [
 export const TOOL_REF = /^([^/\s]+)\/([^/\s]+)$/;
 
 /** The settings as written (absent = not written), and where a lookup first uses `${idempotencyKey}`. */
-export interface WrittenSettings {
-  impact?: string;
-  reversible?: boolean;
-  risk?: Risk;
-  approvalValidMinutes?: number;
-  approvalTimeoutHours?: number;
-  precondition?: Precondition;
-  lookup?: Lookup;
-  redactResult?: string[];
+export interface WrittenSettings extends ApprovalSettings {
   /** path of the first `${idempotencyKey}` in the lookup's arguments */
   lookupKeyPath?: string;
 }
