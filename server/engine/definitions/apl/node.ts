@@ -3,7 +3,7 @@ import { type BindingContext, resolveBindings } from './bindings.js';
 import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
 import { checkPriced } from './pricing.js';
 import { get, has, type Obj, type Reader, reservedName } from './fields.js';
-import { checkJsonSchema } from './schema.js';
+import { readSchema } from './schema.js';
 import { redactPaths } from './settings.js';
 import type { AgentLimits, AgentNode, ProcessNode } from '../../../shared/types.js';
 import { DEFAULT_AGENT_TOPIC, DEFAULT_MAX_ATTEMPTS } from './types.js';
@@ -173,7 +173,7 @@ function readAgent(
   for (const [k, v] of Object.entries(inputs))
     templates.push({ text: v, path: joinKey(joinKey(np, 'inputs'), k) });
   const resultVariable = readResultVariable(s);
-  const outputSchema = readOutputSchema(s);
+  const outputSchema = readSchema(r, o, 'output_schema', np);
   const confidenceThreshold = r.num(o, 'confidence_threshold', np, what, { min: 0, max: 100 });
   const limits = readLimits(s);
   checkPriced(s, { model, fallbackModels, limits }, ctx.pricedModels, ctx.allowedModels);
@@ -294,19 +294,6 @@ function readResultVariable({ r, o, np, what }: NodeScope): string | null {
     );
   }
   return resultVariable;
-}
-
-function readOutputSchema({ r, o, np }: NodeScope): Record<string, unknown> | null {
-  if (!has(o, 'output_schema') || o.output_schema === null) return null;
-  const problem = checkJsonSchema(o.output_schema);
-  if (problem) {
-    return r.err(
-      APL.SCHEMA_INVALID,
-      joinKey(np, 'output_schema'),
-      `output_schema is not a valid JSON Schema: ${problem}. Fix the schema.`,
-    );
-  }
-  return o.output_schema as Record<string, unknown>;
 }
 
 function readLimits({ r, o, np }: NodeScope): AgentLimits {

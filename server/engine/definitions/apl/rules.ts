@@ -8,7 +8,7 @@
 import { parseExpression } from '../../../shared/expression.js';
 import { APL, type AplCode, describe, joinIndex, joinKey } from './errors.js';
 import { has, isObj, type Obj, type Reader } from './fields.js';
-import { checkJsonSchema } from './schema.js';
+import { readSchema } from './schema.js';
 import type { ApprovalRule, ArgumentCheck, ToolPolicy } from '../../../shared/types.js';
 
 /** Fields of a tool (or a node's entry) that this module reads. */
@@ -30,16 +30,7 @@ export function readChecks(r: Reader, o: Obj, p: string, what: string): WrittenC
   const out: WrittenChecks = { rules: [], rulePaths: [], validate: [], inputSchema: null };
   readRules(r, o, p, what, out);
   readValidate(r, o, p, what, out);
-  if (has(o, 'input_schema') && o.input_schema !== null) {
-    const problem = checkJsonSchema(o.input_schema);
-    if (problem)
-      r.err(
-        APL.SCHEMA_INVALID,
-        joinKey(p, 'input_schema'),
-        `input_schema is not a valid JSON Schema: ${problem.replace('output_schema', 'input_schema')}. Fix the schema.`,
-      );
-    else out.inputSchema = o.input_schema as Record<string, unknown>;
-  }
+  out.inputSchema = readSchema(r, o, 'input_schema', p);
   return out;
 }
 
