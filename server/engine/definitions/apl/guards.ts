@@ -6,7 +6,7 @@
  */
 import { APL, didYouMean, joinKey } from './errors.js';
 import type { Reader } from './fields.js';
-import { type FrozenSettings, RISK_RANK, withDefaults } from './policy.js';
+import { RISK_RANK, withDefaults } from './policy.js';
 import { TOOL_REF, type WrittenSettings } from './settings.js';
 import type { Idempotency, ToolBinding, ToolPolicy, ToolServerSpec } from '../../../shared/types.js';
 
@@ -14,7 +14,7 @@ type Guard = 'precondition' | 'lookup';
 export const GUARDS: readonly Guard[] = ['precondition', 'lookup'];
 
 /** Drops (and reports) a guard its tool's policy or idempotency does not allow. */
-function placeGuards(
+export function placeGuards(
   r: Reader,
   s: WrittenSettings,
   p: string,
@@ -46,19 +46,6 @@ function placeGuards(
     );
     delete s.lookup;
   }
-}
-
-/** A ToolServer tool's settings, checked against its policy and idempotency, defaults applied. */
-export function toolSettings(
-  r: Reader,
-  s: WrittenSettings,
-  p: string,
-  name: string,
-  policy: ToolPolicy | null,
-  idempotency: Idempotency,
-): FrozenSettings {
-  if (policy !== null) placeGuards(r, s, p, `Tool "${name}"`, policy, idempotency);
-  return withDefaults(s);
 }
 
 /** The node's settings over the tool's: only tightening; the guards placed by the effective policy. */

@@ -2,7 +2,8 @@
 import { APL, describe, joinKey } from './errors.js';
 import { has, type Obj, type Reader, reservedName } from './fields.js';
 import { placeToolChecks, readChecks, RULE_FIELDS } from './rules.js';
-import { toolSettings } from './guards.js';
+import { placeGuards } from './guards.js';
+import { withDefaults } from './policy.js';
 import { readSettings, redactPaths, SETTING_FIELDS } from './settings.js';
 import type { Idempotency, ToolPolicy, ToolServerSpec, ToolSpec, Transport } from '../../../shared/types.js';
 
@@ -147,7 +148,8 @@ function validateTool(r: Reader, value: unknown, p: string, toolName: string): T
   const editable = r.bool(o, 'editable', p, what, false);
   const rl = r.strList(o, 'redact', p, what);
   const redact = rl ? redactPaths(r, rl, joinKey(p, 'redact'), 'argument paths') : [];
-  const settings = toolSettings(r, readSettings(r, o, p, what), p, toolName, policy ?? null, idempotency);
+  const settings = readSettings(r, o, p, what);
+  if (policy) placeGuards(r, settings, p, `Tool "${toolName}"`, policy, idempotency);
   const written = readChecks(r, o, p, what);
   if (!policy) return null;
   const checks = placeToolChecks(r, written, p, `Tool "${toolName}"`, policy);
@@ -162,6 +164,6 @@ function validateTool(r: Reader, value: unknown, p: string, toolName: string): T
     approvalRules: checks.rules,
     validate: checks.validate,
     inputSchema: checks.inputSchema,
-    ...settings,
+    ...withDefaults(settings),
   };
 }
