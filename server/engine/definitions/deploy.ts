@@ -136,11 +136,7 @@ export async function listDefinitions(
   const rows = await ctx.db
     .select()
     .from(definitions)
-    .where(
-      key
-        ? and(eq(definitions.projectId, projectId), eq(definitions.key, key))
-        : eq(definitions.projectId, projectId),
-    )
+    .where(and(eq(definitions.projectId, projectId), key ? eq(definitions.key, key) : undefined))
     .orderBy(definitions.key, desc(definitions.version));
   return rows.map(toDefinitionView);
 }

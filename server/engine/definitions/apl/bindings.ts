@@ -36,6 +36,11 @@ interface ToolEntry {
   checks: EntryChecks | null;
 }
 
+const ENTRY_FIELDS = [
+  ...['ref', 'approvers', 'policy', 'approval_sla_hours', 'drop_auto'],
+  ...RULE_FIELDS,
+  ...SETTING_FIELDS,
+];
 const RANK: Record<ToolPolicy, number> = { read: 0, write: 1, approval_required: 2 };
 
 export function resolveBindings(
@@ -100,22 +105,18 @@ function readEntry(r: Reader, entry: unknown, ep: string): ToolEntry | null {
       `A tool must be a ref like crm/get_customer or { ref: crm/refund, approvers: [...] }, not ${describe(entry)}.`,
     );
   }
-  r.keys(
-    entry,
-    ep,
-    ['ref', 'approvers', 'policy', 'approval_sla_hours', 'drop_auto', ...RULE_FIELDS, ...SETTING_FIELDS],
-    'a tool ref',
-  );
-  const ref = r.str(entry, 'ref', ep, 'a tool ref', {
+  const what = 'a tool ref';
+  r.keys(entry, ep, ENTRY_FIELDS, what);
+  const ref = r.str(entry, 'ref', ep, what, {
     required: true,
     help: 'server/tool or delegate:<process-key>.',
   });
   if (ref === null) return null;
-  const approvers = r.strList(entry, 'approvers', ep, 'a tool ref');
-  const sla = r.num(entry, 'approval_sla_hours', ep, 'a tool ref', { positive: true });
+  const approvers = r.strList(entry, 'approvers', ep, what);
+  const sla = r.num(entry, 'approval_sla_hours', ep, what, { positive: true });
   const policy = r.oneOf(entry, 'policy', ep, POLICIES);
   if (policy === null) return null;
-  const settings = readSettings(r, entry, ep, 'a tool ref');
+  const settings = readSettings(r, entry, ep, what);
   const checks = readEntryChecks(r, entry, ep);
   const refPath = joinKey(ep, 'ref');
   return { ref: ref.trim(), ep, refPath, approvers, policy: policy ?? null, sla, settings, checks };
