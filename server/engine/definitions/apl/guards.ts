@@ -98,11 +98,7 @@ export function applySettings(
 }
 
 /** Where a guard's tool stands among the servers: a message when it is missing or not a read tool. */
-function targetProblem(
-  servers: Map<string, ToolServerSpec>,
-  ref: string,
-  brokenNames: Set<string> | undefined,
-): { code: typeof APL.GUARD_UNKNOWN_TOOL | typeof APL.GUARD_NOT_READ; message: string } | null | 'skip' {
+function targetProblem(servers: Map<string, ToolServerSpec>, ref: string, brokenNames?: Set<string>) {
   const [, serverName, toolName] = TOOL_REF.exec(ref) ?? [];
   const server = serverName ? servers.get(serverName) : undefined;
   if (!server) {

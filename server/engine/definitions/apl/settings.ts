@@ -96,14 +96,8 @@ function checkText(r: Reader, text: string, path: string, use: Use): string | nu
   return path;
 }
 
-interface GuardRead {
-  tool: string;
-  arguments: Record<string, unknown>;
-  expression: string;
-  keyPath: string | null;
-}
-
-function readGuard(r: Reader, o: Obj, p: string, field: Use, exprField: string): GuardRead | null {
+/** A guard's read: its tool, its arguments, its expression, and where its arguments use the key. */
+function readGuard(r: Reader, o: Obj, p: string, field: Use, exprField: string) {
   if (!has(o, field) || o[field] === null) return null;
   const gp = joinKey(p, field);
   const what = `"${field}"`;
@@ -134,12 +128,7 @@ function readGuard(r: Reader, o: Obj, p: string, field: Use, exprField: string):
 }
 
 /** `arguments`: a mapping whose text leaves are templates; a copy, and the first key use. */
-function readArguments(
-  r: Reader,
-  g: Obj,
-  gp: string,
-  use: Use,
-): { value: Record<string, unknown>; keyPath: string | null } | null {
+function readArguments(r: Reader, g: Obj, gp: string, use: Use) {
   if (!has(g, 'arguments') || g.arguments === null) return { value: {}, keyPath: null };
   const ap = joinKey(gp, 'arguments');
   const m = r.obj(g.arguments, ap, '"arguments"');
