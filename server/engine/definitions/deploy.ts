@@ -69,7 +69,7 @@ async function storeToolServers(
   projectId: string,
   existing: ToolServerView[],
   specs: ToolServerSpec[],
-): Promise<ToolServerView[]> {
+) {
   const servers: ToolServerView[] = [];
   for (const spec of specs) {
     const prev = existing.find((s) => s.name === spec.name);

@@ -3,7 +3,7 @@ import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
 import { isObj, type Reader } from './fields.js';
 import { applySettings, checkNodeGuards, GUARDS, type PlacedBinding } from './guards.js';
 import { withDefaults } from './policy.js';
-import { bothSchemas, type EntryChecks, placeEntryChecks, readEntryChecks, RULE_FIELDS } from './rules.js';
+import { type EntryChecks, placeEntryChecks, readEntryChecks, RULE_FIELDS } from './rules.js';
 import { readSettings, SETTING_FIELDS, type WrittenSettings } from './settings.js';
 import { POLICIES } from './toolserver.js';
 import type { ToolBinding, ToolPolicy, ToolServerSpec } from '../../../shared/types.js';
@@ -275,7 +275,10 @@ function addEntryChecks(r: Reader, b: ToolBinding, entry: ToolEntry): ToolBindin
     ...b,
     approvalRules: [...b.approvalRules, ...c.rules],
     validate: [...(b.validate ?? []), ...c.validate],
-    inputSchema: bothSchemas(b.inputSchema, c.inputSchema),
+    inputSchema:
+      b.inputSchema && c.inputSchema
+        ? { allOf: [b.inputSchema, c.inputSchema] }
+        : (b.inputSchema ?? c.inputSchema ?? null),
     ...(c.dropAuto ? { dropAuto: true } : {}),
   };
 }

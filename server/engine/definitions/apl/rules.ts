@@ -255,12 +255,3 @@ export function placeEntryChecks(
   }
   return e;
 }
-
-/** Two schemas that must both hold, as one (null when neither is declared). */
-export function bothSchemas(
-  a: Record<string, unknown> | null | undefined,
-  b: Record<string, unknown> | null | undefined,
-): Record<string, unknown> | null {
-  if (a && b) return { allOf: [a, b] };
-  return a ?? b ?? null;
-}

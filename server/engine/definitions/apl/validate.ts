@@ -142,11 +142,7 @@ function readServers(
 }
 
 /** Deployed process keys plus the source's own: what `delegate:<key>` may name. */
-function readProcessKeys(
-  processDocs: Classified['processDocs'],
-  ctx: ValidationContext,
-  sink: ErrorSink,
-): Set<string> {
+function readProcessKeys(processDocs: Classified['processDocs'], ctx: ValidationContext, sink: ErrorSink) {
   const processKeys = new Set<string>(ctx.processKeys ?? []);
   const keyAt = new Map<string, number>();
   for (const { index, doc } of processDocs) {
