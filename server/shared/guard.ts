@@ -52,18 +52,11 @@ export function answerOf(response: unknown): Record<string, unknown> {
   return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }
 
-export interface GuardOutcome {
-  holds: boolean;
-  /** the expression and the values it read, e.g. `status == 'PAID' (status = "REFUNDED")` */
-  explanation: string;
-}
-
-/** Evaluates a guard's expression over a read's response and the call's arguments. */
-export function checkGuard(
-  expression: string,
-  response: unknown,
-  callArgs: Record<string, unknown>,
-): GuardOutcome {
+/**
+ * Evaluates a guard's expression over a read's response and the call's arguments: whether it holds, and
+ * an explanation (the expression and the values it read, e.g. `status == 'PAID' (status = "REFUNDED")`).
+ */
+export function checkGuard(expression: string, response: unknown, callArgs: Record<string, unknown>) {
   const parsed = parseExpression(expression);
   if (!parsed.ok) return { holds: false, explanation: `${expression} (does not parse: ${parsed.message})` };
   const scope = { ...answerOf(response), arguments: callArgs };
