@@ -81,15 +81,12 @@ export class ErrorSink {
     this.positions.set(docIndex, positions);
   }
 
+  /** The position of the path, or of its nearest located ancestor. */
   locate(docIndex: number, relPath: string): Pos | null {
     const positions = this.positions.get(docIndex);
-    if (!positions) return null;
-    let p = relPath;
-    for (let i = 0; i < 64; i++) {
+    for (let p = relPath, i = 0; positions && i < 64; p = parentPath(p), i++) {
       const pos = positions.get(p);
-      if (pos) return pos;
-      if (p === '') return null;
-      p = parentPath(p);
+      if (pos || p === '') return pos ?? null;
     }
     return null;
   }
