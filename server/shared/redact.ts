@@ -81,10 +81,7 @@ function apply(target: unknown, steps: RedactStep[], at: number, concrete: strin
  * that were redacted (`items[0].iban`, `items[1].iban`). Paths that match nothing are skipped; malformed
  * paths are ignored (deployment rejects them). The input is never mutated.
  */
-export function redactArguments(
-  args: unknown,
-  paths: readonly string[],
-): { view: unknown; redactedPaths: string[] } {
+export function redactArguments(args: unknown, paths: readonly string[]) {
   const view = clone(args, 0);
   const redactedPaths: string[] = [];
   for (const p of Array.isArray(paths) ? paths : []) {

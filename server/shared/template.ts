@@ -69,11 +69,7 @@ function placeholderValue(inner: string, args: Record<string, unknown>, key: str
 }
 
 /** Renders a template over the call's arguments (and its idempotency key, when it has one). */
-export function renderTemplate(
-  text: string,
-  args: Record<string, unknown>,
-  key: string | null = null,
-): unknown {
+export function renderTemplate(text: string, args: Record<string, unknown>, key: string | null = null) {
   const whole = WHOLE.exec(text);
   if (whole) return placeholderValue(whole[1], args, key) ?? null;
   return text.replace(PLACEHOLDER, (m, inner: string) => {
