@@ -234,15 +234,12 @@ export function parseSource(source: string, sink: ErrorSink): ParsedDocument[] {
     const w: Walk = { doc, lc, positions: new Map(), nodes: 0, aliases: 0, fail: null };
     const broken = doc.errors.length > 0;
     for (const e of doc.errors) {
-      const offset = Array.isArray(e.pos) ? e.pos[0] : 0;
-      const lp = lc.linePos(offset);
+      const { line, col } = lc.linePos(Array.isArray(e.pos) ? e.pos[0] : 0);
       const first = String(e.message)
         .split('\n')[0]
         .replace(/ at line \d+, column \d+:?$/, '');
-      sink.add(APL.YAML_SYNTAX, index, '', `YAML syntax error: ${first}. Fix the YAML at this line.`, {
-        line: lp.line,
-        column: lp.col,
-      });
+      const message = `YAML syntax error: ${first}. Fix the YAML at this line.`;
+      sink.add(APL.YAML_SYNTAX, index, '', message, { line, column: col });
     }
     const rootPos = posOf(w, doc.contents as { range?: [number, number, number] } | null) ?? {
       line: lc.linePos(doc.range?.[0] ?? 0).line,
