@@ -20,6 +20,8 @@ const MAX_SOURCE_BYTES = 1024 * 1024;
 /** Nesting (flow brackets, or indentation columns) beyond which the YAML parser is not even called. */
 const MAX_FLOW_DEPTH = 64;
 const MAX_INDENT = 200;
+const TOO_INDENTED = `A line is indented more than ${MAX_INDENT} columns. Flatten the document.`;
+const TOO_NESTED = `Flow collections are nested more than ${MAX_FLOW_DEPTH} levels deep. Flatten the document.`;
 const MAX_VALUE_DEPTH = 100;
 const MAX_NODES = 200_000;
 const MAX_ALIASES = 100;
@@ -75,10 +77,8 @@ function scanNesting(source: string): (Pos & { message: string }) | null {
       continue;
     }
     blockScalarIndent = -1;
-    if (indent > MAX_INDENT && !blank && depth === 0) {
-      const message = `A line is indented more than ${MAX_INDENT} columns. Flatten the document.`;
-      return { line, column: indent + 1, message };
-    }
+    if (indent > MAX_INDENT && !blank && depth === 0)
+      return { line, column: indent + 1, message: TOO_INDENTED };
     let valueStart = true;
     while (i < n && source[i] !== '\n') {
       const c = source[i];
@@ -110,8 +110,7 @@ function scanNesting(source: string): (Pos & { message: string }) | null {
       if ((valueStart || depth > 0) && (c === '[' || c === '{')) {
         depth++;
         if (depth > MAX_FLOW_DEPTH) {
-          const message = `Flow collections are nested more than ${MAX_FLOW_DEPTH} levels deep. Flatten the document.`;
-          return { line, column: i - source.lastIndexOf('\n', i - 1), message };
+          return { line, column: i - source.lastIndexOf('\n', i - 1), message: TOO_NESTED };
         }
         i++;
         valueStart = true;
