@@ -273,9 +273,7 @@ function readModels({ r, o, np, what }: NodeScope, ctx: ProcessContext) {
     }
   };
   if (model !== null) checkModel(model, joinKey(np, 'model'));
-  fallbackModels.forEach((m, i) => {
-    checkModel(m, joinIndex(joinKey(np, 'fallback_models'), i));
-  });
+  for (const [i, m] of fallbackModels.entries()) checkModel(m, joinIndex(joinKey(np, 'fallback_models'), i));
   return { model, fallbackModels };
 }
 

@@ -15,10 +15,8 @@ export function checkPriced(
   allowed: string[] | null,
 ): void {
   if (priced === null || node.limits.budgetUsd == null) return;
-  const models: [string, string][] = node.fallbackModels.map((m, i) => [
-    m,
-    joinIndex(joinKey(np, 'fallback_models'), i),
-  ]);
+  const fallbacks = joinKey(np, 'fallback_models');
+  const models = node.fallbackModels.map((m, i): [string, string] => [m, joinIndex(fallbacks, i)]);
   if (node.model !== null) models.unshift([node.model, joinKey(np, 'model')]);
   for (const [model, path] of models) {
     if (priced.has(model) || (allowed !== null && !allowed.includes(model))) continue;
