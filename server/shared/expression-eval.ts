@@ -4,9 +4,18 @@
  * (MAX_EXPRESSION_DEPTH, `equal`'s depth), and the arguments are read as data, never through their
  * getters, so nothing here throws short of a bug.
  */
-import type { Expr } from './expression-ast.js';
 
-const hasOwn = (o: object, k: PropertyKey): boolean => Object.hasOwn(o, k);
+/** The syntax tree of an APL expression, built by the parser in expression.ts. */
+export type Expr =
+  | { kind: 'literal'; value: string | number | boolean | null }
+  | { kind: 'path'; segments: (string | number)[] }
+  | { kind: 'list'; items: Expr[] }
+  | { kind: 'unary'; op: '!' | '-'; operand: Expr }
+  | { kind: 'binary'; op: BinaryOp; left: Expr; right: Expr }
+  | { kind: 'call'; fn: 'len' | 'lower'; arg: Expr };
+
+type Comparison = '==' | '!=' | '<' | '<=' | '>' | '>=';
+export type BinaryOp = Comparison | '&&' | '||' | '+' | '-' | '*' | '/' | 'in' | 'not in';
 
 /** An own data property's value; an accessor reads as missing (a getter is code, and may throw). */
 function dataAt(o: object, key: string | number): unknown {
@@ -34,7 +43,7 @@ function equal(a: unknown, b: unknown, depth = 0): boolean {
   const ka = Object.keys(a);
   const kb = Object.keys(b);
   if (ka.length !== kb.length) return false;
-  return ka.every((k) => hasOwn(b, k) && equal(dataAt(a, k), dataAt(b, k), depth + 1));
+  return ka.every((k) => Object.hasOwn(b, k) && equal(dataAt(a, k), dataAt(b, k), depth + 1));
 }
 
 function truthy(v: unknown): boolean {
@@ -47,32 +56,36 @@ function num(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
 }
 
-function evalNode(e: Expr, args: unknown): unknown {
+/**
+ * Evaluates an AST over the call's arguments. A bug here throws rather than reading as false: false
+ * would skip the approval rule whose `when` it is (a deny rule among them), as if the call did not match.
+ */
+export function evaluate(e: Expr, args: unknown): unknown {
   switch (e.kind) {
     case 'literal':
       return e.value;
     case 'path':
       return lookup(args, e.segments);
     case 'list':
-      return e.items.map((x) => evalNode(x, args));
+      return e.items.map((x) => evaluate(x, args));
     case 'call': {
-      const v = evalNode(e.arg, args);
+      const v = evaluate(e.arg, args);
       if (e.fn === 'lower') return typeof v === 'string' ? v.toLowerCase() : null;
       if (typeof v === 'string' || Array.isArray(v)) return v.length;
       if (v !== null && typeof v === 'object') return Object.keys(v).length;
       return null;
     }
     case 'unary': {
-      const v = evalNode(e.operand, args);
+      const v = evaluate(e.operand, args);
       if (e.op === '!') return !truthy(v);
       const n = num(v);
       return n === null ? null : -n;
     }
     case 'binary': {
-      if (e.op === '&&') return truthy(evalNode(e.left, args)) && truthy(evalNode(e.right, args));
-      if (e.op === '||') return truthy(evalNode(e.left, args)) || truthy(evalNode(e.right, args));
-      const l = evalNode(e.left, args);
-      const r = evalNode(e.right, args);
+      if (e.op === '&&') return truthy(evaluate(e.left, args)) && truthy(evaluate(e.right, args));
+      if (e.op === '||') return truthy(evaluate(e.left, args)) || truthy(evaluate(e.right, args));
+      const l = evaluate(e.left, args);
+      const r = evaluate(e.right, args);
       switch (e.op) {
         case '==':
           return equal(l, r);
@@ -91,25 +104,18 @@ function evalNode(e: Expr, args: unknown): unknown {
           return e.op === '<' ? a < b : e.op === '<=' ? a <= b : e.op === '>' ? a > b : a >= b;
         }
         case 'in':
-        case 'not in': {
-          const found = Array.isArray(r) ? r.some((x) => equal(l, x)) : false;
-          if (!Array.isArray(r)) return false;
-          return e.op === 'in' ? found : !found;
-        }
-        case '+': {
-          if (typeof l === 'string' && typeof r === 'string') return l + r;
-          const a = num(l);
-          const b = num(r);
-          return a === null || b === null ? null : finite(a + b);
-        }
+        case 'not in':
+          // both are false when the right side is not a list
+          return Array.isArray(r) && r.some((x) => equal(l, x)) === (e.op === 'in');
+        case '+':
         case '-':
         case '*':
         case '/': {
+          if (e.op === '+' && typeof l === 'string' && typeof r === 'string') return l + r;
           const a = num(l);
           const b = num(r);
-          if (a === null || b === null) return null;
-          if (e.op === '/') return b === 0 ? null : finite(a / b);
-          return finite(e.op === '-' ? a - b : a * b);
+          if (a === null || b === null || (e.op === '/' && b === 0)) return null;
+          return finite(e.op === '+' ? a + b : e.op === '-' ? a - b : e.op === '*' ? a * b : a / b);
         }
       }
     }
@@ -119,12 +125,4 @@ function evalNode(e: Expr, args: unknown): unknown {
 
 function finite(n: number): number | null {
   return Number.isFinite(n) ? n : null;
-}
-
-/**
- * Evaluates an AST over the call's arguments. A bug here throws rather than reading as false: false
- * would skip the approval rule whose `when` it is (a deny rule among them), as if the call did not match.
- */
-export function evaluate(ast: Expr, args: unknown): boolean | unknown {
-  return evalNode(ast, args);
 }

@@ -18,8 +18,7 @@
  * booleans; `x in [..]` is membership by `==`. Evaluation never throws.
  */
 
-import { evaluate } from './expression-eval.js';
-import type { BinaryOp, Expr } from './expression-ast.js';
+import { type BinaryOp, type Expr, evaluate } from './expression-eval.js';
 
 export { evaluate };
 export type { BinaryOp, Expr };
@@ -45,27 +44,8 @@ class ExprError extends Error {
   }
 }
 
-const OPERATORS = [
-  '==',
-  '!=',
-  '<=',
-  '>=',
-  '&&',
-  '||',
-  '<',
-  '>',
-  '!',
-  '+',
-  '-',
-  '*',
-  '/',
-  '(',
-  ')',
-  '[',
-  ']',
-  ',',
-  '.',
-];
+/** Longest first, so that `<=` is not read as `<` then `=`. */
+const OPERATORS = '== != <= >= && || < > ! + - * / ( ) [ ] , .'.split(' ');
 
 function tokenize(src: string): Token[] {
   const out: Token[] = [];
@@ -87,27 +67,12 @@ function tokenize(src: string): Token[] {
       continue;
     }
     if (c === '"' || c === "'") {
-      const start = i;
-      let v = '';
-      i++;
-      for (;;) {
-        if (i >= src.length) throw new ExprError('unterminated string', start);
-        const d = src[i];
-        if (d === c) {
-          i++;
-          break;
-        }
-        if (d === '\\') {
-          const e = src[i + 1];
-          if (e === undefined) throw new ExprError('unterminated string', start);
-          v += e === 'n' ? '\n' : e === 't' ? '\t' : e;
-          i += 2;
-          continue;
-        }
-        v += d;
-        i++;
-      }
-      out.push({ t: 'str', v, p: start });
+      // up to the same quote; a backslash takes the next character (\n and \t as newline and tab)
+      const m = /^(["'])((?:\\[\s\S]|(?!\1)[^\\])*)\1/.exec(src.slice(i));
+      if (!m) throw new ExprError('unterminated string', i);
+      const v = m[2].replace(/\\([\s\S])/g, (_, e) => (e === 'n' ? '\n' : e === 't' ? '\t' : e));
+      out.push({ t: 'str', v, p: i });
+      i += m[0].length;
       continue;
     }
     if (/[A-Za-z_]/.test(c)) {
@@ -145,9 +110,14 @@ class Parser {
     const t = this.peek();
     return t.t === 'id' && t.v === v;
   }
-  private expectOp(v: string): void {
-    if (!this.isOp(v)) throw new ExprError(`expected "${v}"`, this.peek().p);
+  /** Consumes the operator `v` when it comes next. */
+  private accept(v: string): boolean {
+    if (!this.isOp(v)) return false;
     this.i++;
+    return true;
+  }
+  private expectOp(v: string): void {
+    if (!this.accept(v)) throw new ExprError(`expected "${v}"`, this.peek().p);
   }
   private enter(): void {
     if (++this.depth > MAX_EXPRESSION_DEPTH) {
@@ -162,23 +132,24 @@ class Parser {
     return e;
   }
 
-  private or(): Expr {
-    this.enter();
-    let left = this.and();
-    while (this.isOp('||') || this.isWord('or')) {
+  /** `next (op next)*`, left-associative; `ops` maps each operator (a symbol or a word) to its AST op. */
+  private chain(next: () => Expr, ops: Record<string, BinaryOp>): Expr {
+    let left = next();
+    for (let t = this.peek(); (t.t === 'op' || t.t === 'id') && Object.hasOwn(ops, t.v); t = this.peek()) {
       this.i++;
-      left = { kind: 'binary', op: '||', left, right: this.and() };
+      left = { kind: 'binary', op: ops[t.v], left, right: next() };
     }
-    this.depth--;
     return left;
   }
+
+  private or(): Expr {
+    this.enter();
+    const e = this.chain(() => this.and(), { '||': '||', or: '||' });
+    this.depth--;
+    return e;
+  }
   private and(): Expr {
-    let left = this.not();
-    while (this.isOp('&&') || this.isWord('and')) {
-      this.i++;
-      left = { kind: 'binary', op: '&&', left, right: this.not() };
-    }
-    return left;
+    return this.chain(() => this.not(), { '&&': '&&', and: '&&' });
   }
   private not(): Expr {
     if (this.isOp('!') || this.isWord('not')) {
@@ -201,33 +172,18 @@ class Parser {
       this.i++;
       return { kind: 'binary', op: 'in', left, right: this.sum() };
     }
-    if (
-      this.isWord('not') &&
-      this.tokens[this.i + 1]?.t === 'id' &&
-      (this.tokens[this.i + 1] as { v: string }).v === 'in'
-    ) {
+    const next = this.tokens[this.i + 1];
+    if (this.isWord('not') && next.t === 'id' && next.v === 'in') {
       this.i += 2;
       return { kind: 'binary', op: 'not in', left, right: this.sum() };
     }
     return left;
   }
   private sum(): Expr {
-    let left = this.product();
-    while (this.isOp('+') || this.isOp('-')) {
-      const op = (this.peek() as { v: string }).v as BinaryOp;
-      this.i++;
-      left = { kind: 'binary', op, left, right: this.product() };
-    }
-    return left;
+    return this.chain(() => this.product(), { '+': '+', '-': '-' });
   }
   private product(): Expr {
-    let left = this.unary();
-    while (this.isOp('*') || this.isOp('/')) {
-      const op = (this.peek() as { v: string }).v as BinaryOp;
-      this.i++;
-      left = { kind: 'binary', op, left, right: this.unary() };
-    }
-    return left;
+    return this.chain(() => this.unary(), { '*': '*', '/': '/' });
   }
   private unary(): Expr {
     if (this.isOp('-')) {
@@ -245,35 +201,24 @@ class Parser {
       this.i++;
       return { kind: 'literal', value: t.v };
     }
-    if (t.t === 'op' && t.v === '(') {
-      this.i++;
+    if (this.accept('(')) {
       const e = this.or();
       this.expectOp(')');
       return e;
     }
-    if (t.t === 'op' && t.v === '[') {
-      this.i++;
+    if (this.accept('[')) {
       this.enter();
       const items: Expr[] = [];
-      if (!this.isOp(']')) {
-        items.push(this.or());
-        while (this.isOp(',')) {
-          this.i++;
-          items.push(this.or());
-        }
-      }
+      if (!this.isOp(']')) items.push(this.or());
+      while (items.length > 0 && this.accept(',')) items.push(this.or());
       this.expectOp(']');
       this.depth--;
       return { kind: 'list', items };
     }
     if (t.t === 'id') {
-      if (t.v === 'true' || t.v === 'false') {
+      if (t.v === 'true' || t.v === 'false' || t.v === 'null') {
         this.i++;
-        return { kind: 'literal', value: t.v === 'true' };
-      }
-      if (t.v === 'null') {
-        this.i++;
-        return { kind: 'literal', value: null };
+        return { kind: 'literal', value: t.v === 'null' ? null : t.v === 'true' };
       }
       if (KEYWORDS.has(t.v)) throw new ExprError(`unexpected "${t.v}"`, t.p);
       this.i++;
@@ -286,19 +231,14 @@ class Parser {
       }
       const segments: (string | number)[] = [t.v];
       for (;;) {
-        if (this.isOp('.')) {
-          this.i++;
-          const n = this.peek();
+        if (this.accept('.')) {
+          const n = this.tokens[this.i++];
           if (n.t !== 'id') throw new ExprError('expected a name after "."', n.p);
-          this.i++;
           segments.push(n.v);
-        } else if (this.isOp('[')) {
-          this.i++;
-          const n = this.peek();
-          if (n.t === 'num' && Number.isInteger(n.v)) segments.push(n.v);
-          else if (n.t === 'str') segments.push(n.v);
+        } else if (this.accept('[')) {
+          const n = this.tokens[this.i++];
+          if ((n.t === 'num' && Number.isInteger(n.v)) || n.t === 'str') segments.push(n.v);
           else throw new ExprError('expected an index or a quoted key inside "[ ]"', n.p);
-          this.i++;
           this.expectOp(']');
         } else break;
       }

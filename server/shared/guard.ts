@@ -6,8 +6,7 @@
  * (`arguments.*`). Pure: no database, no network — the engine checks what the worker journaled with the
  * same functions the worker used to decide.
  */
-import type { Expr } from './expression-ast.js';
-import { evaluate, parseExpression } from './expression.js';
+import { type Expr, evaluate, parseExpression } from './expression.js';
 import { renderArguments } from './template.js';
 
 /** What the model reads when a precondition no longer holds at the start of the call (SPEC §11). */
@@ -53,18 +52,11 @@ export function answerOf(response: unknown): Record<string, unknown> {
   return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }
 
-export interface GuardOutcome {
-  holds: boolean;
-  /** the expression and the values it read, e.g. `status == 'PAID' (status = "REFUNDED")` */
-  explanation: string;
-}
-
-/** Evaluates a guard's expression over a read's response and the call's arguments. */
-export function checkGuard(
-  expression: string,
-  response: unknown,
-  callArgs: Record<string, unknown>,
-): GuardOutcome {
+/**
+ * Evaluates a guard's expression over a read's response and the call's arguments: whether it holds, and
+ * an explanation (the expression and the values it read, e.g. `status == 'PAID' (status = "REFUNDED")`).
+ */
+export function checkGuard(expression: string, response: unknown, callArgs: Record<string, unknown>) {
   const parsed = parseExpression(expression);
   if (!parsed.ok) return { holds: false, explanation: `${expression} (does not parse: ${parsed.message})` };
   const scope = { ...answerOf(response), arguments: callArgs };
@@ -73,26 +65,22 @@ export function checkGuard(
   return { holds, explanation: values.length ? `${expression} (${values.join(', ')})` : expression };
 }
 
-function pathsOf(e: Expr, out: string[] = []): string[] {
+/** The paths an expression reads, in the order written. */
+function pathsOf(e: Expr): string[] {
   switch (e.kind) {
     case 'path':
-      out.push(e.segments.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join(''));
-      break;
+      return [e.segments.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('')];
+    case 'literal':
+      return [];
     case 'list':
-      for (const x of e.items) pathsOf(x, out);
-      break;
+      return e.items.flatMap(pathsOf);
     case 'unary':
-      pathsOf(e.operand, out);
-      break;
+      return pathsOf(e.operand);
     case 'binary':
-      pathsOf(e.left, out);
-      pathsOf(e.right, out);
-      break;
+      return [...pathsOf(e.left), ...pathsOf(e.right)];
     case 'call':
-      pathsOf(e.arg, out);
-      break;
+      return pathsOf(e.arg);
   }
-  return out;
 }
 
 function valueAt(scope: unknown, path: string): unknown {

@@ -28,7 +28,10 @@ export function parseRedactPath(path: string): RedactStep[] | null {
   return steps;
 }
 
-const hasOwn = (o: object, k: PropertyKey): boolean => Object.hasOwn(o, k);
+/** Sets an own data property: unlike `out[key] = …`, a key such as `__proto__` stays plain data. */
+export function setOwn(out: object, key: string, value: unknown): void {
+  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+}
 
 function clone(value: unknown, depth: number): unknown {
   if (value === null || typeof value !== 'object') return value;
@@ -36,17 +39,13 @@ function clone(value: unknown, depth: number): unknown {
   if (Array.isArray(value)) return value.map((v) => clone(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(value)) {
-    Object.defineProperty(out, k, {
-      value: clone((value as Record<string, unknown>)[k], depth + 1),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    setOwn(out, k, clone((value as Record<string, unknown>)[k], depth + 1));
   }
   return out;
 }
 
-function formatKey(prefix: string, key: string): string {
+/** Appends a key to a path, quoting keys that are not plain names (`a.b`, `a["x y"]`). */
+export function joinKey(prefix: string, key: string): string {
   const seg = /^[A-Za-z_$][\w$-]*$/.test(key) ? key : `[${JSON.stringify(key)}]`;
   if (seg.startsWith('[')) return `${prefix}${seg}`;
   return prefix ? `${prefix}.${seg}` : seg;
@@ -57,9 +56,9 @@ function apply(target: unknown, steps: RedactStep[], at: number, concrete: strin
   const step = steps[at];
   const last = at === steps.length - 1;
   if ('key' in step) {
-    if (Array.isArray(target) || !hasOwn(target, step.key)) return;
+    if (Array.isArray(target) || !Object.hasOwn(target, step.key)) return;
     const rec = target as Record<string, unknown>;
-    const path = formatKey(concrete, step.key);
+    const path = joinKey(concrete, step.key);
     if (last) {
       rec[step.key] = REDACTED;
       found.push(path);
@@ -82,10 +81,7 @@ function apply(target: unknown, steps: RedactStep[], at: number, concrete: strin
  * that were redacted (`items[0].iban`, `items[1].iban`). Paths that match nothing are skipped; malformed
  * paths are ignored (deployment rejects them). The input is never mutated.
  */
-export function redactArguments(
-  args: unknown,
-  paths: readonly string[],
-): { view: unknown; redactedPaths: string[] } {
+export function redactArguments(args: unknown, paths: readonly string[]) {
   const view = clone(args, 0);
   const redactedPaths: string[] = [];
   for (const p of Array.isArray(paths) ? paths : []) {

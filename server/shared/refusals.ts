@@ -13,12 +13,7 @@ export const NOT_PROPOSED_PREFIX = 'Not proposed: ';
 
 /** Whether a REJECTED step's comment is the engine's own refusal (read as written). */
 export function isEngineRefusal(comment: string | null | undefined): boolean {
-  return (
-    !!comment &&
-    (comment.startsWith(INVALID_PREFIX) ||
-      comment.startsWith(DENIED_PREFIX) ||
-      comment.startsWith(NOT_PROPOSED_PREFIX))
-  );
+  return [INVALID_PREFIX, DENIED_PREFIX, NOT_PROPOSED_PREFIX].some((prefix) => comment?.startsWith(prefix));
 }
 
 /** "Invalid arguments: a; b." from the failing checks' messages (each once, in order). */

@@ -7,6 +7,8 @@
  * interpolated as text (objects as JSON, a missing value as empty text).
  */
 
+import { setOwn } from './redact.js';
+
 const SEGMENTS = /^[A-Za-z_][A-Za-z0-9_]*((\.[A-Za-z_][A-Za-z0-9_]*)|(\[\d+\]))*$/;
 const PLACEHOLDER = /\$\{([^}]*)\}?/g;
 const WHOLE = /^\$\{([^}]*)\}$/;
@@ -67,11 +69,7 @@ function placeholderValue(inner: string, args: Record<string, unknown>, key: str
 }
 
 /** Renders a template over the call's arguments (and its idempotency key, when it has one). */
-export function renderTemplate(
-  text: string,
-  args: Record<string, unknown>,
-  key: string | null = null,
-): unknown {
+export function renderTemplate(text: string, args: Record<string, unknown>, key: string | null = null) {
   const whole = WHOLE.exec(text);
   if (whole) return placeholderValue(whole[1], args, key) ?? null;
   return text.replace(PLACEHOLDER, (m, inner: string) => {
@@ -95,12 +93,7 @@ export function renderArguments(
   if (template === null || typeof template !== 'object') return template;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(template)) {
-    Object.defineProperty(out, k, {
-      value: renderArguments(v, args, key, depth + 1),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    setOwn(out, k, renderArguments(v, args, key, depth + 1));
   }
   return out;
 }

@@ -1,12 +1,10 @@
 /**
- * The JSON the database stores, as plain types: what a deployment freezes (tool server specs, frozen
- * processes and their tool bindings), what an agent node's task carries for its worker (`AgentWork`),
- * and the smaller documents of other jsonb columns. Pure data, no behaviour: `server/db` types its
- * columns with these, and the engine (which re-exports them where it used them) and the worker read them.
+ * The JSON the database stores, as plain types: what a deployment freezes, what an agent node's task
+ * carries for its worker (`AgentWork`), and the smaller documents of other jsonb columns. `server/db`
+ * types its columns with these; the engine and the worker read them.
  *
- * A frozen process carries, on every agent node, the `ToolBinding`s resolved at deployment time (url,
- * transport, policy, idempotency, approvers, SLA, credential name, schema pin): running instances read
- * only these, never the tool server as it is today.
+ * A frozen process carries, on every agent node, the `ToolBinding`s resolved at deployment time: running
+ * instances read only these, never the tool server as it is today.
  */
 
 export type ToolPolicy = 'read' | 'write' | 'approval_required';
@@ -112,14 +110,12 @@ export interface ToolServerSpec {
   tools: Record<string, ToolSpec>;
 }
 
-/** A tool as frozen on an agent node of a definition version. */
-export interface ToolBinding extends ApprovalSettings, CallChecks {
+/** A tool as frozen on an agent node: its spec as the node narrowed it, and its server. */
+export interface ToolBinding extends ToolSpec {
   /** `server/tool`, or `delegate:<process-key>` */
   ref: string;
   server: string;
   tool: string;
-  policy: ToolPolicy;
-  idempotency: Idempotency;
   transport: Transport | 'delegate';
   url: string;
   command: string | null;
@@ -127,11 +123,6 @@ export interface ToolBinding extends ApprovalSettings, CallChecks {
   env: Record<string, string>;
   credential: string | null;
   credentialEnv: string | null;
-  inputSchemaSha256: string | null;
-  approvers: string[];
-  approvalSlaHours: number | null;
-  editable: boolean;
-  redact: string[];
   /** the tool's rules, then the node's (`ApprovalRule.index` counts in this merged list) */
   approvalRules: ApprovalRule[];
   /** the node dropped the tool's `auto` rules: every call a person would decide goes to people */

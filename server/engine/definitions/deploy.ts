@@ -3,34 +3,19 @@
  * process as a new definition version. Running instances keep the version they started with.
  */
 import { and, desc, eq, sql } from 'drizzle-orm';
-import { credentials, definitions, toolServers } from '../../db/schema.js';
+import { credentials, type DefinitionRow, definitions, toolServers } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
 import { validateSource } from './apl/index.js';
-import type { FrozenProcess, ToolServerSpec } from './apl/types.js';
+import type { FrozenProcess, ToolServerSpec } from '../../shared/types.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
 import { type Actor, type EngineContext, type Executor, type Tx, actorProject } from '../common/index.js';
 import { execute, transaction } from '../../db/pg.js';
 import { LATEST_DEFINITION } from '../../db/statements/start.js';
 import { pricedModels } from '../prices/index.js';
 
-export interface DefinitionView {
-  id: string;
-  projectId: string;
-  key: string;
-  version: number;
-  spec: FrozenProcess;
-  sourceSha256: string;
-  deployedAt: Date;
-}
-
-export interface ToolServerView {
-  id: string;
-  projectId: string;
-  name: string;
-  version: number;
-  spec: ToolServerSpec;
-  updatedAt: Date;
-}
+/** A deployed version as read back: its row without the source text and the deployer. */
+export type DefinitionView = Omit<DefinitionRow, 'source' | 'deployedBy'>;
+export type ToolServerView = typeof toolServers.$inferSelect;
 
 function requireAdmin(actor: Actor, what: string) {
   if (actor.kind !== 'ADMIN') throw new EngineError('FORBIDDEN', `Only an admin can ${what}.`);
@@ -46,13 +31,9 @@ export async function deploy(
   requireAdmin(actor, 'deploy definitions');
   const projectId = actorProject(actor);
   if (Buffer.byteLength(source, 'utf8') > MAX_SOURCE_BYTES) {
-    throw new EngineError(
-      'VALIDATION_FAILED',
-      `The source is larger than ${MAX_SOURCE_BYTES} bytes; split it.`,
-      {
-        errors: [{ code: 'ABADA-APL-DOC-004', path: '', line: null, message: 'Source too large.' }],
-      },
-    );
+    const message = `The source is larger than ${MAX_SOURCE_BYTES} bytes; split it.`;
+    const errors = [{ code: 'ABADA-APL-DOC-004', path: '', line: null, message: 'Source too large.' }];
+    throw new EngineError('VALIDATION_FAILED', message, { errors });
   }
   return transaction(ctx.db, async (tx) => {
     // One deployment per project at a time, so version numbers and tool server specs never race.
@@ -73,9 +54,7 @@ export async function deploy(
       throw new EngineError(
         'VALIDATION_FAILED',
         `The deployment has ${result.errors.length} error(s); nothing was deployed.`,
-        {
-          errors: result.errors,
-        },
+        { errors: result.errors },
       );
     }
     const servers = await storeToolServers(tx, projectId, existing, result.deployment.toolServers);
@@ -88,14 +67,14 @@ export async function deploy(
 async function storeToolServers(
   tx: Tx,
   projectId: string,
-  existing: (typeof toolServers.$inferSelect)[],
+  existing: ToolServerView[],
   specs: ToolServerSpec[],
-): Promise<ToolServerView[]> {
+) {
   const servers: ToolServerView[] = [];
   for (const spec of specs) {
     const prev = existing.find((s) => s.name === spec.name);
     if (prev && canonicalJson(prev.spec) === canonicalJson(spec)) {
-      servers.push(toServerView(prev));
+      servers.push(prev);
       continue;
     }
     const [row] = await tx
@@ -106,7 +85,7 @@ async function storeToolServers(
         set: { spec, version: sql`${toolServers.version} + 1`, updatedAt: sql`now()` },
       })
       .returning();
-    servers.push(toServerView(row));
+    servers.push(row);
   }
   return servers;
 }
@@ -144,27 +123,8 @@ async function storeDefinitions(
   return defs;
 }
 
-function toServerView(r: typeof toolServers.$inferSelect): ToolServerView {
-  return {
-    id: r.id,
-    projectId: r.projectId,
-    name: r.name,
-    version: r.version,
-    spec: r.spec,
-    updatedAt: r.updatedAt,
-  };
-}
-
-function toDefinitionView(r: typeof definitions.$inferSelect): DefinitionView {
-  return {
-    id: r.id,
-    projectId: r.projectId,
-    key: r.key,
-    version: r.version,
-    spec: r.spec,
-    sourceSha256: r.sourceSha256,
-    deployedAt: r.deployedAt,
-  };
+function toDefinitionView({ source, deployedBy, ...view }: DefinitionRow): DefinitionView {
+  return view;
 }
 
 export async function listDefinitions(
@@ -176,22 +136,17 @@ export async function listDefinitions(
   const rows = await ctx.db
     .select()
     .from(definitions)
-    .where(
-      key
-        ? and(eq(definitions.projectId, projectId), eq(definitions.key, key))
-        : eq(definitions.projectId, projectId),
-    )
+    .where(and(eq(definitions.projectId, projectId), key ? eq(definitions.key, key) : undefined))
     .orderBy(definitions.key, desc(definitions.version));
   return rows.map(toDefinitionView);
 }
 
 export async function listToolServers(ctx: EngineContext, actor: Actor): Promise<ToolServerView[]> {
-  const rows = await ctx.db
+  return ctx.db
     .select()
     .from(toolServers)
     .where(eq(toolServers.projectId, actorProject(actor)))
     .orderBy(toolServers.name);
-  return rows.map(toServerView);
 }
 
 /** Each deployed version's view by id, once read: a deployed version never changes (bounded). */

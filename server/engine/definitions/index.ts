@@ -11,7 +11,7 @@ export type {
   VariableSpec,
 } from '../../shared/types.js';
 export { bindingPolicy } from './apl/policy.js';
-export { REDACTED, parseRedactPath, redactArguments } from './apl/redact.js';
+export { REDACTED, parseRedactPath, redactArguments } from '../../shared/redact.js';
 export {
   type DefinitionView,
   type ToolServerView,
@@ -22,5 +22,5 @@ export {
   readCredential,
   setCredential,
 } from './deploy.js';
-export { AGENT_PROFILE_VERSION } from './profile.js';
+export { AGENT_PROFILE_VERSION } from './apl/types.js';
 export { readDefinitionSpec } from './spec.js';

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { definitions } from '../../db/schema.js';
-import type { FrozenProcess } from './apl/types.js';
+import type { FrozenProcess } from '../../shared/types.js';
 import type { Executor } from '../common/index.js';
 
 // Definition versions never change once deployed, so their specs can be cached without invalidation.

@@ -1,12 +1,12 @@
 /** Resolves an agent node's `tools` into frozen `ToolBinding`s, applying the node's narrowing. */
 import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
-import { has, isObj, type Reader } from './fields.js';
-import { applySettings, checkNodeGuards, type PlacedBinding } from './guards.js';
+import { isObj, type Reader } from './fields.js';
+import { applySettings, checkNodeGuards, GUARDS, type PlacedBinding } from './guards.js';
 import { withDefaults } from './policy.js';
-import { bothSchemas, type EntryChecks, placeEntryChecks, readEntryChecks, RULE_FIELDS } from './rules.js';
+import { type EntryChecks, placeEntryChecks, readEntryChecks, RULE_FIELDS } from './rules.js';
 import { readSettings, SETTING_FIELDS, type WrittenSettings } from './settings.js';
 import { POLICIES } from './toolserver.js';
-import type { ToolBinding, ToolPolicy, ToolServerSpec } from './types.js';
+import type { ToolBinding, ToolPolicy, ToolServerSpec } from '../../../shared/types.js';
 
 export const PROCESS_KEY = /^[a-z0-9][a-z0-9-_.]*$/;
 
@@ -36,12 +36,12 @@ interface ToolEntry {
   checks: EntryChecks | null;
 }
 
+const ENTRY_FIELDS = [
+  ...['ref', 'approvers', 'policy', 'approval_sla_hours', 'drop_auto'],
+  ...RULE_FIELDS,
+  ...SETTING_FIELDS,
+];
 const RANK: Record<ToolPolicy, number> = { read: 0, write: 1, approval_required: 2 };
-
-function allowed(ctx: BindingContext, server: string, tool: string): boolean {
-  if (ctx.allowedTools === null) return true;
-  return ctx.allowedTools.includes(server) || ctx.allowedTools.includes(`${server}/${tool}`);
-}
 
 export function resolveBindings(
   r: Reader,
@@ -50,7 +50,7 @@ export function resolveBindings(
   ctx: BindingContext,
 ): ToolBinding[] {
   const out: ToolBinding[] = [];
-  if (tools === undefined || tools === null) return out;
+  if (tools == null) return out;
   const tp = joinKey(nodePath, 'tools');
   if (!Array.isArray(tools)) {
     r.err(APL.DOC_FIELD, tp, `tools must be a list of refs like crm/get_customer, not ${describe(tools)}.`);
@@ -85,85 +85,60 @@ export function resolveBindings(
       return;
     }
     out.push(binding);
-    const own = new Set(GUARD_NAMES.filter((g) => entry.settings[g] !== undefined));
+    const own = new Set(GUARDS.filter((g) => entry.settings[g] !== undefined));
     placed.push({ binding, ep: entry.ep, refPath: entry.refPath, own });
   });
   checkNodeGuards(r, placed, failedRefs, ctx.servers, ctx);
   return out;
 }
 
-const GUARD_NAMES = ['precondition', 'lookup'] as const;
-
 /** Reads an entry's shape: a bare ref string, or `{ ref, approvers, policy, approval_sla_hours }`. */
 function readEntry(r: Reader, entry: unknown, ep: string): ToolEntry | null {
-  if (typeof entry === 'string')
-    return {
-      ref: entry.trim(),
-      ep,
-      refPath: ep,
-      approvers: null,
-      policy: null,
-      sla: null,
-      settings: {},
-      checks: null,
-    };
+  if (typeof entry === 'string') {
+    const ref = entry.trim();
+    return { ref, ep, refPath: ep, approvers: null, policy: null, sla: null, settings: {}, checks: null };
+  }
   if (!isObj(entry)) {
-    r.err(
+    return r.err(
       APL.DOC_FIELD,
       ep,
       `A tool must be a ref like crm/get_customer or { ref: crm/refund, approvers: [...] }, not ${describe(entry)}.`,
     );
-    return null;
   }
-  r.keys(
-    entry,
-    ep,
-    ['ref', 'approvers', 'policy', 'approval_sla_hours', 'drop_auto', ...RULE_FIELDS, ...SETTING_FIELDS],
-    'a tool ref',
-  );
-  const ref = r.str(entry, 'ref', ep, 'a tool ref', {
+  const what = 'a tool ref';
+  r.keys(entry, ep, ENTRY_FIELDS, what);
+  const ref = r.str(entry, 'ref', ep, what, {
     required: true,
     help: 'server/tool or delegate:<process-key>.',
   });
   if (ref === null) return null;
-  const approvers = r.strList(entry, 'approvers', ep, 'a tool ref');
-  const sla = r.num(entry, 'approval_sla_hours', ep, 'a tool ref', { positive: true });
-  let policy: ToolPolicy | null = null;
-  if (has(entry, 'policy') && entry.policy !== null) {
-    if (!POLICIES.includes(entry.policy as ToolPolicy)) {
-      r.err(
-        APL.DOC_FIELD,
-        joinKey(ep, 'policy'),
-        `policy must be read, write or approval_required, not ${describe(entry.policy)}.`,
-      );
-      return null;
-    }
-    policy = entry.policy as ToolPolicy;
-  }
-  const settings = readSettings(r, entry, ep, 'a tool ref');
+  const approvers = r.strList(entry, 'approvers', ep, what);
+  const sla = r.num(entry, 'approval_sla_hours', ep, what, { positive: true });
+  const policy = r.oneOf(entry, 'policy', ep, POLICIES);
+  if (policy === null) return null;
+  const settings = readSettings(r, entry, ep, what);
   const checks = readEntryChecks(r, entry, ep);
-  return { ref: ref.trim(), ep, refPath: joinKey(ep, 'ref'), approvers, policy, sla, settings, checks };
+  const refPath = joinKey(ep, 'ref');
+  return { ref: ref.trim(), ep, refPath, approvers, policy: policy ?? null, sla, settings, checks };
 }
 
 /** `delegate:<process-key>`: the key must be deployed or defined in this source. */
 function resolveDelegate(r: Reader, { ref, refPath }: ToolEntry, ctx: BindingContext): ToolBinding | null {
   const key = ref.slice('delegate:'.length);
   if (!PROCESS_KEY.test(key)) {
-    r.err(
+    return r.err(
       APL.TOOL_BAD_REF,
       refPath,
       `${JSON.stringify(ref)} is malformed: write delegate:<process-key>, e.g. delegate:kyc-check.`,
     );
-    return null;
   }
   if (!ctx.processKeys.has(key)) {
     if (ctx.brokenNames?.has(`process:${key}`)) return null;
-    r.err(
+    return r.err(
       APL.DELEGATE_UNKNOWN,
       refPath,
       `No process "${key}" is deployed or defined in this source. Deploy it first or add it here.${didYouMean(key, ctx.processKeys)}`,
     );
-    return null;
   }
   return {
     ref,
@@ -194,41 +169,39 @@ function resolveDelegate(r: Reader, { ref, refPath }: ToolEntry, ctx: BindingCon
 function resolveServerTool(r: Reader, { ref, refPath }: ToolEntry, ctx: BindingContext): ToolBinding | null {
   const m = /^([^/\s]+)\/([^/\s]+)$/.exec(ref);
   if (!m) {
-    r.err(
+    return r.err(
       APL.TOOL_BAD_REF,
       refPath,
       `${JSON.stringify(ref)} is not a tool ref: write server/tool (e.g. crm/get_customer) or delegate:<process-key>.`,
     );
-    return null;
   }
   const [, serverName, toolName] = m;
   const server = ctx.servers.get(serverName);
   if (!server) {
     if (ctx.brokenNames?.has(`server:${serverName}`)) return null;
-    r.err(
+    return r.err(
       APL.TOOL_UNKNOWN_SERVER,
       refPath,
       `Unknown tool server "${serverName}". Deploy a ToolServer named ${serverName} or fix the ref.${didYouMean(serverName, ctx.servers.keys())}`,
     );
-    return null;
   }
   const tool = Object.hasOwn(server.tools, toolName) ? server.tools[toolName] : undefined;
   if (!tool) {
     const names = Object.keys(server.tools);
-    r.err(
+    return r.err(
       APL.TOOL_UNKNOWN_TOOL,
       refPath,
       `Tool server "${serverName}" has no tool "${toolName}" (it has: ${names.join(', ') || 'none'}).${didYouMean(toolName, names)}`,
     );
-    return null;
   }
-  if (!allowed(ctx, serverName, toolName)) {
-    r.err(
+  const allowed = ctx.allowedTools;
+  // an allow-list entry is a server name or a `server/tool` ref
+  if (allowed !== null && !allowed.includes(serverName) && !allowed.includes(ref)) {
+    return r.err(
       APL.TOOL_NOT_ALLOWED,
       refPath,
       `${ref} is outside ABADA_AGENT_ALLOWED_TOOLS. Use an allowed server or ask an operator to allow ${serverName}.`,
     );
-    return null;
   }
   return {
     ref,
@@ -261,12 +234,11 @@ function applyOverrides(r: Reader, base: ToolBinding, entry: ToolEntry): ToolBin
   let effective = base.policy;
   if (policy !== null) {
     if (RANK[policy] < RANK[base.policy]) {
-      r.err(
+      return r.err(
         APL.TOOL_LOOSENED,
         joinKey(ep, 'policy'),
         `${ref} is ${base.policy} on its server; a node may keep or tighten a policy, not loosen it to ${policy}. Remove the override or use ${base.policy}.`,
       );
-      return null;
     }
     effective = policy;
   }
@@ -274,14 +246,13 @@ function applyOverrides(r: Reader, base: ToolBinding, entry: ToolEntry): ToolBin
   // Conditional rules add levels only when they match; a call no rule matches goes to the approvers,
   // so they must exist even when rules do (otherwise nobody could ever decide that call).
   if (effective === 'approval_required' && finalApprovers.length === 0) {
-    r.err(
+    return r.err(
       APL.TOOL_NO_APPROVERS,
       refPath,
       base.approvalRules.length > 0
         ? `${ref} has conditional approval rules but no approvers for calls that match none of them. Add approvers: [group].`
         : `${ref} requires approval but no approver group is named on the server's tool or on this node. Add approvers: [group].`,
     );
-    return null;
   }
   return {
     ...base,
@@ -304,7 +275,10 @@ function addEntryChecks(r: Reader, b: ToolBinding, entry: ToolEntry): ToolBindin
     ...b,
     approvalRules: [...b.approvalRules, ...c.rules],
     validate: [...(b.validate ?? []), ...c.validate],
-    inputSchema: bothSchemas(b.inputSchema, c.inputSchema),
+    inputSchema:
+      b.inputSchema && c.inputSchema
+        ? { allOf: [b.inputSchema, c.inputSchema] }
+        : (b.inputSchema ?? c.inputSchema ?? null),
     ...(c.dropAuto ? { dropAuto: true } : {}),
   };
 }

@@ -53,7 +53,7 @@ export const APL = {
 
 export type AplCode = (typeof APL)[keyof typeof APL];
 
-export const MAX_ERRORS = 100;
+const MAX_ERRORS = 100;
 
 export interface Pos {
   line: number;
@@ -61,19 +61,12 @@ export interface Pos {
 }
 
 /** Removes the last segment of a relative path: `a.b[2]` → `a.b` → `a` → ``. */
-export function parentPath(path: string): string {
+function parentPath(path: string): string {
   const m = /(\.[^.[\]]+|\[[^\]]*\]|^[^.[\]]+)$/.exec(path);
-  if (!m) return '';
-  const rest = path.slice(0, path.length - m[0].length);
-  return rest;
+  return m ? path.slice(0, path.length - m[0].length) : '';
 }
 
-/** Appends a key to a path, quoting keys that are not plain names. */
-export function joinKey(path: string, key: string): string {
-  const seg = /^[A-Za-z_$][\w$-]*$/.test(key) ? key : `[${JSON.stringify(key)}]`;
-  if (seg.startsWith('[')) return `${path}${seg}`;
-  return path ? `${path}.${seg}` : seg;
-}
+export { joinKey } from '../../../shared/redact.js';
 
 export function joinIndex(path: string, index: number): string {
   return `${path}[${index}]`;
@@ -83,58 +76,40 @@ export function joinIndex(path: string, index: number): string {
 export class ErrorSink {
   readonly errors: AplError[] = [];
   private readonly positions = new Map<number, Map<string, Pos>>();
-  truncated = false;
 
   setPositions(docIndex: number, positions: Map<string, Pos>): void {
     this.positions.set(docIndex, positions);
   }
 
-  get full(): boolean {
-    return this.errors.length >= MAX_ERRORS;
-  }
-
+  /** The position of the path, or of its nearest located ancestor. */
   locate(docIndex: number, relPath: string): Pos | null {
     const positions = this.positions.get(docIndex);
-    if (!positions) return null;
-    let p = relPath;
-    for (let i = 0; i < 64; i++) {
+    for (let p = relPath, i = 0; positions && i < 64; p = parentPath(p), i++) {
       const pos = positions.get(p);
-      if (pos) return pos;
-      if (p === '') return null;
-      p = parentPath(p);
+      if (pos || p === '') return pos ?? null;
     }
     return null;
   }
 
   /** Adds an error on a document (relPath is relative to the document; docIndex -1 = the whole source). */
   add(code: AplCode, docIndex: number, relPath: string, message: string, at?: Pos | null): void {
-    if (this.full) {
-      this.truncated = true;
-      return;
-    }
+    if (this.errors.length >= MAX_ERRORS) return;
     const docPath = docIndex >= 0 ? `documents[${docIndex}]` : 'documents';
-    const path = relPath
-      ? relPath.startsWith('[')
-        ? `${docPath}${relPath}`
-        : `${docPath}.${relPath}`
-      : docPath;
+    const path = !relPath || relPath.startsWith('[') ? `${docPath}${relPath}` : `${docPath}.${relPath}`;
     const pos = at ?? (docIndex >= 0 ? this.locate(docIndex, relPath) : null);
     this.errors.push({ code, path, line: pos?.line ?? null, column: pos?.column ?? null, message });
   }
 
-  /** Errors in source order (errors without a line last), stable. */
+  /** Errors in source order (errors without a line last); the sort is stable. */
   sorted(): AplError[] {
-    return this.errors
-      .map((e, i) => ({ e, i }))
-      .sort(
-        (a, b) => (a.e.line ?? Number.MAX_SAFE_INTEGER) - (b.e.line ?? Number.MAX_SAFE_INTEGER) || a.i - b.i,
-      )
-      .map((x) => x.e);
+    return [...this.errors].sort(
+      (a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER),
+    );
   }
 }
 
 /** Levenshtein distance, for "did you mean" hints (short strings only). */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   if (a.length > 64 || b.length > 64) return Number.MAX_SAFE_INTEGER;
   const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {

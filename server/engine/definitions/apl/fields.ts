@@ -28,14 +28,15 @@ export class Reader {
     readonly doc: number,
   ) {}
 
-  err(code: AplCode, path: string, message: string): void {
+  /** Reports an error; null, so that a reader can `return r.err(…)`. */
+  err(code: AplCode, path: string, message: string): null {
     this.sink.add(code, this.doc, path, message);
+    return null;
   }
 
   obj(value: unknown, path: string, what: string): Obj | null {
     if (isObj(value)) return value;
-    this.err(APL.DOC_FIELD, path, `${what} must be a mapping (key: value), not ${describe(value)}.`);
-    return null;
+    return this.err(APL.DOC_FIELD, path, `${what} must be a mapping (key: value), not ${describe(value)}.`);
   }
 
   /** Reports every key outside `allowed` (DOC-003); `hint` explains where a misplaced key belongs. */
@@ -71,18 +72,25 @@ export class Reader {
     }
     const v = o[key];
     if (typeof v !== 'string' || v.trim() === '') {
-      this.err(APL.DOC_FIELD, p, `"${key}" on ${what} must be non-empty text, not ${describe(v)}.`);
-      return null;
+      return this.err(APL.DOC_FIELD, p, `"${key}" on ${what} must be non-empty text, not ${describe(v)}.`);
     }
     if (opts.pattern && !opts.pattern.test(v)) {
-      this.err(
+      return this.err(
         APL.DOC_FIELD,
         p,
         `"${key}" ${JSON.stringify(v)} on ${what} is malformed: ${opts.patternHelp ?? ''}`,
       );
-      return null;
     }
     return v;
+  }
+
+  /** One of `values`: undefined when absent, null (reported, DOC-002) when it is anything else. */
+  oneOf<T extends string>(o: Obj, key: string, path: string, values: readonly T[], said?: string) {
+    if (!has(o, key) || o[key] === null) return undefined;
+    const v = o[key];
+    if (values.includes(v as T)) return v as T;
+    const list = said ?? `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
+    return this.err(APL.DOC_FIELD, joinKey(path, key), `${key} must be ${list}, not ${describe(v)}.`);
   }
 
   bool(o: Obj, key: string, path: string, what: string, dflt: boolean): boolean {
@@ -111,24 +119,20 @@ export class Reader {
     const v = o[key];
     const p = joinKey(path, key);
     if (typeof v !== 'number' || !Number.isFinite(v)) {
-      this.err(APL.DOC_FIELD, p, `"${key}" on ${what} must be a number, not ${describe(v)}.`);
-      return null;
+      return this.err(APL.DOC_FIELD, p, `"${key}" on ${what} must be a number, not ${describe(v)}.`);
     }
     if (opts.integer && !Number.isInteger(v)) {
-      this.err(APL.DOC_FIELD, p, `"${key}" on ${what} must be a whole number, not ${v}.`);
-      return null;
+      return this.err(APL.DOC_FIELD, p, `"${key}" on ${what} must be a whole number, not ${v}.`);
     }
     if (opts.positive && v <= 0) {
-      this.err(APL.LIMIT_INVALID, p, `"${key}" on ${what} must be greater than 0, not ${v}.`);
-      return null;
+      return this.err(APL.LIMIT_INVALID, p, `"${key}" on ${what} must be greater than 0, not ${v}.`);
     }
     if ((opts.min !== undefined && v < opts.min) || (opts.max !== undefined && v > opts.max)) {
-      this.err(
+      return this.err(
         APL.LIMIT_INVALID,
         p,
         `"${key}" on ${what} must be between ${opts.min} and ${opts.max}, not ${v}.`,
       );
-      return null;
     }
     return v;
   }
@@ -142,8 +146,7 @@ export class Reader {
   strListValue(v: unknown, p: string, what: string, opts: { single?: boolean } = {}): string[] | null {
     if (opts.single && typeof v === 'string' && v.trim() !== '') return [v];
     if (!Array.isArray(v)) {
-      this.err(APL.DOC_FIELD, p, `${what} must be a list of names, e.g. [a, b], not ${describe(v)}.`);
-      return null;
+      return this.err(APL.DOC_FIELD, p, `${what} must be a list of names, e.g. [a, b], not ${describe(v)}.`);
     }
     const out: string[] = [];
     let ok = true;

@@ -6,15 +6,15 @@
  */
 import { APL, didYouMean, joinKey } from './errors.js';
 import type { Reader } from './fields.js';
-import { type FrozenSettings, RISK_RANK, withDefaults } from './policy.js';
+import { RISK_RANK, withDefaults } from './policy.js';
 import { TOOL_REF, type WrittenSettings } from './settings.js';
-import type { Idempotency, ToolBinding, ToolPolicy, ToolServerSpec, ToolSpec } from './types.js';
+import type { Idempotency, ToolBinding, ToolPolicy, ToolServerSpec } from '../../../shared/types.js';
 
 type Guard = 'precondition' | 'lookup';
-const GUARDS: readonly Guard[] = ['precondition', 'lookup'];
+export const GUARDS: readonly Guard[] = ['precondition', 'lookup'];
 
 /** Drops (and reports) a guard its tool's policy or idempotency does not allow. */
-function placeGuards(
+export function placeGuards(
   r: Reader,
   s: WrittenSettings,
   p: string,
@@ -48,27 +48,6 @@ function placeGuards(
   }
 }
 
-/** A ToolServer tool's settings, checked against its policy and idempotency, defaults applied. */
-export function toolSettings(
-  r: Reader,
-  s: WrittenSettings,
-  p: string,
-  name: string,
-  policy: ToolPolicy | null,
-  idempotency: Idempotency,
-): FrozenSettings {
-  if (policy !== null) placeGuards(r, s, p, `Tool "${name}"`, policy, idempotency);
-  return withDefaults(s);
-}
-
-function loosened(r: Reader, ep: string, field: string, ref: string, why: string): void {
-  r.err(
-    APL.TOOL_SETTING_LOOSENED,
-    joinKey(ep, field),
-    `${ref}: ${why} A node may only tighten a tool's approval settings. Remove the override or tighten it.`,
-  );
-}
-
 /** The node's settings over the tool's: only tightening; the guards placed by the effective policy. */
 export function applySettings(
   r: Reader,
@@ -79,29 +58,29 @@ export function applySettings(
   const b = withDefaults(base);
   const { ref } = base;
   const before = r.sink.errors.length;
+  const loosened = (field: string, why: string) =>
+    r.err(
+      APL.TOOL_SETTING_LOOSENED,
+      joinKey(ep, field),
+      `${ref}: ${why} A node may only tighten a tool's approval settings. Remove the override or tighten it.`,
+    );
   if (s.risk !== undefined && RISK_RANK[s.risk] < RISK_RANK[b.risk])
-    loosened(r, ep, 'risk', ref, `risk ${s.risk} is lower than the tool's ${b.risk}.`);
-  if (s.reversible === true && !b.reversible)
-    loosened(r, ep, 'reversible', ref, 'the tool declares reversible: false.');
-  if (s.approvalValidMinutes !== undefined && s.approvalValidMinutes > b.approvalValidMinutes)
+    loosened('risk', `risk ${s.risk} is lower than the tool's ${b.risk}.`);
+  if (s.reversible === true && !b.reversible) loosened('reversible', 'the tool declares reversible: false.');
+  const valid = b.approvalValidMinutes;
+  if (s.approvalValidMinutes !== undefined && s.approvalValidMinutes > valid)
     loosened(
-      r,
-      ep,
       'approval_valid_minutes',
-      ref,
-      `approval_valid_minutes ${s.approvalValidMinutes} is longer than the tool's ${b.approvalValidMinutes}.`,
+      `approval_valid_minutes ${s.approvalValidMinutes} is longer than the tool's ${valid}.`,
     );
   const timeout = b.approvalTimeoutHours;
-  if (s.approvalTimeoutHours !== undefined && timeout !== null && s.approvalTimeoutHours > timeout)
+  if (s.approvalTimeoutHours != null && timeout !== null && s.approvalTimeoutHours > timeout)
     loosened(
-      r,
-      ep,
       'approval_timeout_hours',
-      ref,
       `approval_timeout_hours ${s.approvalTimeoutHours} is longer than the tool's ${timeout}.`,
     );
   for (const g of GUARDS) {
-    if (s[g] && b[g]) loosened(r, ep, g, ref, `the tool declares its own ${g}, which the node keeps.`);
+    if (s[g] && b[g]) loosened(g, `the tool declares its own ${g}, which the node keeps.`);
   }
   placeGuards(r, s, ep, ref, base.policy, base.idempotency);
   if (r.sink.errors.length > before) return null;
@@ -119,11 +98,7 @@ export function applySettings(
 }
 
 /** Where a guard's tool stands among the servers: a message when it is missing or not a read tool. */
-function targetProblem(
-  servers: Map<string, ToolServerSpec>,
-  ref: string,
-  brokenNames: Set<string> | undefined,
-): { code: typeof APL.GUARD_UNKNOWN_TOOL | typeof APL.GUARD_NOT_READ; message: string } | null | 'skip' {
+function targetProblem(servers: Map<string, ToolServerSpec>, ref: string, brokenNames?: Set<string>) {
   const [, serverName, toolName] = TOOL_REF.exec(ref) ?? [];
   const server = serverName ? servers.get(serverName) : undefined;
   if (!server) {
@@ -133,9 +108,7 @@ function targetProblem(
       message: `Unknown tool server "${serverName}" for ${ref}.${didYouMean(serverName ?? '', servers.keys())}`,
     };
   }
-  const tool: ToolSpec | undefined = Object.hasOwn(server.tools, toolName)
-    ? server.tools[toolName]
-    : undefined;
+  const tool = Object.hasOwn(server.tools, toolName) ? server.tools[toolName] : undefined;
   if (!tool) {
     return {
       code: APL.GUARD_UNKNOWN_TOOL,

@@ -2,16 +2,11 @@
 import { type BindingContext, resolveBindings } from './bindings.js';
 import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
 import { checkPriced } from './pricing.js';
-import { has, isObj, type Obj, type Reader, reservedName } from './fields.js';
-import { checkJsonSchema } from './schema.js';
+import { get, has, type Obj, type Reader, reservedName } from './fields.js';
+import { readSchema } from './schema.js';
 import { redactPaths } from './settings.js';
-import {
-  type AgentLimits,
-  type AgentNode,
-  DEFAULT_AGENT_TOPIC,
-  DEFAULT_MAX_ATTEMPTS,
-  type ProcessNode,
-} from './types.js';
+import type { AgentLimits, AgentNode, ProcessNode } from '../../../shared/types.js';
+import { DEFAULT_AGENT_TOPIC, DEFAULT_MAX_ATTEMPTS } from './types.js';
 
 export interface ProcessContext extends BindingContext {
   allowedModels: string[] | null;
@@ -37,27 +32,10 @@ const NODE_ID = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 const TOPIC = /^[A-Za-z0-9_.:/-]+$/;
 const NODE_FIELDS: Record<string, string[]> = {
   agent: [
-    'id',
-    'type',
-    'model',
-    'fallback_models',
-    'prompt',
-    'inputs',
-    'tools',
-    'result_variable',
-    'output_schema',
-    'confidence_threshold',
-    'max_attempts',
-    'limits',
-    'on_invalid_output',
-    'on_low_confidence',
-    'next',
-    'topic',
-    'priority',
-    'redact_inputs',
-    'timeout_minutes',
-    'on_timeout',
-    'on_failure',
+    ...['id', 'type', 'model', 'fallback_models', 'prompt', 'inputs', 'tools', 'result_variable'],
+    ...['output_schema', 'confidence_threshold', 'max_attempts', 'limits', 'on_invalid_output'],
+    ...['on_low_confidence', 'next', 'topic', 'priority', 'redact_inputs', 'timeout_minutes'],
+    ...['on_timeout', 'on_failure'],
   ],
   service: ['id', 'type', 'topic', 'priority', 'max_attempts', 'next'],
   user_task: ['id', 'type', 'candidate_groups', 'next'],
@@ -124,12 +102,11 @@ function readHead(s: NodeScope, id: string | null): NodeHead | null {
     return null;
   }
   if (typeof type !== 'string' || !Object.hasOwn(NODE_FIELDS, type)) {
-    r.err(
+    return r.err(
       APL.DOC_FIELD,
       joinKey(np, 'type'),
       `Node type must be agent, service, user_task or end, not ${describe(type)}.${didYouMean(String(type), Object.keys(NODE_FIELDS))}`,
     );
-    return null;
   }
   r.keys(
     o,
@@ -196,7 +173,7 @@ function readAgent(
   for (const [k, v] of Object.entries(inputs))
     templates.push({ text: v, path: joinKey(joinKey(np, 'inputs'), k) });
   const resultVariable = readResultVariable(s);
-  const outputSchema = readOutputSchema(s);
+  const outputSchema = readSchema(r, o, 'output_schema', np);
   const confidenceThreshold = r.num(o, 'confidence_threshold', np, what, { min: 0, max: 100 });
   const limits = readLimits(s);
   checkPriced(s, { model, fallbackModels, limits }, ctx.pricedModels, ctx.allowedModels);
@@ -296,9 +273,7 @@ function readModels({ r, o, np, what }: NodeScope, ctx: ProcessContext) {
     }
   };
   if (model !== null) checkModel(model, joinKey(np, 'model'));
-  fallbackModels.forEach((m, i) => {
-    checkModel(m, joinIndex(joinKey(np, 'fallback_models'), i));
-  });
+  for (const [i, m] of fallbackModels.entries()) checkModel(m, joinIndex(joinKey(np, 'fallback_models'), i));
   return { model, fallbackModels };
 }
 
@@ -319,20 +294,6 @@ function readResultVariable({ r, o, np, what }: NodeScope): string | null {
   return resultVariable;
 }
 
-function readOutputSchema({ r, o, np }: NodeScope): Record<string, unknown> | null {
-  if (!has(o, 'output_schema') || o.output_schema === null) return null;
-  const problem = checkJsonSchema(o.output_schema);
-  if (problem) {
-    r.err(
-      APL.SCHEMA_INVALID,
-      joinKey(np, 'output_schema'),
-      `output_schema is not a valid JSON Schema: ${problem}. Fix the schema.`,
-    );
-    return null;
-  }
-  return o.output_schema as Record<string, unknown>;
-}
-
 function readLimits({ r, o, np }: NodeScope): AgentLimits {
   const limits: AgentLimits = { maxTurns: null, maxTokensTotal: null, budgetUsd: null };
   if (!has(o, 'limits') || o.limits === null) return limits;
@@ -345,8 +306,4 @@ function readLimits({ r, o, np }: NodeScope): AgentLimits {
     limits.budgetUsd = r.num(lo, 'budget_usd', lp, 'limits', { positive: true });
   }
   return limits;
-}
-
-function get(o: Obj, key: string): unknown {
-  return isObj(o) && Object.hasOwn(o, key) ? o[key] : undefined;
 }

@@ -13,21 +13,22 @@ import {
   type Node,
   parseAllDocuments,
 } from 'yaml';
+import { setOwn } from '../../../shared/redact.js';
 import { APL, type ErrorSink, joinIndex, joinKey, type Pos } from './errors.js';
 
-export const MAX_SOURCE_BYTES = 1024 * 1024;
+const MAX_SOURCE_BYTES = 1024 * 1024;
 /** Nesting (flow brackets, or indentation columns) beyond which the YAML parser is not even called. */
-export const MAX_FLOW_DEPTH = 64;
-export const MAX_INDENT = 200;
+const MAX_FLOW_DEPTH = 64;
+const MAX_INDENT = 200;
+const TOO_INDENTED = `A line is indented more than ${MAX_INDENT} columns. Flatten the document.`;
+const TOO_NESTED = `Flow collections are nested more than ${MAX_FLOW_DEPTH} levels deep. Flatten the document.`;
 const MAX_VALUE_DEPTH = 100;
 const MAX_NODES = 200_000;
 const MAX_ALIASES = 100;
 
-export interface ParsedDocument {
+interface ParsedDocument {
   index: number;
   value: unknown;
-  /** relative path (`nodes[0].tools[2]`; '' = the document) → position */
-  positions: Map<string, Pos>;
   /** the document has YAML errors: its value is not used */
   broken: boolean;
   /** for a broken document, its `kind` and `name`/`key` when still readable (to avoid cascading errors) */
@@ -55,7 +56,7 @@ function salvage(doc: Document): { kind: string; name: string } | null {
  * Cheap pre-scan for nesting that could exhaust the stack inside the YAML parser (which would be caught,
  * except that V8 can abort the process when it compiles a regular expression near the stack limit).
  */
-export function scanNesting(source: string): { line: number; column: number; what: string } | null {
+function scanNesting(source: string): (Pos & { message: string }) | null {
   let depth = 0;
   let line = 1;
   let i = 0;
@@ -77,7 +78,7 @@ export function scanNesting(source: string): { line: number; column: number; wha
     }
     blockScalarIndent = -1;
     if (indent > MAX_INDENT && !blank && depth === 0)
-      return { line, column: indent + 1, what: 'indentation' };
+      return { line, column: indent + 1, message: TOO_INDENTED };
     let valueStart = true;
     while (i < n && source[i] !== '\n') {
       const c = source[i];
@@ -108,8 +109,9 @@ export function scanNesting(source: string): { line: number; column: number; wha
       }
       if ((valueStart || depth > 0) && (c === '[' || c === '{')) {
         depth++;
-        if (depth > MAX_FLOW_DEPTH)
-          return { line, column: i + 1 - source.lastIndexOf('\n', i - 1) - 1, what: 'brackets' };
+        if (depth > MAX_FLOW_DEPTH) {
+          return { line, column: i - source.lastIndexOf('\n', i - 1), message: TOO_NESTED };
+        }
         i++;
         valueStart = true;
         continue;
@@ -193,7 +195,7 @@ function convert(w: Walk, node: unknown, path: string, depth: number, record: bo
       const childPath = joinKey(path, key);
       setPos(w, childPath, posOf(w, keyNode as { range?: [number, number, number] }), record);
       const value = convert(w, pair.value, childPath, depth + 1, record);
-      Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+      setOwn(out, key, value);
     }
     return out;
   }
@@ -211,27 +213,16 @@ function convert(w: Walk, node: unknown, path: string, depth: number, record: bo
 
 /** Parses every document; reports YAML errors on the sink. Never throws. */
 export function parseSource(source: string, sink: ErrorSink): ParsedDocument[] {
-  if (source.length > MAX_SOURCE_BYTES) {
-    sink.add(
-      APL.YAML_TOO_LARGE,
-      -1,
-      '',
-      `The source is ${source.length} characters long; the limit is ${MAX_SOURCE_BYTES}. Split it into several deployments.`,
-      { line: 1, column: 1 },
-    );
-    return [];
-  }
-  const deep = scanNesting(source);
-  if (deep) {
-    sink.add(
-      APL.YAML_TOO_LARGE,
-      -1,
-      '',
-      deep.what === 'brackets'
-        ? `Flow collections are nested more than ${MAX_FLOW_DEPTH} levels deep. Flatten the document.`
-        : `A line is indented more than ${MAX_INDENT} columns. Flatten the document.`,
-      { line: deep.line, column: deep.column },
-    );
+  const tooLarge =
+    source.length > MAX_SOURCE_BYTES
+      ? {
+          line: 1,
+          column: 1,
+          message: `The source is ${source.length} characters long; the limit is ${MAX_SOURCE_BYTES}. Split it into several deployments.`,
+        }
+      : scanNesting(source);
+  if (tooLarge) {
+    sink.add(APL.YAML_TOO_LARGE, -1, '', tooLarge.message, tooLarge);
     return [];
   }
   const lc = new LineCounter();
@@ -242,15 +233,12 @@ export function parseSource(source: string, sink: ErrorSink): ParsedDocument[] {
     const w: Walk = { doc, lc, positions: new Map(), nodes: 0, aliases: 0, fail: null };
     const broken = doc.errors.length > 0;
     for (const e of doc.errors) {
-      const offset = Array.isArray(e.pos) ? e.pos[0] : 0;
-      const lp = lc.linePos(offset);
+      const { line, col } = lc.linePos(Array.isArray(e.pos) ? e.pos[0] : 0);
       const first = String(e.message)
         .split('\n')[0]
         .replace(/ at line \d+, column \d+:?$/, '');
-      sink.add(APL.YAML_SYNTAX, index, '', `YAML syntax error: ${first}. Fix the YAML at this line.`, {
-        line: lp.line,
-        column: lp.col,
-      });
+      const message = `YAML syntax error: ${first}. Fix the YAML at this line.`;
+      sink.add(APL.YAML_SYNTAX, index, '', message, { line, column: col });
     }
     const rootPos = posOf(w, doc.contents as { range?: [number, number, number] } | null) ?? {
       line: lc.linePos(doc.range?.[0] ?? 0).line,
@@ -259,16 +247,16 @@ export function parseSource(source: string, sink: ErrorSink): ParsedDocument[] {
     w.positions.set('', rootPos);
     sink.setPositions(index, w.positions);
     if (broken) {
-      out.push({ index, value: null, positions: w.positions, broken: true, salvage: salvage(doc) });
+      out.push({ index, value: null, broken: true, salvage: salvage(doc) });
       return;
     }
     const value = convert(w, doc.contents, '', 0, true);
     if (w.fail) {
       sink.add(APL.YAML_TOO_LARGE, index, '', `The document is too complex: ${w.fail}. Simplify it.`);
-      out.push({ index, value: null, positions: w.positions, broken: true });
+      out.push({ index, value: null, broken: true });
       return;
     }
-    out.push({ index, value, positions: w.positions, broken: false });
+    out.push({ index, value, broken: false });
   });
   return out;
 }

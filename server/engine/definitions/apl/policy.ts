@@ -4,40 +4,26 @@
  * `bindingPolicy`, so old bindings keep their behaviour: no validity window (their approvals never
  * expired), no timeout, no guards, and the descriptive defaults (reversible, medium risk).
  */
-import type { ApprovalSettings, Lookup, Precondition, Risk } from './types.js';
+import type { ApprovalSettings, Risk } from '../../../shared/types.js';
 
 export const DEFAULT_APPROVAL_VALID_MINUTES = 1440;
 export const DEFAULT_RISK: Risk = 'medium';
 export const RISKS: readonly Risk[] = ['low', 'medium', 'high'];
 export const RISK_RANK: Record<Risk, number> = { low: 0, medium: 1, high: 2 };
 
-/** Every setting present, defaults applied; `approvalValidMinutes` null = no window (older bindings). */
-export interface BindingPolicy {
-  impact: string | null;
-  reversible: boolean;
-  risk: Risk;
-  approvalValidMinutes: number | null;
-  approvalTimeoutHours: number | null;
-  precondition: Precondition | null;
-  lookup: Lookup | null;
-  redactResult: string[];
-}
-
-/** What a deployment freezes: every setting, the window 1440 minutes unless declared. */
-export interface FrozenSettings extends BindingPolicy {
-  approvalValidMinutes: number;
-}
-
 /** The settings a new deployment freezes (from a tool written now, or a tool spec stored before). */
-export function withDefaults(s: ApprovalSettings): FrozenSettings {
+export function withDefaults(s: ApprovalSettings) {
   return {
     ...bindingPolicy(s),
     approvalValidMinutes: s.approvalValidMinutes ?? DEFAULT_APPROVAL_VALID_MINUTES,
   };
 }
 
-/** The effective settings of a frozen binding, older rows included (they keep their behaviour). */
-export function bindingPolicy(b: ApprovalSettings): BindingPolicy {
+/**
+ * The effective settings of a frozen binding, every one present; older rows keep their behaviour
+ * (`approvalValidMinutes` null: no window).
+ */
+export function bindingPolicy(b: ApprovalSettings) {
   return {
     impact: b.impact ?? null,
     reversible: b.reversible ?? true,

@@ -5,7 +5,7 @@
  */
 import { APL, joinIndex, joinKey } from './errors.js';
 import type { Reader } from './fields.js';
-import type { AgentLimits } from './types.js';
+import type { AgentLimits } from '../../../shared/types.js';
 
 export function checkPriced(
   { r, np }: { r: Reader; np: string },
@@ -15,10 +15,8 @@ export function checkPriced(
   allowed: string[] | null,
 ): void {
   if (priced === null || node.limits.budgetUsd == null) return;
-  const models: [string, string][] = node.fallbackModels.map((m, i) => [
-    m,
-    joinIndex(joinKey(np, 'fallback_models'), i),
-  ]);
+  const fallbacks = joinKey(np, 'fallback_models');
+  const models = node.fallbackModels.map((m, i): [string, string] => [m, joinIndex(fallbacks, i)]);
   if (node.model !== null) models.unshift([node.model, joinKey(np, 'model')]);
   for (const [model, path] of models) {
     if (priced.has(model) || (allowed !== null && !allowed.includes(model))) continue;

@@ -3,7 +3,7 @@ import { PROCESS_KEY } from './bindings.js';
 import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
 import { get, has, isObj, type Obj, type Reader, reservedName } from './fields.js';
 import { type ProcessContext, type Ref, readNode, type Template, VAR_NAME } from './node.js';
-import type { FrozenProcess, ProcessNode, VariableSpec, VariableType } from './types.js';
+import type { FrozenProcess, ProcessNode, VariableSpec, VariableType } from '../../../shared/types.js';
 
 export type { ProcessContext } from './node.js';
 

@@ -6,10 +6,10 @@
  * checks and an `input_schema`, or drop the tool's `auto` rules. Every error is reported, not the first.
  */
 import { parseExpression } from '../../../shared/expression.js';
-import { APL, describe, joinIndex, joinKey } from './errors.js';
+import { APL, type AplCode, describe, joinIndex, joinKey } from './errors.js';
 import { has, isObj, type Obj, type Reader } from './fields.js';
-import { checkJsonSchema } from './schema.js';
-import type { ApprovalRule, ArgumentCheck, ToolPolicy } from './types.js';
+import { readSchema } from './schema.js';
+import type { ApprovalRule, ArgumentCheck, ToolPolicy } from '../../../shared/types.js';
 
 /** Fields of a tool (or a node's entry) that this module reads. */
 export const RULE_FIELDS = ['approval', 'validate', 'input_schema'];
@@ -30,30 +30,21 @@ export function readChecks(r: Reader, o: Obj, p: string, what: string): WrittenC
   const out: WrittenChecks = { rules: [], rulePaths: [], validate: [], inputSchema: null };
   readRules(r, o, p, what, out);
   readValidate(r, o, p, what, out);
-  if (has(o, 'input_schema') && o.input_schema !== null) {
-    const problem = checkJsonSchema(o.input_schema);
-    if (problem)
-      r.err(
-        APL.SCHEMA_INVALID,
-        joinKey(p, 'input_schema'),
-        `input_schema is not a valid JSON Schema: ${problem.replace('output_schema', 'input_schema')}. Fix the schema.`,
-      );
-    else out.inputSchema = o.input_schema as Record<string, unknown>;
-  }
+  out.inputSchema = readSchema(r, o, 'input_schema', p);
   return out;
 }
 
-function expression(r: Reader, o: Obj, key: string, p: string, what: string, help: string): string | null {
+/** A required expression field: its text when it parses, else null (reported). */
+export function expression(r: Reader, o: Obj, key: string, p: string, what: string, help: string) {
   const text = r.str(o, key, p, what, { required: true, help });
   if (text === null) return null;
   const parsed = parseExpression(text);
   if (!parsed.ok) {
-    r.err(
+    return r.err(
       APL.EXPR_INVALID,
       joinKey(p, key),
       `The expression ${JSON.stringify(text.slice(0, 80))} does not parse: ${parsed.message} at character ${parsed.position + 1}.`,
     );
-    return null;
   }
   return text;
 }
@@ -71,15 +62,9 @@ function readRules(r: Reader, o: Obj, p: string, what: string, out: WrittenCheck
       r.err(APL.DOC_FIELD, rp, `Each approval rule must be ${RULE_HELP}, not ${describe(rule)}.`);
       return;
     }
-    r.keys(rule, rp, ['when', 'levels', 'auto', 'deny'], 'an approval rule');
-    const when = expression(
-      r,
-      rule,
-      'when',
-      rp,
-      'an approval rule',
-      'an expression such as "amount > 1000".',
-    );
+    const what = 'an approval rule';
+    r.keys(rule, rp, ['when', 'levels', 'auto', 'deny'], what);
+    const when = expression(r, rule, 'when', rp, what, 'an expression such as "amount > 1000".');
     const outcomes = ['levels', 'auto', 'deny'].filter((k) => has(rule, k) && rule[k] !== null);
     if (outcomes.length !== 1) {
       r.err(
@@ -107,23 +92,21 @@ function readOutcome(
 ): Omit<ApprovalRule, 'when'> | null {
   if (outcome === 'auto') {
     if (rule.auto !== true) {
-      r.err(
+      return r.err(
         APL.RULE_OUTCOME,
         joinKey(rp, 'auto'),
         `auto must be true (the call runs without a person), not ${describe(rule.auto)}. Remove the rule to keep people deciding.`,
       );
-      return null;
     }
     return { levels: [], auto: true };
   }
   if (outcome === 'deny') {
     if (typeof rule.deny !== 'string' || rule.deny.trim() === '') {
-      r.err(
+      return r.err(
         APL.RULE_DENY_REASON,
         joinKey(rp, 'deny'),
         'deny needs a reason the model and the people reading the history understand, e.g. deny: "refunds above 5000 EUR go through the finance desk".',
       );
-      return null;
     }
     return { levels: [], deny: rule.deny.trim() };
   }
@@ -162,16 +145,11 @@ function readValidate(r: Reader, o: Obj, p: string, what: string, out: WrittenCh
       r.err(APL.VALIDATE_INVALID, cp, `Each validate entry is { expect, message }, not ${describe(check)}.`);
       return;
     }
-    r.keys(check, cp, ['expect', 'message'], 'a validate entry');
-    const expect = expression(
-      r,
-      check,
-      'expect',
-      cp,
-      'a validate entry',
-      'what the arguments must satisfy, e.g. "amount > 0".',
-    );
-    const message = r.str(check, 'message', cp, 'a validate entry', {
+    const what = 'a validate entry';
+    r.keys(check, cp, ['expect', 'message'], what);
+    const help = 'what the arguments must satisfy, e.g. "amount > 0".';
+    const expect = expression(r, check, 'expect', cp, what, help);
+    const message = r.str(check, 'message', cp, what, {
       required: true,
       help: 'what the model reads when the check fails, e.g. "the amount must be positive".',
     });
@@ -195,17 +173,24 @@ export function placeToolChecks(
     rejectOnRead(r, w, p, name);
     return { rules: [], rulePaths: [], validate: [], inputSchema: null };
   }
-  const kept: WrittenChecks = { ...w, rules: [], rulePaths: [] };
+  const why = (outcome: string) =>
+    `${name} is a write: no person decides its calls, so its rules may only deny. Use policy: approval_required for ${outcome}, or make this rule a deny.`;
+  return denyOnly(r, w, APL.RULE_NOT_APPROVAL, why);
+}
+
+/** Keeps the `deny` rules; reports each other rule with `message(its outcome)`. */
+function denyOnly<T extends WrittenChecks>(
+  r: Reader,
+  w: T,
+  code: AplCode,
+  message: (outcome: string) => string,
+): T {
+  const kept = { ...w, rules: [] as ApprovalRule[], rulePaths: [] as string[] };
   w.rules.forEach((rule, i) => {
     if (rule.deny) {
       kept.rules.push(rule);
       kept.rulePaths.push(w.rulePaths[i]);
-    } else
-      r.err(
-        APL.RULE_NOT_APPROVAL,
-        w.rulePaths[i],
-        `${name} is a write: no person decides its calls, so its rules may only deny. Use policy: approval_required for ${rule.auto ? 'auto' : 'levels'}, or make this rule a deny.`,
-      );
+    } else r.err(code, w.rulePaths[i], message(rule.auto ? 'auto' : 'levels'));
   });
   return kept;
 }
@@ -237,20 +222,9 @@ export interface EntryChecks extends WrittenChecks {
 export function readEntryChecks(r: Reader, entry: Obj, ep: string): EntryChecks {
   const w = readChecks(r, entry, ep, 'a tool ref');
   const dropAuto = r.bool(entry, 'drop_auto', ep, 'a tool ref', false);
-  const rules: ApprovalRule[] = [];
-  const rulePaths: string[] = [];
-  w.rules.forEach((rule, i) => {
-    if (rule.deny) {
-      rules.push(rule);
-      rulePaths.push(w.rulePaths[i]);
-    } else
-      r.err(
-        APL.RULE_NODE_LOOSENS,
-        w.rulePaths[i],
-        `A node may add deny rules only: ${rule.auto ? 'auto' : 'levels'} belong on the tool's own approval list. Use drop_auto: true to stop the tool's auto rules on this node.`,
-      );
-  });
-  return { ...w, rules, rulePaths, dropAuto };
+  const why = (outcome: string) =>
+    `A node may add deny rules only: ${outcome} belong on the tool's own approval list. Use drop_auto: true to stop the tool's auto rules on this node.`;
+  return { ...denyOnly(r, w, APL.RULE_NODE_LOOSENS, why), dropAuto };
 }
 
 /** A node entry's checks against the binding's effective policy (reported at the entry). */
@@ -280,13 +254,4 @@ export function placeEntryChecks(
     return { ...e, dropAuto: false };
   }
   return e;
-}
-
-/** Two schemas that must both hold, as one (null when neither is declared). */
-export function bothSchemas(
-  a: Record<string, unknown> | null | undefined,
-  b: Record<string, unknown> | null | undefined,
-): Record<string, unknown> | null {
-  if (a && b) return { allOf: [a, b] };
-  return a ?? b ?? null;
 }

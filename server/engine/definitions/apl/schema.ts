@@ -1,11 +1,22 @@
-/** Compiles an agent node's `output_schema` (draft-07 by default, 2020-12 when its `$schema` says so). */
+/** JSON Schema fields (output_schema, input_schema): draft-07, or 2020-12 when `$schema` says so. */
 import { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { APL, joinKey } from './errors.js';
+import { has, type Obj, type Reader } from './fields.js';
 
 const MAX_SCHEMA_CHARS = 200_000;
 
+/** A JSON Schema field (`output_schema`, `input_schema`): the schema; null when absent or invalid (reported). */
+export function readSchema(r: Reader, o: Obj, key: string, p: string): Record<string, unknown> | null {
+  if (!has(o, key) || o[key] === null) return null;
+  const problem = checkJsonSchema(o[key]);
+  if (!problem) return o[key] as Record<string, unknown>;
+  const why = `${key} is not a valid JSON Schema: ${problem.replace('output_schema', key)}. Fix the schema.`;
+  return r.err(APL.SCHEMA_INVALID, joinKey(p, key), why);
+}
+
 /** Returns null when the schema compiles, else a message saying what is wrong. */
-export function checkJsonSchema(schema: unknown): string | null {
+function checkJsonSchema(schema: unknown): string | null {
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
     return 'output_schema must be a JSON Schema object, e.g. { type: object, required: [answer] }';
   }

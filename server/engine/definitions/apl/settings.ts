@@ -5,37 +5,23 @@
  * `redact_result`. Schema, template and expression checks here; which tools a guard may name is checked
  * once every server and binding is known (guards.ts).
  */
-import { APL, describe, joinIndex, joinKey } from './errors.js';
-import { parseExpression } from '../../../shared/expression.js';
+import { APL, joinIndex, joinKey } from './errors.js';
 import { has, type Obj, type Reader, reservedName } from './fields.js';
 import { RISKS } from './policy.js';
-import { parseRedactPath } from './redact.js';
+import { expression } from './rules.js';
+import { parseRedactPath } from '../../../shared/redact.js';
 import { checkTemplate } from '../../../shared/template.js';
-import type { Lookup, Precondition, Risk } from './types.js';
+import type { ApprovalSettings } from '../../../shared/types.js';
 
 export const SETTING_FIELDS = [
-  'impact',
-  'reversible',
-  'risk',
-  'approval_valid_minutes',
-  'approval_timeout_hours',
-  'precondition',
-  'lookup',
-  'redact_result',
+  ...['impact', 'reversible', 'risk', 'approval_valid_minutes', 'approval_timeout_hours', 'precondition'],
+  ...['lookup', 'redact_result'],
 ];
 
 export const TOOL_REF = /^([^/\s]+)\/([^/\s]+)$/;
 
 /** The settings as written (absent = not written), and where a lookup first uses `${idempotencyKey}`. */
-export interface WrittenSettings {
-  impact?: string;
-  reversible?: boolean;
-  risk?: Risk;
-  approvalValidMinutes?: number;
-  approvalTimeoutHours?: number;
-  precondition?: Precondition;
-  lookup?: Lookup;
-  redactResult?: string[];
+export interface WrittenSettings extends ApprovalSettings {
   /** path of the first `${idempotencyKey}` in the lookup's arguments */
   lookupKeyPath?: string;
 }
@@ -54,11 +40,8 @@ export function readSettings(r: Reader, o: Obj, p: string, what: string): Writte
     const reversible = r.bool(o, 'reversible', p, what, true);
     if (typeof o.reversible === 'boolean') s.reversible = reversible;
   }
-  if (has(o, 'risk') && o.risk !== null) {
-    if (RISKS.includes(o.risk as Risk)) s.risk = o.risk as Risk;
-    else
-      r.err(APL.DOC_FIELD, joinKey(p, 'risk'), `risk must be low, medium or high, not ${describe(o.risk)}.`);
-  }
+  const risk = r.oneOf(o, 'risk', p, RISKS);
+  if (risk) s.risk = risk;
   const valid = r.num(o, 'approval_valid_minutes', p, what, { integer: true, positive: true });
   if (valid !== null) s.approvalValidMinutes = valid;
   const timeout = r.num(o, 'approval_timeout_hours', p, what, { positive: true });
@@ -113,14 +96,8 @@ function checkText(r: Reader, text: string, path: string, use: Use): string | nu
   return path;
 }
 
-interface GuardRead {
-  tool: string;
-  arguments: Record<string, unknown>;
-  expression: string;
-  keyPath: string | null;
-}
-
-function readGuard(r: Reader, o: Obj, p: string, field: Use, exprField: string): GuardRead | null {
+/** A guard's read: its tool, its arguments, its expression, and where its arguments use the key. */
+function readGuard(r: Reader, o: Obj, p: string, field: Use, exprField: string) {
   if (!has(o, field) || o[field] === null) return null;
   const gp = joinKey(p, field);
   const what = `"${field}"`;
@@ -141,35 +118,17 @@ function readGuard(r: Reader, o: Obj, p: string, field: Use, exprField: string):
     toolOk = false;
   }
   const args = readArguments(r, g, gp, field);
-  const expression = r.str(g, exprField, gp, what, {
-    required: true,
-    help:
-      exprField === 'expect'
-        ? "what the read's answer must satisfy, e.g. \"status == 'PAID' && amount >= arguments.amount\"."
-        : 'when the write took effect, e.g. "len(refunds) > 0".',
-  });
-  if (expression !== null) {
-    const parsed = parseExpression(expression);
-    if (!parsed.ok) {
-      r.err(
-        APL.EXPR_INVALID,
-        joinKey(gp, exprField),
-        `The expression ${JSON.stringify(expression.slice(0, 80))} does not parse: ${parsed.message} at character ${parsed.position + 1}.`,
-      );
-      return null;
-    }
-  }
-  if (!toolOk || args === null || expression === null) return null;
-  return { tool: (tool as string).trim(), arguments: args.value, expression, keyPath: args.keyPath };
+  const help =
+    exprField === 'expect'
+      ? "what the read's answer must satisfy, e.g. \"status == 'PAID' && amount >= arguments.amount\"."
+      : 'when the write took effect, e.g. "len(refunds) > 0".';
+  const expr = expression(r, g, exprField, gp, what, help);
+  if (!toolOk || args === null || expr === null) return null;
+  return { tool: (tool as string).trim(), arguments: args.value, expression: expr, keyPath: args.keyPath };
 }
 
 /** `arguments`: a mapping whose text leaves are templates; a copy, and the first key use. */
-function readArguments(
-  r: Reader,
-  g: Obj,
-  gp: string,
-  use: Use,
-): { value: Record<string, unknown>; keyPath: string | null } | null {
+function readArguments(r: Reader, g: Obj, gp: string, use: Use) {
   if (!has(g, 'arguments') || g.arguments === null) return { value: {}, keyPath: null };
   const ap = joinKey(gp, 'arguments');
   const m = r.obj(g.arguments, ap, '"arguments"');

@@ -2,45 +2,24 @@
 import { APL, describe, joinKey } from './errors.js';
 import { has, type Obj, type Reader, reservedName } from './fields.js';
 import { placeToolChecks, readChecks, RULE_FIELDS } from './rules.js';
-import { toolSettings } from './guards.js';
+import { placeGuards } from './guards.js';
+import { withDefaults } from './policy.js';
 import { readSettings, redactPaths, SETTING_FIELDS } from './settings.js';
-import type { Idempotency, ToolPolicy, ToolServerSpec, ToolSpec, Transport } from './types.js';
+import type { Idempotency, ToolPolicy, ToolServerSpec, ToolSpec, Transport } from '../../../shared/types.js';
 
 export const SERVER_NAME = /^[a-z0-9][a-z0-9_.-]*$/i;
 export const TOOL_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 export const POLICIES: readonly ToolPolicy[] = ['read', 'write', 'approval_required'];
 const SERVER_FIELDS = [
-  'kind',
-  'name',
-  'transport',
-  'url',
-  'command',
-  'args',
-  'env',
-  'credential',
-  'credential_env',
+  ...['kind', 'name', 'transport', 'url', 'command', 'args', 'env', 'credential', 'credential_env'],
   'tools',
 ];
 const TOOL_FIELDS = [
-  'policy',
-  'idempotency',
-  'approvers',
-  'approval_sla_hours',
-  'input_schema_sha256',
-  'editable',
+  ...['policy', 'idempotency', 'approvers', 'approval_sla_hours', 'input_schema_sha256', 'editable'],
   'redact',
   ...RULE_FIELDS,
   ...SETTING_FIELDS,
 ];
-
-/** Where and how the worker reaches a server: the fields its transport allows. */
-interface Connection {
-  url: string | null;
-  command: string | null;
-  args: string[];
-  env: Record<string, string>;
-  credentialEnv: string | null;
-}
 
 export function validateToolServer(r: Reader, doc: Obj): ToolServerSpec | null {
   r.keys(doc, '', SERVER_FIELDS, 'a ToolServer');
@@ -57,32 +36,23 @@ export function validateToolServer(r: Reader, doc: Obj): ToolServerSpec | null {
       '"delegate" is reserved for delegate:<process-key> tool refs. Choose another name.',
     );
   }
-  let transport: Transport | null = null;
-  const t = has(doc, 'transport') ? doc.transport : undefined;
-  if (t === undefined || t === null)
+  const transport = r.oneOf<Transport>(doc, 'transport', '', ['streamable-http', 'stdio']);
+  if (transport === undefined)
     r.missing('', 'transport', 'a ToolServer', 'streamable-http (with url) or stdio (with command).');
-  else if (t !== 'streamable-http' && t !== 'stdio') {
-    r.err(APL.DOC_FIELD, 'transport', `transport must be streamable-http or stdio, not ${describe(t)}.`);
-  } else transport = t;
 
   const credential = r.str(doc, 'credential', '', 'a ToolServer', {
     pattern: /^[A-Za-z0-9_.:/-]+$/,
     patternHelp: 'give the name of a stored secret (letters, digits, "-", "_", ".").',
   });
-  const none: Connection = { url: null, command: null, args: [], env: {}, credentialEnv: null };
-  const conn =
-    transport === 'streamable-http'
-      ? readHttp(r, doc)
-      : transport === 'stdio'
-        ? readStdio(r, doc, credential)
-        : none;
+  // where and how the worker reaches the server: the fields its transport allows
+  const conn = transport === 'stdio' ? readStdio(r, doc, credential) : transport && readHttp(r, doc);
   const tools = readTools(r, doc);
-  if (name === null || transport === null) return null;
+  if (name === null || !transport || !conn) return null;
   const { url, command, args, env, credentialEnv } = conn;
   return { name, transport, url, command, args, env, credential, credentialEnv, tools };
 }
 
-function readHttp(r: Reader, doc: Obj): Connection {
+function readHttp(r: Reader, doc: Obj) {
   let url = r.str(doc, 'url', '', 'a streamable-http ToolServer', {
     required: true,
     help: 'the MCP endpoint, e.g. http://127.0.0.1:4100/mcp',
@@ -94,19 +64,14 @@ function readHttp(r: Reader, doc: Obj): Connection {
     r.err(APL.DOC_FIELD, 'url', `url ${JSON.stringify(url)} is not a valid address.`);
     url = null;
   }
+  const why = 'applies to stdio servers only. Remove it, or use transport: stdio.';
   for (const k of ['command', 'args', 'env', 'credential_env']) {
-    if (has(doc, k)) {
-      r.err(
-        APL.DOC_UNKNOWN_FIELD,
-        k,
-        `"${k}" applies to stdio servers only. Remove it, or use transport: stdio.`,
-      );
-    }
+    if (has(doc, k)) r.err(APL.DOC_UNKNOWN_FIELD, k, `"${k}" ${why}`);
   }
   return { url, command: null, args: [], env: {}, credentialEnv: null };
 }
 
-function readStdio(r: Reader, doc: Obj, credential: string | null): Connection {
+function readStdio(r: Reader, doc: Obj, credential: string | null) {
   const command = r.str(doc, 'command', '', 'a stdio ToolServer', {
     required: true,
     help: 'the program the worker starts, e.g. npx',
@@ -162,27 +127,10 @@ function validateTool(r: Reader, value: unknown, p: string, toolName: string): T
   const o = r.obj(value, p, `Tool "${toolName}"`);
   if (!o) return null;
   r.keys(o, p, TOOL_FIELDS, what);
-  let policy: ToolPolicy | null = null;
-  if (!has(o, 'policy') || o.policy === null)
-    r.missing(p, 'policy', what, 'read, write or approval_required.');
-  else if (!POLICIES.includes(o.policy as ToolPolicy)) {
-    r.err(
-      APL.DOC_FIELD,
-      joinKey(p, 'policy'),
-      `policy must be read, write or approval_required, not ${describe(o.policy)}.`,
-    );
-  } else policy = o.policy as ToolPolicy;
-  let idempotency: Idempotency = 'none';
-  if (has(o, 'idempotency') && o.idempotency !== null) {
-    if (o.idempotency === 'key' || o.idempotency === 'none') idempotency = o.idempotency;
-    else {
-      r.err(
-        APL.DOC_FIELD,
-        joinKey(p, 'idempotency'),
-        `idempotency must be key (the tool honours an Idempotency-Key) or none, not ${describe(o.idempotency)}.`,
-      );
-    }
-  }
+  const policy = r.oneOf(o, 'policy', p, POLICIES);
+  if (policy === undefined) r.missing(p, 'policy', what, 'read, write or approval_required.');
+  const keyed = 'key (the tool honours an Idempotency-Key) or none';
+  const idempotency = r.oneOf<Idempotency>(o, 'idempotency', p, ['key', 'none'], keyed) ?? 'none';
   const approvers = r.strList(o, 'approvers', p, what) ?? [];
   const approvalSlaHours = r.num(o, 'approval_sla_hours', p, what, { positive: true });
   let inputSchemaSha256: string | null = null;
@@ -200,9 +148,10 @@ function validateTool(r: Reader, value: unknown, p: string, toolName: string): T
   const editable = r.bool(o, 'editable', p, what, false);
   const rl = r.strList(o, 'redact', p, what);
   const redact = rl ? redactPaths(r, rl, joinKey(p, 'redact'), 'argument paths') : [];
-  const settings = toolSettings(r, readSettings(r, o, p, what), p, toolName, policy, idempotency);
+  const settings = readSettings(r, o, p, what);
+  if (policy) placeGuards(r, settings, p, `Tool "${toolName}"`, policy, idempotency);
   const written = readChecks(r, o, p, what);
-  if (policy === null) return null;
+  if (!policy) return null;
   const checks = placeToolChecks(r, written, p, `Tool "${toolName}"`, policy);
   return {
     policy,
@@ -215,6 +164,6 @@ function validateTool(r: Reader, value: unknown, p: string, toolName: string): T
     approvalRules: checks.rules,
     validate: checks.validate,
     inputSchema: checks.inputSchema,
-    ...settings,
+    ...withDefaults(settings),
   };
 }

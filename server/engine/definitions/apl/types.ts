@@ -1,37 +1,8 @@
 /**
- * The shapes of APL (the Abada Process Language) once parsed, validated and frozen.
- *
- * A deployment turns YAML documents into `ToolServerSpec`s and `FrozenProcess`es. The shapes that are
- * stored (frozen processes, tool server specs, bindings) live in server/shared/types.ts so that the
- * database schema can type its columns with them; they are re-exported here.
+ * The shapes of a deployment's validation. What a deployment freezes (processes, tool server specs,
+ * bindings) lives in server/shared/types.ts, so that the database schema can type its columns with it.
  */
 import type { FrozenProcess, ToolServerSpec } from '../../../shared/types.js';
-
-export type {
-  AgentLimits,
-  AgentNode,
-  ApprovalRule,
-  ApprovalSettings,
-  ArgumentCheck,
-  CallChecks,
-  EndNode,
-  GuardRead,
-  Lookup,
-  Precondition,
-  Risk,
-  FrozenProcess,
-  Idempotency,
-  ProcessNode,
-  ServiceNode,
-  ToolBinding,
-  ToolPolicy,
-  ToolServerSpec,
-  ToolSpec,
-  Transport,
-  UserTaskNode,
-  VariableSpec,
-  VariableType,
-} from '../../../shared/types.js';
 
 /** One deployment error: a code (ABADA-APL-…), where it is (path and 1-based line), what to do. */
 export interface AplError {
@@ -70,3 +41,6 @@ export type ValidationResult =
 
 export const DEFAULT_AGENT_TOPIC = 'abada:agent';
 export const DEFAULT_MAX_ATTEMPTS = 3;
+
+/** The version of the agent profile (`AgentWork`) an agent node's external task carries for its worker. */
+export const AGENT_PROFILE_VERSION = 'abada.agent/v1';

@@ -9,13 +9,8 @@ import { checkServerGuards } from './guards.js';
 import { parseSource } from './parse.js';
 import { validateProcess } from './process.js';
 import { validateToolServer } from './toolserver.js';
-import type {
-  FrozenProcess,
-  ToolServerSpec,
-  ValidatedDeployment,
-  ValidationContext,
-  ValidationResult,
-} from './types.js';
+import type { FrozenProcess, ToolServerSpec } from '../../../shared/types.js';
+import type { ValidatedDeployment, ValidationContext, ValidationResult } from './types.js';
 
 const KINDS = ['ToolServer', 'Process'];
 
@@ -50,16 +45,8 @@ function run(source: string, ctx: ValidationContext, sink: ErrorSink): Validated
   if (sink.errors.length > 0 && docs.length === 0) return null;
   const content = docs.filter((d) => d.broken || d.value !== null);
   if (content.length === 0) {
-    sink.add(
-      APL.DOC_EMPTY,
-      -1,
-      '',
-      'The source holds no documents. Add a ToolServer or Process document (kind: …).',
-      {
-        line: 1,
-        column: 1,
-      },
-    );
+    const message = 'The source holds no documents. Add a ToolServer or Process document (kind: …).';
+    sink.add(APL.DOC_EMPTY, -1, '', message, { line: 1, column: 1 });
     return null;
   }
   const { serverDocs, processDocs, brokenNames } = classify(content, sink);
@@ -92,9 +79,8 @@ function classify(content: ReturnType<typeof parseSource>, sink: ErrorSink): Cla
     }
     const r = new Reader(sink, d.index);
     if (!isObj(d.value)) {
-      sink.add(
+      r.err(
         APL.DOC_KIND,
-        d.index,
         '',
         `A document must be a mapping starting with kind: ToolServer or kind: Process, not ${describe(d.value)}.`,
       );
@@ -156,11 +142,7 @@ function readServers(
 }
 
 /** Deployed process keys plus the source's own: what `delegate:<key>` may name. */
-function readProcessKeys(
-  processDocs: Classified['processDocs'],
-  ctx: ValidationContext,
-  sink: ErrorSink,
-): Set<string> {
+function readProcessKeys(processDocs: Classified['processDocs'], ctx: ValidationContext, sink: ErrorSink) {
   const processKeys = new Set<string>(ctx.processKeys ?? []);
   const keyAt = new Map<string, number>();
   for (const { index, doc } of processDocs) {
