@@ -47,3 +47,5 @@ export const definitions = pgTable(
   },
   (t) => [uniqueIndex('definitions_project_key_version_uq').on(t.projectId, t.key, t.version)],
 );
+
+export type DefinitionRow = typeof definitions.$inferSelect;
