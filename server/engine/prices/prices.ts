@@ -21,7 +21,25 @@ function nonNeg(n: number | null | undefined): number {
 
 /** Prices a model call with the price in force now; an unknown model costs null (and cannot hit the budget). */
 export async function priceUsage(ex: Executor, model: string, usage: Usage) {
-  return priced(usage, await priceAt(ex, model, Date.now()));
+  const now = Date.now();
+  if (!priceCache || now - priceCache.at > PRICE_TTL_MS) {
+    const rows = await query<{ model: string; from: Date; i: number; o: number }>(
+      ex,
+      sql`SELECT model, effective_from AS "from", input_per_mtok_usd AS i, output_per_mtok_usd AS o
+          FROM model_prices ORDER BY model, effective_from DESC`,
+    );
+    const map = new Map<string, { from: number; i: number; o: number }[]>();
+    for (const r of rows) {
+      const list = map.get(r.model) ?? [];
+      list.push({ from: new Date(r.from).getTime(), i: Number(r.i), o: Number(r.o) });
+      map.set(r.model, list);
+    }
+    priceCache = { at: now, rows: map };
+  }
+  return priced(
+    usage,
+    priceCache.rows.get(model)?.find((p) => p.from <= now),
+  );
 }
 
 /** priceUsage from the process's price cache alone; undefined when the cache must be (re)loaded. */
@@ -50,29 +68,6 @@ function priced(usage: Usage, p: { i: number; o: number } | undefined) {
  */
 const PRICE_TTL_MS = 30_000;
 let priceCache: { at: number; rows: Map<string, { from: number; i: number; o: number }[]> } | null = null;
-
-/** Drops this process's cache (setModelPrice: the new price applies here at once). */
-function forgetPrices(): void {
-  priceCache = null;
-}
-
-async function priceAt(ex: Executor, model: string, now: number) {
-  if (!priceCache || now - priceCache.at > PRICE_TTL_MS) {
-    const rows = await query<{ model: string; from: Date; i: number; o: number }>(
-      ex,
-      sql`SELECT model, effective_from AS "from", input_per_mtok_usd AS i, output_per_mtok_usd AS o
-          FROM model_prices ORDER BY model, effective_from DESC`,
-    );
-    const map = new Map<string, { from: number; i: number; o: number }[]>();
-    for (const r of rows) {
-      const list = map.get(r.model) ?? [];
-      list.push({ from: new Date(r.from).getTime(), i: Number(r.i), o: Number(r.o) });
-      map.set(r.model, list);
-    }
-    priceCache = { at: now, rows: map };
-  }
-  return priceCache.rows.get(model)?.find((p) => p.from <= now);
-}
 
 export interface SetModelPriceInput {
   model: string;
@@ -129,7 +124,7 @@ export async function setModelPrice(ctx: EngineContext, actor: Actor, input: Set
                 ${`${actor.kind.toLowerCase()}:${actor.name}`})
         RETURNING ${COLUMNS}`,
   );
-  forgetPrices();
+  priceCache = null; // the new price applies in this process at once
   return view(row);
 }
 
