@@ -27,7 +27,7 @@ const CHAINED_REFUSALS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
 
 const WINDOW = sql`now() - interval '1 minute'`;
 
-interface RefusedAttempt {
+export interface RefusedAttempt {
   action: 'DECIDE' | 'REVOKE';
   code: ErrorCode;
   decision: 'APPROVE' | 'REJECT' | null;

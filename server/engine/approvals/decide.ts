@@ -10,45 +10,60 @@ import { approvals, type ApprovalRow, processInstances } from '../../db/schema.j
 import { notFound } from '../../errors.js';
 import { traceApprovalWait, tracingOn } from '../../telemetry/index.js';
 import { type Actor, type EngineContext, type Tx, isUuid, sameProject } from '../common/index.js';
-import { lockTask } from '../lease/index.js';
-import { recordRefusal } from './attempts.js';
+import { type LockedTaskRow, lockTask } from '../lease/index.js';
+import { type RefusedAttempt, recordRefusal } from './attempts.js';
 import { applyDecision } from './decision-apply.js';
 import { checkDecision, type DecideInput, type Refusal } from './decision-check.js';
 import { toApprovalView } from './views.js';
 import { transaction } from '../../db/pg.js';
 
-export async function getApprovalRow(ex: EngineContext['db'] | Tx, actor: Actor, id: string) {
-  if (!isUuid(id)) throw notFound('approval', id);
-  const [row] = await ex.select().from(approvals).where(eq(approvals.id, id)).limit(1);
-  if (!row || !sameProject(actor, row.projectId)) throw notFound('approval', id);
-  return row;
+/**
+ * Locks the approval's task, then the approval, and runs `act` (a decision or a revoke). A refusal is
+ * recorded as `attempt` (when it is kept) with any change it makes, and thrown only after the commit.
+ */
+export async function actOnApproval(
+  ctx: EngineContext,
+  actor: Actor,
+  approvalId: string,
+  attempt: (a: ApprovalRow) => Omit<RefusedAttempt, 'code'>,
+  act: (tx: Tx, task: LockedTaskRow, a: ApprovalRow) => Promise<Refusal | ApprovalRow>,
+) {
+  if (!isUuid(approvalId)) throw notFound('approval', approvalId);
+  const [found] = await ctx.db.select().from(approvals).where(eq(approvals.id, approvalId)).limit(1);
+  if (!found || !sameProject(actor, found.projectId)) throw notFound('approval', approvalId);
+  const outcome = await transaction(ctx.db, async (tx) => {
+    const task = await lockTask(tx, actor, found.taskId);
+    const [a] = await tx.select().from(approvals).where(eq(approvals.id, found.id)).for('update');
+    const done = await act(tx, task, a);
+    if (!('error' in done)) return done;
+    if (done.effect) await done.effect(tx);
+    if (done.recorded) await recordRefusal(tx, actor, a, { ...attempt(a), code: done.error.code });
+    return done;
+  });
+  if ('error' in outcome) throw outcome.error;
+  return { found, row: outcome };
 }
 
 /** A person decides an approval; returns it as it stands after the decision. */
 export async function decideApproval(ctx: EngineContext, actor: Actor, input: DecideInput) {
-  const found = await getApprovalRow(ctx.db, actor, input.approvalId);
-  const outcome: { refusal: Refusal } | { approval: ApprovalRow } = await transaction(ctx.db, async (tx) => {
-    const task = await lockTask(tx, actor, found.taskId);
-    const [a] = await tx.select().from(approvals).where(eq(approvals.id, found.id)).for('update');
-    const verdict = await checkDecision(tx, ctx, actor, task, a, input);
-    if ('refusal' in verdict) {
-      const { error, recorded, effect } = verdict.refusal;
-      if (effect) await effect(tx);
-      if (recorded)
-        await recordRefusal(tx, actor, a, {
-          action: 'DECIDE',
-          code: error.code,
-          decision: input.decision,
-          digest: input.digest,
-          comment: input.comment ?? null,
-        });
-      return verdict;
-    }
-    return { approval: await applyDecision(tx, { ctx, actor, task, a, input, ...verdict.accepted }) };
-  });
-  if ('refusal' in outcome) throw outcome.refusal.error;
-  await traceDecision(ctx, actor, outcome.approval, input.decision, found.currentLevel);
-  return toApprovalView(ctx, outcome.approval);
+  const { found, row } = await actOnApproval(
+    ctx,
+    actor,
+    input.approvalId,
+    () => ({
+      action: 'DECIDE',
+      decision: input.decision,
+      digest: input.digest,
+      comment: input.comment ?? null,
+    }),
+    async (tx, task, a) => {
+      const verdict = await checkDecision(tx, ctx, actor, task, a, input);
+      if ('refusal' in verdict) return verdict.refusal;
+      return applyDecision(tx, { ctx, actor, task, a, input, ...verdict.accepted });
+    },
+  );
+  await traceDecision(ctx, actor, row, input.decision, found.currentLevel);
+  return toApprovalView(ctx, row);
 }
 
 /**

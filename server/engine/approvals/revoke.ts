@@ -6,17 +6,16 @@
  * Locks the external task, then the approval, never the instance (the decision's lock order).
  */
 import { and, eq } from 'drizzle-orm';
-import { approvalDecisions, approvals, steps, type ApprovalRow } from '../../db/schema.js';
+import { approvalDecisions, steps, type ApprovalRow } from '../../db/schema.js';
 import { EngineError, type ErrorCode } from '../../errors.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { actorLabel } from '../history/index.js';
-import { isRetired, type LockedTaskRow, lockTask } from '../lease/index.js';
-import { recordRefusal } from './attempts.js';
-import { getApprovalRow } from './decide.js';
+import { isRetired, type LockedTaskRow } from '../lease/index.js';
+import { actOnApproval } from './decide.js';
+import type { Refusal } from './decision-check.js';
 import { approvalStanding, lapseOf, reopenLapsed } from './standing.js';
 import { toApprovalView } from './views.js';
 import { expireApproval, stepOf, withdrawApproval } from './withdraw.js';
-import { transaction } from '../../db/pg.js';
 
 export interface RevokeInput {
   approvalId: string;
@@ -26,16 +25,15 @@ export interface RevokeInput {
 /** Steps past this point have gone out (or may have): revoking can no longer stop the call. */
 const EXECUTING = new Set(['STARTED', 'COMPLETED', 'FAILED', 'OUTCOME_UNKNOWN']);
 
-/** A refused revoke, and the change that commits with it (an approval found expired). */
+/** A refused revoke (kept as evidence), and the change that commits with it (an approval found expired). */
 function refuse(
   code: ErrorCode,
   message: string,
   details?: Record<string, unknown>,
   effect?: (tx: Tx) => Promise<unknown>,
-) {
-  return { error: new EngineError(code, message, details), effect };
+): Refusal {
+  return { error: new EngineError(code, message, details), recorded: true, effect };
 }
-type Refused = ReturnType<typeof refuse>;
 
 export async function revokeApproval(ctx: EngineContext, actor: Actor, input: RevokeInput) {
   if (!input.comment?.trim())
@@ -44,34 +42,23 @@ export async function revokeApproval(ctx: EngineContext, actor: Actor, input: Re
       'Say why you revoke the approval: the agent reads your comment.',
     );
   const comment = input.comment.trim();
-  const found = await getApprovalRow(ctx.db, actor, input.approvalId);
-  const outcome: { refused: Refused } | { row: ApprovalRow } = await transaction(ctx.db, async (tx) => {
-    const task = await lockTask(tx, actor, found.taskId);
-    const [a] = await tx.select().from(approvals).where(eq(approvals.id, found.id)).for('update');
-    const refused = await checkRevoke(tx, actor, task, a);
-    if (refused) {
-      if (refused.effect) await refused.effect(tx);
-      await recordRefusal(tx, actor, a, {
-        action: 'REVOKE',
-        code: refused.error.code,
-        decision: null,
-        digest: a.digest,
+  const { row } = await actOnApproval(
+    ctx,
+    actor,
+    input.approvalId,
+    (a) => ({ action: 'REVOKE', decision: null, digest: a.digest, comment }),
+    async (tx, task, a) =>
+      // parked or taken but not started: either way the task goes back to be handed out on this attempt
+      (await checkRevoke(tx, actor, task, a)) ??
+      withdrawApproval(tx, task, a, {
+        state: 'REVOKED',
         comment,
-      });
-      return { refused };
-    }
-    // parked or taken but not started: either way the task goes back to be handed out on this attempt
-    const row = await withdrawApproval(tx, task, a, {
-      state: 'REVOKED',
-      comment,
-      reason: `${a.state === 'APPROVED' ? 'Approval revoked' : 'Withdrawn'} by ${actor.name}: ${comment}`,
-      actor: actorLabel(actor),
-      data: { was: a.state, digest: a.digest },
-    });
-    return { row };
-  });
-  if ('refused' in outcome) throw outcome.refused.error;
-  return toApprovalView(ctx, outcome.row);
+        reason: `${a.state === 'APPROVED' ? 'Approval revoked' : 'Withdrawn'} by ${actor.name}: ${comment}`,
+        actor: actorLabel(actor),
+        data: { was: a.state, digest: a.digest },
+      }),
+  );
+  return toApprovalView(ctx, row);
 }
 
 /** Who may revoke what, and when: an admin any approval of the project; a person one they decided. */
@@ -115,7 +102,7 @@ async function checkRevoke(tx: Tx, actor: Actor, task: LockedTaskRow, a: Approva
 }
 
 /** Past its timeout (pending) or its window (approved), the approval expires rather than being revoked. */
-async function checkTime(tx: Tx, actor: Actor, task: LockedTaskRow, a: ApprovalRow): Promise<Refused | null> {
+async function checkTime(tx: Tx, actor: Actor, task: LockedTaskRow, a: ApprovalRow): Promise<Refusal | null> {
   if (a.state === 'PENDING' && a.expiresAt && a.expiresAt.getTime() <= Date.now()) {
     return refuse(
       'APPROVAL_EXPIRED',
