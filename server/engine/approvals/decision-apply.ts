@@ -6,7 +6,7 @@
  * same attempt. Never moves the token.
  */
 import { createHash } from 'node:crypto';
-import { and, eq, isNotNull, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { approvalDecisions, approvals, externalTasks, steps, type ApprovalRow } from '../../db/schema.js';
 import { type Actor, type EngineContext, type Tx, describeChanges } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
@@ -14,7 +14,7 @@ import { actorLabel, appendHistory } from '../history/index.js';
 import type { LockedTaskRow } from '../lease/index.js';
 import type { Accepted, DecideInput } from './decision-check.js';
 import { ruleAt, ruleRecord } from './rules.js';
-import { levelNumber } from './views.js';
+import { acceptedEdits, levelNumber } from './views.js';
 import { approvalHistoryBase, stepOf } from './withdraw.js';
 
 type Decided = Accepted & {
@@ -177,13 +177,7 @@ async function settleStep(tx: Tx, d: Decided, approved: boolean, digest: string)
     const editors = await tx
       .selectDistinct({ name: approvalDecisions.principalName })
       .from(approvalDecisions)
-      .where(
-        and(
-          eq(approvalDecisions.approvalId, a.id),
-          eq(approvalDecisions.outcome, 'ACCEPTED'),
-          isNotNull(approvalDecisions.editedDigest),
-        ),
-      );
+      .where(acceptedEdits(a.id));
     note = `Approved with changes by ${editors.map((e) => e.name).join(', ')}: ${describeChanges(request.arguments, finalArgs)}`;
   }
   await tx

@@ -61,8 +61,7 @@ function toView(ctx: EngineContext, a: ApprovalRow, { binding, factsBinding, pro
     ruleIndex,
     ...row
   } = a;
-  const args = ctx.sealer.openJson<Record<string, unknown>>(argumentsEnc) ?? {};
-  const { view, redactedPaths } = redactArguments(args, binding?.redact ?? []);
+  const { view, redactedPaths } = shownArguments(ctx, binding, argumentsEnc);
   return {
     ...row,
     processKey,
@@ -84,8 +83,7 @@ type ApprovalContext = Awaited<ReturnType<typeof contextsOf>>[number];
 export type ApprovalView = ReturnType<typeof toView>;
 
 export async function toApprovalView(ctx: EngineContext, a: ApprovalRow): Promise<ApprovalView> {
-  const [c] = await contextsOf(ctx, [a]);
-  return toView(ctx, a, c);
+  return (await toApprovalViews(ctx, [a]))[0];
 }
 
 /** The approver's views of a page of approvals (one context query, not one per approval). */
@@ -145,7 +143,7 @@ export async function earlierProposals(ctx: EngineContext, a: ApprovalView) {
     .orderBy(asc(approvals.createdAt));
   const binding = (await contextsOf(ctx, [a]))[0].binding;
   return rows.map((r) => {
-    const args = redactArguments(ctx.sealer.openJson(r.argumentsEnc) ?? {}, binding?.redact ?? []).view;
+    const args = shownArguments(ctx, binding, r.argumentsEnc).view;
     return {
       approvalId: r.id,
       attempt: r.attempt,
@@ -181,6 +179,20 @@ function readable(binding: ToolBinding | undefined, a: ApprovalRow, shownArgs: u
   };
 }
 
+/** Sealed arguments as the evidence policy shows them (the binding's `redact` paths). */
+function shownArguments(ctx: EngineContext, binding: ToolBinding | undefined, enc: string) {
+  return redactArguments(ctx.sealer.openJson(enc) ?? {}, binding?.redact ?? []);
+}
+
+/** The accepted decisions on an approval that changed its call. */
+export function acceptedEdits(approvalId: string) {
+  return and(
+    eq(approvalDecisions.approvalId, approvalId),
+    eq(approvalDecisions.outcome, 'ACCEPTED'),
+    isNotNull(approvalDecisions.editedDigest),
+  );
+}
+
 /** The rule of an approval: by its index; older rows kept only the rule's `when`. */
 function ruleOf(binding: ToolBinding | undefined, a: ApprovalRow): RuleRef | null {
   if (a.ruleIndex !== null) return ruleAt(binding, a.ruleIndex);
@@ -206,20 +218,13 @@ export async function versionsOf(ctx: EngineContext, a: ApprovalView): Promise<A
       createdAt: approvalDecisions.createdAt,
     })
     .from(approvalDecisions)
-    .where(
-      and(
-        eq(approvalDecisions.approvalId, a.id),
-        eq(approvalDecisions.outcome, 'ACCEPTED'),
-        isNotNull(approvalDecisions.editedDigest),
-      ),
-    )
+    .where(acceptedEdits(a.id))
     .orderBy(asc(approvalDecisions.createdAt));
   const [row] = await ctx.db
     .select({ proposedArgumentsEnc: approvals.proposedArgumentsEnc })
     .from(approvals)
     .where(eq(approvals.id, a.id));
-  const shown = (enc: string | null) =>
-    enc ? redactArguments(ctx.sealer.openJson(enc) ?? {}, binding?.redact ?? []).view : null;
+  const shown = (enc: string | null) => (enc ? shownArguments(ctx, binding, enc).view : null);
   const first: ApprovalVersion = {
     version: a.proposalVersion - edits.length,
     digest: edits[0]?.from ?? a.digest,
