@@ -1,9 +1,7 @@
 /**
  * Deciding an approval (SPEC §5, §14): only a human of a candidate group, on the digest they saw, in
- * time; the first decision wins and every refused attempt is recorded. Locks the external task, then
- * the approval, never the instance. decision-check.ts says whether the decision stands,
- * decision-apply.ts carries it out; here one transaction records the decision (accepted, or a refusal
- * that is kept, with any change it makes) and commits, and a refusal is thrown only after that commit.
+ * time; the first decision wins and every refused attempt is recorded. decision-check.ts says whether
+ * the decision stands, decision-apply.ts carries it out.
  */
 import { eq } from 'drizzle-orm';
 import { approvals, type ApprovalRow, processInstances } from '../../db/schema.js';
@@ -18,8 +16,8 @@ import { toApprovalView } from './views.js';
 import { transaction } from '../../db/pg.js';
 
 /**
- * Locks the approval's task, then the approval, and runs `act` (a decision or a revoke). A refusal is
- * recorded as `attempt` (when it is kept) with any change it makes, and thrown only after the commit.
+ * Locks the approval's task, then the approval, never the instance, and runs `act` (a decision or a
+ * revoke). A refusal is kept as `attempt` with any change it makes, and thrown only after the commit.
  */
 export async function actOnApproval(
   ctx: EngineContext,

@@ -3,7 +3,6 @@
  * who decided it, or an admin, withdraws it until the call starts (then only its outcome can be dealt
  * with: `ALREADY_EXECUTING`); the model reads the revoker's reason as a rejection. A worker that had
  * taken the approved call but not started it loses its lease: its `STARTED` is refused `LEASE_NOT_HELD`.
- * Locks the external task, then the approval, never the instance (the decision's lock order).
  */
 import { and, eq } from 'drizzle-orm';
 import { approvalDecisions, steps, type ApprovalRow } from '../../db/schema.js';
@@ -16,11 +15,6 @@ import type { Refusal } from './decision-check.js';
 import { approvalStanding, lapseOf, reopenLapsed } from './standing.js';
 import { toApprovalView } from './views.js';
 import { expireApproval, stepOf, withdrawApproval } from './withdraw.js';
-
-export interface RevokeInput {
-  approvalId: string;
-  comment: string;
-}
 
 /** Steps past this point have gone out (or may have): revoking can no longer stop the call. */
 const EXECUTING = new Set(['STARTED', 'COMPLETED', 'FAILED', 'OUTCOME_UNKNOWN']);
@@ -35,7 +29,11 @@ function refuse(
   return { error: new EngineError(code, message, details), recorded: true, effect };
 }
 
-export async function revokeApproval(ctx: EngineContext, actor: Actor, input: RevokeInput) {
+export async function revokeApproval(
+  ctx: EngineContext,
+  actor: Actor,
+  input: { approvalId: string; comment: string },
+) {
   if (!input.comment?.trim())
     throw new EngineError(
       'COMMENT_REQUIRED',

@@ -36,16 +36,10 @@ function incidentView({ resolvedBy, dedupeKey, ...view }: IncidentRow) {
 
 export type IncidentView = ReturnType<typeof incidentView>;
 
-export interface OpenIncident {
-  projectId: string | null;
-  type: string;
-  message: string;
-  processInstanceId?: string | null;
-  taskId?: string | null;
-  attempt?: number | null;
-  sequence?: number | null;
-  workerId?: string | null;
-}
+type OpenIncident = Pick<
+  typeof incidents.$inferInsert,
+  'type' | 'message' | 'processInstanceId' | 'taskId' | 'attempt' | 'sequence' | 'workerId'
+> & { projectId: string | null };
 
 export async function openIncident(ex: Executor, i: OpenIncident, actor = 'engine'): Promise<IncidentRow> {
   const [row] = await ex.insert(incidents).values(i).returning();
