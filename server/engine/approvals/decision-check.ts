@@ -48,12 +48,10 @@ export interface Accepted {
 
 type Verdict = Refused | { accepted: Accepted };
 
-/** A refusal kept as evidence. */
 function refuse(code: ErrorCode, message: string, details?: Record<string, unknown>): Refused {
   return { refusal: { error: new EngineError(code, message, details), recorded: true } };
 }
 
-/** A malformed request: nothing is written. */
 function malformed(error: EngineError): Refused {
   return { refusal: { error, recorded: false } };
 }

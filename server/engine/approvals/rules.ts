@@ -18,7 +18,6 @@ export interface RuleRef {
   deny: string | null;
 }
 
-/** How the rules answer a call. */
 export type RuleOutcome =
   | { kind: 'deny'; rule: RuleRef }
   | { kind: 'auto'; rule: RuleRef }

@@ -14,7 +14,6 @@ import type { LockedTaskRow } from '../lease/index.js';
 
 export interface Withdrawal {
   state: 'REVOKED' | 'EXPIRED';
-  /** kept on the approval */
   comment: string;
   /** what the model reads as the rejection */
   reason: string;

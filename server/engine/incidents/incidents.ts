@@ -151,7 +151,6 @@ async function feedOutcome(
     .where(
       and(eq(steps.taskId, inc.taskId!), eq(steps.attempt, inc.attempt!), eq(steps.sequence, inc.sequence!)),
     );
-  // The task waited FAILED for this person; it resumes on the same attempt with the fact in its journal.
   const waiting =
     task?.state === 'FAILED' && task.errorType === 'TOOL_OUTCOME_UNKNOWN' && task.attempt === inc.attempt;
   if (!waiting) return;
