@@ -36,7 +36,7 @@ function incidentView({ resolvedBy, dedupeKey, ...view }: IncidentRow) {
 
 export type IncidentView = ReturnType<typeof incidentView>;
 
-type OpenIncident = Pick<
+export type OpenIncident = Pick<
   typeof incidents.$inferInsert,
   'type' | 'message' | 'processInstanceId' | 'taskId' | 'attempt' | 'sequence' | 'workerId'
 > & { projectId: string | null };

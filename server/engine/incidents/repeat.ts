@@ -9,15 +9,12 @@ import { sql } from 'drizzle-orm';
 import type { IncidentRow } from '../../db/schema.js';
 import { type Executor, query } from '../common/index.js';
 import { notify } from '../events/index.js';
+import type { OpenIncident } from './incidents.js';
 
-export interface RepeatedIncident {
-  projectId: string | null;
-  type: string;
-  message: string;
-  workerId?: string | null;
+type RepeatedIncident = Pick<OpenIncident, 'projectId' | 'type' | 'message' | 'workerId'> & {
   /** what makes two occurrences the same incident, e.g. principal, topic and reason */
   dedupeKey: string;
-}
+};
 
 /**
  * Opens the incident, or bumps the open one with the same key (count + 1, last seen now, the latest
