@@ -5,7 +5,7 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import { credentials, type DefinitionRow, definitions, toolServers } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
-import { validateSource } from './apl/index.js';
+import { validateSource } from './apl/validate.js';
 import type { FrozenProcess, ToolServerSpec } from '../../shared/types.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
 import { type Actor, type EngineContext, type Executor, type Tx, actorProject } from '../common/index.js';

@@ -218,21 +218,13 @@ function readBoundaries(s: NodeScope): Pick<AgentNode, 'timeoutMinutes' | 'onTim
   const onTimeout = addRef(s, 'on_timeout');
   const onFailure = addRef(s, 'on_failure');
   const written = (k: string) => has(o, k) && o[k] !== null;
-  if (written('on_timeout') && !written('timeout_minutes')) {
-    r.missing(
-      np,
-      'timeout_minutes',
-      `on_timeout on ${what}`,
-      'the minutes after which the node times out, e.g. timeout_minutes: 60.',
-    );
-  }
-  if (written('timeout_minutes') && !written('on_timeout')) {
-    r.missing(
-      np,
-      'on_timeout',
-      `timeout_minutes on ${what}`,
-      'the node the token moves to when the time is up, e.g. on_timeout: escalate.',
-    );
+  const help: Record<string, string> = {
+    timeout_minutes: 'the minutes after which the node times out, e.g. timeout_minutes: 60.',
+    on_timeout: 'the node the token moves to when the time is up, e.g. on_timeout: escalate.',
+  };
+  const pairs = { on_timeout: 'timeout_minutes', timeout_minutes: 'on_timeout' };
+  for (const [field, needs] of Object.entries(pairs)) {
+    if (written(field) && !written(needs)) r.missing(np, needs, `${field} on ${what}`, help[needs]);
   }
   if (minutes !== null && onTimeout !== null) Object.assign(out, { timeoutMinutes: minutes, onTimeout });
   if (onFailure !== null) out.onFailure = onFailure;

@@ -5,8 +5,6 @@ import { get, has, isObj, type Obj, type Reader, reservedName } from './fields.j
 import { type ProcessContext, type Ref, readNode, type Template, VAR_NAME } from './node.js';
 import type { FrozenProcess, ProcessNode, VariableSpec, VariableType } from '../../../shared/types.js';
 
-export type { ProcessContext } from './node.js';
-
 const PROCESS_FIELDS = ['kind', 'key', 'name', 'variables', 'outputs', 'start', 'nodes'];
 const VARIABLE_TYPES: readonly VariableType[] = ['string', 'number', 'integer', 'boolean', 'object', 'array'];
 
