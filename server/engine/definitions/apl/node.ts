@@ -29,7 +29,7 @@ export interface Template {
 
 export const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const NODE_ID = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
-const TOPIC = /^[A-Za-z0-9_.:/-]+$/;
+const TOPIC = { pattern: /^[A-Za-z0-9_.:/-]+$/, patternHelp: 'use letters, digits, "-", "_", ".", ":".' };
 const NODE_FIELDS: Record<string, string[]> = {
   agent: [
     ...['id', 'type', 'model', 'fallback_models', 'prompt', 'inputs', 'tools', 'result_variable'],
@@ -82,9 +82,8 @@ export function readNode(
     r.num(o, 'max_attempts', np, s.what, { integer: true, positive: true }) ?? DEFAULT_MAX_ATTEMPTS;
   if (head.type === 'service') {
     const topic = r.str(o, 'topic', np, s.what, {
+      ...TOPIC,
       required: true,
-      pattern: TOPIC,
-      patternHelp: 'use letters, digits, "-", "_", ".", ":".',
       help: 'the external task topic workers fetch, e.g. notify.',
     });
     if (topic === null) return null;
@@ -161,11 +160,7 @@ function readAgent(
   templates: Template[],
 ): AgentNode | null {
   const { r, o, np, what } = s;
-  const topic =
-    r.str(o, 'topic', np, what, {
-      pattern: TOPIC,
-      patternHelp: 'use letters, digits, "-", "_", ".", ":".',
-    }) ?? DEFAULT_AGENT_TOPIC;
+  const topic = r.str(o, 'topic', np, what, TOPIC) ?? DEFAULT_AGENT_TOPIC;
   const { model, fallbackModels } = readModels(s, ctx);
   const prompt = r.str(o, 'prompt', np, what, { required: true, help: 'the instructions for the agent.' });
   if (prompt !== null) templates.push({ text: prompt, path: joinKey(np, 'prompt') });
