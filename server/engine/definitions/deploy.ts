@@ -23,11 +23,7 @@ function requireAdmin(actor: Actor, what: string) {
 
 const MAX_SOURCE_BYTES = 512 * 1024;
 
-export async function deploy(
-  ctx: EngineContext,
-  actor: Actor,
-  source: string,
-): Promise<{ definitions: DefinitionView[]; toolServers: ToolServerView[] }> {
+export async function deploy(ctx: EngineContext, actor: Actor, source: string) {
   requireAdmin(actor, 'deploy definitions');
   const projectId = actorProject(actor);
   if (Buffer.byteLength(source, 'utf8') > MAX_SOURCE_BYTES) {
@@ -97,7 +93,7 @@ async function storeDefinitions(
   projectId: string,
   source: string,
   processes: FrozenProcess[],
-): Promise<DefinitionView[]> {
+) {
   const defs: DefinitionView[] = [];
   for (const proc of processes) {
     const latest = await latestDefinition(tx, projectId, proc.key);

@@ -42,6 +42,8 @@ const NODE_FIELDS: Record<string, string[]> = {
   end: ['id', 'type'],
 };
 
+type NodeId = Pick<ProcessNode, 'id' | 'next'>;
+
 /** What every node reader needs: the node, how errors name it, and where its refs are collected. */
 interface NodeScope {
   r: Reader;
@@ -49,12 +51,6 @@ interface NodeScope {
   np: string;
   what: string;
   refs: Ref[];
-}
-
-interface NodeHead {
-  id: string;
-  type: string;
-  next: string | null;
 }
 
 export function readNode(
@@ -93,7 +89,7 @@ export function readNode(
 }
 
 /** The type, the fields it allows and `next`; null when the node cannot be read further. */
-function readHead(s: NodeScope, id: string | null): NodeHead | null {
+function readHead(s: NodeScope, id: string | null) {
   const { r, o, np } = s;
   const type = get(o, 'type');
   if (type === undefined || type === null) {
@@ -135,7 +131,7 @@ function addRef(s: NodeScope, field: string): string | null {
   return v;
 }
 
-function readUserTask({ r, o, np, what }: NodeScope, { id, next }: NodeHead): ProcessNode | null {
+function readUserTask({ r, o, np, what }: NodeScope, { id, next }: NodeId): ProcessNode | null {
   const groups = r.strList(o, 'candidate_groups', np, what);
   if (groups === null || groups.length === 0) {
     if (groups === null && !has(o, 'candidate_groups'))
@@ -154,7 +150,7 @@ function readUserTask({ r, o, np, what }: NodeScope, { id, next }: NodeHead): Pr
 
 function readAgent(
   s: NodeScope,
-  { id, next }: NodeHead,
+  { id, next }: NodeId,
   { priority, maxAttempts }: { priority: number; maxAttempts: number },
   ctx: ProcessContext,
   templates: Template[],
