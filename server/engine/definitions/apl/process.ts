@@ -151,9 +151,7 @@ function checkReachable(r: Reader, { refs, ids, broken }: NodeGraph, start: stri
   for (const ref of refs) {
     if (ref.field === 'start') continue;
     const from = ref.path.replace(/^(nodes\[\d+\]).*$/, '$1');
-    const list = edges.get(from) ?? [];
-    list.push(ref.target);
-    edges.set(from, list);
+    edges.set(from, [...(edges.get(from) ?? []), ref.target]);
   }
   const seen = new Set<string>([start]);
   const queue = [start];
