@@ -7,8 +7,7 @@ import * as nodeCrypto from 'node:crypto';
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') {
-    if (typeof value === 'number' && !Number.isFinite(value)) return 'null';
-    if (value === undefined) return 'null';
+    if (value === undefined || (typeof value === 'number' && !Number.isFinite(value))) return 'null';
     return JSON.stringify(value);
   }
   if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v)).join(',')}]`;

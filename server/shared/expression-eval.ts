@@ -115,14 +115,11 @@ export function evaluate(e: Expr, args: unknown): unknown {
           const a = num(l);
           const b = num(r);
           if (a === null || b === null || (e.op === '/' && b === 0)) return null;
-          return finite(e.op === '+' ? a + b : e.op === '-' ? a - b : e.op === '*' ? a * b : a / b);
+          const n = e.op === '+' ? a + b : e.op === '-' ? a - b : e.op === '*' ? a * b : a / b;
+          return Number.isFinite(n) ? n : null;
         }
       }
     }
   }
   return null;
-}
-
-function finite(n: number): number | null {
-  return Number.isFinite(n) ? n : null;
 }

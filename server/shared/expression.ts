@@ -20,9 +20,6 @@
 
 import { type BinaryOp, type Expr, evaluate } from './expression-eval.js';
 
-export { evaluate };
-export type { BinaryOp, Expr };
-
 export const MAX_EXPRESSION_LENGTH = 1000;
 export const MAX_EXPRESSION_DEPTH = 32;
 
@@ -119,10 +116,14 @@ class Parser {
   private expectOp(v: string): void {
     if (!this.accept(v)) throw new ExprError(`expected "${v}"`, this.peek().p);
   }
-  private enter(): void {
+  /** Reads one level deeper, refusing past MAX_EXPRESSION_DEPTH. */
+  private nested<T>(read: () => T): T {
     if (++this.depth > MAX_EXPRESSION_DEPTH) {
       throw new ExprError(`expression nested more than ${MAX_EXPRESSION_DEPTH} levels deep`, this.peek().p);
     }
+    const e = read();
+    this.depth--;
+    return e;
   }
 
   parse(): Expr {
@@ -143,10 +144,7 @@ class Parser {
   }
 
   private or(): Expr {
-    this.enter();
-    const e = this.chain(() => this.and(), { '||': '||', or: '||' });
-    this.depth--;
-    return e;
+    return this.nested(() => this.chain(() => this.and(), { '||': '||', or: '||' }));
   }
   private and(): Expr {
     return this.chain(() => this.not(), { '&&': '&&', and: '&&' });
@@ -154,10 +152,7 @@ class Parser {
   private not(): Expr {
     if (this.isOp('!') || this.isWord('not')) {
       this.i++;
-      this.enter();
-      const operand = this.not();
-      this.depth--;
-      return { kind: 'unary', op: '!', operand };
+      return { kind: 'unary', op: '!', operand: this.nested(() => this.not()) };
     }
     return this.compare();
   }
@@ -188,10 +183,7 @@ class Parser {
   private unary(): Expr {
     if (this.isOp('-')) {
       this.i++;
-      this.enter();
-      const operand = this.unary();
-      this.depth--;
-      return { kind: 'unary', op: '-', operand };
+      return { kind: 'unary', op: '-', operand: this.nested(() => this.unary()) };
     }
     return this.primary();
   }
@@ -207,13 +199,13 @@ class Parser {
       return e;
     }
     if (this.accept('[')) {
-      this.enter();
-      const items: Expr[] = [];
-      if (!this.isOp(']')) items.push(this.or());
-      while (items.length > 0 && this.accept(',')) items.push(this.or());
-      this.expectOp(']');
-      this.depth--;
-      return { kind: 'list', items };
+      return this.nested(() => {
+        const items: Expr[] = [];
+        if (!this.isOp(']')) items.push(this.or());
+        while (items.length > 0 && this.accept(',')) items.push(this.or());
+        this.expectOp(']');
+        return { kind: 'list', items };
+      });
     }
     if (t.t === 'id') {
       if (t.v === 'true' || t.v === 'false' || t.v === 'null') {

@@ -21,11 +21,7 @@ export type TemplateRef = { kind: 'argument'; path: (string | number)[] } | { ki
 export type TemplateCheck = { ok: true; refs: TemplateRef[] } | { ok: false; message: string };
 
 function toPath(text: string): (string | number)[] {
-  const out: (string | number)[] = [];
-  for (const m of text.matchAll(/([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]/g)) {
-    out.push(m[1] !== undefined ? m[1] : Number(m[2]));
-  }
-  return out;
+  return [...text.matchAll(/([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]/g)].map((m) => m[1] ?? Number(m[2]));
 }
 
 /** Parses one placeholder's inside; a message when it names neither an argument nor the key. */

@@ -76,15 +76,7 @@ export interface ArgumentCheck {
   message: string;
 }
 
-/** What a write or approval_required tool checks of every call (absent on older definitions). */
-export interface CallChecks {
-  /** checks in the order declared (the tool's, then the node's) */
-  validate?: ArgumentCheck[];
-  /** JSON Schema the arguments must satisfy (the tool's and the node's, as allOf) */
-  inputSchema?: Record<string, unknown> | null;
-}
-
-export interface ToolSpec extends ApprovalSettings, CallChecks {
+export interface ToolSpec extends ApprovalSettings {
   policy: ToolPolicy;
   idempotency: Idempotency;
   approvers: string[];
@@ -95,6 +87,10 @@ export interface ToolSpec extends ApprovalSettings, CallChecks {
   /** argument paths (dotted, `items[].card`) hidden from the approver's view; the digest covers them */
   redact: string[];
   approvalRules: ApprovalRule[];
+  /** a write's checks of every call, in order (the tool's, then the node's); absent on older definitions */
+  validate?: ArgumentCheck[];
+  /** JSON Schema the arguments must satisfy (the tool's and the node's, as allOf) */
+  inputSchema?: Record<string, unknown> | null;
 }
 
 export interface ToolServerSpec {
@@ -177,23 +173,11 @@ export interface AgentNode extends NodeBase {
   onFailure?: string | null;
 }
 
-export interface ServiceNode extends NodeBase {
-  type: 'service';
-  topic: string;
-  priority: number;
-  maxAttempts: number;
-}
-
-export interface UserTaskNode extends NodeBase {
-  type: 'user_task';
-  candidateGroups: string[];
-}
-
-export interface EndNode extends NodeBase {
-  type: 'end';
-}
-
-export type ProcessNode = AgentNode | ServiceNode | UserTaskNode | EndNode;
+export type ProcessNode =
+  | AgentNode
+  | (NodeBase & { type: 'service'; topic: string; priority: number; maxAttempts: number })
+  | (NodeBase & { type: 'user_task'; candidateGroups: string[] })
+  | (NodeBase & { type: 'end' });
 
 export interface FrozenProcess {
   key: string;

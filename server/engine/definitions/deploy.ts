@@ -5,7 +5,7 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import { credentials, type DefinitionRow, definitions, toolServers } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
-import { validateSource } from './apl/index.js';
+import { validateSource } from './apl/validate.js';
 import type { FrozenProcess, ToolServerSpec } from '../../shared/types.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
 import { type Actor, type EngineContext, type Executor, type Tx, actorProject } from '../common/index.js';
@@ -23,11 +23,7 @@ function requireAdmin(actor: Actor, what: string) {
 
 const MAX_SOURCE_BYTES = 512 * 1024;
 
-export async function deploy(
-  ctx: EngineContext,
-  actor: Actor,
-  source: string,
-): Promise<{ definitions: DefinitionView[]; toolServers: ToolServerView[] }> {
+export async function deploy(ctx: EngineContext, actor: Actor, source: string) {
   requireAdmin(actor, 'deploy definitions');
   const projectId = actorProject(actor);
   if (Buffer.byteLength(source, 'utf8') > MAX_SOURCE_BYTES) {
@@ -97,7 +93,7 @@ async function storeDefinitions(
   projectId: string,
   source: string,
   processes: FrozenProcess[],
-): Promise<DefinitionView[]> {
+) {
   const defs: DefinitionView[] = [];
   for (const proc of processes) {
     const latest = await latestDefinition(tx, projectId, proc.key);

@@ -13,8 +13,7 @@ export async function readDefinitionSpec(ex: Executor, definitionId: string): Pr
     .select({ spec: definitions.spec })
     .from(definitions)
     .where(eq(definitions.id, definitionId));
-  const spec = row.spec;
   if (cache.size > 5000) cache.clear();
-  cache.set(definitionId, spec);
-  return spec;
+  cache.set(definitionId, row.spec);
+  return row.spec;
 }

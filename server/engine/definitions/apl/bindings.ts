@@ -4,7 +4,7 @@ import { isObj, type Reader } from './fields.js';
 import { applySettings, checkNodeGuards, GUARDS, type PlacedBinding } from './guards.js';
 import { withDefaults } from './policy.js';
 import { type EntryChecks, placeEntryChecks, readEntryChecks, RULE_FIELDS } from './rules.js';
-import { readSettings, SETTING_FIELDS, type WrittenSettings } from './settings.js';
+import { readSettings, SETTING_FIELDS, TOOL_REF, type WrittenSettings } from './settings.js';
 import { POLICIES } from './toolserver.js';
 import type { ToolBinding, ToolPolicy, ToolServerSpec } from '../../../shared/types.js';
 
@@ -167,7 +167,7 @@ function resolveDelegate(r: Reader, { ref, refPath }: ToolEntry, ctx: BindingCon
 
 /** `server/tool`: resolved against the deployed servers (and the source's own), within the allow-list. */
 function resolveServerTool(r: Reader, { ref, refPath }: ToolEntry, ctx: BindingContext): ToolBinding | null {
-  const m = /^([^/\s]+)\/([^/\s]+)$/.exec(ref);
+  const m = TOOL_REF.exec(ref);
   if (!m) {
     return r.err(
       APL.TOOL_BAD_REF,

@@ -148,19 +148,17 @@ export class Reader {
     if (!Array.isArray(v)) {
       return this.err(APL.DOC_FIELD, p, `${what} must be a list of names, e.g. [a, b], not ${describe(v)}.`);
     }
-    const out: string[] = [];
     let ok = true;
     v.forEach((item, i) => {
-      if (typeof item !== 'string' || item.trim() === '') {
-        this.err(
-          APL.DOC_FIELD,
-          joinIndex(p, i),
-          `Each entry of ${what} must be non-empty text, not ${describe(item)}.`,
-        );
-        ok = false;
-      } else out.push(item);
+      if (typeof item === 'string' && item.trim() !== '') return;
+      this.err(
+        APL.DOC_FIELD,
+        joinIndex(p, i),
+        `Each entry of ${what} must be non-empty text, not ${describe(item)}.`,
+      );
+      ok = false;
     });
-    return ok ? out : null;
+    return ok ? (v.slice() as string[]) : null;
   }
 
   /** A mapping of text values (env, inputs). */

@@ -29,7 +29,7 @@ export interface Template {
 
 export const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const NODE_ID = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
-const TOPIC = /^[A-Za-z0-9_.:/-]+$/;
+const TOPIC = { pattern: /^[A-Za-z0-9_.:/-]+$/, patternHelp: 'use letters, digits, "-", "_", ".", ":".' };
 const NODE_FIELDS: Record<string, string[]> = {
   agent: [
     ...['id', 'type', 'model', 'fallback_models', 'prompt', 'inputs', 'tools', 'result_variable'],
@@ -42,6 +42,8 @@ const NODE_FIELDS: Record<string, string[]> = {
   end: ['id', 'type'],
 };
 
+type NodeId = Pick<ProcessNode, 'id' | 'next'>;
+
 /** What every node reader needs: the node, how errors name it, and where its refs are collected. */
 interface NodeScope {
   r: Reader;
@@ -49,12 +51,6 @@ interface NodeScope {
   np: string;
   what: string;
   refs: Ref[];
-}
-
-interface NodeHead {
-  id: string;
-  type: string;
-  next: string | null;
 }
 
 export function readNode(
@@ -82,9 +78,8 @@ export function readNode(
     r.num(o, 'max_attempts', np, s.what, { integer: true, positive: true }) ?? DEFAULT_MAX_ATTEMPTS;
   if (head.type === 'service') {
     const topic = r.str(o, 'topic', np, s.what, {
+      ...TOPIC,
       required: true,
-      pattern: TOPIC,
-      patternHelp: 'use letters, digits, "-", "_", ".", ":".',
       help: 'the external task topic workers fetch, e.g. notify.',
     });
     if (topic === null) return null;
@@ -94,7 +89,7 @@ export function readNode(
 }
 
 /** The type, the fields it allows and `next`; null when the node cannot be read further. */
-function readHead(s: NodeScope, id: string | null): NodeHead | null {
+function readHead(s: NodeScope, id: string | null) {
   const { r, o, np } = s;
   const type = get(o, 'type');
   if (type === undefined || type === null) {
@@ -136,7 +131,7 @@ function addRef(s: NodeScope, field: string): string | null {
   return v;
 }
 
-function readUserTask({ r, o, np, what }: NodeScope, { id, next }: NodeHead): ProcessNode | null {
+function readUserTask({ r, o, np, what }: NodeScope, { id, next }: NodeId): ProcessNode | null {
   const groups = r.strList(o, 'candidate_groups', np, what);
   if (groups === null || groups.length === 0) {
     if (groups === null && !has(o, 'candidate_groups'))
@@ -155,17 +150,13 @@ function readUserTask({ r, o, np, what }: NodeScope, { id, next }: NodeHead): Pr
 
 function readAgent(
   s: NodeScope,
-  { id, next }: NodeHead,
+  { id, next }: NodeId,
   { priority, maxAttempts }: { priority: number; maxAttempts: number },
   ctx: ProcessContext,
   templates: Template[],
 ): AgentNode | null {
   const { r, o, np, what } = s;
-  const topic =
-    r.str(o, 'topic', np, what, {
-      pattern: TOPIC,
-      patternHelp: 'use letters, digits, "-", "_", ".", ":".',
-    }) ?? DEFAULT_AGENT_TOPIC;
+  const topic = r.str(o, 'topic', np, what, TOPIC) ?? DEFAULT_AGENT_TOPIC;
   const { model, fallbackModels } = readModels(s, ctx);
   const prompt = r.str(o, 'prompt', np, what, { required: true, help: 'the instructions for the agent.' });
   if (prompt !== null) templates.push({ text: prompt, path: joinKey(np, 'prompt') });
@@ -218,21 +209,13 @@ function readBoundaries(s: NodeScope): Pick<AgentNode, 'timeoutMinutes' | 'onTim
   const onTimeout = addRef(s, 'on_timeout');
   const onFailure = addRef(s, 'on_failure');
   const written = (k: string) => has(o, k) && o[k] !== null;
-  if (written('on_timeout') && !written('timeout_minutes')) {
-    r.missing(
-      np,
-      'timeout_minutes',
-      `on_timeout on ${what}`,
-      'the minutes after which the node times out, e.g. timeout_minutes: 60.',
-    );
-  }
-  if (written('timeout_minutes') && !written('on_timeout')) {
-    r.missing(
-      np,
-      'on_timeout',
-      `timeout_minutes on ${what}`,
-      'the node the token moves to when the time is up, e.g. on_timeout: escalate.',
-    );
+  const help: Record<string, string> = {
+    timeout_minutes: 'the minutes after which the node times out, e.g. timeout_minutes: 60.',
+    on_timeout: 'the node the token moves to when the time is up, e.g. on_timeout: escalate.',
+  };
+  const pairs = { on_timeout: 'timeout_minutes', timeout_minutes: 'on_timeout' };
+  for (const [field, needs] of Object.entries(pairs)) {
+    if (written(field) && !written(needs)) r.missing(np, needs, `${field} on ${what}`, help[needs]);
   }
   if (minutes !== null && onTimeout !== null) Object.assign(out, { timeoutMinutes: minutes, onTimeout });
   if (onFailure !== null) out.onFailure = onFailure;

@@ -194,8 +194,7 @@ function convert(w: Walk, node: unknown, path: string, depth: number, record: bo
       }
       const childPath = joinKey(path, key);
       setPos(w, childPath, posOf(w, keyNode as { range?: [number, number, number] }), record);
-      const value = convert(w, pair.value, childPath, depth + 1, record);
-      setOwn(out, key, value);
+      setOwn(out, key, convert(w, pair.value, childPath, depth + 1, record));
     }
     return out;
   }

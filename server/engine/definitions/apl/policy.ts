@@ -6,8 +6,6 @@
  */
 import type { ApprovalSettings, Risk } from '../../../shared/types.js';
 
-export const DEFAULT_APPROVAL_VALID_MINUTES = 1440;
-export const DEFAULT_RISK: Risk = 'medium';
 export const RISKS: readonly Risk[] = ['low', 'medium', 'high'];
 export const RISK_RANK: Record<Risk, number> = { low: 0, medium: 1, high: 2 };
 
@@ -15,7 +13,7 @@ export const RISK_RANK: Record<Risk, number> = { low: 0, medium: 1, high: 2 };
 export function withDefaults(s: ApprovalSettings) {
   return {
     ...bindingPolicy(s),
-    approvalValidMinutes: s.approvalValidMinutes ?? DEFAULT_APPROVAL_VALID_MINUTES,
+    approvalValidMinutes: s.approvalValidMinutes ?? 1440,
   };
 }
 
@@ -27,7 +25,7 @@ export function bindingPolicy(b: ApprovalSettings) {
   return {
     impact: b.impact ?? null,
     reversible: b.reversible ?? true,
-    risk: b.risk ?? DEFAULT_RISK,
+    risk: b.risk ?? 'medium',
     approvalValidMinutes: b.approvalValidMinutes ?? null,
     approvalTimeoutHours: b.approvalTimeoutHours ?? null,
     precondition: b.precondition ?? null,

@@ -5,8 +5,6 @@ import { get, has, isObj, type Obj, type Reader, reservedName } from './fields.j
 import { type ProcessContext, type Ref, readNode, type Template, VAR_NAME } from './node.js';
 import type { FrozenProcess, ProcessNode, VariableSpec, VariableType } from '../../../shared/types.js';
 
-export type { ProcessContext } from './node.js';
-
 const PROCESS_FIELDS = ['kind', 'key', 'name', 'variables', 'outputs', 'start', 'nodes'];
 const VARIABLE_TYPES: readonly VariableType[] = ['string', 'number', 'integer', 'boolean', 'object', 'array'];
 
@@ -153,9 +151,7 @@ function checkReachable(r: Reader, { refs, ids, broken }: NodeGraph, start: stri
   for (const ref of refs) {
     if (ref.field === 'start') continue;
     const from = ref.path.replace(/^(nodes\[\d+\]).*$/, '$1');
-    const list = edges.get(from) ?? [];
-    list.push(ref.target);
-    edges.set(from, list);
+    edges.set(from, [...(edges.get(from) ?? []), ref.target]);
   }
   const seen = new Set<string>([start]);
   const queue = [start];

@@ -20,21 +20,20 @@ function checkJsonSchema(schema: unknown): string | null {
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
     return 'output_schema must be a JSON Schema object, e.g. { type: object, required: [answer] }';
   }
-  let size = 0;
+  let text: string;
   try {
-    size = JSON.stringify(schema).length;
+    text = JSON.stringify(schema);
   } catch (e) {
     // JSON.stringify refuses a cycle (YAML aliases can make one) or a BigInt with a TypeError
     if (!(e instanceof TypeError)) throw e;
     return 'output_schema cannot be turned into JSON';
   }
-  if (size > MAX_SCHEMA_CHARS) return `output_schema is larger than ${MAX_SCHEMA_CHARS} characters`;
-  const cacheKey = JSON.stringify(schema);
-  const cached = results.get(cacheKey);
+  if (text.length > MAX_SCHEMA_CHARS) return `output_schema is larger than ${MAX_SCHEMA_CHARS} characters`;
+  const cached = results.get(text);
   if (cached !== undefined) return cached;
   const result = compile(schema);
   if (results.size >= 500) results.clear();
-  results.set(cacheKey, result);
+  results.set(text, result);
   return result;
 }
 

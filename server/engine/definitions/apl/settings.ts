@@ -31,10 +31,7 @@ type Use = 'impact' | 'precondition' | 'lookup';
 export function readSettings(r: Reader, o: Obj, p: string, what: string): WrittenSettings {
   const s: WrittenSettings = {};
   const impact = r.str(o, 'impact', p, what);
-  if (impact !== null) {
-    const keyAt = checkText(r, impact, joinKey(p, 'impact'), 'impact');
-    if (keyAt !== false) s.impact = impact;
-  }
+  if (impact !== null && checkText(r, impact, joinKey(p, 'impact'), 'impact') !== false) s.impact = impact;
   if (has(o, 'reversible') && o.reversible !== null) {
     // a malformed value is reported once (DOC-002) and not compared with the tool's
     const reversible = r.bool(o, 'reversible', p, what, true);

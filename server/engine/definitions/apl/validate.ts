@@ -33,12 +33,8 @@ export function validateSource(source: string, ctx: ValidationContext): Validati
   return { ok: false, errors: sink.sorted() };
 }
 
-/** The documents of each kind, and the names of those that failed to parse. */
-interface Classified {
-  serverDocs: { index: number; doc: Obj }[];
-  processDocs: { index: number; doc: Obj }[];
-  brokenNames: Set<string>;
-}
+/** A document read as a mapping, and its place in the source. */
+type DocAt = { index: number; doc: Obj };
 
 function run(source: string, ctx: ValidationContext, sink: ErrorSink): ValidatedDeployment | null {
   const docs = parseSource(source, sink);
@@ -69,8 +65,9 @@ function run(source: string, ctx: ValidationContext, sink: ErrorSink): Validated
   return { toolServers, processes };
 }
 
-function classify(content: ReturnType<typeof parseSource>, sink: ErrorSink): Classified {
-  const out: Classified = { serverDocs: [], processDocs: [], brokenNames: new Set() };
+/** The documents of each kind, and the names of those that failed to parse. */
+function classify(content: ReturnType<typeof parseSource>, sink: ErrorSink) {
+  const out = { serverDocs: [] as DocAt[], processDocs: [] as DocAt[], brokenNames: new Set<string>() };
   for (const d of content) {
     if (d.broken) {
       if (d.salvage?.kind === 'ToolServer') out.brokenNames.add(`server:${d.salvage.name}`);
@@ -103,12 +100,7 @@ function classify(content: ReturnType<typeof parseSource>, sink: ErrorSink): Cla
 }
 
 /** The source's own tool servers override the deployed ones. */
-function readServers(
-  serverDocs: Classified['serverDocs'],
-  ctx: ValidationContext,
-  sink: ErrorSink,
-  brokenNames: Set<string>,
-) {
+function readServers(serverDocs: DocAt[], ctx: ValidationContext, sink: ErrorSink, brokenNames: Set<string>) {
   const servers = new Map<string, ToolServerSpec>(ctx.toolServers ?? []);
   const toolServers: ToolServerSpec[] = [];
   const serverAt = new Map<string, number>();
@@ -142,7 +134,7 @@ function readServers(
 }
 
 /** Deployed process keys plus the source's own: what `delegate:<key>` may name. */
-function readProcessKeys(processDocs: Classified['processDocs'], ctx: ValidationContext, sink: ErrorSink) {
+function readProcessKeys(processDocs: DocAt[], ctx: ValidationContext, sink: ErrorSink) {
   const processKeys = new Set<string>(ctx.processKeys ?? []);
   const keyAt = new Map<string, number>();
   for (const { index, doc } of processDocs) {

@@ -1,2 +1,0 @@
-/** APL front end: YAML source → validated, frozen deployment (pure; no database). */
-export { validateSource } from './validate.js';
