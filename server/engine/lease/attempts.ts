@@ -28,11 +28,13 @@ export interface AttemptFailure {
 /** The failure's metadata for the task row (unchanged without any) and for its history row. */
 const metadataOf = (f: AttemptFailure) => (f.metadata ? { metadata: f.metadata } : {});
 
-const MAX_BACKOFF_MS = 5 * 60_000;
-
-/** Default backoff between attempts: 1 s, 2 s, 4 s … capped at 5 minutes. */
-export function backoffMs(attempt: number): number {
-  return Math.min(1000 * 2 ** Math.max(attempt - 1, 0), MAX_BACKOFF_MS);
+/** A task's write calls: the steps whose re-send could repeat a side effect. */
+export function writesOf(taskId: string) {
+  return and(
+    eq(steps.taskId, taskId),
+    eq(steps.kind, 'TOOL_CALL'),
+    sql`${steps.policy} IN ('write', 'approval_required')`,
+  );
 }
 
 /**
@@ -118,15 +120,7 @@ export function startedWrites(tx: Tx, taskId: string, attempt: number) {
   return tx
     .select({ sequence: steps.sequence, toolRef: steps.toolRef, key: steps.idempotencyKey })
     .from(steps)
-    .where(
-      and(
-        eq(steps.taskId, taskId),
-        eq(steps.attempt, attempt),
-        eq(steps.kind, 'TOOL_CALL'),
-        eq(steps.state, 'STARTED'),
-        sql`${steps.policy} IN ('write', 'approval_required')`,
-      ),
-    )
+    .where(and(writesOf(taskId), eq(steps.attempt, attempt), eq(steps.state, 'STARTED')))
     .orderBy(asc(steps.sequence));
 }
 
@@ -151,11 +145,7 @@ async function unknownOutcomes(tx: Tx, task: ExternalTaskRow, opts: { reacquire?
 }
 
 /** Fails the current attempt: retry on attempt+1 after a backoff, or FAILED with a TASK_FAILED incident. */
-export async function failAttempt(
-  tx: Tx,
-  task: ExternalTaskRow,
-  f: AttemptFailure,
-): Promise<ExternalTaskRow> {
+export async function failAttempt(tx: Tx, task: ExternalTaskRow, f: AttemptFailure) {
   const unknown = await settleUnknownOutcomes(tx, task, f.actor);
   if (unknown > 0) {
     await appendHistory(tx, {
@@ -189,7 +179,8 @@ function attemptOf(task: ExternalTaskRow, actor: string) {
 
 /** Attempts left: the task reopens on attempt+1 after the worker's retry timeout or a backoff. */
 async function retryLater(tx: Tx, task: ExternalTaskRow, f: AttemptFailure): Promise<ExternalTaskRow> {
-  const delay = f.retryTimeoutMs ?? backoffMs(task.attempt);
+  // the default backoff: 1 s, 2 s, 4 s … capped at 5 minutes
+  const delay = f.retryTimeoutMs ?? Math.min(1000 * 2 ** Math.max(task.attempt - 1, 0), 5 * 60_000);
   const [row] = await tx
     .update(externalTasks)
     .set({

@@ -6,6 +6,7 @@ export {
   failAttempt,
   settleUnknownOutcomes,
   startedWrites,
+  writesOf,
 } from './attempts.js';
 export { settleWritesForGood } from './retire.js';
 export { assertLease, assertNotRetired, isRetired, lockTask, lockedRow } from './lock.js';
