@@ -12,11 +12,7 @@ import type { JournalResult } from './rules.js';
 const MAX_BATCH_STEPS = 50;
 
 /** One step (SPEC §4): locks only the external-task row and never advances the process. */
-export async function journalStep(
-  ctx: EngineContext,
-  actor: Actor,
-  input: JournalStepInput,
-): Promise<JournalResult> {
+export async function journalStep(ctx: EngineContext, actor: Actor, input: JournalStepInput) {
   precheck(ctx, actor, input);
   const [out] = await journalGroups(ctx).submit(actor, [input], false);
   ctx.counters.journalCalls.single++;
@@ -29,11 +25,7 @@ export async function journalStep(
  * names the step's index). A step that parks the task (PROPOSED, a delegation) must be the last of its
  * batch: the lease is gone after it.
  */
-export async function journalSteps(
-  ctx: EngineContext,
-  actor: Actor,
-  inputs: JournalStepInput[],
-): Promise<JournalResult[]> {
+export async function journalSteps(ctx: EngineContext, actor: Actor, inputs: JournalStepInput[]) {
   checkBatch(ctx, actor, inputs);
   const out = await journalGroups(ctx).submit(actor, inputs, true);
   ctx.counters.journalCalls.batch++;

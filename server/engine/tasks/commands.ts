@@ -18,11 +18,7 @@ export interface ExtendLeaseInput {
 }
 
 /** Extends a live lease by lockDurationMs from now; an expired lease cannot be revived. */
-export async function extendLease(
-  ctx: EngineContext,
-  actor: Actor,
-  input: ExtendLeaseInput,
-): Promise<TaskView> {
+export async function extendLease(ctx: EngineContext, actor: Actor, input: ExtendLeaseInput) {
   const ms = input.lockDurationMs;
   if (!Number.isInteger(ms) || ms < 100 || ms > 3_600_000) {
     throw invalid('lockDurationMs is from 100 ms to 1 hour.', 'lockDurationMs', 'out of range');

@@ -100,11 +100,7 @@ async function storedReport(tx: Executor, taskId: string, attempt: number, opera
   return r;
 }
 
-export async function completeTask(
-  ctx: EngineContext,
-  actor: Actor,
-  input: CompleteInput,
-): Promise<TaskView> {
+export async function completeTask(ctx: EngineContext, actor: Actor, input: CompleteInput) {
   if (actor.kind !== 'WORKER')
     throw new EngineError('FORBIDDEN', 'Only a worker credential can complete tasks.');
   const requestSha = sha256Hex(canonicalJson(input.variables ?? null));
