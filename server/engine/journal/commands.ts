@@ -85,8 +85,7 @@ export function journalBatch(
       refused[i] !== null
         ? Promise.reject(refused[i])
         : sent[next++].then((out) => {
-            if (entries[i].steps.length === 1) ctx.counters.journalCalls.single++;
-            else ctx.counters.journalCalls.batch++;
+            ctx.counters.journalCalls[entries[i].steps.length === 1 ? 'single' : 'batch']++;
             return out;
           });
     // the caller reads each answer when it gets to that entry: a refusal is not unhandled meanwhile

@@ -149,7 +149,7 @@ export async function failAttempt(tx: Tx, task: ExternalTaskRow, f: AttemptFailu
   const unknown = await settleUnknownOutcomes(tx, task, f.actor);
   if (unknown > 0) {
     await appendHistory(tx, {
-      ...attemptOf(task, f.actor),
+      ...attemptHistory(task, f.actor),
       eventType: 'ATTEMPT_FAILED',
       data: { errorType: f.errorType, waitingFor: 'TOOL_OUTCOME_UNKNOWN', ...metadataOf(f) },
     });
@@ -167,7 +167,10 @@ export async function failAttempt(tx: Tx, task: ExternalTaskRow, f: AttemptFailu
 }
 
 /** The fields every history row of the task's current attempt carries. */
-function attemptOf(task: ExternalTaskRow, actor: string) {
+export function attemptHistory(
+  task: Pick<ExternalTaskRow, 'id' | 'projectId' | 'processInstanceId' | 'attempt'>,
+  actor: string,
+) {
   return {
     projectId: task.projectId,
     processInstanceId: task.processInstanceId,
@@ -200,7 +203,7 @@ async function retryLater(tx: Tx, task: ExternalTaskRow, f: AttemptFailure): Pro
     .where(eq(externalTasks.id, task.id))
     .returning();
   await appendHistory(tx, {
-    ...attemptOf(task, f.actor),
+    ...attemptHistory(task, f.actor),
     eventType: 'ATTEMPT_FAILED',
     data: { errorType: f.errorType, nextAttempt: task.attempt + 1, retryInMs: delay, ...metadataOf(f) },
   });
@@ -235,7 +238,7 @@ async function failForGood(tx: Tx, task: ExternalTaskRow, f: AttemptFailure): Pr
     .where(eq(externalTasks.id, task.id))
     .returning();
   await appendHistory(tx, {
-    ...attemptOf(task, f.actor),
+    ...attemptHistory(task, f.actor),
     eventType: 'TASK_FAILED',
     data: { errorType: f.errorType, attempts: task.attempt, ...metadataOf(f) },
   });

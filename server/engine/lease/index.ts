@@ -2,6 +2,7 @@
 export { type LockedTaskRow, withTaskDates } from '../../db/statements/tasks.js';
 export {
   type AttemptFailure,
+  attemptHistory,
   closeTaskFailedIncidents,
   failAttempt,
   settleUnknownOutcomes,

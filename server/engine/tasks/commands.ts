@@ -2,7 +2,13 @@
 import { eq, sql } from 'drizzle-orm';
 import { externalTasks } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
-import { closeTaskFailedIncidents, assertLease, assertNotRetired, lockTask } from '../lease/index.js';
+import {
+  attemptHistory,
+  closeTaskFailedIncidents,
+  assertLease,
+  assertNotRetired,
+  lockTask,
+} from '../lease/index.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { readCredential } from '../definitions/index.js';
@@ -76,14 +82,7 @@ export async function retryTask(ctx: EngineContext, actor: Actor, id: string): P
       .returning();
     const label = actorLabel(actor);
     await closeTaskFailedIncidents(tx, task.id, label);
-    await appendHistory(tx, {
-      projectId: task.projectId,
-      processInstanceId: task.processInstanceId,
-      eventType: 'TASK_RETRIED',
-      actor: label,
-      taskId: task.id,
-      attempt: next,
-    });
+    await appendHistory(tx, { ...attemptHistory(task, label), eventType: 'TASK_RETRIED', attempt: next });
     await notifyTask(tx, task, 'OPEN');
     return row;
   });

@@ -165,17 +165,15 @@ async function completeIn(
       : { kind: 'ok' as const, vars: vars as Record<string, unknown> };
   const who = `worker:${workerId}`;
   const last: LastWrites = { history: [], notices: [] };
-  let row: ExternalTaskRow;
-  if (outcome.kind === 'fail') {
-    row = await failTaskAttempt(tx, task, {
-      errorType: outcome.errorType,
-      errorMessage: outcome.message,
-      actor: who,
-      metadata: { ...metadata, errorType: outcome.errorType },
-    });
-  } else {
-    row = await finish(tx, task, outcome.vars, metadata, outcome.kind === 'ok' ? null : outcome, who, last);
-  }
+  const row =
+    outcome.kind === 'fail'
+      ? await failTaskAttempt(tx, task, {
+          errorType: outcome.errorType,
+          errorMessage: outcome.message,
+          actor: who,
+          metadata: { ...metadata, errorType: outcome.errorType },
+        })
+      : await finish(tx, task, outcome.vars, metadata, outcome.kind === 'ok' ? null : outcome, who, last);
   const report = { taskId: task.id, workerId, attempt, requestSha, state: row.state };
   return { row, tail: { last, report } };
 }
