@@ -22,14 +22,10 @@ import { assertNextSequence, bindingOf, checkPrecondition, reconciliation } from
 import { propose, refuseByRules } from './propose.js';
 import { reapprove, reopen, voidForFacts } from './reopen.js';
 import { type JournalState, stepHistory } from './state.js';
-import { type StepView, toStepView } from './views.js';
+import { toStepView } from './views.js';
 
-export interface JournalResult {
-  step: StepView;
-  idempotencyKey: string | null;
-  reused: boolean;
-  taskState: LockedTaskRow['state'];
-}
+/** A journaled step as the worker gets it back, with the task's state after the call. */
+export type JournalResult = ReturnType<typeof answer>;
 
 /** What the rules may ask of the database beyond the load, in the journal's transaction (rarely). */
 export interface RuleReads {
@@ -94,7 +90,7 @@ function isResendAfterPark(task: LockedTaskRow, e: StepRow, actor: Actor, input:
   return digest === e.digest;
 }
 
-function answer(ctx: EngineContext, row: StepRow, taskState: LockedTaskRow['state']): JournalResult {
+function answer(ctx: EngineContext, row: StepRow, taskState: LockedTaskRow['state']) {
   return { step: toStepView(ctx, row), idempotencyKey: row.idempotencyKey, reused: row.reused, taskState };
 }
 

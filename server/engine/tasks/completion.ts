@@ -20,7 +20,6 @@ import {
   type CompletionTail,
   type CompletionTask,
   completeRows,
-  completionReadsAfter,
   lockForCompletion,
   tailStatement,
   writeTail,
@@ -30,6 +29,7 @@ import type { AttemptMetadata } from '../../shared/types.js';
 import { type JournalStepInput, journalSteps, journalThen } from '../journal/index.js';
 import { type TaskView, taskView } from './views.js';
 import { transaction } from '../../db/pg.js';
+import { COMPLETION_READS_AFTER } from '../../db/statements/tasks.js';
 
 /** The lease a worker's report is about. */
 export type LeaseReport = Pick<JournalStepInput, 'taskId' | 'workerId' | 'attempt'>;
@@ -119,7 +119,8 @@ export async function completeTask(ctx: EngineContext, actor: Actor, input: Comp
         const done = await completeIn(tx, actor, input, requestSha, task);
         return { value: done, last: done.tail && tailStatement(actor, done.tail) };
       },
-      completionReadsAfter(taskId, attempt),
+      // the completion's reads, run with the journal's write of the steps
+      { statement: COMPLETION_READS_AFTER, values: [taskId, attempt] },
     );
     result = ran?.value;
     if (!result) await journalLastSteps(ctx, actor, steps, requestSha);
