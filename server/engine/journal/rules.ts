@@ -60,11 +60,10 @@ export async function applyStep(
   const existing = j.step(input.sequence);
   if (existing && isResendAfterPark(task, existing, actor, input)) return answer(ctx, existing, task.state);
   assertLease(task, actor, input.workerId, input.attempt);
-  const work = task.agentWork;
-  if (existing) return transition(j, ctx, reads, existing, input, digestOf(input, work).digest);
+  if (existing) return transition(j, ctx, reads, existing, input, digestOf(input, task.agentWork).digest);
   assertNextSequence(j, ctx, input);
-  const { digest, binding } = digestOf(input, work);
-  return create(j, ctx, reads, input, digest, binding, work);
+  const { digest, binding } = digestOf(input, task.agentWork);
+  return create(j, ctx, reads, input, digest, binding);
 }
 
 /**
@@ -203,9 +202,9 @@ async function create(
   input: JournalStepInput,
   digest: string,
   binding: ToolBinding | null,
-  work: AgentWork | null,
 ): Promise<JournalResult> {
   const task = j.task;
+  const work = task.agentWork;
   const now = new Date();
   const base: StepRow = {
     taskId: task.id,

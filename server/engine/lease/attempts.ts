@@ -51,11 +51,10 @@ export async function settleUnknownOutcomes(
 ): Promise<number> {
   const unknown = await unknownOutcomes(tx, task, opts);
   if (unknown.length === 0) return 0;
-  const attemptSteps = and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt));
   const open = await tx
     .update(steps)
     .set({ state: 'OUTCOME_UNKNOWN', updatedAt: sql`now()` })
-    .where(and(attemptSteps, inArray(steps.sequence, unknown)))
+    .where(and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt), inArray(steps.sequence, unknown)))
     .returning({
       sequence: steps.sequence,
       toolRef: steps.toolRef,
@@ -128,11 +127,10 @@ export function startedWrites(tx: Tx, taskId: string, attempt: number) {
 async function unknownOutcomes(tx: Tx, task: ExternalTaskRow, opts: { reacquire?: boolean }) {
   const started = await startedWrites(tx, task.id, task.attempt);
   if (started.length === 0) return [];
-  const attemptSteps = and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt));
   const lookups = await tx
     .select({ sequence: steps.sequence, state: steps.state })
     .from(steps)
-    .where(and(attemptSteps, eq(steps.purpose, 'LOOKUP')))
+    .where(and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt), eq(steps.purpose, 'LOOKUP')))
     .orderBy(asc(steps.sequence));
   const withLookup = new Set((task.agentWork?.toolBindings ?? []).filter((b) => b.lookup).map((b) => b.ref));
   return started
