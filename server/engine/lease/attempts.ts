@@ -93,11 +93,9 @@ export async function recordUnknown(
 ): Promise<void> {
   const at = { taskId: task.id, attempt: s.attempt, sequence: s.sequence };
   await appendHistory(tx, {
-    projectId: task.projectId,
-    processInstanceId: task.processInstanceId,
-    eventType: 'STEP_OUTCOME_UNKNOWN',
-    actor,
+    ...attemptHistory(task, actor),
     ...at,
+    eventType: 'STEP_OUTCOME_UNKNOWN',
     data: { toolRef: s.toolRef, digest: s.digest },
   });
   if (how === null) return;
