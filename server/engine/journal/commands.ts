@@ -12,11 +12,7 @@ import type { JournalResult } from './rules.js';
 const MAX_BATCH_STEPS = 50;
 
 /** One step (SPEC §4): locks only the external-task row and never advances the process. */
-export async function journalStep(
-  ctx: EngineContext,
-  actor: Actor,
-  input: JournalStepInput,
-): Promise<JournalResult> {
+export async function journalStep(ctx: EngineContext, actor: Actor, input: JournalStepInput) {
   precheck(ctx, actor, input);
   const [out] = await journalGroups(ctx).submit(actor, [input], false);
   ctx.counters.journalCalls.single++;
@@ -29,11 +25,7 @@ export async function journalStep(
  * names the step's index). A step that parks the task (PROPOSED, a delegation) must be the last of its
  * batch: the lease is gone after it.
  */
-export async function journalSteps(
-  ctx: EngineContext,
-  actor: Actor,
-  inputs: JournalStepInput[],
-): Promise<JournalResult[]> {
+export async function journalSteps(ctx: EngineContext, actor: Actor, inputs: JournalStepInput[]) {
   checkBatch(ctx, actor, inputs);
   const out = await journalGroups(ctx).submit(actor, inputs, true);
   ctx.counters.journalCalls.batch++;
@@ -93,8 +85,7 @@ export function journalBatch(
       refused[i] !== null
         ? Promise.reject(refused[i])
         : sent[next++].then((out) => {
-            if (entries[i].steps.length === 1) ctx.counters.journalCalls.single++;
-            else ctx.counters.journalCalls.batch++;
+            ctx.counters.journalCalls[entries[i].steps.length === 1 ? 'single' : 'batch']++;
             return out;
           });
     // the caller reads each answer when it gets to that entry: a refusal is not unhandled meanwhile

@@ -22,15 +22,9 @@ export function bindingOf(work: AgentWork | null, ref: string | null): ToolBindi
 
 /** A binding's precondition or lookup in the shape both sides read (null when it declares none). */
 export function guardOf(binding: ToolBinding | undefined, purpose: StepRow['purpose']): Guard | null {
-  const policy = bindingPolicy(binding ?? {});
-  if (purpose === 'PRECONDITION' && policy.precondition) {
-    const p = policy.precondition;
-    return { tool: p.tool, arguments: p.arguments, expression: p.expect };
-  }
-  if (purpose === 'LOOKUP' && policy.lookup) {
-    const l = policy.lookup;
-    return { tool: l.tool, arguments: l.arguments, expression: l.found };
-  }
+  const { precondition: p, lookup: l } = bindingPolicy(binding ?? {});
+  if (purpose === 'PRECONDITION' && p) return { tool: p.tool, arguments: p.arguments, expression: p.expect };
+  if (purpose === 'LOOKUP' && l) return { tool: l.tool, arguments: l.arguments, expression: l.found };
   return null;
 }
 

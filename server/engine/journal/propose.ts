@@ -19,6 +19,7 @@ import {
 } from '../approvals/index.js';
 import type { EngineContext } from '../common/index.js';
 import type { AgentWork, ToolBinding } from '../definitions/index.js';
+import { attemptHistory } from '../lease/index.js';
 import { factsFor, guardOf } from './guards.js';
 import { argumentsOf, type JournalStepInput } from './input.js';
 import { type JournalState, stepHistory } from './state.js';
@@ -34,13 +35,9 @@ function refuse(
 ): StepRow {
   const t = j.task;
   const why = {
-    projectId: t.projectId,
-    processInstanceId: t.processInstanceId,
-    taskId: t.id,
-    attempt: t.attempt,
+    ...attemptHistory(t, 'engine'),
     sequence: input.sequence,
     eventType,
-    actor: 'engine',
     data: { toolRef: base.toolRef, digest: base.digest, ...data },
   };
   const step: StepRow = { ...base, state: 'REJECTED', comment };

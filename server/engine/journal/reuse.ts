@@ -14,13 +14,7 @@ export type Reusable = Pick<
   'attempt' | 'sequence' | 'state' | 'responseEnc' | 'idempotencyKey' | 'approvalId' | 'comment'
 >;
 
-export async function findReusable(
-  tx: Executor,
-  task: LockedTaskRow,
-  sequence: number,
-  digest: string,
-): Promise<Reusable | null> {
-  if (task.attempt <= 1) return null;
+export async function findReusable(tx: Executor, task: LockedTaskRow, sequence: number, digest: string) {
   const rows = await query<Reusable & { resolution_happened: boolean | null; reused: boolean }>(
     tx,
     sql`SELECT s.attempt, s.sequence, s.state, s.response_enc AS "responseEnc", s.idempotency_key AS "idempotencyKey",
@@ -70,5 +64,5 @@ export async function findReusable(
   const pick = candidates[n];
   if (!pick) return null;
   // A person said the unknown call happened: it counts as completed with the result they gave.
-  return pick.state === 'OUTCOME_UNKNOWN' ? { ...pick, state: 'COMPLETED' } : pick;
+  return pick.state === 'OUTCOME_UNKNOWN' ? { ...pick, state: 'COMPLETED' as const } : pick;
 }

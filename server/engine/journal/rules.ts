@@ -22,14 +22,10 @@ import { assertNextSequence, bindingOf, checkPrecondition, reconciliation } from
 import { propose, refuseByRules } from './propose.js';
 import { reapprove, reopen, voidForFacts } from './reopen.js';
 import { type JournalState, stepHistory } from './state.js';
-import { type StepView, toStepView } from './views.js';
+import { toStepView } from './views.js';
 
-export interface JournalResult {
-  step: StepView;
-  idempotencyKey: string | null;
-  reused: boolean;
-  taskState: LockedTaskRow['state'];
-}
+/** A journaled step as the worker gets it back, with the task's state after the call. */
+export type JournalResult = ReturnType<typeof answer>;
 
 /** What the rules may ask of the database beyond the load, in the journal's transaction (rarely). */
 export interface RuleReads {
@@ -64,11 +60,10 @@ export async function applyStep(
   const existing = j.step(input.sequence);
   if (existing && isResendAfterPark(task, existing, actor, input)) return answer(ctx, existing, task.state);
   assertLease(task, actor, input.workerId, input.attempt);
-  const work = task.agentWork;
-  if (existing) return transition(j, ctx, reads, existing, input, digestOf(input, work).digest);
+  if (existing) return transition(j, ctx, reads, existing, input, digestOf(input, task.agentWork).digest);
   assertNextSequence(j, ctx, input);
-  const { digest, binding } = digestOf(input, work);
-  return create(j, ctx, reads, input, digest, binding, work);
+  const { digest, binding } = digestOf(input, task.agentWork);
+  return create(j, ctx, reads, input, digest, binding);
 }
 
 /**
@@ -94,7 +89,7 @@ function isResendAfterPark(task: LockedTaskRow, e: StepRow, actor: Actor, input:
   return digest === e.digest;
 }
 
-function answer(ctx: EngineContext, row: StepRow, taskState: LockedTaskRow['state']): JournalResult {
+function answer(ctx: EngineContext, row: StepRow, taskState: LockedTaskRow['state']) {
   return { step: toStepView(ctx, row), idempotencyKey: row.idempotencyKey, reused: row.reused, taskState };
 }
 
@@ -207,9 +202,9 @@ async function create(
   input: JournalStepInput,
   digest: string,
   binding: ToolBinding | null,
-  work: AgentWork | null,
 ): Promise<JournalResult> {
   const task = j.task;
+  const work = task.agentWork;
   const now = new Date();
   const base: StepRow = {
     taskId: task.id,

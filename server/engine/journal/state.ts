@@ -7,7 +7,7 @@
 import { type HistoryEntry, historyRecords, stepFromRecord, stepRecord } from '../../db/rows.js';
 import type { StepRow } from '../../db/schema.js';
 import type { Executor } from '../common/index.js';
-import { type LockedTaskRow, withTaskDates } from '../lease/index.js';
+import { attemptHistory, type LockedTaskRow, withTaskDates } from '../lease/index.js';
 
 /** The attempt's last step: its place, state and purpose. */
 type LastStep = Pick<StepRow, 'sequence' | 'state' | 'purpose'>;
@@ -153,12 +153,8 @@ export function stepHistory(
   extra: Record<string, unknown> = {},
 ): HistoryEntry {
   return {
-    projectId: task.projectId,
-    processInstanceId: task.processInstanceId,
+    ...attemptHistory(task, `worker:${workerId}`),
     eventType: `STEP_${row.state}`,
-    actor: `worker:${workerId}`,
-    taskId: task.id,
-    attempt: task.attempt,
     sequence: row.sequence,
     data: {
       kind: row.kind,

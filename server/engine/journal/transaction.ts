@@ -1,9 +1,6 @@
 /**
- * How one journal call runs on its own (runOne): one statement locks the task and loads every step the
- * call touches (sql.ts), the rules apply each step in memory (rules.ts), and one statement writes every
- * changed step and history row — two round trips (`BEGIN; load` and `write; COMMIT`). Reuse from an
- * earlier attempt and a price missing from the cache read in the same transaction; the effects of a
- * proposal or a delegation run after the write, before COMMIT. group.ts uses the same pieces.
+ * One journal call in a transaction of its own (runOne): the load, the rules in memory and the write of
+ * state.ts, two round trips (`BEGIN; load` and `write; COMMIT`). group.ts uses the same pieces.
  */
 import type pg from 'pg';
 import { bindDb, connectionOf, type Db } from '../../db/pg.js';

@@ -1,7 +1,8 @@
 /** The journal as callers see it: step rows with their sealed payloads opened. */
-import { and, asc, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, asc, inArray, lt, sql } from 'drizzle-orm';
 import { steps, type StepRow } from '../../db/schema.js';
 import type { EngineContext, Executor } from '../common/index.js';
+import { writesOf } from '../lease/index.js';
 
 /** A step row as callers see it: its sealed payloads opened, its policy and key id left out. */
 export type StepView = Omit<StepRow, 'policy' | 'requestEnc' | 'responseEnc' | 'errorEnc' | 'keyId'> & {
@@ -60,22 +61,15 @@ export async function loadSteps(
  * OUTCOME_UNKNOWN): the worker needs them to avoid repeating a side effect; the engine answers a
  * matching call with `reused`.
  */
-export async function loadEarlierWrites(
-  ex: Executor,
-  ctx: EngineContext,
-  taskId: string,
-  attempt: number,
-): Promise<StepView[]> {
+export async function loadEarlierWrites(ex: Executor, ctx: EngineContext, taskId: string, attempt: number) {
   if (attempt <= 1) return [];
   const rows = await ex
     .select()
     .from(steps)
     .where(
       and(
-        eq(steps.taskId, taskId),
+        writesOf(taskId),
         lt(steps.attempt, attempt),
-        eq(steps.kind, 'TOOL_CALL'),
-        sql`${steps.policy} IN ('write', 'approval_required')`,
         sql`${steps.state} IN ('COMPLETED', 'APPROVED', 'STARTED', 'OUTCOME_UNKNOWN')`,
       ),
     )

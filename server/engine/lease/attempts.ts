@@ -28,11 +28,13 @@ export interface AttemptFailure {
 /** The failure's metadata for the task row (unchanged without any) and for its history row. */
 const metadataOf = (f: AttemptFailure) => (f.metadata ? { metadata: f.metadata } : {});
 
-const MAX_BACKOFF_MS = 5 * 60_000;
-
-/** Default backoff between attempts: 1 s, 2 s, 4 s … capped at 5 minutes. */
-export function backoffMs(attempt: number): number {
-  return Math.min(1000 * 2 ** Math.max(attempt - 1, 0), MAX_BACKOFF_MS);
+/** A task's write calls: the steps whose re-send could repeat a side effect. */
+export function writesOf(taskId: string) {
+  return and(
+    eq(steps.taskId, taskId),
+    eq(steps.kind, 'TOOL_CALL'),
+    sql`${steps.policy} IN ('write', 'approval_required')`,
+  );
 }
 
 /**
@@ -49,11 +51,10 @@ export async function settleUnknownOutcomes(
 ): Promise<number> {
   const unknown = await unknownOutcomes(tx, task, opts);
   if (unknown.length === 0) return 0;
-  const attemptSteps = and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt));
   const open = await tx
     .update(steps)
     .set({ state: 'OUTCOME_UNKNOWN', updatedAt: sql`now()` })
-    .where(and(attemptSteps, inArray(steps.sequence, unknown)))
+    .where(and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt), inArray(steps.sequence, unknown)))
     .returning({
       sequence: steps.sequence,
       toolRef: steps.toolRef,
@@ -92,11 +93,9 @@ export async function recordUnknown(
 ): Promise<void> {
   const at = { taskId: task.id, attempt: s.attempt, sequence: s.sequence };
   await appendHistory(tx, {
-    projectId: task.projectId,
-    processInstanceId: task.processInstanceId,
-    eventType: 'STEP_OUTCOME_UNKNOWN',
-    actor,
+    ...attemptHistory(task, actor),
     ...at,
+    eventType: 'STEP_OUTCOME_UNKNOWN',
     data: { toolRef: s.toolRef, digest: s.digest },
   });
   if (how === null) return;
@@ -118,15 +117,7 @@ export function startedWrites(tx: Tx, taskId: string, attempt: number) {
   return tx
     .select({ sequence: steps.sequence, toolRef: steps.toolRef, key: steps.idempotencyKey })
     .from(steps)
-    .where(
-      and(
-        eq(steps.taskId, taskId),
-        eq(steps.attempt, attempt),
-        eq(steps.kind, 'TOOL_CALL'),
-        eq(steps.state, 'STARTED'),
-        sql`${steps.policy} IN ('write', 'approval_required')`,
-      ),
-    )
+    .where(and(writesOf(taskId), eq(steps.attempt, attempt), eq(steps.state, 'STARTED')))
     .orderBy(asc(steps.sequence));
 }
 
@@ -134,11 +125,10 @@ export function startedWrites(tx: Tx, taskId: string, attempt: number) {
 async function unknownOutcomes(tx: Tx, task: ExternalTaskRow, opts: { reacquire?: boolean }) {
   const started = await startedWrites(tx, task.id, task.attempt);
   if (started.length === 0) return [];
-  const attemptSteps = and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt));
   const lookups = await tx
     .select({ sequence: steps.sequence, state: steps.state })
     .from(steps)
-    .where(and(attemptSteps, eq(steps.purpose, 'LOOKUP')))
+    .where(and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt), eq(steps.purpose, 'LOOKUP')))
     .orderBy(asc(steps.sequence));
   const withLookup = new Set((task.agentWork?.toolBindings ?? []).filter((b) => b.lookup).map((b) => b.ref));
   return started
@@ -151,15 +141,11 @@ async function unknownOutcomes(tx: Tx, task: ExternalTaskRow, opts: { reacquire?
 }
 
 /** Fails the current attempt: retry on attempt+1 after a backoff, or FAILED with a TASK_FAILED incident. */
-export async function failAttempt(
-  tx: Tx,
-  task: ExternalTaskRow,
-  f: AttemptFailure,
-): Promise<ExternalTaskRow> {
+export async function failAttempt(tx: Tx, task: ExternalTaskRow, f: AttemptFailure) {
   const unknown = await settleUnknownOutcomes(tx, task, f.actor);
   if (unknown > 0) {
     await appendHistory(tx, {
-      ...attemptOf(task, f.actor),
+      ...attemptHistory(task, f.actor),
       eventType: 'ATTEMPT_FAILED',
       data: { errorType: f.errorType, waitingFor: 'TOOL_OUTCOME_UNKNOWN', ...metadataOf(f) },
     });
@@ -177,7 +163,10 @@ export async function failAttempt(
 }
 
 /** The fields every history row of the task's current attempt carries. */
-function attemptOf(task: ExternalTaskRow, actor: string) {
+export function attemptHistory(
+  task: Pick<ExternalTaskRow, 'id' | 'projectId' | 'processInstanceId' | 'attempt'>,
+  actor: string,
+) {
   return {
     projectId: task.projectId,
     processInstanceId: task.processInstanceId,
@@ -189,7 +178,8 @@ function attemptOf(task: ExternalTaskRow, actor: string) {
 
 /** Attempts left: the task reopens on attempt+1 after the worker's retry timeout or a backoff. */
 async function retryLater(tx: Tx, task: ExternalTaskRow, f: AttemptFailure): Promise<ExternalTaskRow> {
-  const delay = f.retryTimeoutMs ?? backoffMs(task.attempt);
+  // the default backoff: 1 s, 2 s, 4 s … capped at 5 minutes
+  const delay = f.retryTimeoutMs ?? Math.min(1000 * 2 ** Math.max(task.attempt - 1, 0), 5 * 60_000);
   const [row] = await tx
     .update(externalTasks)
     .set({
@@ -209,7 +199,7 @@ async function retryLater(tx: Tx, task: ExternalTaskRow, f: AttemptFailure): Pro
     .where(eq(externalTasks.id, task.id))
     .returning();
   await appendHistory(tx, {
-    ...attemptOf(task, f.actor),
+    ...attemptHistory(task, f.actor),
     eventType: 'ATTEMPT_FAILED',
     data: { errorType: f.errorType, nextAttempt: task.attempt + 1, retryInMs: delay, ...metadataOf(f) },
   });
@@ -244,7 +234,7 @@ async function failForGood(tx: Tx, task: ExternalTaskRow, f: AttemptFailure): Pr
     .where(eq(externalTasks.id, task.id))
     .returning();
   await appendHistory(tx, {
-    ...attemptOf(task, f.actor),
+    ...attemptHistory(task, f.actor),
     eventType: 'TASK_FAILED',
     data: { errorType: f.errorType, attempts: task.attempt, ...metadataOf(f) },
   });

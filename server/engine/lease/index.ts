@@ -2,10 +2,12 @@
 export { type LockedTaskRow, withTaskDates } from '../../db/statements/tasks.js';
 export {
   type AttemptFailure,
+  attemptHistory,
   closeTaskFailedIncidents,
   failAttempt,
   settleUnknownOutcomes,
   startedWrites,
+  writesOf,
 } from './attempts.js';
 export { settleWritesForGood } from './retire.js';
 export { assertLease, assertNotRetired, isRetired, lockTask, lockedRow } from './lock.js';

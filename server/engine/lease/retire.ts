@@ -2,7 +2,7 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { type ExternalTaskRow, steps } from '../../db/schema.js';
 import type { Tx } from '../common/index.js';
-import { recordUnknown } from './attempts.js';
+import { recordUnknown, writesOf } from './attempts.js';
 
 /**
  * Every write call of the task left STARTED, on any attempt, keyed or not, becomes OUTCOME_UNKNOWN (no
@@ -22,14 +22,7 @@ export async function settleWritesForGood(tx: Tx, task: ExternalTaskRow, actor: 
       key: steps.idempotencyKey,
     })
     .from(steps)
-    .where(
-      and(
-        eq(steps.taskId, task.id),
-        eq(steps.kind, 'TOOL_CALL'),
-        sql`${steps.policy} IN ('write', 'approval_required')`,
-        sql`${steps.toolRef} NOT LIKE 'delegate:%'`,
-      ),
-    )
+    .where(and(writesOf(task.id), sql`${steps.toolRef} NOT LIKE 'delegate:%'`))
     .orderBy(asc(steps.attempt), asc(steps.sequence));
   const ended = new Set(
     rows

@@ -22,7 +22,7 @@ import {
   query,
 } from '../common/index.js';
 import { EngineError } from '../../errors.js';
-import { settleUnknownOutcomes } from '../lease/index.js';
+import { attemptHistory, settleUnknownOutcomes } from '../lease/index.js';
 import { failTaskAttempt } from './attempt.js';
 import { appendHistory } from '../history/index.js';
 import { loadEarlierWrites, loadSteps, type StepView, toStepView } from '../journal/index.js';
@@ -152,12 +152,8 @@ async function claim(ctx: EngineContext, actor: Actor, input: FetchInput, projec
       ...handed
         .filter((r) => r.was_expired)
         .map((r) => ({
-          projectId: r.projectId,
-          processInstanceId: r.processInstanceId,
+          ...attemptHistory(r, `worker:${input.workerId}`),
           eventType: 'TASK_LEASE_REACQUIRED',
-          actor: `worker:${input.workerId}`,
-          taskId: r.id,
-          attempt: r.attempt,
           data: { workerId: input.workerId, leaseExpiresAt: new Date(r.leaseExpiresAt!).toISOString() },
         })),
     );

@@ -2,7 +2,13 @@
 import { eq, sql } from 'drizzle-orm';
 import { externalTasks } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
-import { closeTaskFailedIncidents, assertLease, assertNotRetired, lockTask } from '../lease/index.js';
+import {
+  attemptHistory,
+  closeTaskFailedIncidents,
+  assertLease,
+  assertNotRetired,
+  lockTask,
+} from '../lease/index.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { readCredential } from '../definitions/index.js';
@@ -18,11 +24,7 @@ export interface ExtendLeaseInput {
 }
 
 /** Extends a live lease by lockDurationMs from now; an expired lease cannot be revived. */
-export async function extendLease(
-  ctx: EngineContext,
-  actor: Actor,
-  input: ExtendLeaseInput,
-): Promise<TaskView> {
+export async function extendLease(ctx: EngineContext, actor: Actor, input: ExtendLeaseInput) {
   const ms = input.lockDurationMs;
   if (!Number.isInteger(ms) || ms < 100 || ms > 3_600_000) {
     throw invalid('lockDurationMs is from 100 ms to 1 hour.', 'lockDurationMs', 'out of range');
@@ -80,14 +82,7 @@ export async function retryTask(ctx: EngineContext, actor: Actor, id: string): P
       .returning();
     const label = actorLabel(actor);
     await closeTaskFailedIncidents(tx, task.id, label);
-    await appendHistory(tx, {
-      projectId: task.projectId,
-      processInstanceId: task.processInstanceId,
-      eventType: 'TASK_RETRIED',
-      actor: label,
-      taskId: task.id,
-      attempt: next,
-    });
+    await appendHistory(tx, { ...attemptHistory(task, label), eventType: 'TASK_RETRIED', attempt: next });
     await notifyTask(tx, task, 'OPEN');
     return row;
   });

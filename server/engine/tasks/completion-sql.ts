@@ -9,7 +9,6 @@ import { execute, pipelined } from '../../db/pg.js';
 import { COMPLETION_TAIL } from '../../db/statements/history.js';
 import {
   COMPLETE_TASK,
-  COMPLETION_READS_AFTER,
   type CompletionReads,
   LOCK_TASKS,
   READ_FOR_COMPLETION,
@@ -32,11 +31,6 @@ export async function lockForCompletion(tx: Tx, actor: Actor, taskId: string, at
     execute(tx, READ_FOR_COMPLETION, [taskId, attempt]),
   );
   return lockedRow(actor, taskId, row) as CompletionTask;
-}
-
-/** The completion's reads after the journal's write of its last steps (journalThen's `after`). */
-export function completionReadsAfter(taskId: string, attempt: number): Then {
-  return { statement: COMPLETION_READS_AFTER, values: [taskId, attempt] };
 }
 
 export function assertNoOpenStep({ openStep }: CompletionReads) {

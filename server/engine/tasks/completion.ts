@@ -20,7 +20,6 @@ import {
   type CompletionTail,
   type CompletionTask,
   completeRows,
-  completionReadsAfter,
   lockForCompletion,
   tailStatement,
   writeTail,
@@ -30,6 +29,7 @@ import type { AttemptMetadata } from '../../shared/types.js';
 import { type JournalStepInput, journalSteps, journalThen } from '../journal/index.js';
 import { type TaskView, taskView } from './views.js';
 import { transaction } from '../../db/pg.js';
+import { COMPLETION_READS_AFTER } from '../../db/statements/tasks.js';
 
 /** The lease a worker's report is about. */
 export type LeaseReport = Pick<JournalStepInput, 'taskId' | 'workerId' | 'attempt'>;
@@ -100,11 +100,7 @@ async function storedReport(tx: Executor, taskId: string, attempt: number, opera
   return r;
 }
 
-export async function completeTask(
-  ctx: EngineContext,
-  actor: Actor,
-  input: CompleteInput,
-): Promise<TaskView> {
+export async function completeTask(ctx: EngineContext, actor: Actor, input: CompleteInput) {
   if (actor.kind !== 'WORKER')
     throw new EngineError('FORBIDDEN', 'Only a worker credential can complete tasks.');
   const requestSha = sha256Hex(canonicalJson(input.variables ?? null));
@@ -123,7 +119,8 @@ export async function completeTask(
         const done = await completeIn(tx, actor, input, requestSha, task);
         return { value: done, last: done.tail && tailStatement(actor, done.tail) };
       },
-      completionReadsAfter(taskId, attempt),
+      // the completion's reads, run with the journal's write of the steps
+      { statement: COMPLETION_READS_AFTER, values: [taskId, attempt] },
     );
     result = ran?.value;
     if (!result) await journalLastSteps(ctx, actor, steps, requestSha);
@@ -169,17 +166,15 @@ async function completeIn(
       : { kind: 'ok' as const, vars: vars as Record<string, unknown> };
   const who = `worker:${workerId}`;
   const last: LastWrites = { history: [], notices: [] };
-  let row: ExternalTaskRow;
-  if (outcome.kind === 'fail') {
-    row = await failTaskAttempt(tx, task, {
-      errorType: outcome.errorType,
-      errorMessage: outcome.message,
-      actor: who,
-      metadata: { ...metadata, errorType: outcome.errorType },
-    });
-  } else {
-    row = await finish(tx, task, outcome.vars, metadata, outcome.kind === 'ok' ? null : outcome, who, last);
-  }
+  const row =
+    outcome.kind === 'fail'
+      ? await failTaskAttempt(tx, task, {
+          errorType: outcome.errorType,
+          errorMessage: outcome.message,
+          actor: who,
+          metadata: { ...metadata, errorType: outcome.errorType },
+        })
+      : await finish(tx, task, outcome.vars, metadata, outcome.kind === 'ok' ? null : outcome, who, last);
   const report = { taskId: task.id, workerId, attempt, requestSha, state: row.state };
   return { row, tail: { last, report } };
 }

@@ -11,7 +11,7 @@ import { EngineError, invalid } from '../../errors.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
-import { assertLease, lockTask, startedWrites } from '../lease/index.js';
+import { assertLease, attemptHistory, lockTask, startedWrites } from '../lease/index.js';
 import { failTaskAttempt } from './attempt.js';
 import type { LeaseReport } from './completion.js';
 import { type TaskView, taskView } from './views.js';
@@ -83,12 +83,8 @@ export async function deferTask(ctx: EngineContext, actor: Actor, input: DeferIn
       .where(eq(externalTasks.id, task.id))
       .returning();
     await appendHistory(tx, {
-      projectId: task.projectId,
-      processInstanceId: task.processInstanceId,
+      ...attemptHistory(task, who),
       eventType: 'TASK_DEFERRED',
-      actor: who,
-      taskId: task.id,
-      attempt: task.attempt,
       data: {
         reason: input.reason.slice(0, 500),
         retryAfterMs: delayMs,

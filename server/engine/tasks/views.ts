@@ -34,11 +34,7 @@ export function taskView(r: ExternalTaskRow): TaskView {
 }
 
 /** An external task as it stands, or null when it does not exist or the actor's project may not see it. */
-export async function getTask(
-  ex: Executor,
-  actor: Pick<Actor, 'projectId'>,
-  id: string,
-): Promise<TaskView | null> {
+export async function getTask(ex: Executor, actor: Pick<Actor, 'projectId'>, id: string) {
   if (!isUuid(id)) return null;
   const [row] = await ex.select().from(externalTasks).where(eq(externalTasks.id, id));
   return row && sameProject(actor as Actor, row.projectId) ? taskView(row) : null;
