@@ -6,7 +6,7 @@
  * connections) at once. Disabling is final.
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import { principals, type Principal } from '../../db/schema.js';
+import { principals, type Principal, sessions } from '../../db/schema.js';
 import { EngineError, invalid, notFound } from '../../errors.js';
 import {
   type Actor,
@@ -195,7 +195,7 @@ export async function disablePrincipal(ctx: EngineContext, actor: Actor, id: str
     }
     const after = await setPrincipal(tx, row.id, { disabledAt: sql`now()` });
     await recordPrincipalEvent(tx, actor, after, 'DISABLED');
-    await endSessionsOf(tx, after.id, 'DISABLED');
+    await endSessionsOf(tx, 'DISABLED', eq(sessions.principalId, after.id));
     await notify(tx, { type: 'principal', principalId: after.id, change: 'disabled' });
     return principalView(after);
   });
