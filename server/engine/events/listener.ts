@@ -11,7 +11,7 @@ import pg from 'pg';
 import { type EngineEvent, EVENTS_CHANNEL, type StreamEvent } from '../common/index.js';
 
 /** How a listening connection names itself in pg_stat_activity (tests find it there). */
-export const LISTENER_APPLICATION_NAME = 'abada-listener';
+const LISTENER_APPLICATION_NAME = 'abada-listener';
 const CATCH_UP_PAGE = 500;
 
 export class Notifier extends EventEmitter {

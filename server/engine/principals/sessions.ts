@@ -20,7 +20,7 @@ export interface ProviderTokens {
   idToken: string | null;
 }
 
-export type SessionEndReason = 'SIGNED_OUT' | 'IDLE' | 'EXPIRED' | 'DISABLED' | 'REFRESH_FAILED';
+type SessionEndReason = 'SIGNED_OUT' | 'IDLE' | 'EXPIRED' | 'DISABLED' | 'REFRESH_FAILED';
 
 export type SessionView = ReturnType<typeof sessionView>;
 
