@@ -23,7 +23,6 @@ import {
 import { notify } from '../events/index.js';
 import { identityCache } from './cache.js';
 import { clientIdErrors, claimClientId } from './clients.js';
-import { isProviderManaged } from './external.js';
 import { newToken } from './principals.js';
 import { endSessionsOf } from './sessions.js';
 import { sha256Hex } from '../../shared/canonical.js';
@@ -123,8 +122,7 @@ function refuseDisabled(row: Principal): void {
  * and refresh): an update that would change them is refused, naming where to change them.
  */
 function refuseProviderGroups(row: Principal, groups: string[] | null | undefined): void {
-  if (!isProviderManaged(row) || !groups) return;
-  if (sameList(groups, row.groups)) return;
+  if (row.oidcIssuer === null || !groups || sameList(groups, row.groups)) return;
   throw new EngineError(
     'VALIDATION_FAILED',
     `The groups of "${row.name}" come from the OpenID Provider ${row.oidcIssuer}; change them there. ` +
