@@ -80,7 +80,7 @@ const EXCEPTIONS: Record<string, string> = {
   'server/worker/mcp.ts#openSession:2':
     'closing a session whose connect failed, before throwing ToolSetupError with the cause',
   'server/worker/mcp.ts#closeAll': 'closing MCP sessions on the way out: nothing is left to act on a failure',
-  'server/engine/events/listener.ts#connect:3':
+  'server/engine/events/listener.ts#start:3':
     "closing a client whose connect failed, before rethrowing the connect's error",
   'server/engine/events/listener.ts#scheduleReconnect:1':
     'closing the lost LISTEN client: a new one replaces it',

@@ -28,7 +28,7 @@ export function countFallback(counters: EngineCounters, path: string, reason: st
 }
 
 /** The engine's background loops: SLA and expiry sweeps, durable jobs, stream pruning, webhook sends. */
-export const BACKGROUND_LOOPS = ['sweeps', 'jobs', 'stream_pruning', 'webhooks'] as const;
+const BACKGROUND_LOOPS = ['sweeps', 'jobs', 'stream_pruning', 'webhooks'] as const;
 export type BackgroundLoop = (typeof BACKGROUND_LOOPS)[number];
 
 export function createCounters(): EngineCounters {

@@ -11,7 +11,7 @@ import pg from 'pg';
 import { type EngineEvent, EVENTS_CHANNEL, type StreamEvent } from '../common/index.js';
 
 /** How a listening connection names itself in pg_stat_activity (tests find it there). */
-export const LISTENER_APPLICATION_NAME = 'abada-listener';
+const LISTENER_APPLICATION_NAME = 'abada-listener';
 const CATCH_UP_PAGE = 500;
 
 export class Notifier extends EventEmitter {
@@ -33,11 +33,8 @@ export class Notifier extends EventEmitter {
     return this.client !== null;
   }
 
+  /** Connects and listens; after a drop, called again until it succeeds. */
   async start(): Promise<void> {
-    await this.connect();
-  }
-
-  private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.url, application_name: LISTENER_APPLICATION_NAME });
     client.on('notification', (msg) => {
       if (msg.channel !== EVENTS_CHANNEL || !msg.payload) return;
@@ -122,7 +119,7 @@ export class Notifier extends EventEmitter {
     c?.end().catch(() => {});
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
-      this.connect().catch(() => this.scheduleReconnect());
+      this.start().catch(() => this.scheduleReconnect());
     }, 500);
   }
 

@@ -22,19 +22,13 @@ export function actorLabel(actor: { kind: string; name: string; principalId: str
   return `${actor.kind.toLowerCase()}:${actor.name}#${actor.principalId}`;
 }
 
-export interface AuditVerification {
-  processInstanceId: string;
-  valid: boolean;
-  rows: number;
-  /** the events the rows carry (a row holds one commit's events for the instance) */
-  events: number;
-  firstBrokenSeq: number | null;
-  reason: string | null;
-  headHash: string | null;
-}
+export type AuditVerification = Awaited<ReturnType<typeof verifyChain>>;
 
-/** Recomputes the chain of one instance; the first row whose link or hash does not match is reported. */
-export async function verifyChain(ex: Executor, processInstanceId: string): Promise<AuditVerification> {
+/**
+ * Recomputes the chain of one instance; the first row whose link or hash does not match is reported.
+ * `events`: the events the rows carry (a row holds one commit's events for the instance).
+ */
+export async function verifyChain(ex: Executor, processInstanceId: string) {
   // The rows and the chain head in one statement, so one snapshot: read in two, an append committed
   // between them (a running instance) looked like rows removed after the last one — a false alarm.
   const all = await query<{

@@ -6,13 +6,13 @@
 import { eq } from 'drizzle-orm';
 import { execute, transaction } from '../../db/pg.js';
 import { LOCK_DUE_BOUNDARY } from '../../db/statements/tasks.js';
-import { externalTasks, processInstances, type ExternalTaskRow } from '../../db/schema.js';
+import { externalTasks, type ExternalTaskRow } from '../../db/schema.js';
 import type { EngineContext, Tx } from '../common/index.js';
 import { readDefinitionSpec } from '../definitions/index.js';
 import { notifyTask } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
 import type { AttemptFailure } from '../lease/index.js';
-import { endedNow, fireTimeout, LIVE_TASK_STATES } from './lifecycle.js';
+import { endedNow, fireTimeout, LIVE_TASK_STATES, lockInstance } from './lifecycle.js';
 import { enterNode, findNode } from './start.js';
 
 const LIVE = new Set<string>(LIVE_TASK_STATES);
@@ -29,11 +29,7 @@ export async function sweepBoundaries(ctx: EngineContext, batch = 50): Promise<n
       const [due] = await execute(tx, LOCK_DUE_BOUNDARY, []);
       if (!due) return 'none';
       const [task] = await tx.select().from(externalTasks).where(eq(externalTasks.id, due.id));
-      const [inst] = await tx
-        .select()
-        .from(processInstances)
-        .where(eq(processInstances.id, task.processInstanceId))
-        .for('update');
+      const inst = await lockInstance(tx, task.processInstanceId);
       if (!LIVE.has(task.state) || inst?.state !== 'ACTIVE') return 'skipped';
       await fireTimeout(tx, task, inst, await readDefinitionSpec(tx, inst.definitionId));
       return 'fired';
@@ -51,11 +47,7 @@ export async function sweepBoundaries(ctx: EngineContext, batch = 50): Promise<n
  */
 export async function takeFailureBoundary(tx: Tx, task: ExternalTaskRow, f: AttemptFailure) {
   if (task.nodeType !== 'agent') return null;
-  const [inst] = await tx
-    .select()
-    .from(processInstances)
-    .where(eq(processInstances.id, task.processInstanceId))
-    .for('update');
+  const inst = await lockInstance(tx, task.processInstanceId);
   if (inst?.state !== 'ACTIVE') return null;
   const spec = await readDefinitionSpec(tx, inst.definitionId);
   const node = findNode(spec, task.nodeId);

@@ -70,8 +70,8 @@ async function retireWork(
   }
 }
 
-/** Locks the instance row; the caller has already checked that the actor may see it (getInstance). */
-async function lockInstance(tx: Tx, id: string): Promise<ProcessInstanceRow> {
+/** Locks the instance row; callers check first that the actor may see it (getInstance). */
+export async function lockInstance(tx: Tx, id: string): Promise<ProcessInstanceRow> {
   const [row] = await tx.select().from(processInstances).where(eq(processInstances.id, id)).for('update');
   return row;
 }

@@ -6,6 +6,7 @@ import { type Actor, type EngineContext, sameProject, isUuid } from '../common/i
 import { readDefinitionSpec } from '../definitions/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import { enterNode, findNode } from './start.js';
+import { lockInstance } from './lifecycle.js';
 import { type UserTaskView, userTaskView } from './views.js';
 import { transaction } from '../../db/pg.js';
 
@@ -26,11 +27,7 @@ export async function completeUserTask(ctx: EngineContext, actor: Actor, id: str
         `Only members of ${ut.candidateGroups.join(' or ')} can complete this task.`,
       );
     }
-    const [inst] = await tx
-      .select()
-      .from(processInstances)
-      .where(eq(processInstances.id, ut.processInstanceId))
-      .for('update');
+    const inst = await lockInstance(tx, ut.processInstanceId);
     if (ut.state === 'CANCELLED' || inst.state !== 'ACTIVE') {
       throw new EngineError(
         'WORK_RETIRED',

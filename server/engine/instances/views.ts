@@ -1,11 +1,6 @@
 /** Process instances as callers see them: one, a page, their user tasks, history and audit check. */
 import { and, eq, sql } from 'drizzle-orm';
-import {
-  processInstances,
-  type HistoryEventRow,
-  type ProcessInstanceRow,
-  type UserTaskRow,
-} from '../../db/schema.js';
+import { processInstances, type ProcessInstanceRow, type UserTaskRow } from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 import {
   type Actor,
@@ -29,12 +24,7 @@ export type InstanceView = Omit<ProcessInstanceRow, (typeof INSTANCE_HIDDEN)[num
 };
 export type UserTaskView = Omit<UserTaskRow, 'projectId' | 'completedBy'>;
 /** One event of an instance's hash-chained history. */
-export type HistoryEventView = Omit<HistoryEventRow, 'id' | 'projectId' | 'idx'> & {
-  /** the event's place in the instance's history: 1, 2, … */
-  seq: number;
-  /** the seq of the chained row that carries it (several events of one commit share a row) */
-  row: number;
-};
+export type HistoryEventView = Awaited<ReturnType<typeof historyOf>>[number];
 
 export function instanceView(r: ProcessInstanceRow): InstanceView {
   return { ...omit(r, INSTANCE_HIDDEN), traceId: r.traceparent?.split('-')[1] ?? null };
@@ -51,8 +41,12 @@ export async function loadInstanceFor(ex: Executor, actor: Actor, id: string): P
   return row && sameProject(actor, row.projectId) ? instanceView(row) : null;
 }
 
-/** The history of several instances, one view per event in chain order (one query for a page). */
-export async function historyOf(ex: Executor, instanceIds: readonly string[]): Promise<HistoryEventView[]> {
+/**
+ * The history of several instances, one view per event in chain order (one query for a page). `seq`: the
+ * event's place in its instance's history (1, 2, …); `row`: the seq of the chained row that carries it
+ * (several events of one commit share a row).
+ */
+export async function historyOf(ex: Executor, instanceIds: readonly string[]) {
   let instance = '';
   let seq = 0;
   return (await historyOfInstances(ex, instanceIds)).map((r) => {

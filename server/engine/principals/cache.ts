@@ -5,6 +5,10 @@
  * at once; when the listener reconnects (it may have missed events) the whole cache is dropped.
  */
 import type { Actor, EngineContext, EngineEvent } from '../common/index.js';
+import type { refused } from './views.js';
+
+/** An identity that acts, or why not (views.ts `refused`). */
+type Identity = { actor: Actor; refusal: null } | ReturnType<typeof refused>;
 
 const CACHE_MS = 5_000;
 const MAX_ENTRIES = 10_000;
@@ -12,17 +16,18 @@ const MAX_ENTRIES = 10_000;
 class IdentityCache {
   private readonly byHash = new Map<string, { actor: Actor; until: number }>();
 
-  get(hash: string, now: number): Actor | null {
-    const hit = this.byHash.get(hash);
-    if (!hit) return null;
-    if (hit.until > now) return hit.actor;
-    this.byHash.delete(hash);
-    return null;
-  }
-
-  set(hash: string, actor: Actor, now: number): void {
-    if (this.byHash.size >= MAX_ENTRIES) this.byHash.clear();
-    this.byHash.set(hash, { actor, until: now + CACHE_MS });
+  /** The cached actor of `key`, else what `load` answers: an actor is cached, a refusal is not. */
+  async resolve(key: string, load: () => Promise<Identity>): Promise<Identity> {
+    const now = Date.now();
+    const hit = this.byHash.get(key);
+    if (hit && hit.until > now) return { actor: hit.actor, refusal: null };
+    if (hit) this.byHash.delete(key);
+    const found = await load();
+    if (found.actor) {
+      if (this.byHash.size >= MAX_ENTRIES) this.byHash.clear();
+      this.byHash.set(key, { actor: found.actor, until: now + CACHE_MS });
+    }
+    return found;
   }
 
   /** Forgets every cached identity of the principal (all its tokens). */

@@ -50,26 +50,21 @@ export async function claimClientId(tx: Tx, clientId: string, self: string | nul
  * token itself is verified on every request before this is asked.
  */
 export async function clientActor(ctx: EngineContext, clientId: string) {
-  const key = `oidc-client:${clientId}`;
-  const cache = identityCache(ctx);
-  const now = Date.now();
-  const hit = cache.get(key, now);
-  if (hit) return { actor: hit, refusal: null };
-  const [row] = await ctx.db
-    .select()
-    .from(principals)
-    .where(and(eq(principals.oidcClientId, clientId), eq(principals.kind, 'WORKER')))
-    .limit(1);
-  if (!row)
-    return refused(
-      `No worker principal signs in as the OpenID client "${clientId}": an admin sets it as the ` +
-        'worker’s oidcClientId (createPrincipal, updatePrincipal or ABADA_FIRST_PARTY_WORKERS).',
-    );
-  if (row.disabledAt)
-    return refused(
-      `The worker principal "${row.name}" was disabled on ${row.disabledAt.toISOString()}; its client credentials no longer work.`,
-    );
-  const actor = actorOf(row);
-  cache.set(key, actor, now);
-  return { actor, refusal: null };
+  return identityCache(ctx).resolve(`oidc-client:${clientId}`, async () => {
+    const [row] = await ctx.db
+      .select()
+      .from(principals)
+      .where(and(eq(principals.oidcClientId, clientId), eq(principals.kind, 'WORKER')))
+      .limit(1);
+    if (!row)
+      return refused(
+        `No worker principal signs in as the OpenID client "${clientId}": an admin sets it as the ` +
+          'worker’s oidcClientId (createPrincipal, updatePrincipal or ABADA_FIRST_PARTY_WORKERS).',
+      );
+    if (row.disabledAt)
+      return refused(
+        `The worker principal "${row.name}" was disabled on ${row.disabledAt.toISOString()}; its client credentials no longer work.`,
+      );
+    return { actor: actorOf(row), refusal: null };
+  });
 }

@@ -50,19 +50,9 @@ export function groupsFromClaim(value: unknown): string[] {
   return [...out];
 }
 
-export function isProviderManaged(row: Principal): boolean {
-  return row.oidcIssuer !== null;
-}
-
+/** The provider acting on a principal, as its record names it. */
 function recordedAs(row: Principal): Actor {
-  return {
-    principalId: row.id,
-    kind: row.kind,
-    name: `openid:${row.oidcIssuer ?? ''}`.slice(0, 200),
-    projectId: row.projectId,
-    groups: [],
-    topics: [],
-  };
+  return { ...actorOf(row), name: `openid:${row.oidcIssuer ?? ''}`.slice(0, 200), groups: [], topics: [] };
 }
 
 const disabledRefusal = (row: Principal) =>

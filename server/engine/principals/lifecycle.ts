@@ -6,7 +6,7 @@
  * connections) at once. Disabling is final.
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import { principals, type Principal } from '../../db/schema.js';
+import { principals, type Principal, sessions } from '../../db/schema.js';
 import { EngineError, invalid, notFound } from '../../errors.js';
 import {
   type Actor,
@@ -23,7 +23,6 @@ import {
 import { notify } from '../events/index.js';
 import { identityCache } from './cache.js';
 import { clientIdErrors, claimClientId } from './clients.js';
-import { isProviderManaged } from './external.js';
 import { newToken } from './principals.js';
 import { endSessionsOf } from './sessions.js';
 import { sha256Hex } from '../../shared/canonical.js';
@@ -123,8 +122,7 @@ function refuseDisabled(row: Principal): void {
  * and refresh): an update that would change them is refused, naming where to change them.
  */
 function refuseProviderGroups(row: Principal, groups: string[] | null | undefined): void {
-  if (!isProviderManaged(row) || !groups) return;
-  if (sameList(groups, row.groups)) return;
+  if (row.oidcIssuer === null || !groups || sameList(groups, row.groups)) return;
   throw new EngineError(
     'VALIDATION_FAILED',
     `The groups of "${row.name}" come from the OpenID Provider ${row.oidcIssuer}; change them there. ` +
@@ -195,7 +193,7 @@ export async function disablePrincipal(ctx: EngineContext, actor: Actor, id: str
     }
     const after = await setPrincipal(tx, row.id, { disabledAt: sql`now()` });
     await recordPrincipalEvent(tx, actor, after, 'DISABLED');
-    await endSessionsOf(tx, after.id, 'DISABLED');
+    await endSessionsOf(tx, 'DISABLED', eq(sessions.principalId, after.id));
     await notify(tx, { type: 'principal', principalId: after.id, change: 'disabled' });
     return principalView(after);
   });

@@ -66,21 +66,17 @@ export async function identify(ctx: EngineContext, token: string | null | undefi
   if (adminHash && timingSafeEqual(Buffer.from(hash, 'hex'), adminHash)) {
     return { actor: systemAdmin(BOOTSTRAP_ADMIN_ID, 'bootstrap-admin', 'default'), refusal: null };
   }
-  const now = Date.now();
-  const cache = identityCache(ctx);
-  const hit = cache.get(hash, now);
-  if (hit) return { actor: hit, refusal: null };
-  const [p] = await ctx.db.select().from(principals).where(eq(principals.tokenHash, hash)).limit(1);
-  // unknown tokens are not cached: a token created a moment ago works at once
-  if (!p) return refused(null);
-  if (p.disabledAt) {
-    return refused(
-      `The principal "${p.name}" was disabled on ${p.disabledAt.toISOString()}; its tokens no longer work. Ask an admin for a new principal.`,
-    );
-  }
-  const actor = actorOf(p);
-  cache.set(hash, actor, now);
-  return { actor, refusal: null };
+  return identityCache(ctx).resolve(hash, async () => {
+    const [p] = await ctx.db.select().from(principals).where(eq(principals.tokenHash, hash)).limit(1);
+    // unknown tokens are not cached: a token created a moment ago works at once
+    if (!p) return refused(null);
+    if (p.disabledAt) {
+      return refused(
+        `The principal "${p.name}" was disabled on ${p.disabledAt.toISOString()}; its tokens no longer work. Ask an admin for a new principal.`,
+      );
+    }
+    return { actor: actorOf(p), refusal: null };
+  });
 }
 
 export interface CreatePrincipalInput {

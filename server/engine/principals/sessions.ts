@@ -20,18 +20,9 @@ export interface ProviderTokens {
   idToken: string | null;
 }
 
-export type SessionEndReason = 'SIGNED_OUT' | 'IDLE' | 'EXPIRED' | 'DISABLED' | 'REFRESH_FAILED';
+type SessionEndReason = 'SIGNED_OUT' | 'IDLE' | 'EXPIRED' | 'DISABLED' | 'REFRESH_FAILED';
 
-export interface SessionView {
-  id: string;
-  csrfToken: string;
-  principalId: string;
-  /** the person's subject at the OpenID Provider */
-  subject: string;
-  /** the provider should confirm the groups again (ABADA_OIDC_REFRESH_MINUTES passed) */
-  refreshDue: boolean;
-  providerTokens: ProviderTokens;
-}
+export type SessionView = ReturnType<typeof sessionView>;
 
 /** Why a cookie no longer works, by the session's end reason. */
 const ENDED: Record<string, string> = {
@@ -110,28 +101,24 @@ export async function sessionBySecret(ctx: EngineContext, secret: string) {
 
 const refreshMinutes = (ctx: EngineContext) => ctx.config.oidc?.refreshMinutes ?? 10;
 
+/** `subject`: the person's at the provider; `refreshDue`: ABADA_OIDC_REFRESH_MINUTES passed, confirm again. */
 function sessionView(ctx: EngineContext, s: SessionRow, subject: string | null, refreshDue: boolean) {
   const { id, csrfToken, principalId } = s;
   const providerTokens = ctx.sealer.openJson(s.providerTokens) as ProviderTokens;
   return { id, csrfToken, principalId, subject: subject ?? '', refreshDue, providerTokens };
 }
 
-/** Ends the live sessions `which` selects: an ended session keeps its first reason. */
-async function endWhere(ex: Executor, which: SQL, reason: SessionEndReason): Promise<void> {
+/** Ends a session (idempotent: an ended session keeps its first reason). */
+export async function endSession(db: Executor, sessionId: string, reason: SessionEndReason): Promise<void> {
+  await endSessionsOf(db, reason, eq(sessions.id, sessionId));
+}
+
+/** Ends the live sessions `which` selects (all of a principal's, when it is disabled). */
+export async function endSessionsOf(ex: Executor, reason: SessionEndReason, which: SQL) {
   await ex
     .update(sessions)
     .set({ endedAt: sql`now()`, endReason: reason })
     .where(and(which, isNull(sessions.endedAt)));
-}
-
-/** Ends a session (idempotent). */
-export async function endSession(db: Executor, sessionId: string, reason: SessionEndReason): Promise<void> {
-  await endWhere(db, eq(sessions.id, sessionId), reason);
-}
-
-/** Ends every live session of a principal (it was disabled), in the caller's transaction. */
-export async function endSessionsOf(tx: Executor, principalId: string, reason: SessionEndReason) {
-  await endWhere(tx, eq(sessions.principalId, principalId), reason);
 }
 
 /**

@@ -110,7 +110,7 @@ async function send(ctx: EngineContext, d: Claimed) {
 }
 
 /** Exponential backoff from ABADA_WEBHOOK_BACKOFF_MS, ±25 % jitter, capped at an hour. */
-export function retryDelayMs(base: number, attempts: number, random = Math.random()): number {
+function retryDelayMs(base: number, attempts: number, random = Math.random()): number {
   const exp = Math.min(base * 2 ** Math.max(attempts - 1, 0), 3_600_000);
   return Math.round(exp * (0.75 + random * 0.5));
 }
@@ -149,7 +149,7 @@ async function record(ctx: EngineContext, d: Claimed, r: { status: number | null
 }
 
 /** Sends every due delivery (claim, commit, send, record); returns how many were attempted. */
-export async function dispatchWebhooks(ctx: EngineContext, batch = 20): Promise<number> {
+async function dispatchWebhooks(ctx: EngineContext, batch = 20): Promise<number> {
   let total = 0;
   for (;;) {
     const claimed = await claim(ctx, batch);

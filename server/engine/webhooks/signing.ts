@@ -12,13 +12,11 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 
-export type SecretKind = 'standard' | 'generated-url-safe' | 'raw';
-
 const PREFIX = 'whsec_';
 const STANDARD = /^[A-Za-z0-9+/]+={0,2}$/;
 const GENERATED_URL_SAFE = /^whsec_[A-Za-z0-9_-]{43}$/;
 /** Shortest key accepted for a new secret (bytes): 128 bits, as HMAC-SHA256 guidance asks. */
-export const MIN_KEY_BYTES = 16;
+const MIN_KEY_BYTES = 16;
 const MAX_KEY_BYTES = 64;
 
 function decodeStandard(b64: string): Buffer | null {
@@ -32,7 +30,7 @@ function decodeStandard(b64: string): Buffer | null {
 const bodyOf = (secret: string) => (secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret);
 
 /** The HMAC key a secret stands for, and which of the three kinds it is. */
-export function keyOf(secret: string): { kind: SecretKind; key: Uint8Array } {
+export function keyOf(secret: string): { kind: 'standard' | 'generated-url-safe' | 'raw'; key: Uint8Array } {
   const body = bodyOf(secret);
   const standard = decodeStandard(body);
   if (standard && standard.length > 0) return { kind: 'standard', key: standard };
