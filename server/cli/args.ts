@@ -17,8 +17,6 @@ export class CliError extends Error {
 
 export const usage = (message: string) => new CliError(EXIT.USAGE, message);
 
-export type FlagKind = 'string' | 'boolean' | 'list';
-
 export interface Parsed {
   positionals: string[];
   flags: Record<string, string | boolean | string[] | undefined>;
@@ -27,7 +25,7 @@ export interface Parsed {
 /** Parses `--name value`, `--name=value`, repeated list flags and short aliases (`-m`). */
 export function parseArgs(
   argv: string[],
-  spec: Record<string, FlagKind>,
+  spec: Record<string, 'string' | 'boolean' | 'list'>,
   aliases: Record<string, string> = {},
 ): Parsed {
   const flags: Parsed['flags'] = {};

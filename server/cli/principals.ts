@@ -58,91 +58,85 @@ connections stop at once on every engine. Needs an admin ABADA_TOKEN.`,
 
 type Flags = Parsed['flags'];
 const SUBCOMMANDS: Record<string, (args: string[], flags: Flags, io: Io) => Promise<void>> = {
-  create: createCmd,
-  list: listCmd,
-  update: updateCmd,
-  disable: disableCmd,
-  rotate: rotateCmd,
-};
+  async create(args, flags, io) {
+    if (args.length) throw usage('Usage: abada principal create --kind … --name …');
+    const kind = kindFlag(flags.kind, true)!;
+    if (!flags.name) throw usage('--name is required.');
+    const d = await gql(io, CreatePrincipal, {
+      input: {
+        kind,
+        name: String(flags.name),
+        groups: (flags.group as string[] | undefined) ?? [],
+        topics: (flags.topic as string[] | undefined) ?? [],
+        projectId: (flags.project as string | undefined) ?? null,
+      },
+    });
+    const p = d.createPrincipal.principal;
+    if (!io.json)
+      io.err(
+        `created ${p.kind} ${p.name} (${p.id}) in project ${p.projectId ?? '*'}; the token is shown once:`,
+      );
+    emit(io, d.createPrincipal, () => [d.createPrincipal.token]);
+  },
 
-async function createCmd(args: string[], flags: Flags, io: Io) {
-  if (args.length) throw usage('Usage: abada principal create --kind … --name …');
-  const kind = kindFlag(flags.kind, true)!;
-  if (!flags.name) throw usage('--name is required.');
-  const d = await gql(io, CreatePrincipal, {
-    input: {
-      kind,
-      name: String(flags.name),
-      groups: (flags.group as string[] | undefined) ?? [],
-      topics: (flags.topic as string[] | undefined) ?? [],
-      projectId: (flags.project as string | undefined) ?? null,
-    },
-  });
-  const p = d.createPrincipal.principal;
-  if (!io.json)
-    io.err(
-      `created ${p.kind} ${p.name} (${p.id}) in project ${p.projectId ?? '*'}; the token is shown once:`,
-    );
-  emit(io, d.createPrincipal, () => [d.createPrincipal.token]);
-}
-
-async function listCmd(args: string[], flags: Flags, io: Io) {
-  if (args.length) throw usage('principal list takes no arguments.');
-  const first = flags.first === undefined ? null : Number(flags.first);
-  if (first !== null && !Number.isInteger(first)) throw usage('--first must be a whole number.');
-  const d = await gql(io, Principals, {
-    kind: kindFlag(flags.kind, false),
-    first,
-    after: (flags.after as string | undefined) ?? null,
-  });
-  const { totalCount, pageInfo } = d.principals;
-  const nodes = d.principals.edges.map((e) => e.node);
-  emit(io, { totalCount, ...pageInfo, principals: nodes }, () => [
-    ...table([
-      ['ID', 'KIND', 'NAME', 'PROJECT', 'STATE', 'GROUPS/TOPICS'],
-      ...nodes.map((p) => [
-        p.id,
-        p.kind,
-        p.name,
-        p.projectId ?? '*',
-        p.disabled ? 'disabled' : 'enabled',
-        (p.kind === 'WORKER' ? p.topics : p.groups).join(',') || '-',
+  async list(args, flags, io) {
+    if (args.length) throw usage('principal list takes no arguments.');
+    const first = flags.first === undefined ? null : Number(flags.first);
+    if (first !== null && !Number.isInteger(first)) throw usage('--first must be a whole number.');
+    const d = await gql(io, Principals, {
+      kind: kindFlag(flags.kind, false),
+      first,
+      after: (flags.after as string | undefined) ?? null,
+    });
+    const { totalCount, pageInfo } = d.principals;
+    const nodes = d.principals.edges.map((e) => e.node);
+    emit(io, { totalCount, ...pageInfo, principals: nodes }, () => [
+      ...table([
+        ['ID', 'KIND', 'NAME', 'PROJECT', 'STATE', 'GROUPS/TOPICS'],
+        ...nodes.map((p) => [
+          p.id,
+          p.kind,
+          p.name,
+          p.projectId ?? '*',
+          p.disabled ? 'disabled' : 'enabled',
+          (p.kind === 'WORKER' ? p.topics : p.groups).join(',') || '-',
+        ]),
       ]),
-    ]),
-    ...(pageInfo.hasNextPage ? [`(${totalCount} in all; next page: --after ${pageInfo.endCursor})`] : []),
-  ]);
-}
+      ...(pageInfo.hasNextPage ? [`(${totalCount} in all; next page: --after ${pageInfo.endCursor})`] : []),
+    ]);
+  },
 
-async function updateCmd(args: string[], flags: Flags, io: Io) {
-  if (args.length !== 1) throw usage('Usage: abada principal update ID [--group G]… [--topic T]…');
-  const list = (name: 'group' | 'topic', clear: boolean) =>
-    clear ? [] : ((flags[name] as string[] | undefined) ?? null);
-  const groups = list('group', flags['clear-groups'] === true);
-  const topics = list('topic', flags['clear-topics'] === true);
-  if (groups === null && topics === null)
-    throw usage('Say what changes: --group/--clear-groups or --topic/--clear-topics.');
-  const d = await gql(io, UpdatePrincipal, { input: { id: args[0], groups, topics } });
-  const p = d.updatePrincipal;
-  emit(io, p, () => [
-    `${p.kind} ${p.name} (${p.id}): groups ${p.groups.join(',') || '-'}; topics ${p.topics.join(',') || '-'}`,
-  ]);
-}
+  async update(args, flags, io) {
+    if (args.length !== 1) throw usage('Usage: abada principal update ID [--group G]… [--topic T]…');
+    const list = (name: 'group' | 'topic', clear: boolean) =>
+      clear ? [] : ((flags[name] as string[] | undefined) ?? null);
+    const groups = list('group', flags['clear-groups'] === true);
+    const topics = list('topic', flags['clear-topics'] === true);
+    if (groups === null && topics === null)
+      throw usage('Say what changes: --group/--clear-groups or --topic/--clear-topics.');
+    const d = await gql(io, UpdatePrincipal, { input: { id: args[0], groups, topics } });
+    const p = d.updatePrincipal;
+    emit(io, p, () => [
+      `${p.kind} ${p.name} (${p.id}): groups ${p.groups.join(',') || '-'}; topics ${p.topics.join(',') || '-'}`,
+    ]);
+  },
 
-async function disableCmd(args: string[], _flags: Flags, io: Io) {
-  if (args.length !== 1) throw usage('Usage: abada principal disable ID');
-  const d = await gql(io, DisablePrincipal, { id: args[0] });
-  const p = d.disablePrincipal;
-  emit(io, p, () => [`${p.kind} ${p.name} (${p.id}) disabled at ${p.disabledAt}`]);
-}
+  async disable(args, _flags, io) {
+    if (args.length !== 1) throw usage('Usage: abada principal disable ID');
+    const d = await gql(io, DisablePrincipal, { id: args[0] });
+    const p = d.disablePrincipal;
+    emit(io, p, () => [`${p.kind} ${p.name} (${p.id}) disabled at ${p.disabledAt}`]);
+  },
 
-async function rotateCmd(args: string[], _flags: Flags, io: Io) {
-  if (args.length !== 1) throw usage('Usage: abada principal rotate ID');
-  const d = await gql(io, RotatePrincipalToken, { id: args[0] });
-  const p = d.rotatePrincipalToken.principal;
-  if (!io.json)
-    io.err(`rotated the token of ${p.kind} ${p.name} (${p.id}); the old one no longer works. Shown once:`);
-  emit(io, d.rotatePrincipalToken, () => [d.rotatePrincipalToken.token]);
-}
+  async rotate(args, _flags, io) {
+    if (args.length !== 1) throw usage('Usage: abada principal rotate ID');
+    const d = await gql(io, RotatePrincipalToken, { id: args[0] });
+    const p = d.rotatePrincipalToken.principal;
+    if (!io.json)
+      io.err(`rotated the token of ${p.kind} ${p.name} (${p.id}); the old one no longer works. Shown once:`);
+    emit(io, d.rotatePrincipalToken, () => [d.rotatePrincipalToken.token]);
+  },
+};
 
 /** Reads the secret from stdin (piped, or typed without echo on a terminal). */
 async function readSecret(io: Io, name: string): Promise<string> {

@@ -28,7 +28,7 @@ import {
 } from '../client/index.js';
 
 /** One task's call as the batcher holds it (the worker's journalStep or journalSteps input). */
-export interface JournalCall<R> {
+interface JournalCall<R> {
   taskId: string;
   workerId: string;
   attempt: number;
@@ -46,7 +46,7 @@ export interface BatchAnswer<R> {
   errors?: GraphQLErrorEntry[];
 }
 
-export type SendBatch<R> = (
+type SendBatch<R> = (
   workerId: string,
   entries: { taskId: string; attempt: number; steps: unknown[]; traceparent?: string }[],
 ) => Promise<BatchAnswer<R>>;
@@ -82,17 +82,14 @@ export class JournalBatcher<R> {
     // calls made in the same turn of the event loop go together
     defer: true,
   });
-  private batching: boolean;
   /** requests sent and calls carried (for tests and the bench) */
   readonly counts = { calls: 0, requests: 0, batches: 0, batched: 0, fallbacks: 0 };
 
-  /** `enabled: false`: every call alone */
+  /** `batching: false`: every call alone (turned off too when the engine has no journalBatch) */
   constructor(
     private readonly sendBatch: SendBatch<R>,
-    enabled = true,
-  ) {
-    this.batching = enabled;
-  }
+    private batching = true,
+  ) {}
 
   send(call: JournalCall<R>): Promise<R[]> {
     this.counts.calls++;

@@ -22,10 +22,7 @@ export type WorkerConfig = ReturnType<typeof loadWorkerConfig>;
 
 /** Typed readers of the environment's variables; each problem is added to `problems`. */
 function readerOf(env: Env, problems: string[]) {
-  const str = (name: string): string | null => {
-    const v = env[name]?.trim();
-    return v ? v : null;
-  };
+  const str = (name: string): string | null => env[name]?.trim() || null;
   const url = (name: string, required: boolean, def: string | null = null): string | null => {
     const raw = str(name) ?? def;
     if (raw === null) {

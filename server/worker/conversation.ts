@@ -47,18 +47,17 @@ export interface ToolSchema {
  */
 export function inputBlocks(inputs: unknown): string {
   return Object.entries((inputs ?? {}) as Record<string, unknown>)
-    .map(([name, value]) => {
-      const text = typeof value === 'string' ? value : JSON.stringify(value ?? null);
-      return `<input name="${name}">${text.replaceAll('</input>', '<\\/input>')}</input>`;
-    })
+    .map(
+      ([name, value]) =>
+        `<input name="${name}">${resultText(value).replaceAll('</input>', '<\\/input>')}</input>`,
+    )
     .join('\n');
 }
 
 export function initialMessages(work: Pick<AgentWork, 'prompt' | 'inputs'>): Message[] {
-  const inputs = inputBlocks(work.inputs);
   return [
     { role: 'system', content: `${GUARD_TEXT}\n\n${work.prompt}` },
-    { role: 'user', content: inputs || '(no inputs)' },
+    { role: 'user', content: inputBlocks(work.inputs) || '(no inputs)' },
   ];
 }
 
@@ -134,8 +133,7 @@ const TIMED_OUT_PREFIX = 'Rejected: no decision before ';
 
 /** A tool result as text: strings as they are, anything else as JSON. */
 export function resultText(response: unknown): string {
-  if (typeof response === 'string') return response;
-  return JSON.stringify(response ?? null);
+  return typeof response === 'string' ? response : JSON.stringify(response ?? null);
 }
 
 /**

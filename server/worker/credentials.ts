@@ -43,8 +43,7 @@ export class ClientCredentials {
 
   /** The current token, renewed first when due. */
   token = async (): Promise<string> => {
-    const now = Date.now();
-    if (this.held && now < this.held.renewAt) return this.held.token;
+    if (this.held && Date.now() < this.held.renewAt) return this.held.token;
     this.fetching ??= this.renew().finally(() => {
       this.fetching = null;
     });

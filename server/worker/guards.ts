@@ -13,14 +13,12 @@ import type { ToolCallResult } from './mcp.js';
 type Purpose = 'PRECONDITION' | 'LOOKUP';
 type Guard = NonNullable<ToolBinding['precondition']>;
 
-/** Calls a read tool (the tool steps' own call, so reads and writes share retries and logging). */
-export type ReadCall = (binding: ToolBinding, args: Record<string, unknown>) => Promise<ToolCallResult>;
-
 export class GuardReads {
   constructor(
     private readonly at: Attempt,
     private readonly bindings: () => ToolBinding[],
-    private readonly read: ReadCall,
+    /** Calls a read tool (the tool steps' own call, so reads and writes share retries and logging). */
+    private readonly read: (binding: ToolBinding, args: Record<string, unknown>) => Promise<ToolCallResult>,
   ) {}
 
   /** Runs the guard read at `sequence` and holds its end back (it travels with the next step). */

@@ -28,14 +28,12 @@ const agents = {
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
 
-export interface HttpFetchOptions {
-  /** Whether a request that met a stale kept-alive socket may be sent once more. Default: yes. */
-  resendOnStale?: (init: RequestInit | undefined) => boolean;
-}
+type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
-export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
-
-export function createHttpFetch(opts: HttpFetchOptions = {}): Fetch {
+/** `resendOnStale`: may a request that met a stale kept-alive socket be sent once more (default: yes). */
+export function createHttpFetch(
+  opts: { resendOnStale?: (init: RequestInit | undefined) => boolean } = {},
+): Fetch {
   return async (input, init) => {
     const url = typeof input === 'string' ? new URL(input) : input instanceof URL ? input : null;
     const body = init?.body;

@@ -167,10 +167,9 @@ async function drain(l: Loop) {
 /** The static token, or the client credentials' token source (renewed before expiry). */
 function bearerOf(config: WorkerConfig, log: Logger): string | TokenSource {
   if (!config.oidc) return config.token;
-  const credentials = new ClientCredentials(config.oidc, (expiresInS) =>
+  return new ClientCredentials(config.oidc, (expiresInS) =>
     log.info({ event: 'worker.token_renewed', expiresInS }, 'access token from the OpenID Provider'),
-  );
-  return credentials.token;
+  ).token;
 }
 
 export async function startWorker(config: WorkerConfig, opts: StartOptions = {}) {

@@ -42,8 +42,7 @@ async function main(): Promise<void> {
   const worker = await startWorker(config, { logger: log });
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
-    signals++;
-    if (signals > 1) {
+    if (++signals > 1) {
       log.warn({ event: 'worker.exit_now', signal }, 'second signal: exiting now');
       process.exit(0);
     }

@@ -66,9 +66,8 @@ export class ToolServerBusyError extends Error {
 type LastAnswer = { notNow: { status: number; retryAfterMs: number } | null };
 
 function noteAnswer(last: LastAnswer, res: Response): Response {
-  const when = res.headers.has('retry-after');
   last.notNow =
-    res.status === 429 || (res.status === 503 && when)
+    res.status === 429 || (res.status === 503 && res.headers.has('retry-after'))
       ? { status: res.status, retryAfterMs: retryAfterMs(res.headers) }
       : null;
   return res;
@@ -305,9 +304,7 @@ export class ToolSessions {
       .join('\n');
     if (result.isError) return { ok: false, error: text || 'the tool reported an error' };
     // The tool's answer for the model: its structured content as JSON, else its text content.
-    if (result.structuredContent !== undefined && result.structuredContent !== null)
-      return { ok: true, response: result.structuredContent };
-    return { ok: true, response: text };
+    return { ok: true, response: result.structuredContent ?? text };
   }
 
   async closeAll(): Promise<void> {

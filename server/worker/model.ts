@@ -158,11 +158,10 @@ export class ModelClient {
     }
     const choice = completion.choices?.[0];
     if (!choice?.message) throw new ModelUnavailableError(`${model}: the answer held no choice`);
-    const message = assistantMessage(choice.message);
     const input = completion.usage?.prompt_tokens ?? 0;
     const output = completion.usage?.completion_tokens ?? 0;
     return {
-      message,
+      message: assistantMessage(choice.message),
       usage: {
         inputTokens: input,
         outputTokens: output,

@@ -56,8 +56,7 @@ export class ModelTurns {
       );
     const model = existing.model ?? chain[this.modelIndex];
     if (existing.state === 'COMPLETED') {
-      this.countTokens(existing.usage);
-      this.lastModel = model;
+      this.answered(model, existing.usage);
       at.next();
       return { message: existing.response as AssistantMessage };
     }
@@ -113,8 +112,7 @@ export class ModelTurns {
       const toolCalls = answer.message.tool_calls?.length ?? 0;
       const answered = { sequence: at.seq, model, ms: Date.now() - t0, toolCalls };
       at.log.info({ event: 'model.answered', ...answered, tokens: answer.usage.totalTokens }, 'model call');
-      this.countTokens(answer.usage);
-      this.lastModel = model;
+      this.answered(model, answer.usage);
       at.next();
       return answer.message;
     } catch (e) {
@@ -143,7 +141,8 @@ export class ModelTurns {
     return this.chain.slice(this.chain.indexOf(model) + 1).every((m) => !this.models.hasEndpoint(m));
   }
 
-  private countTokens(usage: unknown) {
+  private answered(model: string, usage: unknown) {
+    this.lastModel = model;
     const u = (usage ?? {}) as { inputTokens?: number; outputTokens?: number };
     this.inputTokens += Number(u.inputTokens) || 0;
     this.outputTokens += Number(u.outputTokens) || 0;

@@ -7,6 +7,7 @@ import {
   type FunctionTool,
   type ToolCall,
   type ToolSchema,
+  resultText,
   toolFunctions,
   toolStepContent,
 } from './conversation.js';
@@ -300,7 +301,7 @@ export const TOOL_TRIES = 3;
 export const MAX_RESULT_CHARS = 192 * 1024;
 
 export function fitForJournal(response: unknown): unknown {
-  const text = typeof response === 'string' ? response : JSON.stringify(response ?? null);
+  const text = resultText(response);
   if (text.length <= MAX_RESULT_CHARS) return response;
   return {
     truncated: true,
