@@ -11,7 +11,7 @@ import {
   revokeApproval,
   versionsOf,
 } from '../../engine/approvals/index.js';
-import { builder, connection, type GraphQLContext } from '../builder.js';
+import { builder, connection, type GraphQLContext, pageArgs } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
 import { eventCursorOf, type Positioned, streamFrom } from '../stream.js';
 import {
@@ -191,12 +191,7 @@ builder.queryFields((t) => ({
   approvals: t.field({
     type: ApprovalConnection,
     authScopes: { authenticated: true },
-    args: {
-      state: t.arg({ type: ApprovalState }),
-      mine: t.arg.boolean(),
-      first: t.arg.int(),
-      after: t.arg.string(),
-    },
+    args: { state: t.arg({ type: ApprovalState }), mine: t.arg.boolean(), ...pageArgs(t.arg) },
     resolve: (_r, a, ctx) => listApprovals(ctx.engine, ctx.actor!, a),
   }),
   approval: t.field({
@@ -227,10 +222,7 @@ builder.mutationFields((t) => ({
       'Withdraws an approval until its call starts (a person who decided it, or an admin): the approval becomes REVOKED and the model reads the comment as a rejection. After the call started: ALREADY_EXECUTING.',
     args: { input: t.arg({ type: RevokeApprovalInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      revokeApproval(ctx.engine, ctx.actor!, {
-        approvalId: String(input.approvalId),
-        comment: input.comment,
-      }),
+      revokeApproval(ctx.engine, ctx.actor!, { ...input, approvalId: String(input.approvalId) }),
   }),
 }));
 
