@@ -162,6 +162,7 @@ const RevokeApprovalInput = builder.inputType('RevokeApprovalInput', {
 function approvalStream(opened: boolean) {
   return async (_r: unknown, args: { after?: string | null }, ctx: GraphQLContext) => {
     const actor = ctx.actor!;
+    const admin = { ...actor, kind: 'ADMIN' as const, projectId: null };
     const events = await streamFrom(ctx, { type: 'approval', opened }, args.after);
     return selectEvents(events, async (e) => {
       // workers never see approvals (maySeeApproval): a worker's replay loads nothing
@@ -170,11 +171,7 @@ function approvalStream(opened: boolean) {
       const row = await ctx.hub.share(
         `approval:${e.approvalId}`,
         async (): Promise<Positioned<ApprovalView> | null> => {
-          const a = await loadApprovalFor(
-            ctx.engine,
-            { ...actor, kind: 'ADMIN', projectId: null },
-            e.approvalId,
-          );
+          const a = await loadApprovalFor(ctx.engine, admin, e.approvalId);
           return a && { ...a, eventPosition: e.position };
         },
         e,
