@@ -34,13 +34,7 @@ export function readCookie(header: string | string[] | undefined, name: string):
 
 /** A Set-Cookie value; maxAgeS 0 deletes the cookie. */
 export function setCookie(names: CookieNames, name: string, value: string, maxAgeS: number): string {
-  const parts = [
-    `${name}=${encodeURIComponent(value)}`,
-    'Path=/',
-    'HttpOnly',
-    'SameSite=Lax',
-    `Max-Age=${Math.max(0, Math.floor(maxAgeS))}`,
-  ];
-  if (names.secure) parts.push('Secure');
-  return parts.join('; ');
+  const age = Math.max(0, Math.floor(maxAgeS));
+  const secure = names.secure ? '; Secure' : '';
+  return `${name}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${age}${secure}`;
 }

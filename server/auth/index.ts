@@ -41,8 +41,6 @@ export function createAuth(engine: EngineContext, origin: () => string, log: (e:
   return {
     identifier,
     routes: authRoutes({ engine, oidc, identifier, names, origin, log }),
-    stop: () => {
-      if (timer) clearInterval(timer);
-    },
+    stop: () => clearInterval(timer ?? undefined),
   };
 }

@@ -146,13 +146,12 @@ export class OidcClient {
       claims = { ...info, ...idClaims, [claimName]: info[claimName] };
     }
     const groups = groupsFromClaim(claims[claimName]);
-    const admin = this.settings.adminGroup !== null && groups.includes(this.settings.adminGroup);
     const identity: ProviderIdentity = {
       issuer: config.serverMetadata().issuer,
       subject,
       name: principalName(claims, subject),
       groups,
-      admin,
+      admin: this.settings.adminGroup !== null && groups.includes(this.settings.adminGroup),
     };
     return { identity, tokens };
   }

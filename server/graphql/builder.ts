@@ -122,6 +122,11 @@ export interface Page<T> {
   totalCount: number;
 }
 
+type ArgBuilder = Parameters<Parameters<typeof builder.queryFields>[0]>[0]['arg'];
+
+/** The `first`/`after` arguments of a paged query (after its filters). */
+export const pageArgs = (arg: ArgBuilder) => ({ first: arg.int(), after: arg.string() });
+
 /** `<Name>Edge` and `<Name>Connection` for a node type: { edges { node cursor } pageInfo totalCount }. */
 // biome-ignore lint/suspicious/noExplicitAny: any Pothos object ref of T
 export function connection<T>(name: string, nodeRef: any) {

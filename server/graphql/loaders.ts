@@ -8,33 +8,24 @@ import { tasksOfInstances } from '../engine/tasks/index.js';
 
 export type Loaders = ReturnType<typeof createLoaders>;
 
-/** A loader of the rows of each id, `key` naming a row's id. */
-function grouped<T>(load: (ids: string[]) => Promise<T[]>, key: (r: T) => string) {
+/** A loader of the rows of each id, their field `key` naming the id. */
+function grouped<K extends string, T extends Record<K, string>>(
+  key: K,
+  load: (ids: string[]) => Promise<T[]>,
+) {
   return new DataLoader(async (ids: readonly string[]) => {
     const m = new Map<string, T[]>(ids.map((id) => [id, []]));
-    for (const r of await load([...ids])) m.get(key(r))?.push(r);
+    for (const r of await load([...ids])) m.get(r[key])?.push(r);
     return ids.map((id) => m.get(id) ?? []);
   });
 }
 
 export function createLoaders(engine: EngineContext) {
   return {
-    stepsByTask: grouped(
-      (ids) => loadSteps(engine.db, engine, ids),
-      (s) => s.taskId,
-    ),
-    tasksByInstance: grouped(
-      (ids) => tasksOfInstances(engine.db, ids),
-      (t) => t.processInstanceId,
-    ),
-    historyByInstance: grouped(
-      (ids) => historyOf(engine.db, ids),
-      (h) => h.processInstanceId,
-    ),
-    userTasksByInstance: grouped(
-      (ids) => userTasksOf(engine, ids),
-      (u) => u.processInstanceId,
-    ),
+    stepsByTask: grouped('taskId', (ids) => loadSteps(engine.db, engine, ids)),
+    tasksByInstance: grouped('processInstanceId', (ids) => tasksOfInstances(engine.db, ids)),
+    historyByInstance: grouped('processInstanceId', (ids) => historyOf(engine.db, ids)),
+    userTasksByInstance: grouped('processInstanceId', (ids) => userTasksOf(engine, ids)),
     /** the stream position of the latest event about an approval or incident */
     eventPosition: new DataLoader(async (ids: readonly string[]) => {
       const positions = await latestPositions(engine.db, ids);

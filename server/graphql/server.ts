@@ -6,14 +6,14 @@
 import http from 'node:http';
 import { GraphQLError } from 'graphql';
 import { useServer as attachGraphqlWs } from 'graphql-ws/use/ws';
-import { createYoga, type Plugin } from 'graphql-yoga';
+import { createYoga } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import { type EngineContext, ping, readiness } from '../engine/common/index.js';
 import { type Auth, createAuth } from '../auth/index.js';
 import { EngineError, isUnavailable, unavailable } from '../errors.js';
 import { log as defaultLogger, type Logger } from '../log.js';
 import type { GraphQLContext } from './builder.js';
-import { queryLimitsRule } from './limits.js';
+import { limitsPlugin } from './limits.js';
 import { createLoaders } from './loaders.js';
 import { EngineMetrics, serveMetrics } from '../metrics/index.js';
 import { observePlugin } from './observe.js';
@@ -107,9 +107,6 @@ function createYogaFor(
   log: (e: unknown) => void,
   auth: Auth,
 ) {
-  const limitsPlugin: Plugin = {
-    onValidate: ({ addValidationRule }) => addValidationRule(queryLimitsRule()),
-  };
   return createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -188,11 +185,7 @@ function serveReady(engine: EngineContext, draining: boolean, res: http.ServerRe
 }
 
 /** A POST over the body limit (or without a Content-Length) is answered 413 here; true when refused. */
-function refuseLargeBody(
-  engine: EngineContext,
-  req: http.IncomingMessage,
-  res: http.ServerResponse,
-): boolean {
+function refuseLargeBody(engine: EngineContext, req: http.IncomingMessage, res: http.ServerResponse) {
   const len = Number(req.headers['content-length'] ?? 0);
   const tooLarge =
     req.method === 'POST' &&

@@ -72,10 +72,7 @@ export function tracePlugin(): Plugin {
 }
 
 /** One span per journalBatch entry, in the entry's own trace, named after the call it stands for. */
-function entrySpans(
-  key: string,
-  args: Record<string, unknown>,
-): { key: string; entry: number; span: Span }[] {
+function entrySpans(key: string, args: Record<string, unknown>) {
   const input = (args.input ?? {}) as { workerId?: unknown; entries?: unknown };
   if (!Array.isArray(input.entries)) return [];
   return input.entries.map((raw, entry) => {

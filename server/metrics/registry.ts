@@ -60,15 +60,13 @@ export function histogramLines(
   ];
 }
 
-export function family(
-  name: string,
-  type: 'gauge' | 'counter',
-  help: string,
-  rows: [Record<string, string>, number][],
-) {
+export type Row = [Record<string, string>, number];
+
+/** A gauge or counter family; a bare number is its one unlabelled value. */
+export function family(name: string, type: 'gauge' | 'counter', help: string, rows: Row[] | number) {
   return [
     `# HELP ${name} ${help}`,
     `# TYPE ${name} ${type}`,
-    ...rows.map(([l, v]) => `${name}${labels(l)} ${v}`),
+    ...(typeof rows === 'number' ? [[{}, rows] as Row] : rows).map(([l, v]) => `${name}${labels(l)} ${v}`),
   ];
 }

@@ -5,9 +5,11 @@
  */
 import type { EngineContext } from '../engine/common/index.js';
 import { collectDbGauges, DECISION_BUCKETS, type DbGauges } from '../engine/metrics/index.js';
-import { family, Histogram, histogramLines } from './registry.js';
+import { family, Histogram, histogramLines, type Row } from './registry.js';
 
-type Row = [Record<string, string>, number];
+/** One row per `{ <label>, count }` query row, labelled by that field. */
+const byLabel = <K extends string>(label: K, rows: ({ [k in K]: string } & { count: number })[]): Row[] =>
+  rows.map((r) => [{ [label]: r[label] }, r.count]);
 
 export class EngineMetrics {
   readonly fetch = new Histogram(
@@ -35,18 +37,14 @@ export class EngineMetrics {
 /** Tasks, approvals, incidents, workers: what is waiting and on whom. */
 function workLines(g: DbGauges): string[] {
   return [
+    ...family('abada_tasks', 'gauge', 'External tasks by state.', byLabel('state', g.tasksByState)),
+    ...family('abada_approvals_pending', 'gauge', 'Approvals waiting for a decision.', g.approvalsPending),
     ...family(
-      'abada_tasks',
+      'abada_approvals_escalated',
       'gauge',
-      'External tasks by state.',
-      g.tasksByState.map((r): Row => [{ state: r.state }, r.count]),
+      'Pending approvals past their SLA.',
+      g.approvalsEscalated,
     ),
-    ...family('abada_approvals_pending', 'gauge', 'Approvals waiting for a decision.', [
-      [{}, g.approvalsPending],
-    ]),
-    ...family('abada_approvals_escalated', 'gauge', 'Pending approvals past their SLA.', [
-      [{}, g.approvalsEscalated],
-    ]),
     '# HELP abada_approval_decision_seconds Time from an approval opening to its decision.',
     '# TYPE abada_approval_decision_seconds histogram',
     ...histogramLines(
@@ -57,17 +55,12 @@ function workLines(g: DbGauges): string[] {
       g.decision.count,
       g.decision.sumSeconds,
     ),
-    ...family(
-      'abada_incidents_open',
-      'gauge',
-      'Open incidents by type.',
-      g.incidentsOpen.map((r): Row => [{ type: r.type }, r.count]),
-    ),
+    ...family('abada_incidents_open', 'gauge', 'Open incidents by type.', byLabel('type', g.incidentsOpen)),
     ...family(
       'abada_workers',
       'gauge',
       'Registered workers by health.',
-      g.workersByHealth.map((r): Row => [{ health: r.health }, r.count]),
+      byLabel('health', g.workersByHealth),
     ),
   ];
 }
@@ -94,7 +87,7 @@ function usageLines(g: DbGauges): string[] {
       'abada_webhook_deliveries',
       'gauge',
       'Webhook deliveries pending or failed.',
-      g.webhookDeliveries.map((r): Row => [{ state: r.state }, r.count]),
+      byLabel('state', g.webhookDeliveries),
     ),
   ];
 }
@@ -117,19 +110,19 @@ function counterLines(ctx: EngineContext): string[] {
       'abada_journal_batches_total',
       'counter',
       "journalBatch requests this process accepted (several tasks' journal calls in one request).",
-      [[{}, batches.requests]],
+      batches.requests,
     ),
     ...family(
       'abada_journal_batch_entries_total',
       'counter',
       "Entries (one task's journal call each) carried by those journalBatch requests.",
-      [[{}, batches.entries]],
+      batches.entries,
     ),
     ...family(
       'abada_fast_path_fallbacks_total',
       'counter',
       'Requests a fast path handed to its slow path, by path and the named reason (any other error is raised, never hidden).',
-      [...ctx.counters.fastPathFallbacks].map(([key, n]): [Record<string, string>, number] => {
+      [...ctx.counters.fastPathFallbacks].map(([key, n]): Row => {
         const [path, reason] = key.split('\u0000');
         return [{ path, reason }, n];
       }),
@@ -138,7 +131,7 @@ function counterLines(ctx: EngineContext): string[] {
       'abada_decision_unauthenticated_total',
       'counter',
       'decideApproval and revokeApproval requests refused UNAUTHENTICATED (no actor: logged, not in history).',
-      [[{}, ctx.counters.unauthenticatedDecisions]],
+      ctx.counters.unauthenticatedDecisions,
     ),
     ...family(
       'abada_background_failures_total',

@@ -50,11 +50,8 @@ export function readTracingSettings(env: Env, defaultServiceName: string): Traci
   if (exporter === 'otlp') {
     // The specification: a signal-specific endpoint is used as is; the general one gets /v1/traces.
     url = tracesEndpoint ?? `${(endpoint ?? 'http://localhost:4318').replace(/\/+$/, '')}/v1/traces`;
-    try {
-      new URL(url);
-    } catch {
+    if (!URL.canParse(url))
       throw new TracingConfigError(`The OTLP endpoint "${url}" is not a URL (e.g. http://collector:4318).`);
-    }
   }
   return {
     exporter,

@@ -2,9 +2,8 @@
  * The dashboard's production build (`next build web`), made once per change of its sources (recorded in
  * web/.next/abada-source-hash, source-hash.ts): in the background of `npm start`, by the e2e set-up, or by
  * `npm run web:build`; a lock (lock.ts) makes the processes of one checkout build once. It runs under
- * `nice -n 10` (~25 s of CPU on two cores, beside an engine and a demo that must start quickly) and skips
- * Next's type check unless asked: `npm test` runs `tsc --noEmit -p web` anyway, and the check was 10.6 s
- * of a 31.6 s first build (docs/decisions.md).
+ * `nice -n 10` (beside an engine and a demo that must start quickly) and skips Next's type check unless
+ * asked: `npm test` runs `tsc --noEmit -p web` anyway (docs/decisions.md).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -173,12 +172,8 @@ function runBuild(root: string, opts: BuildOptions, started: (c: ChildProcess) =
   started(c);
   const tail: string[] = [];
   const keep = (d: Buffer) => {
-    tail.push(
-      ...d
-        .toString()
-        .split('\n')
-        .filter((l) => l.trim()),
-    );
+    const lines = d.toString().split('\n');
+    tail.push(...lines.filter((l) => l.trim()));
     tail.splice(0, Math.max(0, tail.length - TAIL_LINES));
   };
   c.stdout?.on('data', keep);
@@ -186,14 +181,10 @@ function runBuild(root: string, opts: BuildOptions, started: (c: ChildProcess) =
   return new Promise((resolve, reject) => {
     c.on('error', reject);
     c.on('close', (code, signal) => {
-      if (code === 0) resolve();
-      else
-        reject(
-          new WebBuildError(
-            `the dashboard build (next build web) failed (${signal ?? `exit ${code}`})` +
-              (tail.length ? `; its last lines:\n${tail.join('\n')}` : ''),
-          ),
-        );
+      if (code === 0) return resolve();
+      const lines = tail.length ? `; its last lines:\n${tail.join('\n')}` : '';
+      const why = signal ?? `exit ${code}`;
+      reject(new WebBuildError(`the dashboard build (next build web) failed (${why})${lines}`));
     });
   });
 }

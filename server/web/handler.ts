@@ -5,7 +5,6 @@
  * engine is never restarted and never waits. In demo mode it also serves `/demo/users.json` — the demo
  * users' names, roles and tokens for one-click sign-in; outside the demo that path is a plain 404.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import nextPkg from 'next';
 import type { WebHandler } from '../graphql/server.js';
@@ -68,7 +67,7 @@ export function startDashboard(opts: WebOptions) {
     );
   });
 
-  const handle: WebHandler = (req: IncomingMessage, res: ServerResponse) => {
+  const handle: WebHandler = (req, res) => {
     const url = req.url ?? '/';
     if (url === '/demo/users.json' || url.startsWith('/demo/users.json?')) {
       const users = opts.demoUsers?.();

@@ -11,7 +11,7 @@ import {
   revokeApproval,
   versionsOf,
 } from '../../engine/approvals/index.js';
-import { builder, connection, type GraphQLContext } from '../builder.js';
+import { builder, connection, type GraphQLContext, pageArgs } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
 import { eventCursorOf, type Positioned, streamFrom } from '../stream.js';
 import {
@@ -162,6 +162,7 @@ const RevokeApprovalInput = builder.inputType('RevokeApprovalInput', {
 function approvalStream(opened: boolean) {
   return async (_r: unknown, args: { after?: string | null }, ctx: GraphQLContext) => {
     const actor = ctx.actor!;
+    const admin = { ...actor, kind: 'ADMIN' as const, projectId: null };
     const events = await streamFrom(ctx, { type: 'approval', opened }, args.after);
     return selectEvents(events, async (e) => {
       // workers never see approvals (maySeeApproval): a worker's replay loads nothing
@@ -170,11 +171,7 @@ function approvalStream(opened: boolean) {
       const row = await ctx.hub.share(
         `approval:${e.approvalId}`,
         async (): Promise<Positioned<ApprovalView> | null> => {
-          const a = await loadApprovalFor(
-            ctx.engine,
-            { ...actor, kind: 'ADMIN', projectId: null },
-            e.approvalId,
-          );
+          const a = await loadApprovalFor(ctx.engine, admin, e.approvalId);
           return a && { ...a, eventPosition: e.position };
         },
         e,
@@ -191,12 +188,7 @@ builder.queryFields((t) => ({
   approvals: t.field({
     type: ApprovalConnection,
     authScopes: { authenticated: true },
-    args: {
-      state: t.arg({ type: ApprovalState }),
-      mine: t.arg.boolean(),
-      first: t.arg.int(),
-      after: t.arg.string(),
-    },
+    args: { state: t.arg({ type: ApprovalState }), mine: t.arg.boolean(), ...pageArgs(t.arg) },
     resolve: (_r, a, ctx) => listApprovals(ctx.engine, ctx.actor!, a),
   }),
   approval: t.field({
@@ -227,10 +219,7 @@ builder.mutationFields((t) => ({
       'Withdraws an approval until its call starts (a person who decided it, or an admin): the approval becomes REVOKED and the model reads the comment as a rejection. After the call started: ALREADY_EXECUTING.',
     args: { input: t.arg({ type: RevokeApprovalInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      revokeApproval(ctx.engine, ctx.actor!, {
-        approvalId: String(input.approvalId),
-        comment: input.comment,
-      }),
+      revokeApproval(ctx.engine, ctx.actor!, { ...input, approvalId: String(input.approvalId) }),
   }),
 }));
 

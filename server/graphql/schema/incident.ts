@@ -4,7 +4,7 @@ import {
   listIncidents,
   resolveIncident,
 } from '../../engine/incidents/index.js';
-import { builder, connection } from '../builder.js';
+import { builder, connection, pageArgs } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
 import { eventCursorOf, type Positioned, streamFrom } from '../stream.js';
 
@@ -55,7 +55,7 @@ builder.queryFields((t) => ({
   incidents: t.field({
     type: IncidentConnection,
     authScopes: { authenticated: true },
-    args: { state: t.arg({ type: IncidentState }), first: t.arg.int(), after: t.arg.string() },
+    args: { state: t.arg({ type: IncidentState }), ...pageArgs(t.arg) },
     resolve: (_r, a, ctx) => listIncidents(ctx.engine, ctx.actor!, a),
   }),
   incident: t.field({

@@ -12,7 +12,7 @@ import {
   verifyAudit,
   completeUserTask,
 } from '../../engine/instances/index.js';
-import { builder, connection } from '../builder.js';
+import { builder, connection, pageArgs } from '../builder.js';
 import { ExternalTask } from './task.js';
 
 export const InstanceState = builder.enumType('InstanceState', {
@@ -109,12 +109,7 @@ builder.queryFields((t) => ({
   processInstances: t.field({
     type: ProcessInstanceConnection,
     authScopes: { authenticated: true },
-    args: {
-      state: t.arg({ type: InstanceState }),
-      key: t.arg.string(),
-      first: t.arg.int(),
-      after: t.arg.string(),
-    },
+    args: { state: t.arg({ type: InstanceState }), key: t.arg.string(), ...pageArgs(t.arg) },
     resolve: (_r, a, ctx) => listInstances(ctx.engine, ctx.actor!, a),
   }),
   verifyAudit: t.field({

@@ -7,7 +7,7 @@ import {
   rotatePrincipalToken,
   updatePrincipal,
 } from '../../engine/principals/index.js';
-import { builder, connection } from '../builder.js';
+import { builder, connection, pageArgs } from '../builder.js';
 
 export const PrincipalKind = builder.enumType('PrincipalKind', {
   values: ['WORKER', 'HUMAN', 'ADMIN'] as const,
@@ -86,7 +86,7 @@ builder.queryFields((t) => ({
     type: PrincipalConnection,
     authScopes: { admin: true },
     description: 'The principals you manage (your project; the bootstrap admin: all), newest first.',
-    args: { kind: t.arg({ type: PrincipalKind }), first: t.arg.int(), after: t.arg.string() },
+    args: { kind: t.arg({ type: PrincipalKind }), ...pageArgs(t.arg) },
     resolve: (_r, a, ctx) => listPrincipals(ctx.engine, ctx.actor!, a),
   }),
 }));

@@ -108,9 +108,8 @@ builder.queryFields((t) => ({
     args: { subscriptionId: t.arg.id(), state: t.arg({ type: WebhookDeliveryState }), first: t.arg.int() },
     resolve: (_r, a, ctx) =>
       listWebhookDeliveries(ctx.engine, ctx.actor!, {
+        ...a,
         subscriptionId: a.subscriptionId == null ? null : String(a.subscriptionId),
-        state: a.state,
-        first: a.first,
       }),
   }),
 }));
@@ -133,10 +132,6 @@ builder.mutationFields((t) => ({
     authScopes: { admin: true },
     args: { input: t.arg({ type: RotateWebhookSecretInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      rotateWebhookSecret(ctx.engine, ctx.actor!, {
-        id: String(input.id),
-        secret: input.secret,
-        overlapSeconds: input.overlapSeconds,
-      }),
+      rotateWebhookSecret(ctx.engine, ctx.actor!, { ...input, id: String(input.id) }),
   }),
 }));
