@@ -8,13 +8,7 @@ import { connect, type Database } from './db/client.js';
 import { type EmbeddedServer, startEmbeddedPostgres } from './db/embedded.js';
 import { runMigrations } from './db/migrate.js';
 import { Notifier, startStreamPruning } from './engine/events/index.js';
-import {
-  type BackgroundLoop,
-  type EngineContext,
-  type EngineCounters,
-  createCounters,
-  Sealer,
-} from './engine/common/index.js';
+import { type BackgroundLoop, type EngineContext, createCounters, Sealer } from './engine/common/index.js';
 import { startJobRunner, sweepBoundaries } from './engine/instances/index.js';
 import { registerFirstPartyWorkers } from './engine/principals/index.js';
 import { startSweeps } from './engine/approvals/index.js';
@@ -78,7 +72,7 @@ export async function startEngine(opts: StartOptions) {
     );
   const hub = new EventHub(notifier);
   const { server, close: closeServer } = createEngineServer({ engine: context, hub, web: opts.web, logger });
-  const failed = (loop: BackgroundLoop) => backgroundFailure(logger, context.counters, loop);
+  const failed = (loop: BackgroundLoop) => backgroundFailure(logger, context, loop);
   const sweeps = opts.sweeps !== false;
   const stops = [
     sweeps ? startSweeps(context, failed('sweeps'), [sweepBoundaries]) : () => {},
@@ -115,7 +109,7 @@ export async function startEngine(opts: StartOptions) {
  * database being down or restarting is one warning line (the loop tries again on its next round, and
  * /readyz already says so); anything else is an error with its stack.
  */
-function backgroundFailure(logger: Logger, counters: EngineCounters, loop: BackgroundLoop) {
+function backgroundFailure(logger: Logger, { counters }: EngineContext, loop: BackgroundLoop) {
   return (err: unknown) => {
     if (isUnavailable(err)) {
       counters.backgroundFailures[loop].unavailable++;

@@ -39,8 +39,7 @@ const int = (env: Env, name: string, def: number, min = 0) =>
 const positive = (env: Env, name: string, def: number) =>
   num(env, name, def, (n) => Number.isFinite(n) && n > 0, 'a number > 0');
 
-function list(env: Env, name: string): string[] | null {
-  const raw = env[name];
+function list(raw: string | undefined): string[] | null {
   if (raw === undefined || raw.trim() === '') return null;
   return raw
     .split(',')
@@ -81,7 +80,7 @@ function loadEncryption(env: Env, embedded: boolean, dataDir: string) {
     current = readFileSync(file, 'utf8');
   }
   keys.set(currentKeyId, parseKey('ABADA_ENCRYPTION_KEY', current));
-  for (const entry of list(env, 'ABADA_ENCRYPTION_OLD_KEYS') ?? []) {
+  for (const entry of list(env.ABADA_ENCRYPTION_OLD_KEYS) ?? []) {
     const i = entry.indexOf(':');
     if (i <= 0) throw new ConfigError('ABADA_ENCRYPTION_OLD_KEYS entries must be "keyId:base64key".');
     const id = entry.slice(0, i);
@@ -137,7 +136,7 @@ function loadOidc(env: Env) {
     /** accept the provider's JWT access tokens for this audience as bearer tokens; null = do not */
     audience: env.ABADA_OIDC_AUDIENCE?.trim() || null,
     /** signature algorithms accepted on those access tokens */
-    algorithms: list(env, 'ABADA_OIDC_ALGORITHMS') ?? ['RS256', 'PS256', 'ES256', 'EdDSA'],
+    algorithms: list(env.ABADA_OIDC_ALGORITHMS) ?? ['RS256', 'PS256', 'ES256', 'EdDSA'],
   };
 }
 
@@ -160,8 +159,8 @@ export function loadConfig(env: Env = process.env) {
     dataDir,
     encryption: loadEncryption(env, databaseUrl === null, dataDir),
     adminToken: env.ABADA_ADMIN_TOKEN?.trim() || null,
-    allowedModels: list(env, 'ABADA_AGENT_ALLOWED_MODELS'),
-    allowedTools: list(env, 'ABADA_AGENT_ALLOWED_TOOLS'),
+    allowedModels: list(env.ABADA_AGENT_ALLOWED_MODELS),
+    allowedTools: list(env.ABADA_AGENT_ALLOWED_TOOLS),
     maxLeaseExpiries: int(env, 'ABADA_MAX_LEASE_EXPIRIES', 3, 1),
     /** the longest wait a deferral may ask for (longer ones are cut to it) */
     maxDeferMs: int(env, 'ABADA_MAX_DEFER_MS', 3_600_000, 0),
@@ -213,11 +212,7 @@ const TOPIC_RE = /^[A-Za-z0-9*][A-Za-z0-9:._*-]{0,99}$/;
  */
 export function firstPartyWorkers(raw: string | undefined): FirstPartyWorker[] {
   const out: FirstPartyWorker[] = [];
-  const entries = (raw ?? '')
-    .split(',')
-    .map((e) => e.trim())
-    .filter(Boolean);
-  for (const entry of entries) {
+  for (const entry of list(raw) ?? []) {
     const [name, clientId, ...rest] = entry.split(':');
     const topics = rest.length
       ? rest

@@ -152,10 +152,8 @@ const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { 
 /** A tool's error answer. */
 const toolError = (text: string) => ({ isError: true, content: [{ type: 'text' as const, text }] });
 
-function headerValue(value: string | string[] | undefined): string | null {
-  if (Array.isArray(value)) return value[0] ?? null;
-  return value ?? null;
-}
+const headerValue = (value: string | string[] | undefined) =>
+  (Array.isArray(value) ? value[0] : value) ?? null;
 
 /**
  * One JSON Schema validator for every McpServer of the process: the SDK builds a new Ajv per server
@@ -181,11 +179,10 @@ function buildMcpServer(
       crm.publicName(tool),
       { description: def.description, inputSchema: shape },
       async (args: Record<string, unknown>, extra) => {
-        const call = callsById.get(extra.requestId);
         const headerKey = headerValue(extra.requestInfo?.headers['idempotency-key']);
         const meta = extra._meta as Record<string, unknown> | undefined;
         const metaKey = typeof meta?.idempotencyKey === 'string' ? meta.idempotencyKey : null;
-        const record = call ?? crm.recordCall(tool, args, headerKey, metaKey);
+        const record = callsById.get(extra.requestId) ?? crm.recordCall(tool, args, headerKey, metaKey);
         record.tool = tool;
         record.args = args;
         // A lost request: the connection drops before the call runs — no effect, no answer.

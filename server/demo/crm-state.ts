@@ -102,12 +102,8 @@ function defaultCustomers(): CrmCustomer[] {
   ];
 }
 
-const FIRST_TICKET = 981;
-const FIRST_REFUND = 1001;
-const FIRST_EMAIL = 1;
-
 export class CrmState {
-  customers = new Map<string, CrmCustomer>();
+  customers = new Map<string, CrmCustomer>(defaultCustomers().map((c) => [c.customerId, c]));
   tickets = new Map<string, CrmTicket>();
   sideEffects: CrmSideEffect[] = [];
   calls: CrmCall[] = [];
@@ -125,36 +121,20 @@ export class CrmState {
   /** Tools whose next requests are lost: the connection drops before the call runs (no effect). */
   lostRequests = new Map<string, number>();
   private idempotency = new Map<string, { tool: string; argsJson: string; result: unknown }>();
-  private nextTicket = FIRST_TICKET;
-  private nextRefund = FIRST_REFUND;
-  private nextEmail = FIRST_EMAIL;
+  private nextTicket = 981;
+  private nextRefund = 1001;
+  private nextEmail = 1;
 
   /**
    * @param overRefunds `refuse` (the default, as a payment system does): a refund larger than what is
    *   left of the order is refused with a tool error and no side effect. `allow`: every refund is made —
    *   the soak and the bench refund the one seeded order hundreds of times to exercise keyed writes.
    */
-  constructor(readonly overRefunds: 'refuse' | 'allow' = 'refuse') {
-    this.reset();
-  }
+  constructor(readonly overRefunds: 'refuse' | 'allow' = 'refuse') {}
 
   /** Back to the initial data; clears records, delays, failures, renames and schema changes. */
   reset(): void {
-    this.customers = new Map(defaultCustomers().map((c) => [c.customerId, c]));
-    this.tickets.clear();
-    this.sideEffects = [];
-    this.calls = [];
-    this.delays.clear();
-    this.failures.clear();
-    this.renames.clear();
-    this.alteredSchemas.clear();
-    this.refunds = [];
-    this.drops.clear();
-    this.lostRequests.clear();
-    this.idempotency.clear();
-    this.nextTicket = FIRST_TICKET;
-    this.nextRefund = FIRST_REFUND;
-    this.nextEmail = FIRST_EMAIL;
+    Object.assign(this, new CrmState(this.overRefunds));
   }
 
   addCustomer(customer: CrmCustomer): void {

@@ -72,10 +72,5 @@ export async function startDemoIdentity(savedPort: number | undefined) {
 
 /** What /demo/users.json shows with the demo provider: the one-click sign-in, never a token. */
 export function oneClick(u: DemoUser): DemoUser {
-  return {
-    name: u.name,
-    role: u.role,
-    token: '',
-    signIn: `/auth/login?login_hint=${encodeURIComponent(u.name)}&prompt=login`,
-  };
+  return { ...u, token: '', signIn: `/auth/login?login_hint=${encodeURIComponent(u.name)}&prompt=login` };
 }

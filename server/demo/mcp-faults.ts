@@ -12,13 +12,7 @@
  * Anything else (initialize, tools/list, a tool without a rule) passes through unchanged. Rules count
  * down (`times`, default 1; `Infinity` for every call) and can be cleared.
  */
-import {
-  createServer,
-  type IncomingMessage,
-  request as httpRequest,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
+import { createServer, type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http';
 import { closeServer, listen, readBody } from './http-util.js';
 import { parseJson } from './scripts.js';
 
@@ -80,7 +74,7 @@ export async function startMcpFaultProxy(target: string, host = '127.0.0.1') {
     res.end(answer.body);
   };
 
-  const server: Server = createServer((req, res) => {
+  const server = createServer((req, res) => {
     handle(req, res).catch(() => {
       if (!res.headersSent) sendError(res, 502);
       else res.socket?.destroy();

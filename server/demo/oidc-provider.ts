@@ -119,7 +119,7 @@ function buildProvider(
   keys: JWK[],
   o: ProviderOptions,
 ) {
-  const provider = new Provider(issuer, {
+  return new Provider(issuer, {
     clients: [
       {
         client_id: client.clientId,
@@ -185,7 +185,6 @@ function buildProvider(
     // its own in-memory store (the demo's provider forgets everything on restart, as it may)
     adapter: MemoryAdapter,
   });
-  return provider;
 }
 
 type Stored = { payload: Record<string, unknown>; expiresAt: number };

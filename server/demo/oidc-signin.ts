@@ -19,8 +19,7 @@ export class CookieJar {
 
   set(url: string, name: string, value: string): void {
     const host = new URL(url).host;
-    if (!this.byHost.has(host)) this.byHost.set(host, new Map());
-    this.byHost.get(host)?.set(name, value);
+    this.byHost.set(host, (this.byHost.get(host) ?? new Map()).set(name, value));
   }
 
   store(url: URL, res: Response): void {

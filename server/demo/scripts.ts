@@ -53,33 +53,26 @@ export function userInput(messages: ChatMessage[], name: string): string | undef
   return undefined;
 }
 
-export interface ToolResult {
-  callId: string;
-  name: string;
-  arguments: string;
-  content: string;
-}
-
 /** Every tool result in the conversation, paired with the function name the assistant called. */
-export function toolResults(messages: ChatMessage[]): ToolResult[] {
+export function toolResults(messages: ChatMessage[]) {
   const calls = new Map<string, ChatToolCall>();
   for (const m of messages) for (const c of m.tool_calls ?? []) calls.set(c.id, c);
-  const results: ToolResult[] = [];
-  for (const m of messages) {
-    if (m.role !== 'tool' || !m.tool_call_id) continue;
-    const call = calls.get(m.tool_call_id);
-    results.push({
-      callId: m.tool_call_id,
-      name: call?.function.name ?? m.name ?? '',
-      arguments: call?.function.arguments ?? '{}',
-      content: textOf(m.content),
-    });
-  }
-  return results;
+  return messages.flatMap(({ role, tool_call_id: callId, name, content }) => {
+    if (role !== 'tool' || !callId) return [];
+    const call = calls.get(callId);
+    return [
+      {
+        callId,
+        name: call?.function.name ?? name ?? '',
+        arguments: call?.function.arguments ?? '{}',
+        content: textOf(content),
+      },
+    ];
+  });
 }
 
 /** The last result of a given function (e.g. `crm__get_customer`), else undefined. */
-export function lastResult(messages: ChatMessage[], name: string): ToolResult | undefined {
+export function lastResult(messages: ChatMessage[], name: string) {
   return toolResults(messages).findLast((r) => r.name === name);
 }
 
