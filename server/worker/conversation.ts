@@ -128,7 +128,7 @@ export function assistantMessage(raw: {
 }
 
 export const REJECTED_PREFIX = 'Rejected: a person did not approve this call. Reason: ';
-/** How the engine words a pending approval that timed out (approvals/expiry.ts). */
+/** How the engine words a pending approval that timed out (approvals/withdraw.ts, `expireApproval`). */
 const TIMED_OUT_PREFIX = 'Rejected: no decision before ';
 
 /** A tool result as text: strings as they are, anything else as JSON. */

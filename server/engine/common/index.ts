@@ -3,7 +3,7 @@ export type { StreamPayload } from '../../db/schema.js';
 export { EVENTS_CHANNEL } from '../../db/statements/history.js';
 export { actorProject, isUuid, omit, requireAdmin, sameProject, systemAdmin } from './access.js';
 export type { Actor, EngineContext, Executor, PrincipalKind, Tx } from './context.js';
-export { type BackgroundLoop, type EngineCounters, countFallback, createCounters } from './counters.js';
+export { type BackgroundLoop, countFallback, createCounters } from './counters.js';
 export { Sealer } from './crypto.js';
 export { type Change, describeChanges, diffJson } from './diff.js';
 export type { EngineEvent, EventFeed, StreamEvent } from './event.js';
