@@ -16,7 +16,7 @@ import { type AgentWork, bindingPolicy, type ToolBinding } from '../definitions/
 import type { EngineContext, Executor } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
 import { appendHistory, type HistoryEntry } from '../history/index.js';
-import type { LockedTaskRow } from '../lease/index.js';
+import { attemptHistory, type LockedTaskRow } from '../lease/index.js';
 import { type RuleOutcome, type RuleRef, ruleRecord } from './rules.js';
 
 /** Who decided an approval an `auto` rule approved (`Approval.decidedBy`). */
@@ -35,20 +35,6 @@ export function levelsOf(outcome: OpenOutcome, binding: ToolBinding): string[][]
   return outcome.kind === 'levels' ? outcome.levels : [binding.approvers];
 }
 
-/** What a history row about the step at `sequence` of the task's current attempt carries. */
-export function taskStepBase(
-  task: Pick<LockedTaskRow, 'projectId' | 'processInstanceId' | 'id' | 'attempt'>,
-  sequence: number,
-) {
-  return {
-    projectId: task.projectId,
-    processInstanceId: task.processInstanceId,
-    taskId: task.id,
-    attempt: task.attempt,
-    sequence,
-  };
-}
-
 /** The APPROVAL_OPENED history row; the journal puts it just before the step's STEP_PROPOSED. */
 export function approvalOpened(
   task: LockedTaskRow,
@@ -58,10 +44,10 @@ export function approvalOpened(
   approvalId: string,
 ): HistoryEntry {
   return {
-    ...taskStepBase(task, step.sequence),
+    ...attemptHistory(task, 'engine'),
+    sequence: step.sequence,
     approvalId,
     eventType: 'APPROVAL_OPENED',
-    actor: 'engine',
     data: { toolRef: binding.ref, digest: step.digest, candidateGroups: levels[0], levels: levels.length },
   };
 }
@@ -160,7 +146,7 @@ export function autoHistory(
   definitionVersion: number | null,
   approvalId: string,
 ): HistoryEntry[] {
-  const base = { ...taskStepBase(task, step.sequence), approvalId, actor: POLICY_DECIDER };
+  const base = { ...attemptHistory(task, POLICY_DECIDER), sequence: step.sequence, approvalId };
   return [
     {
       ...base,

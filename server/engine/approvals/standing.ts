@@ -15,15 +15,8 @@ import type { Executor } from '../common/index.js';
 import { bindingPolicy, type ToolBinding } from '../definitions/index.js';
 import { notify } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
-import type { LockedTaskRow } from '../lease/index.js';
-import {
-  approvalOpened,
-  autoHistory,
-  isAutoApproval,
-  parkForApproval,
-  taskStepBase,
-  timeBounds,
-} from './propose.js';
+import { attemptHistory, type LockedTaskRow } from '../lease/index.js';
+import { approvalOpened, autoHistory, isAutoApproval, parkForApproval, timeBounds } from './propose.js';
 import { ruleAt } from './rules.js';
 import { stepOf } from './withdraw.js';
 
@@ -256,9 +249,9 @@ export async function reopenLapsed(
     lapseHistory(task, old, lapse),
     approvalOpened(owner, step, { ref: old.toolRef }, old.levels, newId),
     {
-      ...taskStepBase(owner, step.sequence),
+      ...attemptHistory(owner, p.actor),
+      sequence: step.sequence,
       eventType: 'STEP_PROPOSED',
-      actor: p.actor,
       data: {
         kind: step.kind,
         toolRef: step.toolRef,
