@@ -17,19 +17,9 @@ export type Risk = 'low' | 'medium' | 'high';
  * node) and its arguments, a JSON object whose text leaves are templates over the call's arguments
  * (`${x}`, `${arguments.x}`; in a lookup also `${idempotencyKey}`).
  */
-export interface GuardRead {
+interface GuardRead {
   tool: string;
   arguments: Record<string, unknown>;
-}
-
-/** Re-read before an approved write starts; `expect` (the `approval.when` language) must hold. */
-export interface Precondition extends GuardRead {
-  expect: string;
-}
-
-/** Settles a write whose outcome is unknown; `found` true = the write took effect. */
-export interface Lookup extends GuardRead {
-  found: string;
 }
 
 /**
@@ -47,8 +37,10 @@ export interface ApprovalSettings {
   approvalValidMinutes?: number;
   /** a PENDING approval with no decision by then is EXPIRED (default null: never) */
   approvalTimeoutHours?: number | null;
-  precondition?: Precondition | null;
-  lookup?: Lookup | null;
+  /** re-read before an approved write starts; `expect` (the `approval.when` language) must hold */
+  precondition?: (GuardRead & { expect: string }) | null;
+  /** settles a write whose outcome is unknown; `found` true = the write took effect */
+  lookup?: (GuardRead & { found: string }) | null;
   /** paths in the tool's answers hidden from evidence (an approval's basis and facts) */
   redactResult?: string[];
 }
@@ -86,6 +78,7 @@ export interface ToolSpec extends ApprovalSettings {
   editable: boolean;
   /** argument paths (dotted, `items[].card`) hidden from the approver's view; the digest covers them */
   redact: string[];
+  /** on a binding: the tool's rules, then the node's (`ApprovalRule.index` counts in this merged list) */
   approvalRules: ApprovalRule[];
   /** a write's checks of every call, in order (the tool's, then the node's); absent on older definitions */
   validate?: ArgumentCheck[];
@@ -107,20 +100,15 @@ export interface ToolServerSpec {
 }
 
 /** A tool as frozen on an agent node: its spec as the node narrowed it, and its server. */
-export interface ToolBinding extends ToolSpec {
+export interface ToolBinding
+  extends ToolSpec,
+    Pick<ToolServerSpec, 'command' | 'args' | 'env' | 'credential' | 'credentialEnv'> {
   /** `server/tool`, or `delegate:<process-key>` */
   ref: string;
   server: string;
   tool: string;
   transport: Transport | 'delegate';
   url: string;
-  command: string | null;
-  args: string[];
-  env: Record<string, string>;
-  credential: string | null;
-  credentialEnv: string | null;
-  /** the tool's rules, then the node's (`ApprovalRule.index` counts in this merged list) */
-  approvalRules: ApprovalRule[];
   /** the node dropped the tool's `auto` rules: every call a person would decide goes to people */
   dropAuto?: boolean;
 }
