@@ -6,8 +6,7 @@
  * (`arguments.*`). Pure: no database, no network — the engine checks what the worker journaled with the
  * same functions the worker used to decide.
  */
-import { type Expr, evaluate } from './expression-eval.js';
-import { parseExpression } from './expression.js';
+import { type Expr, evaluate, parseExpression } from './expression.js';
 import { renderArguments } from './template.js';
 
 /** What the model reads when a precondition no longer holds at the start of the call (SPEC §11). */

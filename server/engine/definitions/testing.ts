@@ -1,6 +1,5 @@
 /** What tests use of definitions/'s insides (not part of its face, index.ts). */
-export { evaluate } from '../../shared/expression-eval.js';
-export { parseExpression } from '../../shared/expression.js';
+export { evaluate, parseExpression } from '../../shared/expression.js';
 export { renderArguments } from '../../shared/template.js';
 export type { ApprovalSettings, ToolServerSpec } from '../../shared/types.js';
 export { APL as APL_ERROR_CODES } from './apl/errors.js';
