@@ -22,5 +22,5 @@ export {
   readCredential,
   setCredential,
 } from './deploy.js';
-export { AGENT_PROFILE_VERSION } from './apl/types.js';
+export { AGENT_PROFILE_VERSION } from './apl/node.js';
 export { readDefinitionSpec } from './spec.js';

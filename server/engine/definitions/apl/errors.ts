@@ -2,7 +2,6 @@
  * APL error codes and the collector that places each error on a line of the submitted source.
  * Every code is listed, with what it means, in docs/apl.md.
  */
-import type { AplError } from './types.js';
 
 export const APL = {
   YAML_SYNTAX: 'ABADA-APL-YAML-001',
@@ -52,6 +51,17 @@ export const APL = {
 } as const;
 
 export type AplCode = (typeof APL)[keyof typeof APL];
+
+/** One deployment error: a code (ABADA-APL-…), where it is (path and 1-based line), what to do. */
+export interface AplError {
+  code: string;
+  /** dotted path inside the document, e.g. `nodes[0].tools[2].ref`; prefixed by `documents[i].` */
+  path: string;
+  /** 1-based line in the submitted source, null when it cannot be located */
+  line: number | null;
+  column?: number | null;
+  message: string;
+}
 
 const MAX_ERRORS = 100;
 

@@ -6,7 +6,6 @@ import { get, has, type Obj, type Reader, reservedName } from './fields.js';
 import { readSchema } from './schema.js';
 import { redactPaths } from './settings.js';
 import type { AgentLimits, AgentNode, ProcessNode } from '../../../shared/types.js';
-import { DEFAULT_AGENT_TOPIC, DEFAULT_MAX_ATTEMPTS } from './types.js';
 
 export interface ProcessContext extends BindingContext {
   allowedModels: string[] | null;
@@ -27,6 +26,10 @@ export interface Template {
   path: string;
 }
 
+/** The version of the agent profile (`AgentWork`) an agent node's external task carries for its worker. */
+export const AGENT_PROFILE_VERSION = 'abada.agent/v1';
+const DEFAULT_AGENT_TOPIC = 'abada:agent';
+const DEFAULT_MAX_ATTEMPTS = 3;
 export const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const NODE_ID = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 const TOPIC = { pattern: /^[A-Za-z0-9_.:/-]+$/, patternHelp: 'use letters, digits, "-", "_", ".", ":".' };

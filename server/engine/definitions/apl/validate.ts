@@ -3,22 +3,46 @@
  * code, a path, the 1-based line in the source and what to do. Never throws.
  */
 import { PROCESS_KEY } from './bindings.js';
-import { APL, describe, didYouMean, ErrorSink } from './errors.js';
+import { type AplError, APL, describe, didYouMean, ErrorSink } from './errors.js';
 import { has, isObj, type Obj, Reader } from './fields.js';
 import { checkServerGuards } from './guards.js';
 import { parseSource } from './parse.js';
 import { validateProcess } from './process.js';
 import { validateToolServer } from './toolserver.js';
 import type { FrozenProcess, ToolServerSpec } from '../../../shared/types.js';
-import type { ValidatedDeployment, ValidationContext, ValidationResult } from './types.js';
 
 const KINDS = ['ToolServer', 'Process'];
+
+/** What a valid deployment yields; the engine stores it (tool servers upserted, a new version per process). */
+export interface ValidatedDeployment {
+  toolServers: ToolServerSpec[];
+  processes: FrozenProcess[];
+}
+
+/** What the validator needs to know beyond the source itself. */
+export interface ValidationContext {
+  /** tool servers already deployed in the project (the source's own ToolServer documents override these) */
+  toolServers: Map<string, ToolServerSpec>;
+  /** process keys already deployed in the project (targets of `delegate:<key>`) */
+  processKeys: Set<string>;
+  /** ABADA_AGENT_ALLOWED_MODELS; null = no restriction */
+  allowedModels: string[] | null;
+  /** ABADA_AGENT_ALLOWED_TOOLS (server names or server/tool refs); null = no restriction */
+  allowedTools: string[] | null;
+  /** models with a price in force (deploy); a `budget_usd` node needs one for each of its models. Absent = not checked */
+  pricedModels?: ReadonlySet<string> | null;
+}
+
+export type ValidationResult =
+  | { ok: true; deployment: ValidatedDeployment }
+  | { ok: false; errors: AplError[] };
 
 export function validateSource(source: string, ctx: ValidationContext): ValidationResult {
   const sink = new ErrorSink();
   try {
+    // run returns a deployment only when it reported no error
     const deployment = run(typeof source === 'string' ? source : String(source ?? ''), ctx, sink);
-    if (sink.errors.length === 0 && deployment) return { ok: true, deployment };
+    if (deployment) return { ok: true, deployment };
   } catch (e) {
     sink.add(
       APL.INTERNAL,
@@ -26,9 +50,6 @@ export function validateSource(source: string, ctx: ValidationContext): Validati
       '',
       `The validator failed unexpectedly (${e instanceof Error ? e.message.slice(0, 200) : 'unknown error'}). Simplify the source and report this.`,
     );
-  }
-  if (sink.errors.length === 0) {
-    sink.add(APL.INTERNAL, -1, '', 'The source produced no deployment. Report this.');
   }
   return { ok: false, errors: sink.sorted() };
 }
