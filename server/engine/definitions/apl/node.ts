@@ -1,7 +1,6 @@
 /** One node of a `Process` document: its schema checks and freezing to a `ProcessNode`. */
 import { type BindingContext, resolveBindings } from './bindings.js';
 import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
-import { checkPriced } from './pricing.js';
 import { get, has, type Obj, type Reader, reservedName } from './fields.js';
 import { readSchema } from './schema.js';
 import { redactPaths } from './settings.js';
@@ -160,7 +159,7 @@ function readAgent(
 ): AgentNode | null {
   const { r, o, np, what } = s;
   const topic = r.str(o, 'topic', np, what, TOPIC) ?? DEFAULT_AGENT_TOPIC;
-  const { model, fallbackModels } = readModels(s, ctx);
+  const { model, fallbackModels, placed } = readModels(s, ctx);
   const prompt = r.str(o, 'prompt', np, what, { required: true, help: 'the instructions for the agent.' });
   if (prompt !== null) templates.push({ text: prompt, path: joinKey(np, 'prompt') });
   const inputs = r.strMap(o, 'inputs', np, what);
@@ -170,7 +169,7 @@ function readAgent(
   const outputSchema = readSchema(r, o, 'output_schema', np);
   const confidenceThreshold = r.num(o, 'confidence_threshold', np, what, { min: 0, max: 100 });
   const limits = readLimits(s);
-  checkPriced(s, { model, fallbackModels, limits }, ctx.pricedModels, ctx.allowedModels);
+  checkPriced(s, placed, limits, ctx);
   const onInvalidOutput = addRef(s, 'on_invalid_output');
   const onLowConfidence = addRef(s, 'on_low_confidence');
   const bindings = resolveBindings(r, get(o, 'tools'), np, ctx);
@@ -243,24 +242,45 @@ function readRedactInputs({ r, o, np, what }: NodeScope, inputs: Record<string, 
   });
 }
 
+/** The node's models, each checked against ABADA_AGENT_ALLOWED_MODELS, with the path it is written at. */
 function readModels({ r, o, np, what }: NodeScope, ctx: ProcessContext) {
   const model = r.str(o, 'model', np, what, {
     required: true,
     help: 'the model the agent runs, e.g. gpt-4.1-mini.',
   });
   const fallbackModels = r.strList(o, 'fallback_models', np, what) ?? [];
-  const checkModel = (m: string, p: string) => {
-    if (ctx.allowedModels !== null && !ctx.allowedModels.includes(m)) {
+  const fallbacks = joinKey(np, 'fallback_models');
+  const placed = fallbackModels.map((m, i): [string, string] => [m, joinIndex(fallbacks, i)]);
+  if (model !== null) placed.unshift([model, joinKey(np, 'model')]);
+  const allowed = ctx.allowedModels;
+  for (const [m, p] of placed) {
+    if (allowed !== null && !allowed.includes(m)) {
       r.err(
         APL.MODEL_NOT_ALLOWED,
         p,
-        `Model "${m}" is outside ABADA_AGENT_ALLOWED_MODELS (${ctx.allowedModels.join(', ') || 'none'}). Use an allowed model.${didYouMean(m, ctx.allowedModels)}`,
+        `Model "${m}" is outside ABADA_AGENT_ALLOWED_MODELS (${allowed.join(', ') || 'none'}). Use an allowed model.${didYouMean(m, allowed)}`,
       );
     }
-  };
-  if (model !== null) checkModel(model, joinKey(np, 'model'));
-  for (const [i, m] of fallbackModels.entries()) checkModel(m, joinIndex(joinKey(np, 'fallback_models'), i));
-  return { model, fallbackModels };
+  }
+  return { model, fallbackModels, placed };
+}
+
+/**
+ * `budget_usd` needs prices (SPEC §15.6): the engine prices each model call from its price table, and a
+ * model with no price costs nothing, so a budget on it would never stop anything. A model outside the
+ * allow-list has its own error already.
+ */
+function checkPriced({ r }: NodeScope, placed: [string, string][], limits: AgentLimits, ctx: ProcessContext) {
+  const { pricedModels: priced, allowedModels: allowed } = ctx;
+  if (priced === null || limits.budgetUsd == null) return;
+  for (const [model, path] of placed) {
+    if (priced.has(model) || (allowed !== null && !allowed.includes(model))) continue;
+    r.err(
+      APL.MODEL_NO_PRICE,
+      path,
+      `Model "${model}" has no price, so budget_usd could not count its calls. An admin sets one with setModelPrice (abada price set ${model} --input USD --output USD), or remove budget_usd.`,
+    );
+  }
 }
 
 function readResultVariable({ r, o, np, what }: NodeScope): string | null {
