@@ -123,11 +123,7 @@ function toDefinitionView({ source, deployedBy, ...view }: DefinitionRow): Defin
   return view;
 }
 
-export async function listDefinitions(
-  ctx: EngineContext,
-  actor: Actor,
-  key?: string | null,
-): Promise<DefinitionView[]> {
+export async function listDefinitions(ctx: EngineContext, actor: Actor, key?: string | null) {
   const projectId = actorProject(actor);
   const rows = await ctx.db
     .select()
@@ -137,7 +133,7 @@ export async function listDefinitions(
   return rows.map(toDefinitionView);
 }
 
-export async function listToolServers(ctx: EngineContext, actor: Actor): Promise<ToolServerView[]> {
+export async function listToolServers(ctx: EngineContext, actor: Actor) {
   return ctx.db
     .select()
     .from(toolServers)
@@ -147,27 +143,29 @@ export async function listToolServers(ctx: EngineContext, actor: Actor): Promise
 
 /** Each deployed version's view by id, once read: a deployed version never changes (bounded). */
 const deployed = new Map<string, DefinitionView>();
-const DEPLOYED_KEPT = 512;
+const DEPLOYED_KEPT = 5000;
 
-/** The latest version of a process in a project (what startProcess runs). */
-export async function latestDefinition(ex: Executor, projectId: string, key: string) {
-  const [latest] = await execute(ex, LATEST_DEFINITION, [projectId, key]);
-  if (!latest) return null;
-  const known = deployed.get(latest.id);
+async function deployedVersion(ex: Executor, id: string) {
+  const known = deployed.get(id);
   if (known) return known;
-  const [row] = await ex.select().from(definitions).where(eq(definitions.id, latest.id));
+  const [row] = await ex.select().from(definitions).where(eq(definitions.id, id));
   const view = toDefinitionView(row);
   if (deployed.size >= DEPLOYED_KEPT) deployed.delete(deployed.keys().next().value as string);
   deployed.set(view.id, view);
   return view;
 }
 
-export async function setCredential(
-  ctx: EngineContext,
-  actor: Actor,
-  name: string,
-  secret: string,
-): Promise<boolean> {
+/** The latest version of a process in a project (what startProcess runs). */
+export async function latestDefinition(ex: Executor, projectId: string, key: string) {
+  const [latest] = await execute(ex, LATEST_DEFINITION, [projectId, key]);
+  return latest ? deployedVersion(ex, latest.id) : null;
+}
+
+export async function readDefinitionSpec(ex: Executor, definitionId: string) {
+  return (await deployedVersion(ex, definitionId)).spec;
+}
+
+export async function setCredential(ctx: EngineContext, actor: Actor, name: string, secret: string) {
   requireAdmin(actor, 'set credentials');
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name)) {
     throw invalid('A credential name uses letters, digits and ._- (up to 100).', 'name', 'invalid name');
@@ -186,12 +184,7 @@ export async function setCredential(
   return true;
 }
 
-export async function readCredential(
-  ex: Executor,
-  ctx: EngineContext,
-  projectId: string,
-  name: string,
-): Promise<string | null> {
+export async function readCredential(ex: Executor, ctx: EngineContext, projectId: string, name: string) {
   const [row] = await ex
     .select()
     .from(credentials)

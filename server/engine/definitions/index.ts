@@ -20,7 +20,7 @@ export {
   listDefinitions,
   listToolServers,
   readCredential,
+  readDefinitionSpec,
   setCredential,
 } from './deploy.js';
 export { AGENT_PROFILE_VERSION } from './apl/node.js';
-export { readDefinitionSpec } from './spec.js';
