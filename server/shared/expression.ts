@@ -114,8 +114,7 @@ export function evaluate(e: Expr, args: unknown): unknown {
             (typeof l === 'number' && typeof r === 'number') ||
             (typeof l === 'string' && typeof r === 'string');
           if (!comparable) return false;
-          const a = l as number | string;
-          const b = r as number | string;
+          const [a, b] = [l, r] as [number | string, number | string];
           return e.op === '<' ? a < b : e.op === '<=' ? a <= b : e.op === '>' ? a > b : a >= b;
         }
         case 'in':
@@ -282,16 +281,11 @@ class Parser {
       this.i++;
       return { kind: 'binary', op: t.v as BinaryOp, left, right: this.sum() };
     }
-    if (this.isWord('in')) {
-      this.i++;
-      return { kind: 'binary', op: 'in', left, right: this.sum() };
-    }
     const next = this.tokens[this.i + 1];
-    if (this.isWord('not') && next.t === 'id' && next.v === 'in') {
-      this.i += 2;
-      return { kind: 'binary', op: 'not in', left, right: this.sum() };
-    }
-    return left;
+    const notIn = this.isWord('not') && next.t === 'id' && next.v === 'in';
+    if (!notIn && !this.isWord('in')) return left;
+    this.i += notIn ? 2 : 1;
+    return { kind: 'binary', op: notIn ? 'not in' : 'in', left, right: this.sum() };
   }
   private sum(): Expr {
     return this.chain(() => this.product(), { '+': '+', '-': '-' });
