@@ -85,11 +85,8 @@ export function joinIndex(path: string, index: number): string {
 /** Collects errors (at most MAX_ERRORS), placing each on the nearest located node. */
 export class ErrorSink {
   readonly errors: AplError[] = [];
-  private readonly positions = new Map<number, Map<string, Pos>>();
-
-  setPositions(docIndex: number, positions: Map<string, Pos>): void {
-    this.positions.set(docIndex, positions);
-  }
+  /** per document, the position of each path the parser located */
+  readonly positions = new Map<number, Map<string, Pos>>();
 
   /** The position of the path, or of its nearest located ancestor. */
   locate(docIndex: number, relPath: string): Pos | null {
@@ -106,7 +103,7 @@ export class ErrorSink {
     if (this.errors.length >= MAX_ERRORS) return;
     const docPath = docIndex >= 0 ? `documents[${docIndex}]` : 'documents';
     const path = !relPath || relPath.startsWith('[') ? `${docPath}${relPath}` : `${docPath}.${relPath}`;
-    const pos = at ?? (docIndex >= 0 ? this.locate(docIndex, relPath) : null);
+    const pos = at ?? this.locate(docIndex, relPath);
     this.errors.push({ code, path, line: pos?.line ?? null, column: pos?.column ?? null, message });
   }
 

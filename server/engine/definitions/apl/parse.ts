@@ -144,8 +144,8 @@ interface Walk {
   fail: string | null;
 }
 
-function posOf(w: Walk, node: { range?: [number, number, number] | null } | null | undefined): Pos | null {
-  const offset = node?.range?.[0];
+function posOf(w: Walk, node: unknown): Pos | null {
+  const offset = (node as { range?: number[] } | null | undefined)?.range?.[0];
   if (typeof offset !== 'number') return null;
   const lp = w.lc.linePos(offset);
   return { line: lp.line, column: lp.col };
@@ -193,7 +193,7 @@ function convert(w: Walk, node: unknown, path: string, depth: number, record: bo
         return null;
       }
       const childPath = joinKey(path, key);
-      setPos(w, childPath, posOf(w, keyNode as { range?: [number, number, number] }), record);
+      setPos(w, childPath, posOf(w, keyNode), record);
       setOwn(out, key, convert(w, pair.value, childPath, depth + 1, record));
     }
     return out;
@@ -202,7 +202,7 @@ function convert(w: Walk, node: unknown, path: string, depth: number, record: bo
     const out: unknown[] = [];
     node.items.forEach((item, i) => {
       const childPath = joinIndex(path, i);
-      setPos(w, childPath, posOf(w, item as { range?: [number, number, number] }), record);
+      setPos(w, childPath, posOf(w, item), record);
       out.push(convert(w, item, childPath, depth + 1, record));
     });
     return out;
@@ -226,9 +226,8 @@ export function parseSource(source: string, sink: ErrorSink): ParsedDocument[] {
   }
   const lc = new LineCounter();
   const docs = parseAllDocuments(source, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
-  const list = Array.isArray(docs) ? docs : [];
   const out: ParsedDocument[] = [];
-  list.forEach((doc, index) => {
+  docs.forEach((doc, index) => {
     const w: Walk = { doc, lc, positions: new Map(), nodes: 0, aliases: 0, fail: null };
     const broken = doc.errors.length > 0;
     for (const e of doc.errors) {
@@ -239,12 +238,8 @@ export function parseSource(source: string, sink: ErrorSink): ParsedDocument[] {
       const message = `YAML syntax error: ${first}. Fix the YAML at this line.`;
       sink.add(APL.YAML_SYNTAX, index, '', message, { line, column: col });
     }
-    const rootPos = posOf(w, doc.contents as { range?: [number, number, number] } | null) ?? {
-      line: lc.linePos(doc.range?.[0] ?? 0).line,
-      column: 1,
-    };
-    w.positions.set('', rootPos);
-    sink.setPositions(index, w.positions);
+    w.positions.set('', posOf(w, doc.contents) ?? { line: lc.linePos(doc.range?.[0] ?? 0).line, column: 1 });
+    sink.positions.set(index, w.positions);
     if (broken) {
       out.push({ index, value: null, broken: true, salvage: salvage(doc) });
       return;
