@@ -88,7 +88,7 @@ export function resolveBindings(
     const own = new Set(GUARDS.filter((g) => entry.settings[g] !== undefined));
     placed.push({ binding, ep: entry.ep, refPath: entry.refPath, own });
   });
-  checkNodeGuards(r, placed, failedRefs, ctx.servers, ctx);
+  checkNodeGuards(r, placed, failedRefs, ctx);
   return out;
 }
 
@@ -231,17 +231,14 @@ function resolveServerTool(r: Reader, { ref, refPath }: ToolEntry, ctx: BindingC
 /** Applies the node's overrides: a policy may only tighten; approvers and the SLA replace the server's. */
 function applyOverrides(r: Reader, base: ToolBinding, entry: ToolEntry): ToolBinding | null {
   const { ref, ep, refPath, policy } = entry;
-  let effective = base.policy;
-  if (policy !== null) {
-    if (RANK[policy] < RANK[base.policy]) {
-      return r.err(
-        APL.TOOL_LOOSENED,
-        joinKey(ep, 'policy'),
-        `${ref} is ${base.policy} on its server; a node may keep or tighten a policy, not loosen it to ${policy}. Remove the override or use ${base.policy}.`,
-      );
-    }
-    effective = policy;
+  if (policy !== null && RANK[policy] < RANK[base.policy]) {
+    return r.err(
+      APL.TOOL_LOOSENED,
+      joinKey(ep, 'policy'),
+      `${ref} is ${base.policy} on its server; a node may keep or tighten a policy, not loosen it to ${policy}. Remove the override or use ${base.policy}.`,
+    );
   }
+  const effective = policy ?? base.policy;
   const finalApprovers = entry.approvers ?? base.approvers;
   // Conditional rules add levels only when they match; a call no rule matches goes to the approvers,
   // so they must exist even when rules do (otherwise nobody could ever decide that call).

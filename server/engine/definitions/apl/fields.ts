@@ -3,8 +3,6 @@ import { APL, type AplCode, describe, didYouMean, type ErrorSink, joinIndex, joi
 
 export type Obj = Record<string, unknown>;
 
-const RESERVED = new Set(['__proto__', 'constructor', 'prototype']);
-
 export function isObj(v: unknown): v is Obj {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
@@ -17,10 +15,8 @@ export function get(o: Obj, key: string): unknown {
   return Object.hasOwn(o, key) ? o[key] : undefined;
 }
 
-/** A name usable as a record key: not empty and not a prototype-related name. */
-export function reservedName(name: string): boolean {
-  return RESERVED.has(name);
-}
+/** Names unusable as a record key: empty, or prototype-related. */
+export const RESERVED = new Set(['', '__proto__', 'constructor', 'prototype']);
 
 export class Reader {
   constructor(
@@ -169,7 +165,7 @@ export class Reader {
     const m = this.obj(o[key], p, `"${key}" on ${what}`);
     if (!m) return out;
     for (const [k, v] of Object.entries(m)) {
-      if (reservedName(k) || k === '') {
+      if (RESERVED.has(k)) {
         this.err(APL.DOC_FIELD, joinKey(p, k), `"${k}" cannot be used as a name in "${key}". Rename it.`);
         continue;
       }

@@ -4,6 +4,7 @@
  * in the lookup of a keyed tool; a node's binding may only tighten (shorter windows, higher risk,
  * `reversible: false`, a guard where the tool has none).
  */
+import type { BindingContext } from './bindings.js';
 import { APL, didYouMean, joinKey } from './errors.js';
 import type { Reader } from './fields.js';
 import { RISK_RANK, withDefaults } from './policy.js';
@@ -155,8 +156,7 @@ export function checkNodeGuards(
   r: Reader,
   placed: PlacedBinding[],
   failedRefs: Set<string>,
-  servers: Map<string, ToolServerSpec>,
-  ctx: { brokenNames?: Set<string>; sourceServers?: Set<string> },
+  ctx: BindingContext,
 ): void {
   const byRef = new Map(placed.map((x) => [x.binding.ref, x.binding]));
   for (const { binding, ep, refPath, own } of placed) {
@@ -166,7 +166,7 @@ export function checkNodeGuards(
       const mine = own.has(g);
       const at = mine ? joinKey(joinKey(ep, g), 'tool') : refPath;
       const from = mine ? '' : ` (the ${g} ${binding.ref} declares on its server)`;
-      const problem = targetProblem(servers, guard.tool, ctx.brokenNames);
+      const problem = targetProblem(ctx.servers, guard.tool, ctx.brokenNames);
       if (problem === 'skip') continue;
       if (problem) {
         // the server's own document in this source already reported it

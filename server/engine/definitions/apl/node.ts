@@ -1,7 +1,7 @@
 /** One node of a `Process` document: its schema checks and freezing to a `ProcessNode`. */
 import { type BindingContext, resolveBindings } from './bindings.js';
 import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
-import { get, has, type Obj, type Reader, reservedName } from './fields.js';
+import { get, has, type Obj, type Reader, RESERVED } from './fields.js';
 import { readSchema } from './schema.js';
 import { redactPaths } from './settings.js';
 import type { AgentLimits, AgentNode, ProcessNode } from '../../../shared/types.js';
@@ -290,7 +290,7 @@ function readResultVariable({ r, o, np, what }: NodeScope): string | null {
     patternHelp: 'use letters, digits and "_".',
     help: "the variable the agent's answer is stored in.",
   });
-  if (resultVariable !== null && reservedName(resultVariable)) {
+  if (resultVariable !== null && RESERVED.has(resultVariable)) {
     r.err(
       APL.DOC_FIELD,
       joinKey(np, 'result_variable'),

@@ -1,7 +1,7 @@
 /** The `Process` document: schema checks, node graph checks and freezing to `FrozenProcess`. */
 import { PROCESS_KEY } from './bindings.js';
 import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
-import { get, has, isObj, type Obj, type Reader, reservedName } from './fields.js';
+import { get, has, isObj, type Obj, type Reader, RESERVED } from './fields.js';
 import { type ProcessContext, type Ref, readNode, type Template, VAR_NAME } from './node.js';
 import type { FrozenProcess, ProcessNode, VariableSpec, VariableType } from '../../../shared/types.js';
 
@@ -29,7 +29,7 @@ export function validateProcess(r: Reader, doc: Obj, ctx: ProcessContext): Froze
       'use lower-case letters, digits, "-", "_" or ".", starting with a letter or digit (e.g. support-triage).',
     help: 'a stable identifier, e.g. key: support-triage',
   });
-  const name = has(doc, 'name') && doc.name !== null ? r.str(doc, 'name', '', 'a Process') : null;
+  const name = r.str(doc, 'name', '', 'a Process');
   const variables = readVariables(r, doc);
   const outputs = r.strList(doc, 'outputs', '', 'a Process') ?? [];
   const start = r.str(doc, 'start', '', 'a Process', { required: true, help: 'the id of the first node.' });
@@ -50,7 +50,7 @@ function readVariables(r: Reader, doc: Obj): Record<string, VariableSpec> {
   const vm = r.obj(doc.variables, 'variables', '"variables"');
   for (const [vn, spec] of Object.entries(vm ?? {})) {
     const vp = joinKey('variables', vn);
-    if (!VAR_NAME.test(vn) || reservedName(vn)) {
+    if (!VAR_NAME.test(vn) || RESERVED.has(vn)) {
       r.err(
         APL.DOC_FIELD,
         vp,

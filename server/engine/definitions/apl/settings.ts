@@ -6,7 +6,7 @@
  * once every server and binding is known (guards.ts).
  */
 import { APL, joinIndex, joinKey } from './errors.js';
-import { has, type Obj, type Reader, reservedName } from './fields.js';
+import { has, type Obj, type Reader, RESERVED } from './fields.js';
 import { RISKS } from './policy.js';
 import { expression } from './rules.js';
 import { parseRedactPath } from '../../../shared/redact.js';
@@ -153,7 +153,7 @@ function copyChecked(
   if (Array.isArray(v)) return v.map((x, i) => copyChecked(r, x, joinIndex(path, i), use, state, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) {
-    if (reservedName(k) || k === '') {
+    if (RESERVED.has(k)) {
       r.err(APL.DOC_FIELD, joinKey(path, k), `"${k}" cannot be an argument name. Rename it.`);
       state.ok = false;
       continue;

@@ -1,6 +1,6 @@
 /** The `ToolServer` document: schema checks and normalisation to `ToolServerSpec`. */
 import { APL, describe, joinKey } from './errors.js';
-import { has, type Obj, type Reader, reservedName } from './fields.js';
+import { has, type Obj, type Reader, RESERVED } from './fields.js';
 import { placeToolChecks, readChecks, RULE_FIELDS } from './rules.js';
 import { placeGuards } from './guards.js';
 import { withDefaults } from './policy.js';
@@ -108,7 +108,7 @@ function readTools(r: Reader, doc: Obj): Record<string, ToolSpec> {
   const tm = r.obj(doc.tools, 'tools', '"tools"');
   for (const [toolName, spec] of Object.entries(tm ?? {})) {
     const p = joinKey('tools', toolName);
-    if (!TOOL_NAME.test(toolName) || reservedName(toolName)) {
+    if (!TOOL_NAME.test(toolName) || RESERVED.has(toolName)) {
       r.err(
         APL.DOC_FIELD,
         p,
