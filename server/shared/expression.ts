@@ -217,17 +217,14 @@ class Parser {
   private peek(): Token {
     return this.tokens[this.i];
   }
-  private isOp(v: string): boolean {
+  /** Whether the next token is the operator (or, with kind 'id', the word) `v`. */
+  private is(v: string, kind: 'op' | 'id' = 'op'): boolean {
     const t = this.peek();
-    return t.t === 'op' && t.v === v;
-  }
-  private isWord(v: string): boolean {
-    const t = this.peek();
-    return t.t === 'id' && t.v === v;
+    return t.t === kind && t.v === v;
   }
   /** Consumes the operator `v` when it comes next. */
   private accept(v: string): boolean {
-    if (!this.isOp(v)) return false;
+    if (!this.is(v)) return false;
     this.i++;
     return true;
   }
@@ -268,7 +265,7 @@ class Parser {
     return this.chain(() => this.not(), { '&&': '&&', and: '&&' });
   }
   private not(): Expr {
-    if (this.isOp('!') || this.isWord('not')) {
+    if (this.is('!') || this.is('not', 'id')) {
       this.i++;
       return { kind: 'unary', op: '!', operand: this.nested(() => this.not()) };
     }
@@ -282,8 +279,8 @@ class Parser {
       return { kind: 'binary', op: t.v as BinaryOp, left, right: this.sum() };
     }
     const next = this.tokens[this.i + 1];
-    const notIn = this.isWord('not') && next.t === 'id' && next.v === 'in';
-    if (!notIn && !this.isWord('in')) return left;
+    const notIn = this.is('not', 'id') && next.t === 'id' && next.v === 'in';
+    if (!notIn && !this.is('in', 'id')) return left;
     this.i += notIn ? 2 : 1;
     return { kind: 'binary', op: notIn ? 'not in' : 'in', left, right: this.sum() };
   }
@@ -294,7 +291,7 @@ class Parser {
     return this.chain(() => this.unary(), { '*': '*', '/': '/' });
   }
   private unary(): Expr {
-    if (this.isOp('-')) {
+    if (this.is('-')) {
       this.i++;
       return { kind: 'unary', op: '-', operand: this.nested(() => this.unary()) };
     }
@@ -314,7 +311,7 @@ class Parser {
     if (this.accept('[')) {
       return this.nested(() => {
         const items: Expr[] = [];
-        if (!this.isOp(']')) items.push(this.or());
+        if (!this.is(']')) items.push(this.or());
         while (items.length > 0 && this.accept(',')) items.push(this.or());
         this.expectOp(']');
         return { kind: 'list', items };
@@ -327,7 +324,7 @@ class Parser {
       }
       if (KEYWORDS.has(t.v)) throw new ExprError(`unexpected "${t.v}"`, t.p);
       this.i++;
-      if (this.isOp('(')) {
+      if (this.is('(')) {
         if (!FUNCTIONS.has(t.v)) throw new ExprError(`unknown function "${t.v}" (use len or lower)`, t.p);
         this.i++;
         const arg = this.or();
