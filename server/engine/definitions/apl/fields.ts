@@ -11,10 +11,6 @@ export function has(o: Obj, key: string): boolean {
   return Object.hasOwn(o, key) && o[key] !== undefined;
 }
 
-export function get(o: Obj, key: string): unknown {
-  return Object.hasOwn(o, key) ? o[key] : undefined;
-}
-
 /** Names unusable as a record key: empty, or prototype-related. */
 export const RESERVED = new Set(['', '__proto__', 'constructor', 'prototype']);
 

@@ -1,7 +1,7 @@
 /** One node of a `Process` document: its schema checks and freezing to a `ProcessNode`. */
 import { type BindingContext, resolveBindings } from './bindings.js';
 import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
-import { get, has, type Obj, type Reader, RESERVED } from './fields.js';
+import { has, type Obj, type Reader, RESERVED } from './fields.js';
 import { readSchema } from './schema.js';
 import { redactPaths } from './settings.js';
 import type { AgentLimits, AgentNode, ProcessNode } from '../../../shared/types.js';
@@ -93,7 +93,7 @@ export function readNode(
 /** The type, the fields it allows and `next`; null when the node cannot be read further. */
 function readHead(s: NodeScope, id: string | null) {
   const { r, o, np } = s;
-  const type = get(o, 'type');
+  const type = o.type;
   if (type === undefined || type === null) {
     r.missing(np, 'type', `Node ${id ?? np}`, 'agent, service, user_task or end.');
     return null;
@@ -172,7 +172,7 @@ function readAgent(
   checkPriced(s, placed, limits, ctx);
   const onInvalidOutput = addRef(s, 'on_invalid_output');
   const onLowConfidence = addRef(s, 'on_low_confidence');
-  const bindings = resolveBindings(r, get(o, 'tools'), np, ctx);
+  const bindings = resolveBindings(r, o.tools, np, ctx);
   const redactInputs = readRedactInputs(s, inputs);
   const boundaries = readBoundaries(s);
   if (model === null || prompt === null || resultVariable === null) return null;

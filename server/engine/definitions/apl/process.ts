@@ -1,7 +1,7 @@
 /** The `Process` document: schema checks, node graph checks and freezing to `FrozenProcess`. */
 import { PROCESS_KEY } from './bindings.js';
 import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
-import { get, has, isObj, type Obj, type Reader, RESERVED } from './fields.js';
+import { has, isObj, type Obj, type Reader, RESERVED } from './fields.js';
 import { type ProcessContext, type Ref, readNode, type Template, VAR_NAME } from './node.js';
 import type { FrozenProcess, ProcessNode, VariableSpec, VariableType } from '../../../shared/types.js';
 
@@ -122,10 +122,10 @@ function readNodes(r: Reader, doc: Obj, ctx: ProcessContext): NodeGraph {
 /** What later checks need of a node that could not be read: its id and its result variable. */
 function salvage(graph: NodeGraph, nv: unknown, i: number): void {
   if (!isObj(nv)) return;
-  const id = get(nv, 'id');
+  const id = nv.id;
   if (typeof id === 'string' && !graph.ids.has(id) && !graph.broken.has(id)) graph.broken.set(id, i);
-  const rv = get(nv, 'result_variable');
-  if (get(nv, 'type') === 'agent' && typeof rv === 'string') graph.resultVariables.add(rv);
+  const rv = nv.result_variable;
+  if (nv.type === 'agent' && typeof rv === 'string') graph.resultVariables.add(rv);
 }
 
 /** Reports every ref to a node that does not exist (a broken one exists); true when there was one. */
