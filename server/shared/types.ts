@@ -22,10 +22,7 @@ interface GuardRead {
   arguments: Record<string, unknown>;
 }
 
-/**
- * What an approval shows and how long it holds (SPEC §11). Optional because definitions frozen before
- * these settings existed lack them: read them through `bindingPolicy`, which applies the defaults.
- */
+/** What an approval shows and how long it holds (SPEC §11); absent on older definitions: `bindingPolicy`. */
 export interface ApprovalSettings {
   /** template over the call's arguments, e.g. "Refund ${amount} to order ${orderId}" */
   impact?: string | null;
@@ -151,13 +148,10 @@ export interface AgentNode extends NodeBase {
   onLowConfidence: string | null;
   /** paths in the node's inputs hidden from evidence (an approval's basis); absent on older definitions */
   redactInputs?: string[];
-  /**
-   * The timeout boundary: this many minutes after the node is entered the engine retires its work and
-   * moves the token to `onTimeout`. Both set or both absent (null or missing on older definitions).
-   */
+  /** this many minutes after the node is entered, its work is retired and the token moves to `onTimeout` */
   timeoutMinutes?: number | null;
   onTimeout?: string | null;
-  /** The failure boundary: the node whose task exhausts its attempts goes here instead of an incident. */
+  /** where the token goes instead of an incident when the node's task exhausts its attempts */
   onFailure?: string | null;
 }
 

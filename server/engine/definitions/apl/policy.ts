@@ -17,10 +17,7 @@ export function withDefaults(s: ApprovalSettings) {
   };
 }
 
-/**
- * The effective settings of a frozen binding, every one present; older rows keep their behaviour
- * (`approvalValidMinutes` null: no window).
- */
+/** The effective settings of a frozen binding, every one present. */
 export function bindingPolicy(b: ApprovalSettings) {
   return {
     impact: b.impact ?? null,

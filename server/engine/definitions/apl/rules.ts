@@ -1,9 +1,6 @@
 /**
  * Authority by the call (SPEC §14), as written on a ToolServer tool or a node's tool entry: the
- * `approval:` rules (`when` with exactly one of `levels`, `auto: true`, `deny: "<reason>"`), `validate`
- * (`expect` + `message`) and `input_schema`. A tool's list may hold every outcome an approval_required
- * tool allows (a write tool: `deny` only); a node entry may only tighten: add `deny` rules, `validate`
- * checks and an `input_schema`, or drop the tool's `auto` rules. Every error is reported, not the first.
+ * `approval:` rules, `validate` and `input_schema`. Every error is reported, not the first.
  */
 import { parseExpression } from '../../../shared/expression.js';
 import { APL, type AplCode, describe, joinIndex, joinKey } from './errors.js';

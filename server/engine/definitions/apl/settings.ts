@@ -1,9 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: messages quote ${…} templates literally
 /**
- * The approval settings of SPEC §11 as written on a ToolServer tool or a node's tool entry: `impact`,
- * `reversible`, `risk`, `approval_valid_minutes`, `approval_timeout_hours`, `precondition`, `lookup`,
- * `redact_result`. Schema, template and expression checks here; which tools a guard may name is checked
- * once every server and binding is known (guards.ts).
+ * The approval settings of SPEC §11 as written on a ToolServer tool or a node's tool entry. Which tools a
+ * guard may name is checked once every server and binding is known (guards.ts).
  */
 import { APL, joinIndex, joinKey } from './errors.js';
 import { has, type Obj, type Reader, RESERVED } from './fields.js';
