@@ -68,11 +68,10 @@ export function applySettings(
   if (s.risk !== undefined && RISK_RANK[s.risk] < RISK_RANK[b.risk])
     loosened('risk', `risk ${s.risk} is lower than the tool's ${b.risk}.`);
   if (s.reversible === true && !b.reversible) loosened('reversible', 'the tool declares reversible: false.');
-  const valid = b.approvalValidMinutes;
-  if (s.approvalValidMinutes !== undefined && s.approvalValidMinutes > valid)
+  if (s.approvalValidMinutes !== undefined && s.approvalValidMinutes > b.approvalValidMinutes)
     loosened(
       'approval_valid_minutes',
-      `approval_valid_minutes ${s.approvalValidMinutes} is longer than the tool's ${valid}.`,
+      `approval_valid_minutes ${s.approvalValidMinutes} is longer than the tool's ${b.approvalValidMinutes}.`,
     );
   const timeout = b.approvalTimeoutHours;
   if (s.approvalTimeoutHours != null && timeout !== null && s.approvalTimeoutHours > timeout)
@@ -85,17 +84,9 @@ export function applySettings(
   }
   placeGuards(r, s, ep, ref, base.policy, base.idempotency);
   if (r.sink.errors.length > before) return null;
-  return {
-    ...base,
-    impact: s.impact ?? b.impact,
-    reversible: s.reversible ?? b.reversible,
-    risk: s.risk ?? b.risk,
-    approvalValidMinutes: s.approvalValidMinutes ?? b.approvalValidMinutes,
-    approvalTimeoutHours: s.approvalTimeoutHours ?? b.approvalTimeoutHours,
-    precondition: s.precondition ?? b.precondition,
-    lookup: s.lookup ?? b.lookup,
-    redactResult: [...new Set([...b.redactResult, ...(s.redactResult ?? [])])],
-  };
+  // what the node wrote (only written settings are present) over the tool's, redact_result added to it
+  const { lookupKeyPath, redactResult = [], ...written } = s;
+  return { ...base, ...b, ...written, redactResult: [...new Set([...b.redactResult, ...redactResult])] };
 }
 
 /** Where a guard's tool stands among the servers: a message when it is missing or not a read tool. */
