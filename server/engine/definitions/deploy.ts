@@ -6,9 +6,8 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import { credentials, type DefinitionRow, definitions, toolServers } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
 import { validateSource } from './apl/validate.js';
-import type { FrozenProcess, ToolServerSpec } from '../../shared/types.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
-import { type Actor, type EngineContext, type Executor, type Tx, actorProject } from '../common/index.js';
+import { type Actor, type EngineContext, type Executor, actorProject } from '../common/index.js';
 import { execute, transaction } from '../../db/pg.js';
 import { LATEST_DEFINITION } from '../../db/statements/start.js';
 import { pricedModels } from '../prices/index.js';
@@ -53,70 +52,49 @@ export async function deploy(ctx: EngineContext, actor: Actor, source: string) {
         { errors: result.errors },
       );
     }
-    const servers = await storeToolServers(tx, projectId, existing, result.deployment.toolServers);
-    const defs = await storeDefinitions(tx, actor, projectId, source, result.deployment.processes);
+    // each tool server whose spec changed is upserted (version + 1); an unchanged one is kept as it is
+    const servers: ToolServerView[] = [];
+    for (const spec of result.deployment.toolServers) {
+      const prev = existing.find((s) => s.name === spec.name);
+      if (prev && canonicalJson(prev.spec) === canonicalJson(spec)) {
+        servers.push(prev);
+        continue;
+      }
+      const [row] = await tx
+        .insert(toolServers)
+        .values({ projectId, name: spec.name, spec, version: 1 })
+        .onConflictDoUpdate({
+          target: [toolServers.projectId, toolServers.name],
+          set: { spec, version: sql`${toolServers.version} + 1`, updatedAt: sql`now()` },
+        })
+        .returning();
+      servers.push(row);
+    }
+    // a new version of each process whose frozen form changed
+    const defs: DefinitionView[] = [];
+    for (const proc of result.deployment.processes) {
+      const latest = await latestDefinition(tx, projectId, proc.key);
+      // Re-deploying the same frozen process is a no-op: CI pipelines deploy on every run.
+      if (latest && canonicalJson(latest.spec) === canonicalJson(proc)) {
+        defs.push(latest);
+        continue;
+      }
+      const [row] = await tx
+        .insert(definitions)
+        .values({
+          projectId,
+          key: proc.key,
+          version: (latest?.version ?? 0) + 1,
+          spec: proc,
+          source,
+          sourceSha256: sha256Hex(source),
+          deployedBy: actor.principalId,
+        })
+        .returning();
+      defs.push(toDefinitionView(row));
+    }
     return { definitions: defs, toolServers: servers };
   });
-}
-
-/** Upserts each tool server whose spec changed (version + 1); an unchanged one is kept as it is. */
-async function storeToolServers(
-  tx: Tx,
-  projectId: string,
-  existing: ToolServerView[],
-  specs: ToolServerSpec[],
-) {
-  const servers: ToolServerView[] = [];
-  for (const spec of specs) {
-    const prev = existing.find((s) => s.name === spec.name);
-    if (prev && canonicalJson(prev.spec) === canonicalJson(spec)) {
-      servers.push(prev);
-      continue;
-    }
-    const [row] = await tx
-      .insert(toolServers)
-      .values({ projectId, name: spec.name, spec, version: 1 })
-      .onConflictDoUpdate({
-        target: [toolServers.projectId, toolServers.name],
-        set: { spec, version: sql`${toolServers.version} + 1`, updatedAt: sql`now()` },
-      })
-      .returning();
-    servers.push(row);
-  }
-  return servers;
-}
-
-/** A new version of each process whose frozen form changed. */
-async function storeDefinitions(
-  tx: Tx,
-  actor: Actor,
-  projectId: string,
-  source: string,
-  processes: FrozenProcess[],
-) {
-  const defs: DefinitionView[] = [];
-  for (const proc of processes) {
-    const latest = await latestDefinition(tx, projectId, proc.key);
-    // Re-deploying the same frozen process is a no-op: CI pipelines deploy on every run.
-    if (latest && canonicalJson(latest.spec) === canonicalJson(proc)) {
-      defs.push(latest);
-      continue;
-    }
-    const [row] = await tx
-      .insert(definitions)
-      .values({
-        projectId,
-        key: proc.key,
-        version: (latest?.version ?? 0) + 1,
-        spec: proc,
-        source,
-        sourceSha256: sha256Hex(source),
-        deployedBy: actor.principalId,
-      })
-      .returning();
-    defs.push(toDefinitionView(row));
-  }
-  return defs;
 }
 
 function toDefinitionView({ source, deployedBy, ...view }: DefinitionRow): DefinitionView {
