@@ -172,8 +172,7 @@ function tokenize(src: string): Token[] {
       continue;
     }
     if (/[0-9]/.test(c)) {
-      const m = /^[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(src.slice(i));
-      const text = m ? m[0] : c;
+      const text = /^[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(src.slice(i))?.[0] ?? c;
       const v = Number(text);
       if (!Number.isFinite(v)) throw new ExprError(`number ${text} is out of range`, i);
       out.push({ t: 'num', v, p: i });
@@ -191,8 +190,7 @@ function tokenize(src: string): Token[] {
       continue;
     }
     if (/[A-Za-z_]/.test(c)) {
-      const m = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i));
-      const text = m ? m[0] : c;
+      const text = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i))?.[0] ?? c;
       out.push({ t: 'id', v: text, p: i });
       i += text.length;
       continue;

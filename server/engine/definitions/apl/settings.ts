@@ -30,11 +30,9 @@ export function readSettings(r: Reader, o: Obj, p: string, what: string): Writte
   const s: WrittenSettings = {};
   const impact = r.str(o, 'impact', p, what);
   if (impact !== null && checkText(r, impact, joinKey(p, 'impact'), 'impact') !== false) s.impact = impact;
-  if (has(o, 'reversible') && o.reversible !== null) {
-    // a malformed value is reported once (DOC-002) and not compared with the tool's
-    const reversible = r.bool(o, 'reversible', p, what, true);
-    if (typeof o.reversible === 'boolean') s.reversible = reversible;
-  }
+  // a malformed value is reported once (DOC-002) and not compared with the tool's
+  const reversible = r.bool(o, 'reversible', p, what, true);
+  if (typeof o.reversible === 'boolean') s.reversible = reversible;
   const risk = r.oneOf(o, 'risk', p, RISKS);
   if (risk) s.risk = risk;
   const valid = r.num(o, 'approval_valid_minutes', p, what, { integer: true, positive: true });
