@@ -1,10 +1,8 @@
 /**
- * The guards of a call (SPEC §11), as the engine and the worker both read them: a `precondition` read
- * before an approved write starts, and a `lookup` that settles a write whose outcome is unknown. Each
- * names a read tool, its arguments as a template over the call's arguments (and, in a lookup, its
- * idempotency key), and an expression over the read's answer (bare names) and the call's arguments
- * (`arguments.*`). Pure: no database, no network — the engine checks what the worker journaled with the
- * same functions the worker used to decide.
+ * The guards of a call (SPEC §11: `precondition`, `lookup`), as the engine and the worker both read them;
+ * a guard's expression sees the read's answer as bare names, the call's arguments as `arguments.*`.
+ * Pure: no database, no network — the engine checks what the worker journaled with the same functions
+ * the worker used to decide.
  */
 import { type Expr, evaluate, parseExpression } from './expression.js';
 import { renderArguments } from './template.js';

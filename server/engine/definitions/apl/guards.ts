@@ -1,9 +1,4 @@
-/**
- * The approval settings of a tool and of a node's binding, checked where they meet: a guard (precondition,
- * lookup) only on writes, naming an existing `read` tool bound on the same node; `${idempotencyKey}` only
- * in the lookup of a keyed tool; a node's binding may only tighten (shorter windows, higher risk,
- * `reversible: false`, a guard where the tool has none).
- */
+/** The approval settings of a tool and of a node's binding, checked where they meet (SPEC §11). */
 import type { BindingContext } from './bindings.js';
 import { APL, didYouMean, joinKey } from './errors.js';
 import type { Reader } from './fields.js';
