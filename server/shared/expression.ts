@@ -14,7 +14,7 @@
  *
  * Semantics: a missing path is null; `<`, `<=`, `>`, `>=` hold only between two numbers or two strings
  * (so any comparison with null is false); `==` is strict equality of JSON values and `!=` its negation;
- * arithmetic on non-numbers (or division by zero) yields null; `&&`, `||`, `!` use truthiness and yield
+ * arithmetic on non-numbers (or division by zero) yields null; `&&`, `||`, `!` use JS truthiness and yield
  * booleans; `x in [..]` is membership by `==`. Evaluation is total over what the parser builds: nesting is
  * bounded (MAX_EXPRESSION_DEPTH, `equal`'s depth) and the arguments are read as data, never through their
  * getters, so nothing here throws short of a bug.
@@ -61,12 +61,6 @@ function equal(a: unknown, b: unknown, depth = 0): boolean {
   return ka.every((k) => Object.hasOwn(b, k) && equal(dataAt(a, k), dataAt(b, k), depth + 1));
 }
 
-function truthy(v: unknown): boolean {
-  if (v === null || v === undefined || v === false || v === 0 || v === '') return false;
-  if (typeof v === 'number' && Number.isNaN(v)) return false;
-  return true;
-}
-
 function num(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
 }
@@ -92,13 +86,13 @@ export function evaluate(e: Expr, args: unknown): unknown {
     }
     case 'unary': {
       const v = evaluate(e.operand, args);
-      if (e.op === '!') return !truthy(v);
+      if (e.op === '!') return !v;
       const n = num(v);
       return n === null ? null : -n;
     }
     case 'binary': {
-      if (e.op === '&&') return truthy(evaluate(e.left, args)) && truthy(evaluate(e.right, args));
-      if (e.op === '||') return truthy(evaluate(e.left, args)) || truthy(evaluate(e.right, args));
+      if (e.op === '&&') return !!evaluate(e.left, args) && !!evaluate(e.right, args);
+      if (e.op === '||') return !!evaluate(e.left, args) || !!evaluate(e.right, args);
       const l = evaluate(e.left, args);
       const r = evaluate(e.right, args);
       switch (e.op) {
