@@ -112,17 +112,13 @@ function readOutcome(
     r.err(APL.DOC_FIELD, lp, 'levels must be a non-empty list: each entry a group or a list of groups.');
     return null;
   }
-  const levels: string[][] = [];
-  let ok = true;
-  rule.levels.forEach((lv, j) => {
+  const levels = rule.levels.map((lv, j) => {
     const groups = r.strListValue(lv, joinIndex(lp, j), 'an approval level', { single: true });
-    if (groups && groups.length === 0) {
+    if (groups?.length === 0)
       r.err(APL.DOC_FIELD, joinIndex(lp, j), 'An approval level needs at least one group.');
-      ok = false;
-    } else if (groups) levels.push(groups);
-    else ok = false;
+    return groups?.length ? groups : null;
   });
-  return ok ? { levels } : null;
+  return levels.includes(null) ? null : { levels: levels as string[][] };
 }
 
 function readValidate(r: Reader, o: Obj, p: string, what: string, out: WrittenChecks): void {
