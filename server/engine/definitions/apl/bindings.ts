@@ -43,12 +43,7 @@ const ENTRY_FIELDS = [
 ];
 const RANK: Record<ToolPolicy, number> = { read: 0, write: 1, approval_required: 2 };
 
-export function resolveBindings(
-  r: Reader,
-  tools: unknown,
-  nodePath: string,
-  ctx: BindingContext,
-): ToolBinding[] {
+export function resolveBindings(r: Reader, tools: unknown, nodePath: string, ctx: BindingContext) {
   const out: ToolBinding[] = [];
   if (tools == null) return out;
   const tp = joinKey(nodePath, 'tools');

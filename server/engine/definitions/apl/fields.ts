@@ -32,13 +32,7 @@ export class Reader {
   }
 
   /** Reports every key outside `allowed` (DOC-003); `hint` explains where a misplaced key belongs. */
-  keys(
-    o: Obj,
-    path: string,
-    allowed: readonly string[],
-    what: string,
-    hint: Record<string, string> = {},
-  ): void {
+  keys(o: Obj, path: string, allowed: readonly string[], what: string, hint: Record<string, string> = {}) {
     for (const k of Object.keys(o)) {
       if (allowed.includes(k)) continue;
       const why = hint[k] ?? `Allowed fields: ${allowed.join(', ')}.${didYouMean(k, allowed)}`;

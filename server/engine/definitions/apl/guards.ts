@@ -45,12 +45,7 @@ export function placeGuards(
 }
 
 /** The node's settings over the tool's: only tightening; the guards placed by the effective policy. */
-export function applySettings(
-  r: Reader,
-  base: ToolBinding,
-  s: WrittenSettings,
-  ep: string,
-): ToolBinding | null {
+export function applySettings(r: Reader, base: ToolBinding, s: WrittenSettings, ep: string) {
   const b = withDefaults(base);
   const { ref } = base;
   const before = r.sink.errors.length;

@@ -81,12 +81,7 @@ function readRules(r: Reader, o: Obj, p: string, what: string, out: WrittenCheck
   });
 }
 
-function readOutcome(
-  r: Reader,
-  rule: Obj,
-  rp: string,
-  outcome: 'levels' | 'auto' | 'deny',
-): Omit<ApprovalRule, 'when'> | null {
+function readOutcome(r: Reader, rule: Obj, rp: string, outcome: 'levels' | 'auto' | 'deny') {
   if (outcome === 'auto') {
     if (rule.auto !== true) {
       return r.err(
@@ -95,7 +90,7 @@ function readOutcome(
         `auto must be true (the call runs without a person), not ${describe(rule.auto)}. Remove the rule to keep people deciding.`,
       );
     }
-    return { levels: [], auto: true };
+    return { levels: [], auto: true as const };
   }
   if (outcome === 'deny') {
     if (typeof rule.deny !== 'string' || rule.deny.trim() === '') {
@@ -154,13 +149,7 @@ function readValidate(r: Reader, o: Obj, p: string, what: string, out: WrittenCh
  * The tool's own checks against its policy: no rule, check or schema on a read (it runs before it is
  * journaled); only `deny` rules on a write (no person decides it); every outcome on approval_required.
  */
-export function placeToolChecks(
-  r: Reader,
-  w: WrittenChecks,
-  p: string,
-  name: string,
-  policy: ToolPolicy,
-): WrittenChecks {
+export function placeToolChecks(r: Reader, w: WrittenChecks, p: string, name: string, policy: ToolPolicy) {
   if (policy === 'approval_required') return w;
   if (policy === 'read') {
     rejectOnRead(r, w, p, name);
@@ -221,13 +210,7 @@ export function readEntryChecks(r: Reader, entry: Obj, ep: string): EntryChecks 
 }
 
 /** A node entry's checks against the binding's effective policy (reported at the entry). */
-export function placeEntryChecks(
-  r: Reader,
-  e: EntryChecks,
-  ep: string,
-  ref: string,
-  policy: ToolPolicy,
-): EntryChecks {
+export function placeEntryChecks(r: Reader, e: EntryChecks, ep: string, ref: string, policy: ToolPolicy) {
   if (policy === 'read') {
     rejectOnRead(r, e, ep, ref);
     if (e.dropAuto)
