@@ -31,7 +31,7 @@ export async function sweepBoundaries(ctx: EngineContext, batch = 50): Promise<n
       const [task] = await tx.select().from(externalTasks).where(eq(externalTasks.id, due.id));
       const inst = await lockInstance(tx, task.processInstanceId);
       if (!LIVE.has(task.state) || inst?.state !== 'ACTIVE') return 'skipped';
-      await fireTimeout(tx, task, inst, await readDefinitionSpec(tx, inst.definitionId));
+      await fireTimeout(tx, task, inst);
       return 'fired';
     });
     if (outcome === 'none') break;

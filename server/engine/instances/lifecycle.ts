@@ -17,7 +17,7 @@ import { type Actor, type EngineContext, type Tx, requireAdmin, systemAdmin } fr
 import { notifyTask } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import { enqueueChildDone, enterNode, findNode } from './start.js';
-import { type FrozenProcess, readDefinitionSpec } from '../definitions/index.js';
+import { readDefinitionSpec } from '../definitions/index.js';
 import { retireApprovalsOfTasks } from '../approvals/index.js';
 import { getInstance, type InstanceView, instanceView } from './views.js';
 import { transaction } from '../../db/pg.js';
@@ -178,7 +178,7 @@ export async function resumeProcess(ctx: EngineContext, actor: Actor, id: string
     for (const { due, ...t } of suspended) if (!due) await reopenSuspended(tx, t, label);
     let resumed = await setInstanceState(tx, id, 'ACTIVE', label);
     for (const { due, ...t } of suspended) {
-      if (due) resumed = await fireTimeout(tx, t, resumed, await readDefinitionSpec(tx, inst.definitionId));
+      if (due) resumed = await fireTimeout(tx, t, resumed);
     }
     return resumed;
   }).then(instanceView);
@@ -218,8 +218,8 @@ export async function fireTimeout(
   tx: Tx,
   task: ExternalTaskRow,
   inst: ProcessInstanceRow,
-  spec: FrozenProcess,
 ): Promise<ProcessInstanceRow> {
+  const spec = await readDefinitionSpec(tx, inst.definitionId);
   const node = findNode(spec, task.nodeId);
   if (node.type !== 'agent' || !node.onTimeout)
     throw new EngineError('INTERNAL', `node ${node.id} has no timeout boundary`);
