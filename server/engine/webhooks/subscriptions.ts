@@ -131,7 +131,6 @@ export async function listWebhookDeliveries(
   return full.sort((x, y) => y.createdAt.getTime() - x.createdAt.getTime());
 }
 
-/** Longest overlap a rotation may ask for: a week. */
 const MAX_OVERLAP_SECONDS = 7 * 24 * 3600;
 const DEFAULT_OVERLAP_SECONDS = 24 * 3600;
 
