@@ -2,10 +2,6 @@
 import type { EventEmitter } from 'node:events';
 import type { StreamPayload } from '../../db/schema.js';
 
-export type { StreamPayload } from '../../db/schema.js';
-
-export { EVENTS_CHANNEL } from '../../db/statements/history.js';
-
 export type EngineEvent =
   | {
       type: 'task';

@@ -36,11 +36,10 @@ export function startBackgroundRunner(
         }
       });
   };
-  const { wakes } = opts;
   const onEvent = (e: EngineEvent) => {
-    if (wakes?.(e)) tick();
+    if (opts.wakes?.(e)) tick();
   };
-  if (wakes) ctx.notifier?.on('event', onEvent);
+  if (opts.wakes) ctx.notifier?.on('event', onEvent);
   const timer = setInterval(tick, opts.intervalMs);
   timer.unref();
   if (opts.runAtStart) tick();

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { type EngineEvent, EVENTS_CHANNEL, type Executor, type StreamPayload } from '../common/index.js';
+import { type EngineEvent, EVENTS_CHANNEL, type Executor } from '../common/index.js';
 import { enqueueWebhooks } from './outbox.js';
 
 /**
@@ -10,19 +10,15 @@ import { enqueueWebhooks } from './outbox.js';
  */
 export async function notify(tx: Executor, event: EngineEvent): Promise<void> {
   if (event.type === 'approval' || event.type === 'incident') {
-    await appendToStream(tx, event);
+    const objectId = event.type === 'approval' ? event.approvalId : event.incidentId;
+    const change = event.type === 'approval' ? event.change : 'opened';
+    await tx.execute(sql`
+      INSERT INTO stream_events (type, change, object_id, project_id, payload)
+      VALUES (${event.type}, ${change}, ${objectId}::uuid, ${event.projectId}, ${JSON.stringify(event)}::jsonb)`);
     await enqueueWebhooks(tx, event);
     return;
   }
   await tx.execute(sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(event)})`);
-}
-
-async function appendToStream(tx: Executor, event: StreamPayload): Promise<void> {
-  const objectId = event.type === 'approval' ? event.approvalId : event.incidentId;
-  const change = event.type === 'approval' ? event.change : 'opened';
-  await tx.execute(sql`
-    INSERT INTO stream_events (type, change, object_id, project_id, payload)
-    VALUES (${event.type}, ${change}, ${objectId}::uuid, ${event.projectId}, ${JSON.stringify(event)}::jsonb)`);
 }
 
 type NoticedTask = { id: string; processInstanceId: string; projectId: string; topicName: string };

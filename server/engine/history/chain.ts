@@ -2,10 +2,9 @@
  * Append-only history, hash-chained per instance (SPEC §8) by a database trigger from one canonical form;
  * `verifyChain` recomputes it with the same SQL function and reports the first row that no longer matches.
  */
-import { asc, inArray, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { execute } from '../../db/pg.js';
 import { type HistoryEntry, historyRecords } from '../../db/rows.js';
-import { historyEvents } from '../../db/schema.js';
 import { HISTORY_APPEND } from '../../db/statements/history.js';
 import { sha256Hex } from '../../shared/canonical.js';
 import { type Executor, query } from '../common/index.js';
@@ -77,16 +76,4 @@ export async function verifyChain(ex: Executor, processInstanceId: string) {
       : report(n + 1, 'rows after the last one were removed (chain head is further on)', head.hash);
   }
   return report(null, null, prev || null);
-}
-
-/**
- * The history of several instances, one row per event in chain order (one query for a page of
- * instances): a row's own event, then the events it carries.
- */
-export async function historyOfInstances(ex: Executor, instanceIds: readonly string[]) {
-  return ex
-    .select()
-    .from(historyEvents)
-    .where(inArray(historyEvents.processInstanceId, [...instanceIds]))
-    .orderBy(asc(historyEvents.processInstanceId), asc(historyEvents.seq), asc(historyEvents.idx));
 }

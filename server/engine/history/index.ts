@@ -4,6 +4,5 @@ export {
   type HistoryEntry,
   actorLabel,
   appendHistory,
-  historyOfInstances,
   verifyChain,
 } from './chain.js';

@@ -11,7 +11,7 @@ import type { EngineContext, Tx } from '../common/index.js';
 import { readDefinitionSpec } from '../definitions/index.js';
 import { notifyTask } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
-import type { AttemptFailure } from '../lease/index.js';
+import { type AttemptFailure, attemptHistory } from '../lease/index.js';
 import { endedNow, fireTimeout, LIVE_TASK_STATES, lockInstance } from './lifecycle.js';
 import { enterNode, findNode } from './start.js';
 
@@ -31,7 +31,7 @@ export async function sweepBoundaries(ctx: EngineContext, batch = 50): Promise<n
       const [task] = await tx.select().from(externalTasks).where(eq(externalTasks.id, due.id));
       const inst = await lockInstance(tx, task.processInstanceId);
       if (!LIVE.has(task.state) || inst?.state !== 'ACTIVE') return 'skipped';
-      await fireTimeout(tx, task, inst, await readDefinitionSpec(tx, inst.definitionId));
+      await fireTimeout(tx, task, inst);
       return 'fired';
     });
     if (outcome === 'none') break;
@@ -65,12 +65,8 @@ export async function takeFailureBoundary(tx: Tx, task: ExternalTaskRow, f: Atte
     .where(eq(externalTasks.id, task.id))
     .returning();
   await appendHistory(tx, {
-    projectId: task.projectId,
-    processInstanceId: task.processInstanceId,
+    ...attemptHistory(task, f.actor),
     eventType: 'BOUNDARY_FAILURE',
-    actor: f.actor,
-    taskId: task.id,
-    attempt: task.attempt,
     data: {
       nodeId: node.id,
       attempts: task.attempt,

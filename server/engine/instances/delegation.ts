@@ -12,7 +12,7 @@ import type { EngineContext, Tx } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
 import { startInstanceTx } from './start.js';
-import type { LockedTaskRow } from '../lease/index.js';
+import { attemptHistory, type LockedTaskRow } from '../lease/index.js';
 
 export async function startDelegation(
   tx: Tx,
@@ -51,12 +51,8 @@ export async function startDelegation(
     .set({ state: 'AWAITING_CHILD', leasedBy: null, leaseExpiresAt: null, updatedAt: sql`now()` })
     .where(eq(externalTasks.id, task.id));
   await appendHistory(tx, {
-    projectId: task.projectId,
-    processInstanceId: task.processInstanceId,
+    ...attemptHistory(task, 'engine'),
     eventType: 'CHILD_STARTED',
-    actor: 'engine',
-    taskId: task.id,
-    attempt: task.attempt,
     sequence: step.sequence,
     data: { childInstanceId: child.id, key: binding.tool, depth },
   });
@@ -104,12 +100,8 @@ export async function childDone(tx: Tx, ctx: EngineContext, childInstanceId: str
     .set({ state: 'OPEN', workerId: null, availableAt: sql`now()`, updatedAt: sql`now()` })
     .where(eq(externalTasks.id, task.id));
   await appendHistory(tx, {
-    projectId: task.projectId,
-    processInstanceId: task.processInstanceId,
+    ...attemptHistory(task, 'engine'),
     eventType: 'CHILD_DONE',
-    actor: 'engine',
-    taskId: task.id,
-    attempt: task.attempt,
     sequence: step.sequence,
     data: { childInstanceId: child.id, childState: child.state },
   });

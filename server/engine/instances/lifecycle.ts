@@ -12,12 +12,12 @@ import {
   type ProcessInstanceRow,
 } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
-import { settleUnknownOutcomes, settleWritesForGood } from '../lease/index.js';
+import { attemptHistory, settleUnknownOutcomes, settleWritesForGood } from '../lease/index.js';
 import { type Actor, type EngineContext, type Tx, requireAdmin, systemAdmin } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import { enqueueChildDone, enterNode, findNode } from './start.js';
-import { type FrozenProcess, readDefinitionSpec } from '../definitions/index.js';
+import { readDefinitionSpec } from '../definitions/index.js';
 import { retireApprovalsOfTasks } from '../approvals/index.js';
 import { getInstance, type InstanceView, instanceView } from './views.js';
 import { transaction } from '../../db/pg.js';
@@ -58,15 +58,10 @@ async function retireWork(
     .where(inArray(externalTasks.id, ids));
   await retireApprovalsOfTasks(tx, ids, inst.projectId, actor);
   for (const t of tasks) {
-    await appendHistory(tx, {
-      projectId: inst.projectId,
-      processInstanceId: inst.id,
-      eventType: reason === 'CANCELLED' ? 'TASK_CANCELLED' : 'TASK_SUSPENDED',
-      actor,
-      taskId: t.id,
-      attempt: t.attempt,
-    });
-    await notifyTask(tx, { ...t, processInstanceId: inst.id, projectId: inst.projectId }, 'CANCELLED');
+    const task = { ...t, processInstanceId: inst.id, projectId: inst.projectId };
+    const eventType = reason === 'CANCELLED' ? 'TASK_CANCELLED' : 'TASK_SUSPENDED';
+    await appendHistory(tx, { ...attemptHistory(task, actor), eventType });
+    await notifyTask(tx, task, 'CANCELLED');
   }
 }
 
@@ -183,7 +178,7 @@ export async function resumeProcess(ctx: EngineContext, actor: Actor, id: string
     for (const { due, ...t } of suspended) if (!due) await reopenSuspended(tx, t, label);
     let resumed = await setInstanceState(tx, id, 'ACTIVE', label);
     for (const { due, ...t } of suspended) {
-      if (due) resumed = await fireTimeout(tx, t, resumed, await readDefinitionSpec(tx, inst.definitionId));
+      if (due) resumed = await fireTimeout(tx, t, resumed);
     }
     return resumed;
   }).then(instanceView);
@@ -205,14 +200,7 @@ async function reopenSuspended(tx: Tx, t: ExternalTaskRow, label: string): Promi
       updatedAt: sql`now()`,
     })
     .where(eq(externalTasks.id, t.id));
-  await appendHistory(tx, {
-    projectId: t.projectId,
-    processInstanceId: t.processInstanceId,
-    eventType: 'TASK_RESUMED',
-    actor: label,
-    taskId: t.id,
-    attempt: t.attempt + 1,
-  });
+  await appendHistory(tx, { ...attemptHistory(t, label), eventType: 'TASK_RESUMED', attempt: t.attempt + 1 });
   await notifyTask(tx, t, 'OPEN');
 }
 
@@ -230,19 +218,15 @@ export async function fireTimeout(
   tx: Tx,
   task: ExternalTaskRow,
   inst: ProcessInstanceRow,
-  spec: FrozenProcess,
 ): Promise<ProcessInstanceRow> {
+  const spec = await readDefinitionSpec(tx, inst.definitionId);
   const node = findNode(spec, task.nodeId);
   if (node.type !== 'agent' || !node.onTimeout)
     throw new EngineError('INTERNAL', `node ${node.id} has no timeout boundary`);
   const { label } = ENGINE;
   await appendHistory(tx, {
-    projectId: inst.projectId,
-    processInstanceId: inst.id,
+    ...attemptHistory(task, label),
     eventType: 'BOUNDARY_TIMEOUT',
-    actor: label,
-    taskId: task.id,
-    attempt: task.attempt,
     data: {
       nodeId: node.id,
       timeoutMinutes: node.timeoutMinutes ?? null,

@@ -1,6 +1,11 @@
 /** Process instances as callers see them: one, a page, their user tasks, history and audit check. */
-import { and, eq, sql } from 'drizzle-orm';
-import { processInstances, type ProcessInstanceRow, type UserTaskRow } from '../../db/schema.js';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import {
+  historyEvents,
+  processInstances,
+  type ProcessInstanceRow,
+  type UserTaskRow,
+} from '../../db/schema.js';
 import { notFound } from '../../errors.js';
 import {
   type Actor,
@@ -14,7 +19,7 @@ import {
   pageSize,
   sameProject,
 } from '../common/index.js';
-import { historyOfInstances, verifyChain } from '../history/index.js';
+import { verifyChain } from '../history/index.js';
 
 const INSTANCE_HIDDEN = ['startedBy', 'parentSequence', 'parentAttempt', 'traceparent'] as const;
 
@@ -42,14 +47,19 @@ export async function loadInstanceFor(ex: Executor, actor: Actor, id: string): P
 }
 
 /**
- * The history of several instances, one view per event in chain order (one query for a page). `seq`: the
- * event's place in its instance's history (1, 2, …); `row`: the seq of the chained row that carries it
- * (several events of one commit share a row).
+ * The history of several instances, one view per event in chain order (a row's own event, then the
+ * events it carries), in one query for a page. `seq`: the event's place in its instance's history
+ * (1, 2, …); `row`: the seq of the chained row that carries it (several events of one commit share a row).
  */
 export async function historyOf(ex: Executor, instanceIds: readonly string[]) {
+  const rows = await ex
+    .select()
+    .from(historyEvents)
+    .where(inArray(historyEvents.processInstanceId, [...instanceIds]))
+    .orderBy(asc(historyEvents.processInstanceId), asc(historyEvents.seq), asc(historyEvents.idx));
   let instance = '';
   let seq = 0;
-  return (await historyOfInstances(ex, instanceIds)).map((r) => {
+  return rows.map((r) => {
     if (r.processInstanceId !== instance) [instance, seq] = [r.processInstanceId, 0];
     return { ...omit(r, ['id', 'projectId', 'idx']), seq: ++seq, row: r.seq };
   });

@@ -43,9 +43,8 @@ export async function countStale(db: Db, sealer: Sealer): Promise<{ table: strin
 export async function rotateKeys(
   db: Db,
   sealer: Sealer,
-  opts: { batch?: number; onBatch?: (table: string, rows: number) => void } = {},
+  { batch, onBatch }: { batch: number; onBatch: (table: string, rows: number) => void },
 ) {
-  const batch = opts.batch ?? 500;
   const current = sealer.currentKeyId;
   const reseal = (v: string | null) =>
     v === null || sealer.keyIdOf(v) === current ? v : sealer.seal(sealer.open(v));
@@ -69,7 +68,7 @@ export async function rotateKeys(
         return stale.length;
       });
       rows += n;
-      if (n) opts.onBatch?.(t.table, n);
+      if (n) onBatch(t.table, n);
       if (n < batch) break;
     }
     tables.push({ table: t.table, rows });

@@ -91,12 +91,12 @@ export async function upsertProviderPrincipal(tx: Tx, who: ProviderIdentity): Pr
     await recordPrincipalEvent(tx, recordedAs(created), created, 'SIGNED_IN', { after: created });
     return created;
   }
-  if (existing.disabledAt) throw disabledRefusal(existing);
   return applyProviderChanges(tx, existing, who);
 }
 
-/** Writes the provider's view of an existing principal; records and announces a change of groups or rights. */
+/** Writes the provider's view of an enabled principal; records and announces a change of groups or rights. */
 async function applyProviderChanges(tx: Tx, before: Principal, who: ProviderIdentity) {
+  if (before.disabledAt) throw disabledRefusal(before);
   const kind = who.admin ? 'ADMIN' : 'HUMAN';
   if (before.kind === kind && before.name === who.name && sameList(before.groups, who.groups)) return before;
   const after = await setPrincipal(tx, before.id, { kind, name: who.name, groups: who.groups });
@@ -108,7 +108,6 @@ async function applyProviderChanges(tx: Tx, before: Principal, who: ProviderIden
 /** Re-applies the provider's identity to a known principal (a session refresh). */
 export async function refreshProviderPrincipal(tx: Tx, principalId: string, who: ProviderIdentity) {
   const [row] = await tx.select().from(principals).where(eq(principals.id, principalId)).for('update');
-  if (row.disabledAt) throw disabledRefusal(row);
   return applyProviderChanges(tx, row, who);
 }
 

@@ -2,8 +2,14 @@
 export { clientActor } from './clients.js';
 export { registerFirstPartyWorkers } from './first-party.js';
 export { type ProviderIdentity, groupsFromClaim, principalName, providerActor } from './external.js';
-export { disablePrincipal, listPrincipals, rotatePrincipalToken, updatePrincipal } from './lifecycle.js';
-export { bearerToken, constantTimeEqual, createPrincipal, identify } from './principals.js';
+export {
+  createPrincipal,
+  disablePrincipal,
+  listPrincipals,
+  rotatePrincipalToken,
+  updatePrincipal,
+} from './lifecycle.js';
+export { bearerToken, constantTimeEqual, identify } from './principals.js';
 export {
   type ProviderTokens,
   type SessionView,

@@ -6,7 +6,7 @@
  * connections) at once. Disabling is final.
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import { principals, type Principal, sessions } from '../../db/schema.js';
+import { principals, type Principal, projects, sessions } from '../../db/schema.js';
 import { EngineError, invalid, notFound } from '../../errors.js';
 import {
   type Actor,
@@ -37,6 +37,66 @@ import {
   setPrincipal,
 } from './views.js';
 import { transaction } from '../../db/pg.js';
+
+export interface CreatePrincipalInput {
+  kind: PrincipalKind;
+  name: string;
+  groups?: string[] | null;
+  topics?: string[] | null;
+  /** null / omitted = the admin's project; the string "*" (workers only) = a global worker */
+  projectId?: string | null;
+  /** workers only: the OpenID Provider's client whose client-credentials tokens act as this worker */
+  oidcClientId?: string | null;
+}
+
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,99}$/;
+
+/** Creates a principal (admins only) and returns its token, which is never shown again. */
+export async function createPrincipal(ctx: EngineContext, actor: Actor, input: CreatePrincipalInput) {
+  requireAdmin(actor, 'create principals');
+  const groups = input.groups ?? [];
+  const topics = input.topics ?? [];
+  const errors = [
+    ...membershipErrors(input.kind, groups, topics),
+    ...clientIdErrors(input.kind, input.oidcClientId),
+  ];
+  if (!NAME_RE.test(input.name))
+    errors.unshift({ path: 'name', message: 'Use 1–100 letters, digits, spaces or ._@-' });
+  let projectId: string | null = input.projectId ?? actor.projectId;
+  if (input.projectId === '*') {
+    if (input.kind !== 'WORKER')
+      errors.push({ path: 'projectId', message: 'Only workers may be global ("*").' });
+    projectId = null;
+  }
+  refuseInvalid(errors);
+  // The bootstrap admin (ABADA_ADMIN_TOKEN) sets up projects; other admins stay inside their own.
+  if (actor.principalId !== BOOTSTRAP_ADMIN_ID && projectId !== actor.projectId) {
+    throw new EngineError('FORBIDDEN', 'An admin can create principals only in its own project.');
+  }
+  const token = newToken();
+  const row = await transaction(ctx.db, async (tx) => {
+    if (projectId !== null) {
+      await tx.insert(projects).values({ id: projectId, name: projectId }).onConflictDoNothing();
+    }
+    if (input.oidcClientId) await claimClientId(tx, input.oidcClientId, null);
+    const [created] = await tx
+      .insert(principals)
+      .values({
+        kind: input.kind,
+        name: input.name,
+        groups,
+        topics,
+        projectId,
+        tokenHash: sha256Hex(token),
+        createdBy: actor.principalId,
+        oidcClientId: input.oidcClientId ?? null,
+      })
+      .returning();
+    await recordPrincipalEvent(tx, actor, created, 'CREATED');
+    return created;
+  });
+  return { principal: principalView(row), token };
+}
 
 /** The principals an admin may manage: its project's; the bootstrap admin's: all. */
 function scope(actor: Actor) {

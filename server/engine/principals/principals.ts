@@ -5,28 +5,11 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { principals, projects } from '../../db/schema.js';
-import { EngineError } from '../../errors.js';
+import { principals } from '../../db/schema.js';
 import { sha256Hex } from '../../shared/canonical.js';
-import {
-  type Actor,
-  type EngineContext,
-  type PrincipalKind,
-  requireAdmin,
-  systemAdmin,
-} from '../common/index.js';
-import { transaction } from '../../db/pg.js';
+import { type EngineContext, systemAdmin } from '../common/index.js';
 import { identityCache } from './cache.js';
-import { claimClientId, clientIdErrors } from './clients.js';
-import {
-  BOOTSTRAP_ADMIN_ID,
-  actorOf,
-  membershipErrors,
-  principalView,
-  recordPrincipalEvent,
-  refuseInvalid,
-  refused,
-} from './views.js';
+import { BOOTSTRAP_ADMIN_ID, actorOf, refused } from './views.js';
 
 /** The token of an `Authorization: Bearer <token>` value, or null. */
 export function bearerToken(value: unknown): string | null {
@@ -77,64 +60,4 @@ export async function identify(ctx: EngineContext, token: string | null | undefi
     }
     return { actor: actorOf(p), refusal: null };
   });
-}
-
-export interface CreatePrincipalInput {
-  kind: PrincipalKind;
-  name: string;
-  groups?: string[] | null;
-  topics?: string[] | null;
-  /** null / omitted = the admin's project; the string "*" (workers only) = a global worker */
-  projectId?: string | null;
-  /** workers only: the OpenID Provider's client whose client-credentials tokens act as this worker */
-  oidcClientId?: string | null;
-}
-
-const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,99}$/;
-
-/** Creates a principal (admins only) and returns its token, which is never shown again. */
-export async function createPrincipal(ctx: EngineContext, actor: Actor, input: CreatePrincipalInput) {
-  requireAdmin(actor, 'create principals');
-  const groups = input.groups ?? [];
-  const topics = input.topics ?? [];
-  const errors = [
-    ...membershipErrors(input.kind, groups, topics),
-    ...clientIdErrors(input.kind, input.oidcClientId),
-  ];
-  if (!NAME_RE.test(input.name))
-    errors.unshift({ path: 'name', message: 'Use 1–100 letters, digits, spaces or ._@-' });
-  let projectId: string | null = input.projectId ?? actor.projectId;
-  if (input.projectId === '*') {
-    if (input.kind !== 'WORKER')
-      errors.push({ path: 'projectId', message: 'Only workers may be global ("*").' });
-    projectId = null;
-  }
-  refuseInvalid(errors);
-  // The bootstrap admin (ABADA_ADMIN_TOKEN) sets up projects; other admins stay inside their own.
-  if (actor.principalId !== BOOTSTRAP_ADMIN_ID && projectId !== actor.projectId) {
-    throw new EngineError('FORBIDDEN', 'An admin can create principals only in its own project.');
-  }
-  const token = newToken();
-  const row = await transaction(ctx.db, async (tx) => {
-    if (projectId !== null) {
-      await tx.insert(projects).values({ id: projectId, name: projectId }).onConflictDoNothing();
-    }
-    if (input.oidcClientId) await claimClientId(tx, input.oidcClientId, null);
-    const [created] = await tx
-      .insert(principals)
-      .values({
-        kind: input.kind,
-        name: input.name,
-        groups,
-        topics,
-        projectId,
-        tokenHash: sha256Hex(token),
-        createdBy: actor.principalId,
-        oidcClientId: input.oidcClientId ?? null,
-      })
-      .returning();
-    await recordPrincipalEvent(tx, actor, created, 'CREATED');
-    return created;
-  });
-  return { principal: principalView(row), token };
 }

@@ -43,7 +43,6 @@ const TOUCH_EVERY_MS = 60_000;
 export async function openSession(ctx: EngineContext, who: ProviderIdentity, tokens: ProviderTokens) {
   const secret = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');
-  const maxMs = ctx.config.sessions.maxHours * 3_600_000;
   return transaction(ctx.db, async (tx) => {
     const p = await upsertProviderPrincipal(tx, who);
     const [row] = await tx
@@ -53,7 +52,7 @@ export async function openSession(ctx: EngineContext, who: ProviderIdentity, tok
         csrfToken,
         principalId: p.id,
         providerTokens: ctx.sealer.sealJson(tokens),
-        expiresAt: new Date(Date.now() + maxMs),
+        expiresAt: new Date(Date.now() + ctx.config.sessions.maxHours * 3_600_000),
       })
       .returning({ id: sessions.id });
     return {
@@ -160,8 +159,6 @@ export async function refreshSession(
  * loses a group removed at the provider within the interval too, not only at their next request.
  */
 export async function sessionsDueForRefresh(ctx: EngineContext, issuer: string, limit = 50) {
-  const refreshS = refreshMinutes(ctx) * 60;
-  const idleS = ctx.config.sessions.idleMinutes * 60;
   const rows = await ctx.db
     .select({ s: sessions, subject: principals.oidcSubject })
     .from(sessions)
@@ -171,8 +168,8 @@ export async function sessionsDueForRefresh(ctx: EngineContext, issuer: string, 
         isNull(sessions.endedAt),
         isNull(principals.disabledAt),
         eq(principals.oidcIssuer, issuer),
-        sql`${sessions.refreshedAt} <= now() - make_interval(secs => ${refreshS})`,
-        sql`${sessions.lastSeenAt} > now() - make_interval(secs => ${idleS})`,
+        sql`${sessions.refreshedAt} <= now() - make_interval(secs => ${refreshMinutes(ctx) * 60})`,
+        sql`${sessions.lastSeenAt} > now() - make_interval(secs => ${ctx.config.sessions.idleMinutes * 60})`,
         sql`${sessions.expiresAt} > now()`,
       ),
     )

@@ -39,7 +39,6 @@ export function keyOf(secret: string): { kind: 'standard' | 'generated-url-safe'
   return { kind: 'raw', key: Buffer.from(secret, 'utf8') };
 }
 
-/** A new secret: `whsec_` + standard base64 of 32 random bytes. */
 export function generateSecret(): string {
   return `${PREFIX}${randomBytes(32).toString('base64')}`;
 }

@@ -64,12 +64,8 @@ export async function createWebhookSubscription(
   input: { url: string; events: string[]; secret?: string | null },
 ): Promise<{ subscription: WebhookSubscriptionView; secret: string | null }> {
   requireAdmin(actor, WEBHOOKS);
-  let url: URL;
-  try {
-    url = new URL(input.url);
-  } catch {
-    throw invalid('url must be an absolute http(s) URL.', 'url');
-  }
+  if (!URL.canParse(input.url)) throw invalid('url must be an absolute http(s) URL.', 'url');
+  const url = new URL(input.url);
   if (url.protocol !== 'https:' && url.protocol !== 'http:')
     throw invalid('url must use http or https.', 'url');
   const events = [...new Set(input.events)];
@@ -135,7 +131,6 @@ export async function listWebhookDeliveries(
   return full.sort((x, y) => y.createdAt.getTime() - x.createdAt.getTime());
 }
 
-/** Longest overlap a rotation may ask for: a week. */
 const MAX_OVERLAP_SECONDS = 7 * 24 * 3600;
 const DEFAULT_OVERLAP_SECONDS = 24 * 3600;
 

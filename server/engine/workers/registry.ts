@@ -104,7 +104,7 @@ export async function recordRejection(
 }
 
 export async function recordOutcome(
-  ctx: EngineContext | { db: EngineContext['db'] },
+  ctx: EngineContext,
   principalId: string,
   workerId: string,
   failed: boolean,
