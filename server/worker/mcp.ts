@@ -24,7 +24,6 @@ import type {
 } from '@modelcontextprotocol/sdk/validation/types.js';
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import { mcpMeta, withTraceHeaders } from '../telemetry/index.js';
-import { annotationConflict } from './annotations.js';
 import type { ToolSchema } from './conversation.js';
 import { type ElicitationNotice, type ElicitationPolicy, enableElicitation } from './elicitation.js';
 import { createHttpFetch } from './http-fetch.js';
@@ -252,8 +251,13 @@ export class ToolSessions {
             `${b.ref}: the input schema's SHA-256 is ${schemaSha256(tool.inputSchema)}, the definition pins ${b.inputSchemaSha256}.`,
           );
         }
-        const conflict = annotationConflict(b, tool.annotations);
-        if (conflict) throw new ToolSetupError('TOOL_CONTRACT_MISMATCH', conflict);
+        // Annotations are the server's untrusted hints: they may tighten a binding, never loosen it.
+        if (b.policy === 'READ' && tool.annotations?.destructiveHint === true) {
+          throw new ToolSetupError(
+            'TOOL_CONTRACT_MISMATCH',
+            `${b.ref}: the server marks tool "${b.tool}" destructive (destructiveHint: true), but the definition binds it as read, which calls it without a key or an approval. Bind it as write or approval_required and deploy again.`,
+          );
+        }
         schemas.set(b.ref, { description: tool.description, inputSchema: tool.inputSchema });
       }
     }

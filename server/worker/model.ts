@@ -167,7 +167,6 @@ export class ModelClient {
         outputTokens: output,
         totalTokens: completion.usage?.total_tokens ?? input + output,
       },
-      provider: route.provider,
     };
   }
 }
