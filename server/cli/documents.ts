@@ -44,16 +44,6 @@ export const CreatePrincipal = graphql(`
   }
 `);
 
-export const SetCredential = graphql(`
-  mutation CliSetCredential($name: String!, $secret: String!) { setCredential(name: $name, secret: $secret) }
-`);
-
-export const Deploy = graphql(`
-  mutation CliDeploy($source: String!) {
-    deploy(source: $source) { definitions { id key version } toolServers { name version } }
-  }
-`);
-
 export const StartProcess = graphql(`
   mutation CliStartProcess($key: String!, $variables: JSON, $businessKey: String) {
     startProcess(key: $key, variables: $variables, businessKey: $businessKey) { id key state currentNodeId }

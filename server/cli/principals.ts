@@ -1,13 +1,12 @@
 /** principal create|list|update|disable|rotate, credential set. */
 import { type Command, CliError, EXIT, emit, type Io, type Parsed, parseArgs, table, usage } from './args.js';
-import type { VariablesOf } from '../client/index.js';
+import { SetCredential, type VariablesOf } from '../client/index.js';
 import { gql } from './client.js';
 import {
   CreatePrincipal,
   DisablePrincipal,
   Principals,
   RotatePrincipalToken,
-  SetCredential,
   UpdatePrincipal,
 } from './documents.js';
 
