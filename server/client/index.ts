@@ -54,32 +54,23 @@ export interface GraphQLResult<T> {
   extensions?: Record<string, unknown>;
 }
 
-/** A raw answer: status, headers and text (and the text parsed, when it is JSON). */
-export interface RawAnswer extends HttpAnswer {
-  json(): unknown;
-}
-
 export class GraphQLClient {
   readonly endpoint: string;
   private readonly transport: HttpTransport;
   private readonly timeoutMs: number;
-  private readonly token: string | TokenSource | null;
-  private readonly headers: ClientOptions['headers'];
 
-  constructor(opts: ClientOptions, transport?: HttpTransport) {
+  constructor(
+    private readonly opts: ClientOptions,
+    transport?: HttpTransport,
+  ) {
     this.endpoint = graphqlEndpoint(opts.url);
     this.transport = transport ?? new HttpTransport(this.endpoint, opts.agent);
     this.timeoutMs = opts.timeoutMs ?? 30_000;
-    this.token = opts.token || null;
-    this.headers = opts.headers;
   }
 
   /** The same engine and connections, another principal. */
   as(token: string | TokenSource | null): GraphQLClient {
-    return new GraphQLClient(
-      { url: this.endpoint, token, timeoutMs: this.timeoutMs, headers: this.headers },
-      this.transport,
-    );
+    return new GraphQLClient({ ...this.opts, token }, this.transport);
   }
 
   /** The response body whatever it says: GraphQL errors are returned, not thrown. */
@@ -125,7 +116,7 @@ export class GraphQLClient {
    * input, malformed JSON, batches) and for proxies that forward a body unread. The bearer token is
    * added unless `headers.authorization` is given.
    */
-  async raw(body: string, opts: PostOptions = {}): Promise<RawAnswer> {
+  async raw(body: string, opts: PostOptions = {}): Promise<HttpAnswer & { json(): unknown }> {
     const answer = await this.transport.post(body, {
       timeoutMs: this.timeoutMs,
       ...opts,
@@ -135,8 +126,9 @@ export class GraphQLClient {
   }
 
   private async authHeader(): Promise<Record<string, string>> {
-    const token = typeof this.token === 'function' ? await this.token() : this.token;
-    return token ? { authorization: `Bearer ${token}` } : {};
+    const { token } = this.opts;
+    const bearer = typeof token === 'function' ? await token() : token;
+    return bearer ? { authorization: `Bearer ${bearer}` } : {};
   }
 
   private async retrying(
@@ -165,7 +157,7 @@ export class GraphQLClient {
 
   private async once(doc: AnyDocument | string, variables: Record<string, unknown>, opts: RequestOptions) {
     const answer = await this.transport.post(JSON.stringify({ query: queryText(doc), variables }), {
-      headers: { ...this.headers?.(), ...(await this.authHeader()) },
+      headers: { ...this.opts.headers?.(), ...(await this.authHeader()) },
       signal: opts.signal,
       timeoutMs: opts.timeoutMs ?? this.timeoutMs,
     });
