@@ -94,5 +94,6 @@ export interface Command {
   name: string;
   summary: string;
   help: string;
-  run(argv: string[], io: Io): Promise<number>;
+  /** The exit code; none when the command succeeded. */
+  run(argv: string[], io: Io): Promise<number | undefined>;
 }

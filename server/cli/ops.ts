@@ -40,7 +40,6 @@ engines start or run. Needs DATABASE_URL.`,
       throw unreachable(e, 'migration failed');
     }
     emit(io, { migrated: true }, () => ['migrations applied']);
-    return EXIT.OK;
   },
 };
 
@@ -72,7 +71,7 @@ DATABASE_URL.`,
         emit(io, { keyId: sealer.currentKeyId, stale }, () =>
           stale.map((s) => `${s.table}: ${s.rows} rows to re-seal with ${sealer.currentKeyId}`),
         );
-        return EXIT.OK;
+        return;
       }
       const report = await rotateKeys(db.db, sealer, {
         batch,
@@ -82,7 +81,6 @@ DATABASE_URL.`,
         ...report.tables.map((t) => `${t.table}: ${t.rows} rows re-sealed`),
         `done: ${report.total} rows now sealed with ${report.keyId}`,
       ]);
-      return EXIT.OK;
     } catch (e) {
       throw unreachable(e, 'rotation failed');
     } finally {

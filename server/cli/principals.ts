@@ -51,7 +51,6 @@ connections stop at once on every engine. Needs an admin ABADA_TOKEN.`,
     const run = SUBCOMMANDS[sub ?? ''];
     if (!run) throw usage('Usage: abada principal create|list|update|disable|rotate … (see --help)');
     await run(rest, flags, io);
-    return EXIT.OK;
   },
 };
 
@@ -190,6 +189,5 @@ The secret is read from stdin, e.g.  printf %s "$CRM_TOKEN" | abada credential s
     if (!secret) throw usage('The secret read from stdin is empty.');
     await gql(io, SetCredential, { name, secret });
     emit(io, { name, stored: true }, () => [`credential ${name} stored`]);
-    return EXIT.OK;
   },
 };

@@ -63,7 +63,6 @@ Validation errors print as "file:line: CODE message" and exit 1.`,
         ...d.deploy.toolServers.map((t) => `tool server ${t.name} v${t.version}`),
         ...d.deploy.definitions.map((p) => `process ${p.key} v${p.version} (${p.id})`),
       ]);
-      return EXIT.OK;
     } catch (e) {
       const errors = e instanceof ApiError ? e.error.extensions?.errors : undefined;
       if (!errors?.length) throw e;
@@ -109,7 +108,6 @@ Prints the new instance id.`,
       businessKey: (flags['business-key'] as string | undefined) ?? null,
     });
     emit(io, d.startProcess, () => [d.startProcess.id]);
-    return EXIT.OK;
   },
 };
 
@@ -122,7 +120,6 @@ export const cancel: Command = {
     if (positionals.length !== 1 || !flags.reason) throw usage('cancel needs an instance ID and --reason.');
     const d = await gql(io, CancelProcess, { id: positionals[0], reason: String(flags.reason) });
     emit(io, d.cancelProcess, () => [`${d.cancelProcess.id} ${d.cancelProcess.state}`]);
-    return EXIT.OK;
   },
 };
 
