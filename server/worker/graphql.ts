@@ -9,6 +9,7 @@ import {
   createClient,
   type RequestOptions,
   type ResultOf,
+  type TadaDocumentNode,
   type TokenSource,
   type VariablesOf,
 } from '../client/index.js';
@@ -69,9 +70,18 @@ export class EngineClient {
     );
   }
 
-  async registerWorker(input: VariablesOf<typeof RegisterWorker>['input'], opts?: RequestOptions) {
-    return (await this.client.request(RegisterWorker, { input }, opts)).registerWorker;
+  /** The mutation `doc` of one `input`: its field's answer. */
+  private mutation<I, F extends string, R>(doc: TadaDocumentNode<Record<F, R>, { input: I }>, field: F) {
+    return async (input: I, opts?: RequestOptions): Promise<R> =>
+      (await this.client.request(doc, { input }, opts))[field];
   }
+
+  readonly registerWorker = this.mutation(RegisterWorker, 'registerWorker');
+  readonly extendLock = this.mutation(ExtendLock, 'extendLock');
+  readonly completeTask = this.mutation(CompleteTask, 'completeTask');
+  readonly failTask = this.mutation(FailTask, 'failTask');
+  /** Hands the lease back without spending the attempt (SPEC §15.3). */
+  readonly deferTask = this.mutation(DeferTask, 'deferTask');
 
   /** A long poll: the HTTP request may last the engine's wait plus a margin. */
   async fetchAndLock(
@@ -80,10 +90,6 @@ export class EngineClient {
   ): Promise<LockedTask[]> {
     const timeoutMs = input.asyncResponseTimeoutMs + 30_000;
     return (await this.client.request(FetchAndLock, { input }, { ...opts, timeoutMs })).fetchAndLock;
-  }
-
-  async extendLock(input: VariablesOf<typeof ExtendLock>['input'], opts?: RequestOptions) {
-    return (await this.client.request(ExtendLock, { input }, opts)).extendLock;
   }
 
   async journalStep(input: VariablesOf<typeof JournalStep>['input'], opts: RequestOptions = {}) {
@@ -110,19 +116,6 @@ export class EngineClient {
     const { taskId, workerId, attempt, steps } = call;
     const traceparent = traceHeaders().traceparent;
     return this.journal.send({ taskId: String(taskId), attempt, workerId, steps, traceparent, opts, alone });
-  }
-
-  async completeTask(input: VariablesOf<typeof CompleteTask>['input'], opts?: RequestOptions) {
-    return (await this.client.request(CompleteTask, { input }, opts)).completeTask;
-  }
-
-  async failTask(input: VariablesOf<typeof FailTask>['input'], opts?: RequestOptions) {
-    return (await this.client.request(FailTask, { input }, opts)).failTask;
-  }
-
-  /** Hands the lease back without spending the attempt (SPEC §15.3). */
-  async deferTask(input: VariablesOf<typeof DeferTask>['input'], opts?: RequestOptions) {
-    return (await this.client.request(DeferTask, { input }, opts)).deferTask;
   }
 
   async toolCredential(taskId: string, server: string, workerId: string, opts?: RequestOptions) {

@@ -49,9 +49,9 @@ export interface TaskDeps {
   models: ModelClient;
   log: Logger;
   /** Aborted when the worker stops for good (after the grace period). */
-  signal?: AbortSignal;
+  signal: AbortSignal;
   /** monotonicMs when the fetch that leased the task was first sent (the lease's local deadline) */
-  leasedAfter?: number;
+  leasedAfter: number;
 }
 
 export async function runTask(task: LockedTask, deps: TaskDeps): Promise<TaskOutcome> {
