@@ -1,9 +1,7 @@
 /**
- * The one GraphQL client of Abada's Node code: the worker, the CLI, the demo, bench, soak and the tests
- * all post through it (`POST <url>/graphql`, `Authorization: Bearer <token>`). Documents are typed from
- * schema.graphql (./documents.ts); a plain string is accepted where a test probes the engine with a
- * selection of its own. Refusals become GraphQLRequestError with the SPEC §9 code, and a missing answer
- * an UnreachableError that keeps its cause.
+ * The one GraphQL client of Abada's Node code (worker, CLI, demo, bench, soak, tests). Documents are typed
+ * from schema.graphql; a plain string serves a test's own selection. Refusals become GraphQLRequestError
+ * with the SPEC §9 code, a missing answer an UnreachableError that keeps its cause.
  */
 import type http from 'node:http';
 import { type GraphQLErrorEntry, GraphQLRequestError, UnreachableError } from './errors.js';
@@ -38,16 +36,14 @@ export interface ClientOptions {
 
 export interface RequestOptions {
   signal?: AbortSignal;
-  /** Client-side bound on one HTTP request. */
   timeoutMs?: number;
   /**
-   * Retry on UnreachableError or an UNAVAILABLE answer with backoff until this time (epoch ms). Only for calls that may be
-   * repeated unchanged: the engine may have committed a request whose answer was lost.
+   * Retry on UnreachableError or an UNAVAILABLE answer with backoff until this time (epoch ms). Only for
+   * calls that may be repeated unchanged: the engine may have committed a request whose answer was lost.
    */
   retryUntil?: number;
 }
 
-/** A GraphQL response body as the engine sent it. */
 export interface GraphQLResult<T> {
   data?: T | null;
   errors?: GraphQLErrorEntry[];
