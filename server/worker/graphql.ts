@@ -1,8 +1,6 @@
 /**
- * The worker's only channel to the engine: the GraphQL contract through the shared client
- * (server/client). Its types are the results of the typed documents, so they follow schema.graphql;
- * nothing here knows the engine's internals, and any other worker could be written against the same
- * documents.
+ * The worker's only channel to the engine: the GraphQL contract through the shared client. Its types are
+ * the typed documents' results, so they follow schema.graphql, never the engine's internals.
  */
 import {
   type GraphQLClient,
@@ -99,9 +97,8 @@ export class EngineClient {
   }
 
   /**
-   * Several steps of one attempt in one request and one transaction, in order, all or nothing; a
-   * refusal names the failing step's index in `details.index`. A step that parks the task must be
-   * the last one.
+   * Steps of one attempt in one transaction, in order, all or nothing; a refusal names the failing step's
+   * `details.index`. A step that parks the task must be the last.
    */
   async journalSteps(input: VariablesOf<typeof JournalSteps>['input'], opts: RequestOptions = {}) {
     const alone = async () => (await this.client.request(JournalSteps, { input }, opts)).journalSteps;

@@ -41,10 +41,7 @@ export class ModelTurns {
     }
   }
 
-  /**
-   * A model call this attempt already journaled: its answer (COMPLETED), the next model of the chain
-   * (FAILED), or the same call asked again (STARTED: a crash during the call; the model never answered us).
-   */
+  /** A journaled model call: its answer (COMPLETED), the next model (FAILED), or asked again (STARTED). */
   private fromJournal(
     existing: NonNullable<ReturnType<Attempt['existing']>>,
   ): 'next' | { message: AssistantMessage } | { model: string; request: unknown } {

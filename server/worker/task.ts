@@ -1,11 +1,8 @@
 /**
- * One lease of one agent task: the model/tool loop (SPEC §4, §10, seed 004).
- *
- * The conversation is rebuilt from the journal on every lease by the same walk that runs new work: at
- * each sequence, a step already in the journal is consumed (a completed model call is its assistant
- * message, an ended tool call its tool message) and only what the journal lacks is executed. So a
- * finished model turn or tool call never runs twice; a write left STARTED is re-sent with its key; an
- * APPROVED call runs exactly as approved; a REJECTED one answers the model with the person's reason.
+ * One lease of one agent task: the model/tool loop (SPEC §4, §10). Every lease rebuilds the conversation
+ * by the walk that runs new work: a step already journaled is consumed, only what the journal lacks runs.
+ * So a finished turn or call never runs twice, a write left STARTED is re-sent with its key, an APPROVED
+ * call runs exactly as approved, a REJECTED one answers the model with the person's reason.
  */
 import type { Logger } from 'pino';
 import { type ToolCallOf, traceAttempt, traceToolCall } from '../telemetry/index.js';
@@ -182,10 +179,7 @@ class TaskRun {
     return this.fail(failure);
   }
 
-  /**
-   * Nothing leaves the step sequence with a step's end only in memory. A refused end is what the attempt
-   * fails on (it came first); with the lease aborted the end gets one last try, and the task is dropped.
-   */
+  /** No step's end stays in memory: refused, it fails the attempt; a lease aborted gives it a last try. */
   private async flushBeforeLeaving(e: unknown): Promise<unknown> {
     const aborted = this.lease.signal.aborted;
     try {
@@ -252,10 +246,7 @@ class TaskRun {
   }
 }
 
-/**
- * Hands the task back with deferTask (SPEC §15.3). When the engine refuses (a write STARTED and
- * unsettled) or cannot be reached, the lease lapses as it would have without the deferral.
- */
+/** Hands the task back (SPEC §15.3); refused (a write STARTED) or unreachable, the lease lapses instead. */
 export async function deferTask(
   task: LockedTask,
   deps: Pick<TaskDeps, 'client' | 'config'>,
