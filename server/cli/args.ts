@@ -8,7 +8,6 @@ export class CliError extends Error {
   constructor(
     readonly exitCode: number,
     message: string,
-    /** machine-readable form for --json */
     readonly details: Record<string, unknown> = {},
   ) {
     super(message);
@@ -40,14 +39,9 @@ export function parseArgs(
       positionals.push(arg);
       continue;
     }
-    const eq = arg.indexOf('=');
-    let name = arg.replace(/^--?/, '');
-    let value: string | undefined;
-    if (eq > 0) {
-      name = arg.slice(arg.startsWith('--') ? 2 : 1, eq);
-      value = arg.slice(eq + 1);
-    }
-    name = aliases[name] ?? name;
+    const [, given, inline] = /^--?([^=]*)(?:=(.*))?$/s.exec(arg)!;
+    const name = aliases[given] ?? given;
+    let value: string | undefined = inline;
     const kind = spec[name];
     if (!kind) throw usage(`Unknown option ${arg}.`);
     if (kind === 'boolean') {
