@@ -46,14 +46,11 @@ function readerOf(env: Env, problems: string[]) {
     }
     return n;
   };
-  const list = (name: string): string[] | null => {
-    const raw = str(name);
-    if (raw === null) return null;
-    return raw
-      .split(',')
+  const list = (name: string): string[] | null =>
+    str(name)
+      ?.split(',')
       .map((s) => s.trim())
-      .filter(Boolean);
-  };
+      .filter(Boolean) ?? null;
   const bool = (name: string, def: boolean): boolean => {
     const raw = str(name)?.toLowerCase();
     if (raw === undefined) return def;

@@ -16,7 +16,6 @@ import {
   isRetryable,
   type LockedTask,
   sleep,
-  type TokenSource,
 } from './graphql.js';
 import { ClientCredentials } from './credentials.js';
 import { monotonicMs } from './lease.js';
@@ -162,21 +161,18 @@ async function drain(l: Loop) {
   }
 }
 
-/** The static token, or the client credentials' token source (renewed before expiry). */
-function bearerOf(config: WorkerConfig, log: Logger): string | TokenSource {
-  if (!config.oidc) return config.token;
-  return new ClientCredentials(config.oidc, (expiresInS) =>
-    log.info({ event: 'worker.token_renewed', expiresInS }, 'access token from the OpenID Provider'),
-  ).token;
-}
-
 export async function startWorker(config: WorkerConfig, opts: StartOptions = {}) {
   const log = opts.logger ?? createLogger(config);
+  const token = config.oidc
+    ? new ClientCredentials(config.oidc, (expiresInS) =>
+        log.info({ event: 'worker.token_renewed', expiresInS }, 'access token from the OpenID Provider'),
+      ).token
+    : config.token;
   const l: Loop = {
     config,
     opts,
     log,
-    client: new EngineClient(config.engineUrl, bearerOf(config, log), { batchJournal: config.journalBatch }),
+    client: new EngineClient(config.engineUrl, token, { batchJournal: config.journalBatch }),
     models: new ModelClient(config),
     stopping: new AbortController(),
     hardStop: new AbortController(),
