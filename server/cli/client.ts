@@ -1,7 +1,4 @@
-/**
- * The CLI's engine calls: the shared GraphQL client (server/client) on ABADA_URL (base URL, /graphql
- * added) and ABADA_TOKEN, its errors turned into exit codes.
- */
+/** The CLI's engine calls: the shared client on ABADA_URL and ABADA_TOKEN, its errors made exit codes. */
 import {
   createClient,
   type GraphQLErrorEntry,

@@ -1,7 +1,6 @@
 /**
- * The GraphQL documents Node callers send, typed from schema.graphql. The worker's types are the results
- * of these documents (`ResultOf<typeof FetchAndLock>`), so they follow the schema instead of copying the
- * engine's. Tests that probe the engine's answers field by field keep their own selections.
+ * The GraphQL documents Node callers send, typed from schema.graphql: the worker's types are their results
+ * (`ResultOf<typeof FetchAndLock>`), following the schema instead of copying the engine's.
  */
 import { graphql } from './graphql.js';
 

@@ -107,11 +107,7 @@ export class GraphQLClient {
     return body.data;
   }
 
-  /**
-   * Any body and headers, as they are: for tests that send what no well-behaved caller would (hostile
-   * input, malformed JSON, batches) and for proxies that forward a body unread. The bearer token is
-   * added unless `headers.authorization` is given.
-   */
+  /** Any body and headers as they are (hostile tests, proxies); the token unless `headers.authorization`. */
   async raw(body: string, opts: PostOptions = {}): Promise<HttpAnswer & { json(): unknown }> {
     const answer = await this.transport.post(body, {
       timeoutMs: this.timeoutMs,
@@ -174,10 +170,7 @@ export class GraphQLClient {
   }
 }
 
-/**
- * No answer, or the engine's UNAVAILABLE (its database is down or restarting): the same request may be
- * sent again unchanged, where the caller says it may (`retryUntil`).
- */
+/** No answer, or UNAVAILABLE (the engine's database is away): the request may be sent again unchanged. */
 export function isRetryable(e: unknown): boolean {
   return e instanceof UnreachableError || (e instanceof GraphQLRequestError && e.code === 'UNAVAILABLE');
 }

@@ -22,7 +22,7 @@ export interface ResumableOptions<T> {
   /** where a payload carries its eventCursor */
   cursorOf: (data: T) => string | null | undefined;
   onEvent: (data: T) => void;
-  /** the engine refused (e.g. VALIDATION_FAILED for a pruned cursor): the subscription has ended */
+  /** the engine refused (e.g. a pruned cursor): the subscription has ended */
   onRefused?: (errors: readonly unknown[]) => void;
   /** the connection dropped; the subscription resumes after a short backoff */
   onDisconnect?: (reason: unknown) => void;
