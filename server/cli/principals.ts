@@ -1,14 +1,8 @@
 /** principal create|list|update|disable|rotate, credential set. */
 import { type Command, CliError, EXIT, emit, type Io, type Parsed, parseArgs, table, usage } from './args.js';
-import { SetCredential, type VariablesOf } from '../client/index.js';
+import { CreatePrincipal, SetCredential, type VariablesOf } from '../client/index.js';
 import { gql } from './client.js';
-import {
-  CreatePrincipal,
-  DisablePrincipal,
-  Principals,
-  RotatePrincipalToken,
-  UpdatePrincipal,
-} from './documents.js';
+import { DisablePrincipal, Principals, RotatePrincipalToken, UpdatePrincipal } from './documents.js';
 
 const KINDS = ['worker', 'human', 'admin'];
 

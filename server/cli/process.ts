@@ -2,8 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import { type Command, CliError, EXIT, emit, parseArgs, usage } from './args.js';
 import { ApiError, gql } from './client.js';
-import { Deploy } from '../client/index.js';
-import { CancelProcess, StartProcess, VerifyAudit } from './documents.js';
+import { Deploy, StartProcess } from '../client/index.js';
+import { CancelProcess, VerifyAudit } from './documents.js';
 
 interface SourceFile {
   file: string;
