@@ -14,21 +14,14 @@ interface SourceFile {
 
 /** Joins files into one multi-document source, remembering where each starts for error positions. */
 export function combine(files: { file: string; text: string }[]): { source: string; map: SourceFile[] } {
-  let source = '';
-  let line = 1;
-  const map: SourceFile[] = [];
-  files.forEach((f, i) => {
-    if (i > 0) {
-      source += '\n---\n';
-      line += 2;
-    }
-    const text = f.text.replace(/\n+$/, '');
-    const lines = text.split('\n').length;
-    map.push({ file: f.file, start: line, lines });
-    source += text;
-    line += lines - 1;
+  const texts = files.map((f) => f.text.replace(/\n+$/, ''));
+  let start = 1;
+  const map = files.map((f, i): SourceFile => {
+    const at = { file: f.file, start, lines: texts[i].split('\n').length };
+    start += at.lines + 1; // the next file starts after the `---` line
+    return at;
   });
-  return { source, map };
+  return { source: texts.join('\n---\n'), map };
 }
 
 export function locate(map: SourceFile[], line: number | null | undefined): string {
