@@ -110,9 +110,8 @@ export class EngineClient {
     opts: RequestOptions,
     alone: () => Promise<JournalResult[]>,
   ): Promise<JournalResult[]> {
-    const { taskId, workerId, attempt, steps } = call;
-    const traceparent = traceHeaders().traceparent;
-    return this.journal.send({ taskId: String(taskId), attempt, workerId, steps, traceparent, opts, alone });
+    const { traceparent } = traceHeaders();
+    return this.journal.send({ ...call, taskId: String(call.taskId), traceparent, opts, alone });
   }
 
   async toolCredential(taskId: string, server: string, workerId: string, opts?: RequestOptions) {

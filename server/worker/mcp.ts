@@ -222,8 +222,7 @@ export class ToolSessions {
       );
     }
     const schemas = new Map<string, ToolSchema>();
-    const servers = [...new Set(mcp.map((b) => b.server))];
-    for (const server of servers) {
+    for (const server of new Set(mcp.map((b) => b.server))) {
       const bound = mcp.filter((b) => b.server === server);
       const listed = await this.tools(bound[0]);
       for (const b of bound) {

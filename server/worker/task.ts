@@ -171,12 +171,10 @@ class TaskRun {
       );
       return 'let-go';
     }
-    let failure: AttemptFailure;
-    if (e instanceof AttemptFailure) failure = e;
-    else if (e instanceof ToolSetupError) failure = new AttemptFailure(e.errorType, e.message);
-    else if (e instanceof GraphQLRequestError) failure = refusal(e);
-    else failure = new AttemptFailure('WORKER_ERROR', e instanceof Error ? e.message : String(e));
-    return this.fail(failure);
+    if (e instanceof AttemptFailure) return this.fail(e);
+    if (e instanceof ToolSetupError) return this.fail(new AttemptFailure(e.errorType, e.message));
+    if (e instanceof GraphQLRequestError) return this.fail(refusal(e));
+    return this.fail(new AttemptFailure('WORKER_ERROR', e instanceof Error ? e.message : String(e)));
   }
 
   /** No step's end stays in memory: refused, it fails the attempt; a lease aborted gives it a last try. */
@@ -224,7 +222,6 @@ class TaskRun {
   private async finish(content: string | null): Promise<TaskOutcome> {
     const parsed = parseFinalAnswer(content);
     if (!parsed.ok) throw new AttemptFailure('INVALID_MODEL_OUTPUT', parsed.reason);
-    const work = this.work!;
     const metadata = {
       ...this.metadata(),
       ...(parsed.confidence !== null ? { confidence: parsed.confidence } : {}),
@@ -234,7 +231,7 @@ class TaskRun {
     const done = await this.deps.client.completeTask(
       {
         ...this.at.ids(),
-        variables: { [work.resultVariable]: parsed.value },
+        variables: { [this.work!.resultVariable]: parsed.value },
         metadata,
         ...(steps.length ? { steps } : {}),
       },
