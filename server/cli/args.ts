@@ -16,18 +16,15 @@ export class CliError extends Error {
 
 export const usage = (message: string) => new CliError(EXIT.USAGE, message);
 
-export interface Parsed {
-  positionals: string[];
-  flags: Record<string, string | boolean | string[] | undefined>;
-}
+export type Flags = Record<string, string | boolean | string[] | undefined>;
 
 /** Parses `--name value`, `--name=value`, repeated list flags and short aliases (`-m`). */
 export function parseArgs(
   argv: string[],
   spec: Record<string, 'string' | 'boolean' | 'list'>,
   aliases: Record<string, string> = {},
-): Parsed {
-  const flags: Parsed['flags'] = {};
+): { positionals: string[]; flags: Flags } {
+  const flags: Flags = {};
   const positionals: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];

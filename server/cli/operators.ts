@@ -1,5 +1,5 @@
 /** suspend, resume, incident resolve|retry, price set|list, key: the operator's day-to-day calls. */
-import { type Command, CliError, EXIT, emit, type Io, type Parsed, parseArgs, table, usage } from './args.js';
+import { type Command, CliError, EXIT, emit, type Flags, type Io, parseArgs, table, usage } from './args.js';
 import { gql } from './client.js';
 import {
   IncidentById,
@@ -35,8 +35,6 @@ export const resume: Command = {
     emit(io, d.resumeProcess, () => [`${d.resumeProcess.id} ${d.resumeProcess.state}`]);
   },
 };
-
-type Flags = Parsed['flags'];
 
 /** `yes`/`no` (or true/false) for --happened; absent stays undefined. */
 function happenedFlag(v: unknown): boolean | null {

@@ -1,5 +1,5 @@
 /** principal create|list|update|disable|rotate, credential set. */
-import { type Command, CliError, EXIT, emit, type Io, type Parsed, parseArgs, table, usage } from './args.js';
+import { type Command, CliError, EXIT, emit, type Flags, type Io, parseArgs, table, usage } from './args.js';
 import { CreatePrincipal, SetCredential, type VariablesOf } from '../client/index.js';
 import { gql } from './client.js';
 import { DisablePrincipal, Principals, RotatePrincipalToken, UpdatePrincipal } from './documents.js';
@@ -48,7 +48,6 @@ connections stop at once on every engine. Needs an admin ABADA_TOKEN.`,
   },
 };
 
-type Flags = Parsed['flags'];
 const SUBCOMMANDS: Record<string, (args: string[], flags: Flags, io: Io) => Promise<void>> = {
   async create(args, flags, io) {
     if (args.length) throw usage('Usage: abada principal create --kind … --name …');
