@@ -170,11 +170,8 @@ export interface PersonStatement {
 }
 
 export function personStatement(response: unknown): PersonStatement | null {
-  if (!response || typeof response !== 'object' || Array.isArray(response)) return null;
-  const r = response as Record<string, unknown>;
-  return r.resolvedByPerson === true && typeof r.happened === 'boolean'
-    ? (r as unknown as PersonStatement)
-    : null;
+  const r = response as Partial<PersonStatement> | null | undefined;
+  return r?.resolvedByPerson === true && typeof r.happened === 'boolean' ? (r as PersonStatement) : null;
 }
 
 export const OUTCOME_HAPPENED_NOTE =

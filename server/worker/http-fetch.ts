@@ -54,7 +54,6 @@ export function createHttpFetch(
   };
 }
 
-/** The worker's fetch for model providers and MCP servers over HTTP. */
 export const httpFetch: Fetch = createHttpFetch();
 
 function once(url: URL, init: RequestInit | undefined): Promise<Response> {
@@ -165,5 +164,4 @@ function asError(reason: unknown): Error {
   return reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError');
 }
 
-/** A kept-alive socket closed by the server before it answered. */
 class StaleSocket extends Error {}

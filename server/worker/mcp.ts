@@ -76,7 +76,6 @@ function busyOr<E>(last: LastAnswer, server: string, e: E): ToolServerBusyError 
 
 export type ToolCallResult = { ok: true; response: unknown } | { ok: false; error: string };
 
-/** SHA-256 over canonical JSON of a tool's input schema, as `tools/list` returns it. */
 export function schemaSha256(inputSchema: unknown): string {
   return sha256Hex(canonicalJson(inputSchema));
 }

@@ -10,7 +10,6 @@ import { type ModelClient, ModelRequestError, ModelUnavailableError } from './mo
 
 export type AssistantMessage = Extract<Message, { role: 'assistant' }>;
 
-/** The deferral when a model said "not now" without a Retry-After. */
 export const DEFER_WITHOUT_RETRY_AFTER_MS = 10_000;
 
 export class ModelTurns {
