@@ -33,12 +33,9 @@ Runs drizzle/ migrations under the same advisory lock the engine takes at start,
 engines start or run. Needs DATABASE_URL.`,
   async run(argv, io) {
     parseArgs(argv, { json: 'boolean' });
-    const url = databaseUrl(io);
-    try {
-      await runMigrations(url);
-    } catch (e) {
+    await runMigrations(databaseUrl(io)).catch((e: unknown) => {
       throw unreachable(e, 'migration failed');
-    }
+    });
     emit(io, { migrated: true }, () => ['migrations applied']);
   },
 };

@@ -38,7 +38,6 @@ export interface ResumableSubscription {
   dispose(): Promise<void>;
 }
 
-/** Subscribes, and resumes with `after:` the last cursor after every lost connection. */
 export function subscribeResumable<T>(opts: ResumableOptions<T>): ResumableSubscription {
   return new Resumable(opts);
 }
