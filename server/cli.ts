@@ -66,7 +66,7 @@ export async function main(argv: string[], io?: Partial<Io>): Promise<number> {
     return EXIT.OK;
   }
   try {
-    return await cmd.run(rest, ctx);
+    return (await cmd.run(rest, ctx)) ?? EXIT.OK;
   } catch (e) {
     const err =
       e instanceof CliError ? e : new CliError(EXIT.REFUSED, e instanceof Error ? e.message : String(e));

@@ -39,7 +39,6 @@ export const approvals: Command = {
         ]),
       ]),
     );
-    return EXIT.OK;
   },
 };
 
@@ -73,7 +72,6 @@ is refused (STALE_DIGEST) rather than approved blindly. Reject needs -m.`,
     emit(io, d.decideApproval, () => [
       `${d.decideApproval.id} ${d.decideApproval.state} by ${d.decideApproval.decidedBy ?? '?'} (${seen.approval!.toolRef}, digest ${d.decideApproval.digest.slice(0, 12)})`,
     ]);
-    return EXIT.OK;
   },
 };
 
@@ -92,7 +90,6 @@ engine refuses (ALREADY_EXECUTING, exit 1).`,
     emit(io, d.revokeApproval, () => [
       `${d.revokeApproval.id} REVOKED (${d.revokeApproval.toolRef}): ${d.revokeApproval.comment ?? ''}`,
     ]);
-    return EXIT.OK;
   },
 };
 
@@ -111,6 +108,5 @@ export const incidents: Command = {
     emit(io, { totalCount: d.incidents.totalCount, incidents: nodes }, () =>
       table([['ID', 'TYPE', 'STATE', 'MESSAGE'], ...nodes.map((i) => [i.id, i.type, i.state, i.message])]),
     );
-    return EXIT.OK;
   },
 };

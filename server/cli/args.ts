@@ -8,7 +8,6 @@ export class CliError extends Error {
   constructor(
     readonly exitCode: number,
     message: string,
-    /** machine-readable form for --json */
     readonly details: Record<string, unknown> = {},
   ) {
     super(message);
@@ -17,18 +16,15 @@ export class CliError extends Error {
 
 export const usage = (message: string) => new CliError(EXIT.USAGE, message);
 
-export interface Parsed {
-  positionals: string[];
-  flags: Record<string, string | boolean | string[] | undefined>;
-}
+export type Flags = Record<string, string | boolean | string[] | undefined>;
 
 /** Parses `--name value`, `--name=value`, repeated list flags and short aliases (`-m`). */
 export function parseArgs(
   argv: string[],
   spec: Record<string, 'string' | 'boolean' | 'list'>,
   aliases: Record<string, string> = {},
-): Parsed {
-  const flags: Parsed['flags'] = {};
+): { positionals: string[]; flags: Flags } {
+  const flags: Flags = {};
   const positionals: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -40,14 +36,9 @@ export function parseArgs(
       positionals.push(arg);
       continue;
     }
-    const eq = arg.indexOf('=');
-    let name = arg.replace(/^--?/, '');
-    let value: string | undefined;
-    if (eq > 0) {
-      name = arg.slice(arg.startsWith('--') ? 2 : 1, eq);
-      value = arg.slice(eq + 1);
-    }
-    name = aliases[name] ?? name;
+    const [, given, inline] = /^--?([^=]*)(?:=(.*))?$/s.exec(arg)!;
+    const name = aliases[given] ?? given;
+    let value: string | undefined = inline;
     const kind = spec[name];
     if (!kind) throw usage(`Unknown option ${arg}.`);
     if (kind === 'boolean') {
@@ -94,5 +85,6 @@ export interface Command {
   name: string;
   summary: string;
   help: string;
-  run(argv: string[], io: Io): Promise<number>;
+  /** The exit code; none when the command succeeded. */
+  run(argv: string[], io: Io): Promise<number | undefined>;
 }

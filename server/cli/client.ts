@@ -1,12 +1,8 @@
-/**
- * The CLI's engine calls: the shared GraphQL client (server/client) on ABADA_URL (base URL, /graphql
- * added) and ABADA_TOKEN, its errors turned into exit codes.
- */
+/** The CLI's engine calls: the shared client on ABADA_URL and ABADA_TOKEN, its errors made exit codes. */
 import {
   createClient,
   type GraphQLErrorEntry,
   GraphQLRequestError,
-  graphqlEndpoint,
   type ResultOf,
   type TadaDocumentNode,
   UnreachableError,
@@ -40,9 +36,8 @@ export async function gql<D extends AnyDocument>(
 ): Promise<ResultOf<D>> {
   const base = io.env.ABADA_URL?.trim();
   if (!base) throw usage('Set ABADA_URL to the engine base URL, e.g. http://127.0.0.1:3000.');
-  const url = graphqlEndpoint(base);
   const client = createClient({
-    url,
+    url: base,
     token: io.env.ABADA_TOKEN?.trim(),
     timeoutMs: Number(io.env.ABADA_CLI_TIMEOUT_MS ?? 30_000),
   });
@@ -51,7 +46,9 @@ export async function gql<D extends AnyDocument>(
   } catch (e) {
     if (e instanceof GraphQLRequestError) throw new ApiError(e.errors[0] as GqlError);
     if (e instanceof UnreachableError)
-      throw new CliError(EXIT.UNREACHABLE, `Cannot reach ${url}: ${e.message}`, { code: 'UNREACHABLE' });
+      throw new CliError(EXIT.UNREACHABLE, `Cannot reach ${client.endpoint}: ${e.message}`, {
+        code: 'UNREACHABLE',
+      });
     throw e;
   }
 }

@@ -1,6 +1,6 @@
 /**
- * The CLI's GraphQL documents, typed from schema.graphql (server/client). Their selections are what
- * `--json` prints, so a field added here is a field added to the CLI's output.
+ * The CLI's GraphQL documents (the set-up ones are the client's). Their selections are what `--json`
+ * prints, so a field added here is a field added to the CLI's output.
  */
 import { graphql } from '../client/index.js';
 
@@ -35,28 +35,6 @@ export const Incidents = graphql(`
       totalCount
       edges { node { id type state message processInstanceId taskId attempt workerId createdAt } }
     }
-  }
-`);
-
-export const CreatePrincipal = graphql(`
-  mutation CliCreatePrincipal($input: CreatePrincipalInput!) {
-    createPrincipal(input: $input) { token principal { id kind name projectId groups topics } }
-  }
-`);
-
-export const SetCredential = graphql(`
-  mutation CliSetCredential($name: String!, $secret: String!) { setCredential(name: $name, secret: $secret) }
-`);
-
-export const Deploy = graphql(`
-  mutation CliDeploy($source: String!) {
-    deploy(source: $source) { definitions { id key version } toolServers { name version } }
-  }
-`);
-
-export const StartProcess = graphql(`
-  mutation CliStartProcess($key: String!, $variables: JSON, $businessKey: String) {
-    startProcess(key: $key, variables: $variables, businessKey: $businessKey) { id key state currentNodeId }
   }
 `);
 

@@ -1,5 +1,5 @@
 /** suspend, resume, incident resolve|retry, price set|list, key: the operator's day-to-day calls. */
-import { type Command, CliError, EXIT, emit, type Io, type Parsed, parseArgs, table, usage } from './args.js';
+import { type Command, CliError, EXIT, emit, type Flags, type Io, parseArgs, table, usage } from './args.js';
 import { gql } from './client.js';
 import {
   IncidentById,
@@ -21,7 +21,6 @@ export const suspend: Command = {
     if (positionals.length !== 1) throw usage('suspend needs one instance ID.');
     const d = await gql(io, SuspendProcess, { id: positionals[0] });
     emit(io, d.suspendProcess, () => [`${d.suspendProcess.id} ${d.suspendProcess.state}`]);
-    return EXIT.OK;
   },
 };
 
@@ -34,11 +33,8 @@ export const resume: Command = {
     if (positionals.length !== 1) throw usage('resume needs one instance ID.');
     const d = await gql(io, ResumeProcess, { id: positionals[0] });
     emit(io, d.resumeProcess, () => [`${d.resumeProcess.id} ${d.resumeProcess.state}`]);
-    return EXIT.OK;
   },
 };
-
-type Flags = Parsed['flags'];
 
 /** `yes`/`no` (or true/false) for --happened; absent stays undefined. */
 function happenedFlag(v: unknown): boolean | null {
@@ -105,7 +101,6 @@ Exit 1 when the engine refuses (already resolved, task not FAILED, not allowed).
     const run = INCIDENT[sub ?? ''];
     if (!run || !id || extra.length) throw usage('Usage: abada incident resolve|retry ID … (see --help)');
     await run(id, flags, io);
-    return EXIT.OK;
   },
 };
 
@@ -144,25 +139,23 @@ the engine prices every model call with the price in force, and budget_usd count
       emit(io, p, () => [
         `${p.model}: $${p.inputUsdPerMTok} in, $${p.outputUsdPerMTok} out per MTok from ${p.validFrom}`,
       ]);
-      return EXIT.OK;
+      return;
     }
-    if (sub === 'list' && !extra.length) {
-      const d = await gql(io, ModelPrices, { model: model ?? null, history: Boolean(flags.history) });
-      emit(io, d.modelPrices, () =>
-        table([
-          ['MODEL', 'INPUT', 'OUTPUT', 'VALID FROM', 'SET BY'],
-          ...d.modelPrices.map((p) => [
-            p.model,
-            String(p.inputUsdPerMTok),
-            String(p.outputUsdPerMTok),
-            String(p.validFrom),
-            p.setBy ?? '-',
-          ]),
+    if (sub !== 'list' || extra.length)
+      throw usage('Usage: abada price set MODEL --input USD --output USD | abada price list [MODEL]');
+    const d = await gql(io, ModelPrices, { model: model ?? null, history: Boolean(flags.history) });
+    emit(io, d.modelPrices, () =>
+      table([
+        ['MODEL', 'INPUT', 'OUTPUT', 'VALID FROM', 'SET BY'],
+        ...d.modelPrices.map((p) => [
+          p.model,
+          String(p.inputUsdPerMTok),
+          String(p.outputUsdPerMTok),
+          String(p.validFrom),
+          p.setBy ?? '-',
         ]),
-      );
-      return EXIT.OK;
-    }
-    throw usage('Usage: abada price set MODEL --input USD --output USD | abada price list [MODEL]');
+      ]),
+    );
   },
 };
 
@@ -196,6 +189,5 @@ STARTED. Exit 1 when no step you may see holds the key.`,
         ]),
       ),
     ]);
-    return EXIT.OK;
   },
 };

@@ -33,14 +33,10 @@ Runs drizzle/ migrations under the same advisory lock the engine takes at start,
 engines start or run. Needs DATABASE_URL.`,
   async run(argv, io) {
     parseArgs(argv, { json: 'boolean' });
-    const url = databaseUrl(io);
-    try {
-      await runMigrations(url);
-    } catch (e) {
+    await runMigrations(databaseUrl(io)).catch((e: unknown) => {
       throw unreachable(e, 'migration failed');
-    }
+    });
     emit(io, { migrated: true }, () => ['migrations applied']);
-    return EXIT.OK;
   },
 };
 
@@ -72,7 +68,7 @@ DATABASE_URL.`,
         emit(io, { keyId: sealer.currentKeyId, stale }, () =>
           stale.map((s) => `${s.table}: ${s.rows} rows to re-seal with ${sealer.currentKeyId}`),
         );
-        return EXIT.OK;
+        return;
       }
       const report = await rotateKeys(db.db, sealer, {
         batch,
@@ -82,7 +78,6 @@ DATABASE_URL.`,
         ...report.tables.map((t) => `${t.table}: ${t.rows} rows re-sealed`),
         `done: ${report.total} rows now sealed with ${report.keyId}`,
       ]);
-      return EXIT.OK;
     } catch (e) {
       throw unreachable(e, 'rotation failed');
     } finally {

@@ -1,15 +1,8 @@
 /** principal create|list|update|disable|rotate, credential set. */
-import { type Command, CliError, EXIT, emit, type Io, type Parsed, parseArgs, table, usage } from './args.js';
-import type { VariablesOf } from '../client/index.js';
+import { type Command, CliError, EXIT, emit, type Flags, type Io, parseArgs, table, usage } from './args.js';
+import { CreatePrincipal, SetCredential, type VariablesOf } from '../client/index.js';
 import { gql } from './client.js';
-import {
-  CreatePrincipal,
-  DisablePrincipal,
-  Principals,
-  RotatePrincipalToken,
-  SetCredential,
-  UpdatePrincipal,
-} from './documents.js';
+import { DisablePrincipal, Principals, RotatePrincipalToken, UpdatePrincipal } from './documents.js';
 
 const KINDS = ['worker', 'human', 'admin'];
 
@@ -52,11 +45,9 @@ connections stop at once on every engine. Needs an admin ABADA_TOKEN.`,
     const run = SUBCOMMANDS[sub ?? ''];
     if (!run) throw usage('Usage: abada principal create|list|update|disable|rotate … (see --help)');
     await run(rest, flags, io);
-    return EXIT.OK;
   },
 };
 
-type Flags = Parsed['flags'];
 const SUBCOMMANDS: Record<string, (args: string[], flags: Flags, io: Io) => Promise<void>> = {
   async create(args, flags, io) {
     if (args.length) throw usage('Usage: abada principal create --kind … --name …');
@@ -191,6 +182,5 @@ The secret is read from stdin, e.g.  printf %s "$CRM_TOKEN" | abada credential s
     if (!secret) throw usage('The secret read from stdin is empty.');
     await gql(io, SetCredential, { name, secret });
     emit(io, { name, stored: true }, () => [`credential ${name} stored`]);
-    return EXIT.OK;
   },
 };

@@ -2,7 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import { type Command, CliError, EXIT, emit, parseArgs, usage } from './args.js';
 import { ApiError, gql } from './client.js';
-import { CancelProcess, Deploy, StartProcess, VerifyAudit } from './documents.js';
+import { Deploy, StartProcess } from '../client/index.js';
+import { CancelProcess, VerifyAudit } from './documents.js';
 
 interface SourceFile {
   file: string;
@@ -13,21 +14,14 @@ interface SourceFile {
 
 /** Joins files into one multi-document source, remembering where each starts for error positions. */
 export function combine(files: { file: string; text: string }[]): { source: string; map: SourceFile[] } {
-  let source = '';
-  let line = 1;
-  const map: SourceFile[] = [];
-  files.forEach((f, i) => {
-    if (i > 0) {
-      source += '\n---\n';
-      line += 2;
-    }
-    const text = f.text.replace(/\n+$/, '');
-    const lines = text.split('\n').length;
-    map.push({ file: f.file, start: line, lines });
-    source += text;
-    line += lines - 1;
+  const texts = files.map((f) => f.text.replace(/\n+$/, ''));
+  let start = 1;
+  const map = files.map((f, i): SourceFile => {
+    const at = { file: f.file, start, lines: texts[i].split('\n').length };
+    start += at.lines + 1; // the next file starts after the `---` line
+    return at;
   });
-  return { source, map };
+  return { source: texts.join('\n---\n'), map };
 }
 
 export function locate(map: SourceFile[], line: number | null | undefined): string {
@@ -62,7 +56,6 @@ Validation errors print as "file:line: CODE message" and exit 1.`,
         ...d.deploy.toolServers.map((t) => `tool server ${t.name} v${t.version}`),
         ...d.deploy.definitions.map((p) => `process ${p.key} v${p.version} (${p.id})`),
       ]);
-      return EXIT.OK;
     } catch (e) {
       const errors = e instanceof ApiError ? e.error.extensions?.errors : undefined;
       if (!errors?.length) throw e;
@@ -108,7 +101,6 @@ Prints the new instance id.`,
       businessKey: (flags['business-key'] as string | undefined) ?? null,
     });
     emit(io, d.startProcess, () => [d.startProcess.id]);
-    return EXIT.OK;
   },
 };
 
@@ -121,7 +113,6 @@ export const cancel: Command = {
     if (positionals.length !== 1 || !flags.reason) throw usage('cancel needs an instance ID and --reason.');
     const d = await gql(io, CancelProcess, { id: positionals[0], reason: String(flags.reason) });
     emit(io, d.cancelProcess, () => [`${d.cancelProcess.id} ${d.cancelProcess.state}`]);
-    return EXIT.OK;
   },
 };
 

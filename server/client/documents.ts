@@ -1,7 +1,6 @@
 /**
- * The GraphQL documents Node callers send, typed from schema.graphql. The worker's types are the results
- * of these documents (`ResultOf<typeof FetchAndLock>`), so they follow the schema instead of copying the
- * engine's. Tests that probe the engine's answers field by field keep their own selections.
+ * The GraphQL documents Node callers send, typed from schema.graphql: the worker's types are their results
+ * (`ResultOf<typeof FetchAndLock>`), following the schema instead of copying the engine's.
  */
 import { graphql } from './graphql.js';
 
@@ -107,12 +106,14 @@ export const ToolCredential = graphql(`
   }
 `);
 
-// ---- set-up: the demo, the CLI and the test harness -------------------------------------------------
+// ---- set-up: the demo, the CLI (whose --json prints these selections) and the test harness ----------
 
 export const Me = graphql(`query Me { me { id name kind groups projectId } }`);
 
 export const CreatePrincipal = graphql(`
-  mutation CreatePrincipal($input: CreatePrincipalInput!) { createPrincipal(input: $input) { token } }
+  mutation CreatePrincipal($input: CreatePrincipalInput!) {
+    createPrincipal(input: $input) { token principal { id kind name projectId groups topics } }
+  }
 `);
 
 export const Deploy = graphql(`
@@ -127,7 +128,7 @@ export const SetCredential = graphql(`
 
 export const StartProcess = graphql(`
   mutation StartProcess($key: String!, $variables: JSON, $businessKey: String) {
-    startProcess(key: $key, variables: $variables, businessKey: $businessKey) { id state currentNodeId }
+    startProcess(key: $key, variables: $variables, businessKey: $businessKey) { id key state currentNodeId }
   }
 `);
 

@@ -1,6 +1,5 @@
 /** What a GraphQL call can end with besides data: a refusal with a SPEC §9 code, or no answer at all. */
 
-/** One entry of a GraphQL response's `errors`. */
 export interface GraphQLErrorEntry {
   message: string;
   path?: readonly (string | number)[];
@@ -12,9 +11,8 @@ export class ClientError extends Error {
 }
 
 /**
- * The engine answered with a GraphQL error. `code` is its `extensions.code` (SPEC §9: LEASE_NOT_HELD,
- * VALIDATION_FAILED, …; `UNKNOWN` when absent), `details` the rest of its extensions (`errors` of a
- * VALIDATION_FAILED, `index` of a refused batch step), `errors` every error of the response.
+ * The engine answered with GraphQL errors: `code` is the first one's `extensions.code` (SPEC §9;
+ * `UNKNOWN` when absent), `details` the rest of its extensions (`errors`, a refused batch step's `index`).
  */
 export class GraphQLRequestError extends ClientError {
   override name = 'GraphQLRequestError';
@@ -33,10 +31,7 @@ export class GraphQLRequestError extends ClientError {
   }
 }
 
-/**
- * No GraphQL answer: connection refused or reset, a timeout, an abort, or an HTTP answer without a
- * GraphQL body (a proxy's 502). `cause` is what the transport saw.
- */
+/** No GraphQL answer (refused, reset, timeout, abort, a proxy's 502); `cause`: what the transport saw. */
 export class UnreachableError extends ClientError {
   override name = 'UnreachableError';
 }

@@ -1,7 +1,6 @@
 /**
- * The transport: one JSON POST over node:http / node:https on a keep-alive agent. The bench measured
- * `fetch()` (undici) at about three times the CPU per request of node:http here, and the load generator,
- * the engines and PostgreSQL share two cores; keep-alive saves a TCP handshake per call as well.
+ * The transport: one JSON POST over node:http on a keep-alive agent. The bench measured undici's `fetch()`
+ * at about three times the CPU per request, on two cores shared with the engines and PostgreSQL.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -41,11 +40,10 @@ export class HttpTransport {
   }
 
   /**
-   * POSTs `body` and reads the whole answer. A request that meets a kept-alive socket closed by the
-   * server (ECONNRESET / EPIPE before any answer) is sent once more on a fresh socket, as the Node.js
-   * documentation advises for keep-alive agents: almost always the server dropped the idle socket and
-   * never saw the request. (If instead it died while handling it, the repeat meets what a caller's own
-   * retry would: the journal answers a repeated step as reused, a finished task refuses a second end.)
+   * POSTs `body` and reads the whole answer. A request that met a kept-alive socket the server closed
+   * (ECONNRESET / EPIPE before any answer) is sent once more, as Node.js advises: the server almost always
+   * dropped the idle socket unread (else the repeat meets what a caller's own retry would: the journal
+   * answers a repeated step as reused, a finished task refuses a second end).
    */
   async post(body: string, opts: PostOptions = {}): Promise<HttpAnswer> {
     for (let tries = 1; ; tries++) {

@@ -1,9 +1,7 @@
 /**
- * The one GraphQL client of Abada's Node code: the worker, the CLI, the demo, bench, soak and the tests
- * all post through it (`POST <url>/graphql`, `Authorization: Bearer <token>`). Documents are typed from
- * schema.graphql (./documents.ts); a plain string is accepted where a test probes the engine with a
- * selection of its own. Refusals become GraphQLRequestError with the SPEC §9 code, and a missing answer
- * an UnreachableError that keeps its cause.
+ * The one GraphQL client of Abada's Node code (worker, CLI, demo, bench, soak, tests). Documents are typed
+ * from schema.graphql; a plain string serves a test's own selection. Refusals become GraphQLRequestError
+ * with the SPEC §9 code, a missing answer an UnreachableError that keeps its cause.
  */
 import type http from 'node:http';
 import { type GraphQLErrorEntry, GraphQLRequestError, UnreachableError } from './errors.js';
@@ -38,48 +36,37 @@ export interface ClientOptions {
 
 export interface RequestOptions {
   signal?: AbortSignal;
-  /** Client-side bound on one HTTP request. */
   timeoutMs?: number;
   /**
-   * Retry on UnreachableError or an UNAVAILABLE answer with backoff until this time (epoch ms). Only for calls that may be
-   * repeated unchanged: the engine may have committed a request whose answer was lost.
+   * Retry on UnreachableError or an UNAVAILABLE answer with backoff until this time (epoch ms). Only for
+   * calls that may be repeated unchanged: the engine may have committed a request whose answer was lost.
    */
   retryUntil?: number;
 }
 
-/** A GraphQL response body as the engine sent it. */
 export interface GraphQLResult<T> {
   data?: T | null;
   errors?: GraphQLErrorEntry[];
   extensions?: Record<string, unknown>;
 }
 
-/** A raw answer: status, headers and text (and the text parsed, when it is JSON). */
-export interface RawAnswer extends HttpAnswer {
-  json(): unknown;
-}
-
 export class GraphQLClient {
   readonly endpoint: string;
   private readonly transport: HttpTransport;
   private readonly timeoutMs: number;
-  private readonly token: string | TokenSource | null;
-  private readonly headers: ClientOptions['headers'];
 
-  constructor(opts: ClientOptions, transport?: HttpTransport) {
+  constructor(
+    private readonly opts: ClientOptions,
+    transport?: HttpTransport,
+  ) {
     this.endpoint = graphqlEndpoint(opts.url);
     this.transport = transport ?? new HttpTransport(this.endpoint, opts.agent);
     this.timeoutMs = opts.timeoutMs ?? 30_000;
-    this.token = opts.token || null;
-    this.headers = opts.headers;
   }
 
   /** The same engine and connections, another principal. */
   as(token: string | TokenSource | null): GraphQLClient {
-    return new GraphQLClient(
-      { url: this.endpoint, token, timeoutMs: this.timeoutMs, headers: this.headers },
-      this.transport,
-    );
+    return new GraphQLClient({ ...this.opts, token }, this.transport);
   }
 
   /** The response body whatever it says: GraphQL errors are returned, not thrown. */
@@ -120,12 +107,8 @@ export class GraphQLClient {
     return body.data;
   }
 
-  /**
-   * Any body and headers, as they are: for tests that send what no well-behaved caller would (hostile
-   * input, malformed JSON, batches) and for proxies that forward a body unread. The bearer token is
-   * added unless `headers.authorization` is given.
-   */
-  async raw(body: string, opts: PostOptions = {}): Promise<RawAnswer> {
+  /** Any body and headers as they are (hostile tests, proxies); the token unless `headers.authorization`. */
+  async raw(body: string, opts: PostOptions = {}): Promise<HttpAnswer & { json(): unknown }> {
     const answer = await this.transport.post(body, {
       timeoutMs: this.timeoutMs,
       ...opts,
@@ -135,8 +118,9 @@ export class GraphQLClient {
   }
 
   private async authHeader(): Promise<Record<string, string>> {
-    const token = typeof this.token === 'function' ? await this.token() : this.token;
-    return token ? { authorization: `Bearer ${token}` } : {};
+    const { token } = this.opts;
+    const bearer = typeof token === 'function' ? await token() : token;
+    return bearer ? { authorization: `Bearer ${bearer}` } : {};
   }
 
   private async retrying(
@@ -165,7 +149,7 @@ export class GraphQLClient {
 
   private async once(doc: AnyDocument | string, variables: Record<string, unknown>, opts: RequestOptions) {
     const answer = await this.transport.post(JSON.stringify({ query: queryText(doc), variables }), {
-      headers: { ...this.headers?.(), ...(await this.authHeader()) },
+      headers: { ...this.opts.headers?.(), ...(await this.authHeader()) },
       signal: opts.signal,
       timeoutMs: opts.timeoutMs ?? this.timeoutMs,
     });
@@ -186,10 +170,7 @@ export class GraphQLClient {
   }
 }
 
-/**
- * No answer, or the engine's UNAVAILABLE (its database is down or restarting): the same request may be
- * sent again unchanged, where the caller says it may (`retryUntil`).
- */
+/** No answer, or UNAVAILABLE (the engine's database is away): the request may be sent again unchanged. */
 export function isRetryable(e: unknown): boolean {
   return e instanceof UnreachableError || (e instanceof GraphQLRequestError && e.code === 'UNAVAILABLE');
 }

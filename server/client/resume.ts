@@ -1,11 +1,9 @@
 /**
- * A subscription that survives lost connections without losing or repeating events (SPEC §13): it keeps
- * the `eventCursor` of the last payload and, whenever the connection drops, connects again and
- * re-subscribes with `after:` that cursor, so the engine replays what was committed in between. (A
- * graphql-ws client's own retry would re-send the first variables and replay from the start again.)
- * UNAVAILABLE (the database restarting) is retried like a lost connection. A refusal from the engine — a
- * pruned or unknown cursor, a refused token — is not retried: it goes to
- * `onRefused` and the subscription ends.
+ * A subscription that survives lost connections without losing or repeating events (SPEC §13): after a
+ * drop it re-subscribes with `after:` the last payload's `eventCursor`, so the engine replays what was
+ * committed in between (graphql-ws's own retry would re-send the first variables). UNAVAILABLE is
+ * retried like a lost connection; a refusal (a pruned cursor, a refused token) goes to `onRefused` and
+ * ends the subscription.
  */
 import type { Client } from 'graphql-ws';
 import { queryText, type TadaDocumentNode } from './graphql.js';
@@ -13,7 +11,6 @@ import { backoffMs } from './retry.js';
 import { wsClient } from './ws.js';
 
 export interface ResumableOptions<T> {
-  /** the engine's base URL */
   url: string;
   token: string | null;
   /** a subscription document that declares `$after: String` and passes it to its field */
@@ -25,7 +22,7 @@ export interface ResumableOptions<T> {
   /** where a payload carries its eventCursor */
   cursorOf: (data: T) => string | null | undefined;
   onEvent: (data: T) => void;
-  /** the engine refused (e.g. VALIDATION_FAILED for a pruned cursor): the subscription has ended */
+  /** the engine refused (e.g. a pruned cursor): the subscription has ended */
   onRefused?: (errors: readonly unknown[]) => void;
   /** the connection dropped; the subscription resumes after a short backoff */
   onDisconnect?: (reason: unknown) => void;
@@ -41,7 +38,6 @@ export interface ResumableSubscription {
   dispose(): Promise<void>;
 }
 
-/** Subscribes, and resumes with `after:` the last cursor after every lost connection. */
 export function subscribeResumable<T>(opts: ResumableOptions<T>): ResumableSubscription {
   return new Resumable(opts);
 }

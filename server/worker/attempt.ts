@@ -37,9 +37,8 @@ export class LetGo extends Error {
 }
 
 /**
- * Hand the task back (deferTask) without spending the attempt: the worker is stopping, or a model
- * said "not now" (429/503) for longer than the worker holds a lease waiting. The attempt's journal stays
- * as it is, a model call STARTED included: whoever leases the task next asks it again.
+ * Hand the task back (deferTask) without spending the attempt: the worker is stopping, or a model said
+ * "not now" for too long. The journal stays as it is: whoever leases the task next asks a STARTED call again.
  */
 export class Deferral extends Error {
   constructor(
@@ -66,10 +65,10 @@ export class Attempt {
   seq = 1;
   private readonly journal = new Map<number, Step>();
   /**
-   * Step ends (COMPLETED / FAILED) held back so that they travel with the next step's journal entry in
-   * one `journalSteps` request. Flushed before a write or a model call goes out, and before anything that
-   * leaves the step sequence. A read may go out while only *lossless* ends are held (a model's answer, a
-   * read's answer): a crash then loses what can be asked again without harm, never a write's outcome.
+   * Step ends held back to travel with the next step in one `journalSteps` request; flushed before a write
+   * or a model call goes out and before leaving the step sequence. A read may go out while only lossless
+   * ends are held (a model's or a read's answer): a crash then loses what can be asked again, never a
+   * write's outcome.
    */
   private pending: { end: StepWrite; lossless: boolean }[] = [];
   /** the highest sequence of the attempt seen so far (journaled before this lease, or by it) */
@@ -172,9 +171,8 @@ export class Attempt {
   }
 
   /**
-   * Journals a step, together with the held ends (the ends first) in one request when there are any.
-   * A batch refused because of this step rolled the ends back with it: the ends are journaled alone, and
-   * this step is sent alone, so that it meets its refusal exactly as it would without batching.
+   * Journals a step after the held ends, in one request. Refused because of this step, the batch rolled
+   * the ends back: they go alone, then the step alone, so it meets its refusal as it would unbatched.
    */
   async journalStep(input: StepWrite): Promise<JournalResult> {
     const ends = this.takeEnds();
@@ -193,10 +191,7 @@ export class Attempt {
     return this.logged(input, results[ends.length]);
   }
 
-  /**
-   * Journals the held ends alone. `opts` for a last try after the lease was aborted (the worker is
-   * stopping: the lease may still be live, and the next lease then need not ask the model again).
-   */
+  /** Journals the held ends alone; `opts` for a last try after the lease was aborted (stopping). */
   async flush(opts?: RequestOptions): Promise<void> {
     await this.sendEnds(this.takeEnds(), opts);
   }

@@ -1,20 +1,16 @@
 /**
- * The journal calls of a worker's tasks, sent together. While this worker's earlier journal requests
- * are still out, the next calls wait and then go in one `journalBatch` request — one HTTP request and,
- * in the engine, one transaction — instead of one each: the engine's group commit
- * (server/engine/journal/group.ts) one hop earlier. A quiet worker pays no wait (a call alone goes out
- * at once, as the very request it would be unbatched).
+ * The journal calls of a worker's tasks, sent together: while this worker's earlier journal requests are
+ * out, the next calls wait and go in one `journalBatch` request (one HTTP request, one engine
+ * transaction): the engine's group commit (server/engine/journal/group.ts) one hop earlier. A call alone
+ * goes out at once, as the very request it would be unbatched.
  *
  * Every call keeps the answer it would have had alone:
- *  - a call alone in its turn is sent on its own (`journalStep` or `journalSteps`, with its own retries);
- *  - in a batch, the engine checks and refuses each entry as that call alone; an entry's refusal becomes
- *    the same GraphQLRequestError, code and details, for that call;
- *  - a batch without an answer, or refused as a whole (engine unreachable, restarting, without
- *    `journalBatch`, or over its body limit), is sent again call by call with their own retries: a
- *    journal call may be re-sent unchanged (the engine answers a step it holds from the journal). An
- *    engine without `journalBatch` turns batching off for this client;
- *  - a call whose lease is aborted (its signal) ends at once, as its own request would.
- *
+ *  - in a batch, the engine checks each entry as that call alone; an entry's refusal becomes the same
+ *    GraphQLRequestError, code and details, for that call;
+ *  - a batch without an answer, or refused as a whole, is sent again call by call with their own
+ *    retries (the engine answers a re-sent step from the journal). An engine without `journalBatch`
+ *    turns batching off for this client;
+ *  - a call whose lease is aborted ends at once, as its own request would.
  * Each entry carries its call's `traceparent`, so the engine's span lands in its task's trace.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -32,7 +28,6 @@ interface JournalCall<R> {
   taskId: string;
   workerId: string;
   attempt: number;
-  /** the call's trace context (its task's attempt), for its entry in a batch */
   traceparent?: string;
   steps: unknown[];
   opts: RequestOptions;

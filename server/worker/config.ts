@@ -46,14 +46,11 @@ function readerOf(env: Env, problems: string[]) {
     }
     return n;
   };
-  const list = (name: string): string[] | null => {
-    const raw = str(name);
-    if (raw === null) return null;
-    return raw
-      .split(',')
+  const list = (name: string): string[] | null =>
+    str(name)
+      ?.split(',')
       .map((s) => s.trim())
-      .filter(Boolean);
-  };
+      .filter(Boolean) ?? null;
   const bool = (name: string, def: boolean): boolean => {
     const raw = str(name)?.toLowerCase();
     if (raw === undefined) return def;
@@ -111,7 +108,6 @@ export function loadWorkerConfig(env: Env = process.env) {
     models: list('ABADA_WORKER_MODELS') ?? [],
     /** lease length asked for at fetch and on every extension (extended every lockMs/3) */
     lockMs: int('ABADA_WORKER_LOCK_MS', 60_000, 300, 3_600_000),
-    /** long-poll wait of fetchAndLock */
     pollMs: int('ABADA_WORKER_POLL_MS', 20_000, 0, 60_000),
     /** on SIGTERM/SIGINT: how long running tasks may take to finish before the worker just stops */
     graceMs: int('ABADA_WORKER_GRACE_MS', 30_000, 0, 3_600_000),
@@ -132,10 +128,7 @@ export function loadWorkerConfig(env: Env = process.env) {
   return config;
 }
 
-/**
- * ABADA_WORKER_OIDC_CLIENT_ID/_SECRET with ABADA_OIDC_ISSUER (and ABADA_OIDC_AUDIENCE, sent as the
- * token request's `resource`): all three or none of the first three.
- */
+/** ABADA_WORKER_OIDC_CLIENT_ID/_SECRET with ABADA_OIDC_ISSUER: all three or none (the audience optional). */
 function oidcOf(read: (name: string) => string | null, problems: string[]): WorkerOidc | null {
   const issuer = read('ABADA_OIDC_ISSUER');
   const clientId = read('ABADA_WORKER_OIDC_CLIENT_ID');

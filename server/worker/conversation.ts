@@ -1,9 +1,7 @@
 /**
- * The conversation a worker builds (SPEC §10), as pure functions so that it is rebuilt identically on
- * every lease: a system message (a fixed guard text, then the node's interpolated prompt), a user message
- * holding the declared inputs as `<input name="…">…</input>` blocks, the bound tools as functions, and
- * for each journaled step its message: a completed model call is the assistant message it returned, a
- * tool call's outcome the tool message answering it.
+ * The conversation a worker builds (SPEC §10), as pure functions so every lease rebuilds it identically:
+ * the guard text and the node's prompt, the inputs as `<input name="…">` blocks, the bound tools as
+ * functions, and each journaled step's message (a model call's assistant message, a tool call's answer).
  */
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import { FACTS_CHANGED_PREFIX } from '../shared/guard.js';
@@ -41,10 +39,7 @@ export interface ToolSchema {
   inputSchema: Record<string, unknown>;
 }
 
-/**
- * `<input name="customerId">C-42</input>`, one per declared input; non-strings JSON-encoded. The inputs
- * are a JSON object (AgentWork.inputs, typed JSON in the schema).
- */
+/** `<input name="customerId">C-42</input>`, one per declared input; non-strings JSON-encoded. */
 export function inputBlocks(inputs: unknown): string {
   return Object.entries((inputs ?? {}) as Record<string, unknown>)
     .map(
@@ -75,11 +70,7 @@ export function parametersOf(schema: Record<string, unknown> | undefined): Recor
   return rest.type ? rest : { type: 'object', ...rest };
 }
 
-/**
- * The functions offered to the model and the binding each name stands for. Tool servers' functions
- * come with their MCP schemas; `delegate:<key>` bindings become `delegate__<key>` taking an object
- * (the child process's variables).
- */
+/** The functions offered to the model (a delegation takes the child's variables) and each one's binding. */
 export function toolFunctions(bindings: ToolBinding[], schemas: Map<string, ToolSchema>) {
   const byName = new Map<string, ToolBinding>();
   const tools = bindings.map((b): FunctionTool => {
@@ -136,10 +127,7 @@ export function resultText(response: unknown): string {
   return typeof response === 'string' ? response : JSON.stringify(response ?? null);
 }
 
-/**
- * The tool message content of an ended tool step, or null when the step has not ended in a way the
- * model can read (the worker must act on it or let the task go).
- */
+/** The tool message of an ended tool step; null when the model cannot read it yet (act, or let go). */
 export function toolStepContent(
   step: Pick<Step, 'state' | 'reused' | 'response' | 'error' | 'approvalId' | 'comment'>,
 ): string | null {
@@ -182,11 +170,8 @@ export interface PersonStatement {
 }
 
 export function personStatement(response: unknown): PersonStatement | null {
-  if (!response || typeof response !== 'object' || Array.isArray(response)) return null;
-  const r = response as Record<string, unknown>;
-  return r.resolvedByPerson === true && typeof r.happened === 'boolean'
-    ? (r as unknown as PersonStatement)
-    : null;
+  const r = response as Partial<PersonStatement> | null | undefined;
+  return r?.resolvedByPerson === true && typeof r.happened === 'boolean' ? (r as PersonStatement) : null;
 }
 
 export const OUTCOME_HAPPENED_NOTE =

@@ -1,10 +1,8 @@
 /**
- * The worker's sign-in with OpenID client credentials (SPEC §15.1): an access token from the provider's
- * token endpoint (openid-client, client_credentials grant, the engine's audience as `resource`), kept
- * and renewed before it expires, so a run longer than a token's lifetime never sends an expired one.
- * Renewal is lazy: the first request after the renewal time fetches the next token, and concurrent
- * requests share that one fetch. Should the provider be briefly away, the current token serves until
- * it expires; after that the request fails as unreachable and the loop backs off as for the engine.
+ * The worker's sign-in with OpenID client credentials (SPEC §15.1, the engine's audience as `resource`):
+ * the token is renewed before it expires, lazily (the first request past the renewal time fetches it,
+ * concurrent requests share that fetch). With the provider away the current token serves until it
+ * expires; then requests fail as unreachable and the loop backs off as for the engine.
  */
 import * as client from 'openid-client';
 import { UnreachableError } from '../client/index.js';

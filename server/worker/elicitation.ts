@@ -1,13 +1,10 @@
 /**
- * MCP elicitation (a tool server asking the user for input in the middle of a call) for a worker that
- * runs with nobody at the keyboard. `ABADA_MCP_ELICITATION`:
- *  - `none` (default): the worker does not declare the `elicitation` capability, so a conforming server
- *    never asks; one that asks anyway gets "Method not found" and its call decides what follows.
- *  - `defaults`: the capability is declared for forms, with `applyDefaults` (SEP-1034). A form whose every
- *    required field has a default in the server's own schema is accepted with those defaults (the SDK
- *    fills them in); any other form is declined, since nobody is there to answer it. Nothing the model
- *    wrote ever goes into an answer. URL-mode elicitation is not declared, so the SDK refuses it.
- * The person's channel in Abada stays the approval, decided on the exact arguments before the call.
+ * MCP elicitation (a tool server asking for input mid-call) with nobody at the keyboard.
+ * `ABADA_MCP_ELICITATION`:
+ *  - `none` (default): the capability is not declared; a server that asks anyway gets "Method not found".
+ *  - `defaults`: declared for forms with `applyDefaults` (SEP-1034): a form whose every required field has
+ *    a default in the server's schema is accepted with those, any other declined. Nothing the model wrote
+ *    goes into an answer; URL mode is not declared. A person's channel stays the approval.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';

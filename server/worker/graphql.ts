@@ -1,14 +1,13 @@
 /**
- * The worker's only channel to the engine: the GraphQL contract through the shared client
- * (server/client). Its types are the results of the typed documents, so they follow schema.graphql;
- * nothing here knows the engine's internals, and any other worker could be written against the same
- * documents.
+ * The worker's only channel to the engine: the GraphQL contract through the shared client. Its types are
+ * the typed documents' results, so they follow schema.graphql, never the engine's internals.
  */
 import {
   type GraphQLClient,
   createClient,
   type RequestOptions,
   type ResultOf,
+  type TadaDocumentNode,
   type TokenSource,
   type VariablesOf,
 } from '../client/index.js';
@@ -69,9 +68,18 @@ export class EngineClient {
     );
   }
 
-  async registerWorker(input: VariablesOf<typeof RegisterWorker>['input'], opts?: RequestOptions) {
-    return (await this.client.request(RegisterWorker, { input }, opts)).registerWorker;
+  /** The mutation `doc` of one `input`: its field's answer. */
+  private mutation<I, F extends string, R>(doc: TadaDocumentNode<Record<F, R>, { input: I }>, field: F) {
+    return async (input: I, opts?: RequestOptions): Promise<R> =>
+      (await this.client.request(doc, { input }, opts))[field];
   }
+
+  readonly registerWorker = this.mutation(RegisterWorker, 'registerWorker');
+  readonly extendLock = this.mutation(ExtendLock, 'extendLock');
+  readonly completeTask = this.mutation(CompleteTask, 'completeTask');
+  readonly failTask = this.mutation(FailTask, 'failTask');
+  /** Hands the lease back without spending the attempt (SPEC §15.3). */
+  readonly deferTask = this.mutation(DeferTask, 'deferTask');
 
   /** A long poll: the HTTP request may last the engine's wait plus a margin. */
   async fetchAndLock(
@@ -82,10 +90,6 @@ export class EngineClient {
     return (await this.client.request(FetchAndLock, { input }, { ...opts, timeoutMs })).fetchAndLock;
   }
 
-  async extendLock(input: VariablesOf<typeof ExtendLock>['input'], opts?: RequestOptions) {
-    return (await this.client.request(ExtendLock, { input }, opts)).extendLock;
-  }
-
   async journalStep(input: VariablesOf<typeof JournalStep>['input'], opts: RequestOptions = {}) {
     const { taskId, workerId, attempt, ...step } = input;
     const alone = async () => [(await this.client.request(JournalStep, { input }, opts)).journalStep];
@@ -93,9 +97,8 @@ export class EngineClient {
   }
 
   /**
-   * Several steps of one attempt in one request and one transaction, in order, all or nothing; a
-   * refusal names the failing step's index in `details.index`. A step that parks the task must be
-   * the last one.
+   * Steps of one attempt in one transaction, in order, all or nothing; a refusal names the failing step's
+   * `details.index`. A step that parks the task must be the last.
    */
   async journalSteps(input: VariablesOf<typeof JournalSteps>['input'], opts: RequestOptions = {}) {
     const alone = async () => (await this.client.request(JournalSteps, { input }, opts)).journalSteps;
@@ -107,22 +110,8 @@ export class EngineClient {
     opts: RequestOptions,
     alone: () => Promise<JournalResult[]>,
   ): Promise<JournalResult[]> {
-    const { taskId, workerId, attempt, steps } = call;
-    const traceparent = traceHeaders().traceparent;
-    return this.journal.send({ taskId: String(taskId), attempt, workerId, steps, traceparent, opts, alone });
-  }
-
-  async completeTask(input: VariablesOf<typeof CompleteTask>['input'], opts?: RequestOptions) {
-    return (await this.client.request(CompleteTask, { input }, opts)).completeTask;
-  }
-
-  async failTask(input: VariablesOf<typeof FailTask>['input'], opts?: RequestOptions) {
-    return (await this.client.request(FailTask, { input }, opts)).failTask;
-  }
-
-  /** Hands the lease back without spending the attempt (SPEC §15.3). */
-  async deferTask(input: VariablesOf<typeof DeferTask>['input'], opts?: RequestOptions) {
-    return (await this.client.request(DeferTask, { input }, opts)).deferTask;
+    const { traceparent } = traceHeaders();
+    return this.journal.send({ ...call, taskId: String(call.taskId), traceparent, opts, alone });
   }
 
   async toolCredential(taskId: string, server: string, workerId: string, opts?: RequestOptions) {

@@ -1,9 +1,7 @@
 /**
- * The guard reads of a call (SPEC §11), as the Agent Worker makes them: the precondition read at proposal
- * time (its answer becomes the approval's facts) and again right before the approved call starts, and the
- * lookup that settles a write whose outcome is unknown before anything is sent again. Each read is a
- * journaled TOOL_CALL with its purpose; the engine checks it against the same template and expression
- * (server/shared/guard.ts), so the worker and the engine never disagree about what was read.
+ * The guard reads of a call (SPEC §11): the precondition at proposal time (the approval's facts) and again
+ * right before the approved call starts, and the lookup that settles a write of unknown outcome. Each is a
+ * journaled TOOL_CALL with its purpose, which the engine checks with the same code (server/shared/guard.ts).
  */
 import { checkGuard, factsChangedReason, guardArguments } from '../shared/guard.js';
 import { AttemptFailure, type Attempt } from './attempt.js';
@@ -54,10 +52,7 @@ export class GuardReads {
     return { result, end };
   }
 
-  /**
-   * Before a proposal: reads the precondition at the cursor (its answer becomes the approval's facts)
-   * and moves the cursor past it. A failed read is journaled too (the approval then shows no facts).
-   */
+  /** Before a proposal: the precondition at the cursor (a failed read too: the approval shows no facts). */
   async beforeProposal(binding: ToolBinding, callArgs: Record<string, unknown>): Promise<void> {
     const guard = binding.precondition;
     if (!guard) return;
@@ -66,9 +61,8 @@ export class GuardReads {
   }
 
   /**
-   * Right before the approved call starts: reads the precondition and journals it together with the
-   * call's STARTED. Returns the engine's answer, or the step REJECTED by the engine when the facts
-   * changed (PRECONDITION_FAILED: the model reads which fact and re-plans).
+   * Right before the approved call starts: the precondition, journaled with the call's STARTED. Returns the
+   * engine's answer, or the step REJECTED when the facts changed (the model reads which, and re-plans).
    */
   async startApproved(binding: ToolBinding, step: Step, start: () => Promise<Step>): Promise<Step> {
     const guard = binding.precondition;
@@ -92,10 +86,8 @@ export class GuardReads {
   }
 
   /**
-   * A write whose outcome is unknown, with a lookup: asks the lookup first. Found → the engine settles
-   * the step (COMPLETED, reconciled, the lookup's answer). Not found → the caller sends the call again
-   * (a keyless write only once: an earlier lookup that found nothing means it was already sent again).
-   * The lookup failing → the outcome stays unknown (the attempt fails; the engine opens an incident).
+   * A write of unknown outcome asks its lookup. Found: the step is settled COMPLETED (reconciled). Not
+   * found: sent again (a keyless write only once). The lookup failing: the attempt fails, outcome unknown.
    */
   async reconcile(binding: ToolBinding, step: Step): Promise<Step | 'send-again'> {
     const guard = binding.lookup!;

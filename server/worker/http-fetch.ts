@@ -1,18 +1,12 @@
 /**
- * The `fetch` the worker's model and tool clients use: the WHATWG signature over node:http / node:https
- * on keep-alive agents. undici's `fetch()` took a quarter of the worker's CPU; this costs ~0.08 ms a
- * request against its ~0.28 ms, and a task makes about nine (model answers, the MCP session and calls).
+ * The `fetch` of the worker's model and tool clients over node:http on keep-alive agents: undici's
+ * `fetch()` took a quarter of the worker's CPU (~0.28 ms a request against ~0.08 ms, about nine a task).
+ * Event streams read as they arrive, other answers are read whole first (readAtOnce). Other bodies,
+ * `Request` inputs, non-http URLs and redirects are left to `fetch()`.
  *
- * The answer's body is a web stream over the socket, so streamed answers (SSE from an MCP server, a
- * streamed chat completion) read as they arrive; any other answer is read whole first (readAtOnce).
- * What it does not do itself is handed to `fetch()`: a body that is not a string or bytes, a `Request`
- * as input, any URL that is not http(s); a redirect is followed by `fetch()` too (the answer is drained
- * and the request sent again there).
- *
- * A request that meets a kept-alive socket the server closed (ECONNRESET / EPIPE before any answer) is
- * sent once more on a fresh socket when `resendOnStale(init)` allows it, as the Node.js documentation
- * advises for keep-alive agents; a request the caller must not repeat (a tool call without a key) fails
- * as `fetch()` fails, with a TypeError whose cause is the socket's error.
+ * A request that met a kept-alive socket the server closed (ECONNRESET / EPIPE before any answer) is sent
+ * once more when `resendOnStale(init)` allows, as Node.js advises; otherwise it fails as `fetch()` does,
+ * a TypeError caused by the socket's error.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -60,7 +54,6 @@ export function createHttpFetch(
   };
 }
 
-/** The worker's fetch for model providers and MCP servers over HTTP. */
 export const httpFetch: Fetch = createHttpFetch();
 
 function once(url: URL, init: RequestInit | undefined): Promise<Response> {
@@ -122,12 +115,9 @@ function once(url: URL, init: RequestInit | undefined): Promise<Response> {
 }
 
 /*
- * An answer that is not an event stream, and not announced larger than 1 MiB, is read whole before fetch
- * resolves. Its socket goes back to the pool at once, whether or not the caller reads the body: the MCP
- * SDK never reads the (chunked, empty) body of a notification's 202 nor that of the 405 refusing its GET
- * stream, and each such answer held its kept-alive socket until the session closed and destroyed it —
- * two new connections per MCP session, per task. The clients read such bodies whole anyway (`.json()`);
- * event streams (SSE from an MCP server, a streamed chat completion) stay streamed as they arrive.
+ * An answer that is not an event stream nor announced over 1 MiB is read whole before fetch resolves, so
+ * its socket returns to the pool even unread: the MCP SDK never reads a notification's 202 body nor the
+ * 405 refusing its GET stream, and each held its socket until the session closed (two connections a task).
  */
 const READ_AT_ONCE_BYTES = 1 << 20;
 
@@ -174,5 +164,4 @@ function asError(reason: unknown): Error {
   return reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError');
 }
 
-/** A kept-alive socket closed by the server before it answered. */
 class StaleSocket extends Error {}

@@ -1,18 +1,14 @@
 /**
  * Keeps a task's lease alive while the worker works on it: `extendLock` every lockMs/3. When the engine
- * says the lease is gone (LEASE_NOT_HELD, WORK_RETIRED, ATTEMPT_MISMATCH) the keeper aborts the run, so
- * the worker stops at once instead of acting on work someone else now owns. An unreachable engine is
- * retried on the next tick: the lease may still be live when it comes back.
+ * says the lease is gone (DROP_CODES) the run is aborted, so the worker never acts on work someone else
+ * now owns; an unreachable engine is retried on the next tick (the lease may still be live).
  *
- * The local deadline. Cut off from the engine (a partition, an engine or database outage), the worker
- * hears nothing while the lease runs out on the engine's clock and another worker takes the task over.
- * So before anything external is sent (a tool call, a model call) the worker asks itself, without a
- * round trip, whether its lease may have lapsed: the engine set each lease it confirmed to end lockMs
- * after it handled the request, and it handled it after the worker SENT it, so the lease lasts at least
- * until `sentAt + lockMs` of the last confirmed request (the fetch, then each extendLock) — measured on
- * this process's monotonic clock, whatever the engine's or PostgreSQL's clocks say. A margin covers the
- * time between the check and the call reaching the tool. Past that deadline the worker makes one
- * extendLock first; if the engine does not confirm the lease, the task is dropped and nothing is sent.
+ * The local deadline: cut off from the engine, the worker hears nothing while the lease runs out and
+ * another worker takes the task over. The engine ends each lease it confirmed lockMs after it handled the
+ * request, which is after the worker SENT it, so the lease lasts at least until `sentAt + lockMs` of the
+ * last confirmed request, on this process's monotonic clock whatever the engine's or PostgreSQL's clocks
+ * say, less a margin for the time from the check to the tool. Past that deadline, before anything
+ * external is sent, the worker makes one extendLock; unconfirmed, the task is dropped and nothing sent.
  */
 import type { Logger } from 'pino';
 import { DROP_CODES, type EngineClient, GraphQLRequestError } from './graphql.js';
@@ -42,13 +38,13 @@ export class LeaseKeeper {
     private readonly workerId: string,
     private readonly lockMs: number,
     private readonly log: Logger,
-    private readonly parent?: AbortSignal,
+    private readonly parent: AbortSignal,
     /** monotonicMs when the fetch that took this lease was first sent */
-    leasedAfter: number = monotonicMs(),
+    leasedAfter: number,
   ) {
     this.deadline = leasedAfter + lockMs - leaseMargin(lockMs);
-    if (parent?.aborted) this.abortForStop();
-    else parent?.addEventListener('abort', this.onParentAbort, { once: true });
+    if (parent.aborted) this.abortForStop();
+    else parent.addEventListener('abort', this.onParentAbort, { once: true });
   }
 
   get signal(): AbortSignal {
@@ -72,10 +68,7 @@ export class LeaseKeeper {
     this.stop();
   }
 
-  /**
-   * Resolves when the lease surely holds now; otherwise aborts the run (nothing may be sent). Costs a
-   * round trip only past the local deadline, never on the ordinary path.
-   */
+  /** Resolves when the lease surely holds now, else aborts the run; a round trip only past the deadline. */
   async assure(): Promise<void> {
     if (this.signal.aborted || this.remainingMs() > 0) return;
     const ok = await this.extend(Math.max(Math.floor(this.lockMs / 2), 100));
@@ -122,6 +115,6 @@ export class LeaseKeeper {
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    this.parent?.removeEventListener('abort', this.onParentAbort);
+    this.parent.removeEventListener('abort', this.onParentAbort);
   }
 }

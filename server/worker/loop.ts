@@ -1,9 +1,8 @@
 /**
- * The engine loop: register once, then long-poll `fetchAndLock` for as many tasks as there are free
- * slots, run each concurrently, and back off (exponentially, with jitter) while the engine is
- * unreachable — never crash on it. `stop()` stops fetching, lets running tasks finish within the grace
- * period, then hands the rest back (deferTask, reason `shutdown`) so that no lease lapses toward poison
- * work; a task whose write is STARTED cannot be handed back and its lease lapses.
+ * The engine loop: register, then long-poll `fetchAndLock` for the free slots, run each task, and back
+ * off (exponentially, with jitter) while the engine is unreachable. `stop()` stops fetching, lets running
+ * tasks finish within the grace period, then hands the rest back (deferTask, reason `shutdown`) so no
+ * lease lapses toward poison work; a task whose write is STARTED cannot be handed back and lapses.
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -17,7 +16,6 @@ import {
   isRetryable,
   type LockedTask,
   sleep,
-  type TokenSource,
 } from './graphql.js';
 import { ClientCredentials } from './credentials.js';
 import { monotonicMs } from './lease.js';
@@ -32,7 +30,7 @@ export interface StartOptions {
   onTaskEnd?: (task: LockedTask, outcome: TaskOutcome) => void;
 }
 
-/** Errors that no amount of retrying fixes: the token is wrong or lacks the topics. */
+/** The token is wrong or lacks the topics: no retry fixes it. */
 const FATAL_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN']);
 
 export function createLogger(config: Pick<WorkerConfig, 'logLevel' | 'workerId'>): Logger {
@@ -50,7 +48,6 @@ interface Loop {
   log: Logger;
   client: EngineClient;
   models: ModelClient;
-  /** stop fetching */
   stopping: AbortController;
   /** abandon running tasks (the grace period is over) */
   hardStop: AbortController;
@@ -164,21 +161,18 @@ async function drain(l: Loop) {
   }
 }
 
-/** The static token, or the client credentials' token source (renewed before expiry). */
-function bearerOf(config: WorkerConfig, log: Logger): string | TokenSource {
-  if (!config.oidc) return config.token;
-  return new ClientCredentials(config.oidc, (expiresInS) =>
-    log.info({ event: 'worker.token_renewed', expiresInS }, 'access token from the OpenID Provider'),
-  ).token;
-}
-
 export async function startWorker(config: WorkerConfig, opts: StartOptions = {}) {
   const log = opts.logger ?? createLogger(config);
+  const token = config.oidc
+    ? new ClientCredentials(config.oidc, (expiresInS) =>
+        log.info({ event: 'worker.token_renewed', expiresInS }, 'access token from the OpenID Provider'),
+      ).token
+    : config.token;
   const l: Loop = {
     config,
     opts,
     log,
-    client: new EngineClient(config.engineUrl, bearerOf(config, log), { batchJournal: config.journalBatch }),
+    client: new EngineClient(config.engineUrl, token, { batchJournal: config.journalBatch }),
     models: new ModelClient(config),
     stopping: new AbortController(),
     hardStop: new AbortController(),

@@ -1,11 +1,7 @@
 /**
- * The first-party Agent Worker (`npm run worker`). Configured by the environment only (see
- * docs/worker.md); it speaks nothing but the engine's GraphQL contract, so it can run on any machine that
- * reaches the engine, its model endpoints and its tool servers.
- *
- * SIGTERM / SIGINT: stop fetching, let running tasks finish within ABADA_WORKER_GRACE_MS, hand the
- * unfinished ones back (deferTask, reason `shutdown`: another worker resumes them from the journal at
- * once), then exit 0. A second signal exits at once (the leases then lapse).
+ * The first-party Agent Worker (`npm run worker`), configured by the environment (docs/worker.md).
+ * SIGTERM / SIGINT: stop fetching, let running tasks finish within ABADA_WORKER_GRACE_MS, hand the rest
+ * back (another worker resumes them from the journal at once), exit 0. A second signal exits at once.
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -1,12 +1,9 @@
 /**
- * MCP tool servers for one task: one client session per server, opened with the credential the engine
- * issued for this lease, and the contract check (every bound tool exists, and its input schema matches
- * the pinned SHA-256 where the definition pins one) before the model sees a single function.
- *
- * streamable-http: `Authorization: Bearer <secret>`; a write's key goes both in the `Idempotency-Key`
- * header (added by a custom fetch that reads the JSON-RPC body it sends) and in `_meta.idempotencyKey`.
- * stdio: the worker starts the server process with the secret in the variable the ToolServer names
- * (`credential_env`); the key travels in `_meta` only.
+ * MCP tool servers for one task: a session per server, opened with the credential the engine issued for
+ * this lease, and the contract check (bound tools listed, pinned input schemas matching) before the model
+ * sees a function. streamable-http: `Authorization: Bearer <secret>`, a write's key both in the
+ * `Idempotency-Key` header and `_meta.idempotencyKey`; stdio: the secret in the server process's
+ * `credential_env` variable, the key in `_meta` only.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -24,7 +21,6 @@ import type {
 } from '@modelcontextprotocol/sdk/validation/types.js';
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import { mcpMeta, withTraceHeaders } from '../telemetry/index.js';
-import { annotationConflict } from './annotations.js';
 import type { ToolSchema } from './conversation.js';
 import { type ElicitationNotice, type ElicitationPolicy, enableElicitation } from './elicitation.js';
 import { createHttpFetch } from './http-fetch.js';
@@ -48,9 +44,8 @@ export class ToolOutcomeUnknownError extends Error {
 }
 
 /**
- * A tool server said "not now, later" before anything ran — HTTP 429, or 503 with a Retry-After — at
- * session set-up, on tools/list or on a read: the worker hands the task back for `retryAfterMs`
- * (0: it named no wait). A write's 429/503 is not this: the call may have run (see call()).
+ * A tool server said "not now" (429, or 503 with Retry-After) before anything ran: at set-up, tools/list
+ * or a read. The task is handed back for `retryAfterMs`. Not a write's: that call may have run.
  */
 export class ToolServerBusyError extends Error {
   override name = 'ToolServerBusyError';
@@ -81,7 +76,6 @@ function busyOr<E>(last: LastAnswer, server: string, e: E): ToolServerBusyError 
 
 export type ToolCallResult = { ok: true; response: unknown } | { ok: false; error: string };
 
-/** SHA-256 over canonical JSON of a tool's input schema, as `tools/list` returns it. */
 export function schemaSha256(inputSchema: unknown): string {
   return sha256Hex(canonicalJson(inputSchema));
 }
@@ -93,9 +87,8 @@ export function isAllowed(allowed: string[] | null, b: Pick<ToolBinding, 'server
 }
 
 /**
- * The transport's fetch (node:http, server/worker/http-fetch.ts). A tool call is never sent twice, not even
- * after a stale kept-alive socket: the server may have run it before the socket broke, so its outcome is
- * unknown and the attempt reconciles it (keyed or not) instead of re-sending.
+ * A tool call is never sent twice, not even after a stale kept-alive socket: the server may have run it
+ * before the socket broke, so the attempt reconciles it instead.
  */
 const toolFetch = createHttpFetch({
   resendOnStale: (init) => !(typeof init?.body === 'string' && init.body.includes('"tools/call"')),
@@ -125,10 +118,8 @@ const keyedFetch = (url: string | URL, init?: RequestInit): Promise<Response> =>
 };
 
 /**
- * The validators of tools' output schemas, shared by every session of the process. The SDK's default
- * makes a new Ajv (with its formats) for every client and compiles each tool's schema again on every
- * `tools/list`: a task opens its own sessions, so the worker paid both per task (~3 % of its CPU).
- * Compiled validators are pure functions of their schema, so one compiled per schema text serves all.
+ * Output-schema validators shared by every session: the SDK's default makes an Ajv per client and compiles
+ * each schema on every `tools/list`, per task (~3 % of the worker's CPU); a compiled one serves all.
  */
 class SharedValidators implements jsonSchemaValidator {
   private readonly ajv = new AjvJsonSchemaValidator();
@@ -155,7 +146,6 @@ interface Credential {
 
 interface SessionOptions {
   timeoutMs: number;
-  /** ABADA_MCP_ELICITATION (server/worker/elicitation.ts); default `none` */
   elicitation?: ElicitationPolicy;
   onElicitation?: (n: ElicitationNotice) => void;
 }
@@ -220,10 +210,7 @@ export class ToolSessions {
     return s;
   }
 
-  /**
-   * The contract check: every MCP binding is allowed, its server lists the tool, and a pinned input
-   * schema hashes the same. Returns each bound tool's schema by ref. Throws ToolSetupError.
-   */
+  /** The contract check (allowed, listed, pinned schema matching); each bound tool's schema by ref. */
   async check(bindings: ToolBinding[]): Promise<Map<string, ToolSchema>> {
     const mcp = bindings.filter((b) => b.transport !== 'delegate');
     const refused = mcp.filter((b) => !isAllowed(this.opts.allowedTools, b));
@@ -234,8 +221,7 @@ export class ToolSessions {
       );
     }
     const schemas = new Map<string, ToolSchema>();
-    const servers = [...new Set(mcp.map((b) => b.server))];
-    for (const server of servers) {
+    for (const server of new Set(mcp.map((b) => b.server))) {
       const bound = mcp.filter((b) => b.server === server);
       const listed = await this.tools(bound[0]);
       for (const b of bound) {
@@ -252,8 +238,13 @@ export class ToolSessions {
             `${b.ref}: the input schema's SHA-256 is ${schemaSha256(tool.inputSchema)}, the definition pins ${b.inputSchemaSha256}.`,
           );
         }
-        const conflict = annotationConflict(b, tool.annotations);
-        if (conflict) throw new ToolSetupError('TOOL_CONTRACT_MISMATCH', conflict);
+        // Annotations are the server's untrusted hints: they may tighten a binding, never loosen it.
+        if (b.policy === 'READ' && tool.annotations?.destructiveHint === true) {
+          throw new ToolSetupError(
+            'TOOL_CONTRACT_MISMATCH',
+            `${b.ref}: the server marks tool "${b.tool}" destructive (destructiveHint: true), but the definition binds it as read, which calls it without a key or an approval. Bind it as write or approval_required and deploy again.`,
+          );
+        }
         schemas.set(b.ref, { description: tool.description, inputSchema: tool.inputSchema });
       }
     }
@@ -271,10 +262,7 @@ export class ToolSessions {
     }
   }
 
-  /**
-   * Calls a tool. A tool error or a protocol refusal is a definite failure (`ok: false`); a transport
-   * failure or timeout throws ToolOutcomeUnknownError (the call may have taken effect).
-   */
+  /** A tool error or protocol refusal is `ok: false`; a transport failure throws ToolOutcomeUnknownError. */
   async call(b: ToolBinding, args: Record<string, unknown>, key: string | null): Promise<ToolCallResult> {
     const session = await this.session(b);
     let result: Awaited<ReturnType<Client['callTool']>>;

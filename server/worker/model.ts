@@ -1,8 +1,7 @@
 /**
- * Models through the `openai` package (OpenAI-compatible chat completions). `gemini/` and `google/`
- * prefixes route to the Gemini OpenAI-compatible endpoint with the prefix stripped; every other model
- * goes to ABADA_MODEL_BASE_URL under its own name. No SDK retries (the worker decides: a model that is
- * unavailable is journaled FAILED and the next fallback model tried), and an explicit timeout.
+ * Models through the `openai` package: `gemini/` and `google/` models go to the Gemini OpenAI-compatible
+ * endpoint without the prefix, any other to ABADA_MODEL_BASE_URL. No SDK retries (the worker journals an
+ * unavailable model FAILED and tries the next fallback), and an explicit timeout.
  */
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import { traceHeaders } from '../telemetry/index.js';
@@ -99,13 +98,10 @@ export class ModelClient {
   }
 
   /**
-   * One model call. A 429 or 5xx is asked again, up to MODEL_TRIES times, after the wait its
-   * `Retry-After` names (seconds or an HTTP date; without one, a backoff from 1 s): the provider said when
-   * to come back, and a fallback model costs more than a second's wait. A wait over
-   * MAX_RETRY_AFTER_MS is not waited: the model counts as unavailable and the next fallback is tried;
-   * when none is left, the worker hands the task back for that long (deferTask, modelturns.ts) instead of
-   * holding a lease to wait or spending an attempt.
-   * `beforeEach` runs before every send (the lease's local deadline).
+   * One model call. A 429 or 5xx is asked again, up to MODEL_TRIES times, after its `Retry-After` (else a
+   * backoff from 1 s): a fallback model costs more than a second's wait. A wait over MAX_RETRY_AFTER_MS
+   * makes the model unavailable (the next fallback; with none left the task is handed back for that long,
+   * modelturns.ts). `beforeEach` runs before every send (the lease's local deadline).
    */
   async chat(
     model: string,
@@ -167,7 +163,6 @@ export class ModelClient {
         outputTokens: output,
         totalTokens: completion.usage?.total_tokens ?? input + output,
       },
-      provider: route.provider,
     };
   }
 }

@@ -10,7 +10,6 @@ import { type ModelClient, ModelRequestError, ModelUnavailableError } from './mo
 
 export type AssistantMessage = Extract<Message, { role: 'assistant' }>;
 
-/** The deferral when a model said "not now" without a Retry-After. */
 export const DEFER_WITHOUT_RETRY_AFTER_MS = 10_000;
 
 export class ModelTurns {
@@ -41,10 +40,7 @@ export class ModelTurns {
     }
   }
 
-  /**
-   * A model call this attempt already journaled: its answer (COMPLETED), the next model of the chain
-   * (FAILED), or the same call asked again (STARTED: a crash during the call; the model never answered us).
-   */
+  /** A journaled model call: its answer (COMPLETED), the next model (FAILED), or asked again (STARTED). */
   private fromJournal(
     existing: NonNullable<ReturnType<Attempt['existing']>>,
   ): 'next' | { message: AssistantMessage } | { model: string; request: unknown } {

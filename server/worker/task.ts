@@ -1,11 +1,8 @@
 /**
- * One lease of one agent task: the model/tool loop (SPEC §4, §10, seed 004).
- *
- * The conversation is rebuilt from the journal on every lease by the same walk that runs new work: at
- * each sequence, a step already in the journal is consumed (a completed model call is its assistant
- * message, an ended tool call its tool message) and only what the journal lacks is executed. So a
- * finished model turn or tool call never runs twice; a write left STARTED is re-sent with its key; an
- * APPROVED call runs exactly as approved; a REJECTED one answers the model with the person's reason.
+ * One lease of one agent task: the model/tool loop (SPEC §4, §10). Every lease rebuilds the conversation
+ * by the walk that runs new work: a step already journaled is consumed, only what the journal lacks runs.
+ * So a finished turn or call never runs twice, a write left STARTED is re-sent with its key, an APPROVED
+ * call runs exactly as approved, a REJECTED one answers the model with the person's reason.
  */
 import type { Logger } from 'pino';
 import { type ToolCallOf, traceAttempt, traceToolCall } from '../telemetry/index.js';
@@ -49,9 +46,9 @@ export interface TaskDeps {
   models: ModelClient;
   log: Logger;
   /** Aborted when the worker stops for good (after the grace period). */
-  signal?: AbortSignal;
+  signal: AbortSignal;
   /** monotonicMs when the fetch that leased the task was first sent (the lease's local deadline) */
-  leasedAfter?: number;
+  leasedAfter: number;
 }
 
 export async function runTask(task: LockedTask, deps: TaskDeps): Promise<TaskOutcome> {
@@ -174,18 +171,13 @@ class TaskRun {
       );
       return 'let-go';
     }
-    let failure: AttemptFailure;
-    if (e instanceof AttemptFailure) failure = e;
-    else if (e instanceof ToolSetupError) failure = new AttemptFailure(e.errorType, e.message);
-    else if (e instanceof GraphQLRequestError) failure = refusal(e);
-    else failure = new AttemptFailure('WORKER_ERROR', e instanceof Error ? e.message : String(e));
-    return this.fail(failure);
+    if (e instanceof AttemptFailure) return this.fail(e);
+    if (e instanceof ToolSetupError) return this.fail(new AttemptFailure(e.errorType, e.message));
+    if (e instanceof GraphQLRequestError) return this.fail(refusal(e));
+    return this.fail(new AttemptFailure('WORKER_ERROR', e instanceof Error ? e.message : String(e)));
   }
 
-  /**
-   * Nothing leaves the step sequence with a step's end only in memory. A refused end is what the attempt
-   * fails on (it came first); with the lease aborted the end gets one last try, and the task is dropped.
-   */
+  /** No step's end stays in memory: refused, it fails the attempt; a lease aborted gives it a last try. */
   private async flushBeforeLeaving(e: unknown): Promise<unknown> {
     const aborted = this.lease.signal.aborted;
     try {
@@ -230,7 +222,6 @@ class TaskRun {
   private async finish(content: string | null): Promise<TaskOutcome> {
     const parsed = parseFinalAnswer(content);
     if (!parsed.ok) throw new AttemptFailure('INVALID_MODEL_OUTPUT', parsed.reason);
-    const work = this.work!;
     const metadata = {
       ...this.metadata(),
       ...(parsed.confidence !== null ? { confidence: parsed.confidence } : {}),
@@ -240,7 +231,7 @@ class TaskRun {
     const done = await this.deps.client.completeTask(
       {
         ...this.at.ids(),
-        variables: { [work.resultVariable]: parsed.value },
+        variables: { [this.work!.resultVariable]: parsed.value },
         metadata,
         ...(steps.length ? { steps } : {}),
       },
@@ -252,10 +243,7 @@ class TaskRun {
   }
 }
 
-/**
- * Hands the task back with deferTask (SPEC §15.3). When the engine refuses (a write STARTED and
- * unsettled) or cannot be reached, the lease lapses as it would have without the deferral.
- */
+/** Hands the task back (SPEC §15.3); refused (a write STARTED) or unreachable, the lease lapses instead. */
 export async function deferTask(
   task: LockedTask,
   deps: Pick<TaskDeps, 'client' | 'config'>,

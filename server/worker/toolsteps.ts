@@ -24,7 +24,7 @@ import { type ToolCallResult, ToolOutcomeUnknownError, type ToolSessions } from 
 
 type EndedStep = Parameters<typeof toolStepContent>[0] & Pick<Step, 'sequence'>;
 
-/** A write's answer was lost and its binding declares a lookup: ask the lookup before sending again. */
+/** A write's answer was lost and its binding declares a lookup: ask it before sending again. */
 class LostAnswer extends Error {}
 
 /** How many times one lease sends a write again after its lookup found nothing. */
@@ -199,10 +199,7 @@ export class ToolSteps {
     return { step, taskState };
   }
 
-  /**
-   * Sends a started call (again, when found in flight): a write with a lookup asks it first; a keyless
-   * write without one is never sent again. Returns the step as it ended, or 'lost' when its answer was.
-   */
+  /** Sends a started call (found in flight: a write asks its lookup first; a keyless one is not re-sent). */
   private async send(binding: ToolBinding, step: Step, fresh: boolean): Promise<Step | 'lost'> {
     const where = { sequence: step.sequence, toolRef: binding.ref };
     if (!fresh && binding.lookup && binding.policy !== 'READ') {
@@ -230,10 +227,7 @@ export class ToolSteps {
     }
   }
 
-  /**
-   * Holds the step's end back (it travels with the next step's entry); returns the step as the engine
-   * will store it, so the tool message is the one a rebuild from the journal gives. `lossless`: a read's.
-   */
+  /** Holds the step's end back; returns the step as the engine will store it (as a rebuild reads it). */
   private hold<S extends Pick<Step, 'sequence' | 'toolRef' | 'request'>>(
     step: S,
     result: ToolCallResult,
@@ -246,11 +240,10 @@ export class ToolSteps {
   }
 
   /**
-   * Calls the tool. A call without a definite answer (a timeout, an HTTP 5xx, a connection dropped
-   * mid-answer) is tried again with bounded backoff when that is safe — a read, or a keyed write under
-   * the same key — up to TOOL_TRIES times and never past the lease's local deadline; a keyless write is
-   * never re-sent (its outcome is unknown). Each try waits at most the tool timeout, so a stuck server
-   * holds this task only, never the worker's other tasks.
+   * Calls the tool. A call without a definite answer (timeout, HTTP 5xx, connection dropped) is tried
+   * again with backoff when safe (a read, or a keyed write under its key), up to TOOL_TRIES times and never
+   * past the lease's local deadline; a keyless write is never re-sent. Each try waits at most the tool
+   * timeout, so a stuck server holds this task only.
    */
   private async invoke(
     binding: ToolBinding,
@@ -293,10 +286,8 @@ export class ToolSteps {
 export const TOOL_TRIES = 3;
 
 /**
- * The engine refuses step payloads over its limit (256 KiB by default, PAYLOAD_TOO_LARGE). A tool's
- * answer that large is cut here, before it is journaled, so the call's outcome is recorded (a write that
- * succeeded never turns into a failed attempt or an unknown outcome because its answer was long) and the
- * model reads the same cut answer on every rebuild.
+ * The engine refuses step payloads over 256 KiB (PAYLOAD_TOO_LARGE): a longer answer is cut before it is
+ * journaled, so a write that succeeded is recorded as such and every rebuild reads the same cut answer.
  */
 export const MAX_RESULT_CHARS = 192 * 1024;
 
