@@ -56,8 +56,7 @@ export async function decideApproval(ctx: EngineContext, actor: Actor, input: De
     }),
     async (tx, task, a) => {
       const verdict = await checkDecision(tx, ctx, actor, task, a, input);
-      if ('refusal' in verdict) return verdict.refusal;
-      return applyDecision(tx, { ctx, actor, task, a, input, ...verdict.accepted });
+      return 'error' in verdict ? verdict : applyDecision(tx, { ctx, actor, task, a, input, ...verdict });
     },
   );
   await traceDecision(ctx, actor, row, input.decision, found.currentLevel);

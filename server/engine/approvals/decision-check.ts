@@ -36,8 +36,7 @@ export interface Refusal {
   effect?: (tx: Tx) => Promise<unknown>;
 }
 
-type Refused = { refusal: Refusal };
-type Edit = Exclude<ReturnType<typeof checkEdit>, Refused | null>;
+type Edit = Exclude<ReturnType<typeof checkEdit>, Refusal | null>;
 
 /** An accepted decision: its step, its edit, and who decided which level of the version before it. */
 export interface Accepted {
@@ -46,14 +45,18 @@ export interface Accepted {
   deciders: VersionDecider[];
 }
 
-type Verdict = Refused | { accepted: Accepted };
-
-function refuse(code: ErrorCode, message: string, details?: Record<string, unknown>): Refused {
-  return { refusal: { error: new EngineError(code, message, details), recorded: true } };
+/** A refusal kept as evidence, with the change that commits with it (an approval found expired). */
+export function refuse(
+  code: ErrorCode,
+  message: string,
+  details?: Record<string, unknown>,
+  effect?: (tx: Tx) => Promise<unknown>,
+): Refusal {
+  return { error: new EngineError(code, message, details), recorded: true, effect };
 }
 
-function malformed(error: EngineError): Refused {
-  return { refusal: { error, recorded: false } };
+function malformed(error: EngineError): Refusal {
+  return { error, recorded: false };
 }
 
 /** Every rule of a decision, in the order a person should hear about them. */
@@ -64,7 +67,7 @@ export async function checkDecision(
   task: LockedTaskRow,
   a: ApprovalRow,
   input: DecideInput,
-): Promise<Verdict> {
+): Promise<Refusal | Accepted> {
   const standing = checkStanding(actor, task, a, input);
   if (standing) return standing;
   const deciders = await versionDeciders(tx, a);
@@ -73,8 +76,8 @@ export async function checkDecision(
   const [step] = await tx.select().from(steps).where(stepOf(a));
   const binding = task.agentWork!.toolBindings.find((b) => b.ref === a.toolRef)!;
   const edit = checkEdit(ctx, actor, a, binding, input);
-  if (edit && 'refusal' in edit) return edit;
-  return { accepted: { step, edit, deciders } };
+  if (edit && 'error' in edit) return edit;
+  return { step, edit, deciders };
 }
 
 /** Whether this person may decide this approval now, on the digest they saw. */
@@ -100,13 +103,12 @@ function checkStanding(actor: Actor, task: LockedTaskRow, a: ApprovalRow, input:
   }
   // Time is checked when a person acts, not only by the sweep (SPEC §14.4).
   if (a.state === 'PENDING' && a.expiresAt && a.expiresAt.getTime() <= Date.now()) {
-    const expired = refuse(
+    return refuse(
       'APPROVAL_EXPIRED',
       `This approval expired at ${a.expiresAt.toISOString()} with no decision; the agent was told and the call will not run as proposed.`,
       { expiresAt: a.expiresAt.toISOString() },
+      (tx) => expireApproval(tx, task, a),
     );
-    expired.refusal.effect = (tx) => expireApproval(tx, task, a);
-    return expired;
   }
   if (a.state !== 'PENDING') {
     return refuse(
