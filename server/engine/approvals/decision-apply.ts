@@ -8,22 +8,15 @@
 import { createHash } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { approvalDecisions, approvals, externalTasks, steps, type ApprovalRow } from '../../db/schema.js';
-import { type Actor, type EngineContext, type Tx, describeChanges } from '../common/index.js';
+import { type Tx, describeChanges } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
-import type { LockedTaskRow } from '../lease/index.js';
-import type { Accepted, DecideInput } from './decision-check.js';
+import type { Accepted, Deciding } from './decision-check.js';
 import { ruleAt, ruleRecord } from './rules.js';
 import { acceptedEdits, levelNumber } from './views.js';
 import { approvalHistoryBase, stepOf } from './withdraw.js';
 
-type Decided = Accepted & {
-  ctx: EngineContext;
-  actor: Actor;
-  task: LockedTaskRow;
-  a: ApprovalRow;
-  input: DecideInput;
-};
+type Decided = Deciding & Accepted;
 
 /**
  * What the decision makes of the approval: its version and levels, the level the decision counts for

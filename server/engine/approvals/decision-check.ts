@@ -59,23 +59,25 @@ function malformed(error: EngineError): Refusal {
   return { error, recorded: false };
 }
 
+/** Who decides which approval of which task, and what they sent. */
+export interface Deciding {
+  ctx: EngineContext;
+  actor: Actor;
+  task: LockedTaskRow;
+  a: ApprovalRow;
+  input: DecideInput;
+}
+
 /** Every rule of a decision, in the order a person should hear about them. */
-export async function checkDecision(
-  tx: Tx,
-  ctx: EngineContext,
-  actor: Actor,
-  task: LockedTaskRow,
-  a: ApprovalRow,
-  input: DecideInput,
-): Promise<Refusal | Accepted> {
-  const standing = checkStanding(actor, task, a, input);
+export async function checkDecision(tx: Tx, d: Deciding): Promise<Refusal | Accepted> {
+  const { actor, task, a } = d;
+  const standing = checkStanding(actor, task, a, d.input);
   if (standing) return standing;
   const deciders = await versionDeciders(tx, a);
   const duty = await checkSeparationOfDuties(tx, actor, a, deciders);
   if (duty) return duty;
   const [step] = await tx.select().from(steps).where(stepOf(a));
-  const binding = task.agentWork!.toolBindings.find((b) => b.ref === a.toolRef)!;
-  const edit = checkEdit(ctx, actor, a, binding, input);
+  const edit = checkEdit(d, task.agentWork!.toolBindings.find((b) => b.ref === a.toolRef)!);
   if (edit && 'error' in edit) return edit;
   return { step, edit, deciders };
 }
@@ -161,13 +163,7 @@ async function checkSeparationOfDuties(tx: Tx, actor: Actor, a: ApprovalRow, dec
  * levels start afresh; the editor's decision counts for `level`, the lowest level naming one of their
  * groups (null: none). Null when nothing was edited.
  */
-function checkEdit(
-  ctx: EngineContext,
-  actor: Actor,
-  a: ApprovalRow,
-  binding: ToolBinding,
-  input: DecideInput,
-) {
+function checkEdit({ ctx, actor, a, input }: Deciding, binding: ToolBinding) {
   if (input.arguments == null) return null;
   if (typeof input.arguments !== 'object' || Array.isArray(input.arguments)) {
     return malformed(
