@@ -4,7 +4,7 @@
  * that commits with it: an approval found past its timeout expires, SPEC §14.4).
  */
 import { eq } from 'drizzle-orm';
-import { processInstances, steps, type ApprovalRow, type StepRow } from '../../db/schema.js';
+import { processInstances, steps, type ApprovalRow } from '../../db/schema.js';
 import { EngineError, type ErrorCode, invalid } from '../../errors.js';
 import { toolCallDigest } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
@@ -36,14 +36,8 @@ export interface Refusal {
   effect?: (tx: Tx) => Promise<unknown>;
 }
 
-type Edit = Exclude<ReturnType<typeof checkEdit>, Refusal | null>;
-
 /** An accepted decision: its step, its edit, and who decided which level of the version before it. */
-export interface Accepted {
-  step: StepRow;
-  edit: Edit | null;
-  deciders: VersionDecider[];
-}
+export type Accepted = Exclude<Awaited<ReturnType<typeof checkDecision>>, Refusal>;
 
 /** A refusal kept as evidence, with the change that commits with it (an approval found expired). */
 export function refuse(
@@ -69,7 +63,7 @@ export interface Deciding {
 }
 
 /** Every rule of a decision, in the order a person should hear about them. */
-export async function checkDecision(tx: Tx, d: Deciding): Promise<Refusal | Accepted> {
+export async function checkDecision(tx: Tx, d: Deciding) {
   const { actor, task, a } = d;
   const standing = checkStanding(actor, task, a, d.input);
   if (standing) return standing;
@@ -187,7 +181,8 @@ function checkEdit({ ctx, actor, a, input }: Deciding, binding: ToolBinding) {
       { failures: failures.map((f) => ({ check: f.check, message: f.message })) },
     );
   }
-  const outcome = ruleFor(binding, proposed, { persons: true });
+  // a person changed the call: an `auto` match does not count, people decide it
+  const outcome = ruleFor({ ...binding, dropAuto: true }, proposed);
   if (outcome.kind === 'deny') {
     return refuse(
       'POLICY_DENIED',
@@ -225,12 +220,9 @@ function keepRedacted(original: unknown, edited: Record<string, unknown>, paths:
       if (!Object.hasOwn(src, k) || !Object.hasOwn(dst, k)) break;
       const d = dst as Record<string | number, unknown>;
       const o = src as Record<string | number, unknown>;
-      if (i === path.length - 1) {
-        if (d[k] === REDACTED) d[k] = o[k];
-      } else {
-        src = o[k];
-        dst = d[k];
-      }
+      if (i === path.length - 1 && d[k] === REDACTED) d[k] = o[k];
+      src = o[k];
+      dst = d[k];
     }
   }
   return out;
