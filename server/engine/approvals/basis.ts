@@ -10,7 +10,6 @@ import { externalTasks, steps } from '../../db/schema.js';
 import { type EngineContext, idempotencyKeyFor } from '../common/index.js';
 import { bindingPolicy, redactArguments, type ToolBinding } from '../definitions/index.js';
 
-/** The basis of the approval of the call at (task, attempt, sequence). */
 export async function approvalBasis(
   ctx: EngineContext,
   a: { taskId: string; attempt: number; sequence: number },

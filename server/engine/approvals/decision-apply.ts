@@ -61,7 +61,6 @@ export async function applyDecision(tx: Tx, d: Decided): Promise<ApprovalRow> {
   return row;
 }
 
-/** The fields an edit changes: the call's new version, its digest, arguments, levels and rule. */
 function editedFields({ ctx, edit }: Decided) {
   return edit
     ? {
@@ -140,7 +139,6 @@ async function settle(tx: Tx, d: Decided, s: Standing): Promise<ApprovalRow> {
     .where(eq(approvals.id, a.id))
     .returning();
   await settleStep(tx, d, approved, digest);
-  // The decision does not move the token; it only makes the task acquirable again on the same attempt.
   await tx
     .update(externalTasks)
     .set({ state: 'OPEN', workerId: null, availableAt: sql`now()`, updatedAt: sql`now()` })

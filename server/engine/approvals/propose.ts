@@ -27,7 +27,6 @@ export function isAutoApproval(a: Pick<ApprovalRow, 'decidedById' | 'decidedByNa
   return a.decidedById === null && a.decidedByName === POLICY_DECIDER;
 }
 
-/** The outcome a proposal opens an approval for: people's levels, or an `auto` rule. */
 export type OpenOutcome = Exclude<RuleOutcome, { kind: 'deny' }>;
 
 /** The levels an outcome asks for: an auto approval keeps the tool's approvers as who may see it. */

@@ -100,12 +100,10 @@ export async function retireApprovalsOfTasks(
   }
 }
 
-/** Where the step of an approval (or a step row itself) is: its task, attempt and sequence. */
 export function stepOf(s: { taskId: string; attempt: number; sequence: number }) {
   return and(eq(steps.taskId, s.taskId), eq(steps.attempt, s.attempt), eq(steps.sequence, s.sequence));
 }
 
-/** What every history row about an approval carries: its instance, task, step and who acted. */
 export function approvalHistoryBase(a: ApprovalRow, actor: string) {
   return {
     projectId: a.projectId,

@@ -1,8 +1,7 @@
 /**
  * The engine's model prices (SPEC §4, §15.6), engine-wide (one table for every project): each change is
  * a new row valid from its time, never an update, so the history is kept, a call is priced with the row
- * in force when it was journaled, and what a past call cost can always be explained. Operators set
- * prices with setModelPrice and read them with listModelPrices.
+ * in force when it was journaled, and what a past call cost can always be explained.
  */
 import { sql } from 'drizzle-orm';
 import { EngineError } from '../../errors.js';
