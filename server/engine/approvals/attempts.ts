@@ -13,8 +13,6 @@ import { actorLabel, appendHistory } from '../history/index.js';
 import { levelNumber } from './views.js';
 import { approvalHistoryBase } from './withdraw.js';
 
-const WINDOW = sql`now() - interval '1 minute'`;
-
 export interface RefusedAttempt {
   action: 'DECIDE' | 'REVOKE';
   code: ErrorCode;
@@ -35,7 +33,7 @@ export async function recordRefusal(tx: Tx, actor: Actor, a: ApprovalRow, r: Ref
   const [last] = await tx
     .select({
       createdAt: approvalDecisions.createdAt,
-      recent: sql<boolean>`${approvalDecisions.createdAt} > ${WINDOW}`,
+      recent: sql<boolean>`${approvalDecisions.createdAt} > now() - interval '1 minute'`,
     })
     .from(approvalDecisions)
     .where(and(same, eq(approvalDecisions.chained, true)))

@@ -23,7 +23,6 @@ export async function approvalBasis(
     .from(steps)
     .where(and(eq(steps.taskId, a.taskId), eq(steps.attempt, a.attempt), lt(steps.sequence, a.sequence)))
     .orderBy(asc(steps.sequence));
-  const bindings = task?.agentWork?.toolBindings ?? [];
   const lastModel = before.filter((s) => s.kind === 'MODEL_CALL').at(-1);
   const redactedPaths: string[] = [];
   // one part of call i as the evidence policy keeps it; where something was withheld goes to redactedPaths
@@ -39,7 +38,7 @@ export async function approvalBasis(
     .filter((s) => s.kind === 'TOOL_CALL' && s.purpose === 'CALL')
     .map((s, i) => {
       const request = ctx.sealer.openJson<{ arguments?: unknown }>(s.requestEnc);
-      const binding = bindings.find((b) => b.ref === s.toolRef);
+      const binding = task?.agentWork?.toolBindings.find((b) => b.ref === s.toolRef);
       const response = s.responseEnc ? ctx.sealer.openJson(s.responseEnc) : null;
       return {
         sequence: s.sequence,

@@ -140,18 +140,15 @@ export async function earlierProposals(ctx: EngineContext, a: ApprovalView) {
     )
     .orderBy(asc(approvals.createdAt));
   const binding = (await contextsOf(ctx, [a]))[0].binding;
-  return rows.map((r) => {
-    const args = shownArguments(ctx, binding, r.argumentsEnc).view;
-    return {
-      approvalId: r.id,
-      attempt: r.attempt,
-      sequence: r.sequence,
-      state: r.state,
-      digest: r.digest,
-      createdAt: r.createdAt,
-      changes: diffJson(args, a.arguments),
-    };
-  });
+  return rows.map((r) => ({
+    approvalId: r.id,
+    attempt: r.attempt,
+    sequence: r.sequence,
+    state: r.state,
+    digest: r.digest,
+    createdAt: r.createdAt,
+    changes: diffJson(shownArguments(ctx, binding, r.argumentsEnc).view, a.arguments),
+  }));
 }
 
 export type EarlierProposal = Awaited<ReturnType<typeof earlierProposals>>[number];
