@@ -154,13 +154,8 @@ async function feedOutcome(
     .from(processInstances)
     .where(eq(processInstances.id, task.processInstanceId))
     .for('share'); // lock order task → instance; a concurrent suspend then sees the reopened task
-  const history = {
-    projectId: task.projectId,
-    processInstanceId: task.processInstanceId,
-    actor: label,
-    taskId: task.id,
-    attempt: task.attempt,
-  };
+  const { projectId, processInstanceId, id: taskId, attempt } = task;
+  const history = { projectId, processInstanceId, actor: label, taskId, attempt };
   // Retired meanwhile: a suspended instance's resume reopens the task (the fact is then reused); a
   // cancelled or ended one keeps it retired. Either way it is not handed out now.
   if (inst && inst.state !== 'ACTIVE') {
