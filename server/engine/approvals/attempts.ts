@@ -1,9 +1,9 @@
 /**
  * Every attempt to decide or revoke an approval is kept (SPEC §14.5): the accepted decision with its
- * evidence, and each refused attempt in approval_decisions. A refusal with one of the codes below also
- * joins the chain as APPROVAL_DECISION_REFUSED — at most one row per actor, approval and code a minute;
- * the refusals in between are counted (`suppressed`) on the next row, so a script hammering the API
- * cannot flood the chain, and nothing it tried is lost.
+ * evidence, and each refused attempt in approval_decisions. A refusal also joins the chain as
+ * APPROVAL_DECISION_REFUSED — at most one row per actor, approval and code a minute; the refusals in
+ * between are counted (`suppressed`) on the next row, so a script hammering the API cannot flood the
+ * chain, and nothing it tried is lost.
  */
 import { and, count, desc, eq, gt, sql } from 'drizzle-orm';
 import { approvalDecisions, type ApprovalRow } from '../../db/schema.js';
@@ -12,20 +12,6 @@ import type { Actor, Tx } from '../common/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
 import { levelNumber } from './views.js';
 import { approvalHistoryBase } from './withdraw.js';
-
-/** Refusals that are evidence in the chain (the others are a malformed request: nothing is written). */
-const CHAINED_REFUSALS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  'FORBIDDEN',
-  'SEPARATION_OF_DUTIES',
-  'STALE_DIGEST',
-  'ALREADY_DECIDED',
-  'APPROVAL_EXPIRED',
-  'INVALID_ARGUMENTS',
-  'POLICY_DENIED',
-  'WORK_RETIRED',
-]);
-
-const WINDOW = sql`now() - interval '1 minute'`;
 
 export interface RefusedAttempt {
   action: 'DECIDE' | 'REVOKE';
@@ -47,13 +33,13 @@ export async function recordRefusal(tx: Tx, actor: Actor, a: ApprovalRow, r: Ref
   const [last] = await tx
     .select({
       createdAt: approvalDecisions.createdAt,
-      recent: sql<boolean>`${approvalDecisions.createdAt} > ${WINDOW}`,
+      recent: sql<boolean>`${approvalDecisions.createdAt} > now() - interval '1 minute'`,
     })
     .from(approvalDecisions)
     .where(and(same, eq(approvalDecisions.chained, true)))
     .orderBy(desc(approvalDecisions.createdAt))
     .limit(1);
-  const chained = CHAINED_REFUSALS.has(r.code) && !last?.recent;
+  const chained = !last?.recent;
   const [{ suppressed }] =
     chained && last
       ? await tx

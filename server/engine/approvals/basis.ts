@@ -10,7 +10,6 @@ import { externalTasks, steps } from '../../db/schema.js';
 import { type EngineContext, idempotencyKeyFor } from '../common/index.js';
 import { bindingPolicy, redactArguments, type ToolBinding } from '../definitions/index.js';
 
-/** The basis of the approval of the call at (task, attempt, sequence). */
 export async function approvalBasis(
   ctx: EngineContext,
   a: { taskId: string; attempt: number; sequence: number },
@@ -24,7 +23,6 @@ export async function approvalBasis(
     .from(steps)
     .where(and(eq(steps.taskId, a.taskId), eq(steps.attempt, a.attempt), lt(steps.sequence, a.sequence)))
     .orderBy(asc(steps.sequence));
-  const bindings = task?.agentWork?.toolBindings ?? [];
   const lastModel = before.filter((s) => s.kind === 'MODEL_CALL').at(-1);
   const redactedPaths: string[] = [];
   // one part of call i as the evidence policy keeps it; where something was withheld goes to redactedPaths
@@ -40,7 +38,7 @@ export async function approvalBasis(
     .filter((s) => s.kind === 'TOOL_CALL' && s.purpose === 'CALL')
     .map((s, i) => {
       const request = ctx.sealer.openJson<{ arguments?: unknown }>(s.requestEnc);
-      const binding = bindings.find((b) => b.ref === s.toolRef);
+      const binding = task?.agentWork?.toolBindings.find((b) => b.ref === s.toolRef);
       const response = s.responseEnc ? ctx.sealer.openJson(s.responseEnc) : null;
       return {
         sequence: s.sequence,

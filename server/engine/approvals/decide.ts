@@ -55,9 +55,9 @@ export async function decideApproval(ctx: EngineContext, actor: Actor, input: De
       comment: input.comment ?? null,
     }),
     async (tx, task, a) => {
-      const verdict = await checkDecision(tx, ctx, actor, task, a, input);
-      if ('refusal' in verdict) return verdict.refusal;
-      return applyDecision(tx, { ctx, actor, task, a, input, ...verdict.accepted });
+      const d = { ctx, actor, task, a, input };
+      const verdict = await checkDecision(tx, d);
+      return 'error' in verdict ? verdict : applyDecision(tx, { ...d, ...verdict });
     },
   );
   await traceDecision(ctx, actor, row, input.decision, found.currentLevel);

@@ -8,22 +8,15 @@
 import { createHash } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { approvalDecisions, approvals, externalTasks, steps, type ApprovalRow } from '../../db/schema.js';
-import { type Actor, type EngineContext, type Tx, describeChanges } from '../common/index.js';
+import { type Tx, describeChanges } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
-import type { LockedTaskRow } from '../lease/index.js';
-import type { Accepted, DecideInput } from './decision-check.js';
+import type { Accepted, Deciding } from './decision-check.js';
 import { ruleAt, ruleRecord } from './rules.js';
 import { acceptedEdits, levelNumber } from './views.js';
 import { approvalHistoryBase, stepOf } from './withdraw.js';
 
-type Decided = Accepted & {
-  ctx: EngineContext;
-  actor: Actor;
-  task: LockedTaskRow;
-  a: ApprovalRow;
-  input: DecideInput;
-};
+type Decided = Deciding & Accepted;
 
 /**
  * What the decision makes of the approval: its version and levels, the level the decision counts for
@@ -68,7 +61,6 @@ export async function applyDecision(tx: Tx, d: Decided): Promise<ApprovalRow> {
   return row;
 }
 
-/** The fields an edit changes: the call's new version, its digest, arguments, levels and rule. */
 function editedFields({ ctx, edit }: Decided) {
   return edit
     ? {
@@ -147,7 +139,6 @@ async function settle(tx: Tx, d: Decided, s: Standing): Promise<ApprovalRow> {
     .where(eq(approvals.id, a.id))
     .returning();
   await settleStep(tx, d, approved, digest);
-  // The decision does not move the token; it only makes the task acquirable again on the same attempt.
   await tx
     .update(externalTasks)
     .set({ state: 'OPEN', workerId: null, availableAt: sql`now()`, updatedAt: sql`now()` })

@@ -4,7 +4,7 @@
  * that commits with it: an approval found past its timeout expires, SPEC §14.4).
  */
 import { eq } from 'drizzle-orm';
-import { processInstances, steps, type ApprovalRow, type StepRow } from '../../db/schema.js';
+import { processInstances, steps, type ApprovalRow } from '../../db/schema.js';
 import { EngineError, type ErrorCode, invalid } from '../../errors.js';
 import { toolCallDigest } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
@@ -36,45 +36,44 @@ export interface Refusal {
   effect?: (tx: Tx) => Promise<unknown>;
 }
 
-type Refused = { refusal: Refusal };
-type Edit = Exclude<ReturnType<typeof checkEdit>, Refused | null>;
-
 /** An accepted decision: its step, its edit, and who decided which level of the version before it. */
-export interface Accepted {
-  step: StepRow;
-  edit: Edit | null;
-  deciders: VersionDecider[];
+export type Accepted = Exclude<Awaited<ReturnType<typeof checkDecision>>, Refusal>;
+
+/** A refusal kept as evidence, with the change that commits with it (an approval found expired). */
+export function refuse(
+  code: ErrorCode,
+  message: string,
+  details?: Record<string, unknown>,
+  effect?: (tx: Tx) => Promise<unknown>,
+): Refusal {
+  return { error: new EngineError(code, message, details), recorded: true, effect };
 }
 
-type Verdict = Refused | { accepted: Accepted };
-
-function refuse(code: ErrorCode, message: string, details?: Record<string, unknown>): Refused {
-  return { refusal: { error: new EngineError(code, message, details), recorded: true } };
+function malformed(error: EngineError): Refusal {
+  return { error, recorded: false };
 }
 
-function malformed(error: EngineError): Refused {
-  return { refusal: { error, recorded: false } };
+/** Who decides which approval of which task, and what they sent. */
+export interface Deciding {
+  ctx: EngineContext;
+  actor: Actor;
+  task: LockedTaskRow;
+  a: ApprovalRow;
+  input: DecideInput;
 }
 
 /** Every rule of a decision, in the order a person should hear about them. */
-export async function checkDecision(
-  tx: Tx,
-  ctx: EngineContext,
-  actor: Actor,
-  task: LockedTaskRow,
-  a: ApprovalRow,
-  input: DecideInput,
-): Promise<Verdict> {
-  const standing = checkStanding(actor, task, a, input);
+export async function checkDecision(tx: Tx, d: Deciding) {
+  const { actor, task, a } = d;
+  const standing = checkStanding(actor, task, a, d.input);
   if (standing) return standing;
   const deciders = await versionDeciders(tx, a);
   const duty = await checkSeparationOfDuties(tx, actor, a, deciders);
   if (duty) return duty;
   const [step] = await tx.select().from(steps).where(stepOf(a));
-  const binding = task.agentWork!.toolBindings.find((b) => b.ref === a.toolRef)!;
-  const edit = checkEdit(ctx, actor, a, binding, input);
-  if (edit && 'refusal' in edit) return edit;
-  return { accepted: { step, edit, deciders } };
+  const edit = checkEdit(d, task.agentWork!.toolBindings.find((b) => b.ref === a.toolRef)!);
+  if (edit && 'error' in edit) return edit;
+  return { step, edit, deciders };
 }
 
 /** Whether this person may decide this approval now, on the digest they saw. */
@@ -100,13 +99,12 @@ function checkStanding(actor: Actor, task: LockedTaskRow, a: ApprovalRow, input:
   }
   // Time is checked when a person acts, not only by the sweep (SPEC §14.4).
   if (a.state === 'PENDING' && a.expiresAt && a.expiresAt.getTime() <= Date.now()) {
-    const expired = refuse(
+    return refuse(
       'APPROVAL_EXPIRED',
       `This approval expired at ${a.expiresAt.toISOString()} with no decision; the agent was told and the call will not run as proposed.`,
       { expiresAt: a.expiresAt.toISOString() },
+      (tx) => expireApproval(tx, task, a),
     );
-    expired.refusal.effect = (tx) => expireApproval(tx, task, a);
-    return expired;
   }
   if (a.state !== 'PENDING') {
     return refuse(
@@ -159,13 +157,7 @@ async function checkSeparationOfDuties(tx: Tx, actor: Actor, a: ApprovalRow, dec
  * levels start afresh; the editor's decision counts for `level`, the lowest level naming one of their
  * groups (null: none). Null when nothing was edited.
  */
-function checkEdit(
-  ctx: EngineContext,
-  actor: Actor,
-  a: ApprovalRow,
-  binding: ToolBinding,
-  input: DecideInput,
-) {
+function checkEdit({ ctx, actor, a, input }: Deciding, binding: ToolBinding) {
   if (input.arguments == null) return null;
   if (typeof input.arguments !== 'object' || Array.isArray(input.arguments)) {
     return malformed(
@@ -189,7 +181,8 @@ function checkEdit(
       { failures: failures.map((f) => ({ check: f.check, message: f.message })) },
     );
   }
-  const outcome = ruleFor(binding, proposed, { persons: true });
+  // a person changed the call: an `auto` match does not count, people decide it
+  const outcome = ruleFor({ ...binding, dropAuto: true }, proposed);
   if (outcome.kind === 'deny') {
     return refuse(
       'POLICY_DENIED',
@@ -227,12 +220,9 @@ function keepRedacted(original: unknown, edited: Record<string, unknown>, paths:
       if (!Object.hasOwn(src, k) || !Object.hasOwn(dst, k)) break;
       const d = dst as Record<string | number, unknown>;
       const o = src as Record<string | number, unknown>;
-      if (i === path.length - 1) {
-        if (d[k] === REDACTED) d[k] = o[k];
-      } else {
-        src = o[k];
-        dst = d[k];
-      }
+      if (i === path.length - 1 && d[k] === REDACTED) d[k] = o[k];
+      src = o[k];
+      dst = d[k];
     }
   }
   return out;

@@ -1,4 +1,3 @@
-/** The paged list of approvals a caller may see (who may see one: maySeeApproval). */
 import { and, eq, sql } from 'drizzle-orm';
 import { approvals, type ApprovalRow } from '../../db/schema.js';
 import { EngineError } from '../../errors.js';

@@ -27,7 +27,6 @@ export function isAutoApproval(a: Pick<ApprovalRow, 'decidedById' | 'decidedByNa
   return a.decidedById === null && a.decidedByName === POLICY_DECIDER;
 }
 
-/** The outcome a proposal opens an approval for: people's levels, or an `auto` rule. */
 export type OpenOutcome = Exclude<RuleOutcome, { kind: 'deny' }>;
 
 /** The levels an outcome asks for: an auto approval keeps the tool's approvers as who may see it. */
@@ -73,7 +72,7 @@ export interface Proposal {
  * and STEP_APPROVED after the step's STEP_PROPOSED and leaves the lease with the worker.
  */
 export async function openApproval(ex: Executor, ctx: EngineContext, p: Proposal): Promise<void> {
-  const { task, step, binding, outcome } = p;
+  const { task, step, binding, outcome, approvalId } = p;
   const levels = levelsOf(outcome, binding);
   // The approver is shown the model that asked for the call: a fallback model when the node fell back.
   const [proposer] = await ex
@@ -96,7 +95,7 @@ export async function openApproval(ex: Executor, ctx: EngineContext, p: Proposal
   const argumentsEnc = ctx.sealer.sealJson(p.args);
   const auto = outcome.kind === 'auto';
   await ex.insert(approvals).values({
-    id: p.approvalId,
+    id: approvalId,
     rule: outcome.rule?.when ?? null,
     ruleIndex: outcome.rule?.index ?? null,
     definitionVersion: instance?.version ?? null,
@@ -121,17 +120,9 @@ export async function openApproval(ex: Executor, ctx: EngineContext, p: Proposal
       ? { decidedById: null, decidedByName: POLICY_DECIDER, decidedAt: sql`now()` }
       : timeBounds(binding)),
   });
-  if (outcome.kind !== 'auto') return parkForApproval(ex, task, p.approvalId);
-  await appendHistory(
-    ex,
-    ...autoHistory(task, step, outcome.rule, 1, instance?.version ?? null, p.approvalId),
-  );
-  await notify(ex, {
-    type: 'approval',
-    approvalId: p.approvalId,
-    projectId: task.projectId,
-    change: 'decided',
-  });
+  if (outcome.kind !== 'auto') return parkForApproval(ex, task, approvalId);
+  await appendHistory(ex, ...autoHistory(task, step, outcome.rule, 1, instance?.version ?? null, approvalId));
+  await notify(ex, { type: 'approval', approvalId, projectId: task.projectId, change: 'decided' });
 }
 
 /**

@@ -6,28 +6,18 @@
  */
 import { and, eq } from 'drizzle-orm';
 import { approvalDecisions, steps, type ApprovalRow } from '../../db/schema.js';
-import { EngineError, type ErrorCode } from '../../errors.js';
+import { EngineError } from '../../errors.js';
 import type { Actor, EngineContext, Tx } from '../common/index.js';
 import { actorLabel } from '../history/index.js';
 import { isRetired, type LockedTaskRow } from '../lease/index.js';
 import { actOnApproval } from './decide.js';
-import type { Refusal } from './decision-check.js';
+import { refuse } from './decision-check.js';
 import { approvalStanding, lapseOf, reopenLapsed } from './standing.js';
 import { toApprovalView } from './views.js';
 import { expireApproval, stepOf, withdrawApproval } from './withdraw.js';
 
 /** Steps past this point have gone out (or may have): revoking can no longer stop the call. */
 const EXECUTING = new Set(['STARTED', 'COMPLETED', 'FAILED', 'OUTCOME_UNKNOWN']);
-
-/** A refused revoke (kept as evidence), and the change that commits with it (an approval found expired). */
-function refuse(
-  code: ErrorCode,
-  message: string,
-  details?: Record<string, unknown>,
-  effect?: (tx: Tx) => Promise<unknown>,
-): Refusal {
-  return { error: new EngineError(code, message, details), recorded: true, effect };
-}
 
 export async function revokeApproval(
   ctx: EngineContext,
@@ -96,11 +86,7 @@ async function checkRevoke(tx: Tx, actor: Actor, task: LockedTaskRow, a: Approva
       { stepState: step.state },
     );
   }
-  return checkTime(tx, actor, task, a);
-}
-
-/** Past its timeout (pending) or its window (approved), the approval expires rather than being revoked. */
-async function checkTime(tx: Tx, actor: Actor, task: LockedTaskRow, a: ApprovalRow): Promise<Refusal | null> {
+  // Past its timeout (pending) or its window (approved), the approval expires rather than being revoked.
   if (a.state === 'PENDING' && a.expiresAt && a.expiresAt.getTime() <= Date.now()) {
     return refuse(
       'APPROVAL_EXPIRED',

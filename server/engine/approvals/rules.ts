@@ -33,15 +33,8 @@ function refOf(rule: ApprovalRule, index: number): RuleRef {
   };
 }
 
-/**
- * The rule that decides this call. `persons`: a person changed the call (an approver's edit), so an
- * `auto` match does not count — people decide it.
- */
-export function ruleFor(
-  binding: ToolBinding,
-  args: Record<string, unknown>,
-  opts: { persons?: boolean } = {},
-): RuleOutcome {
+/** The rule that decides this call. */
+export function ruleFor(binding: ToolBinding, args: Record<string, unknown>): RuleOutcome {
   const rules = binding.approvalRules ?? [];
   let levels: { rule: ApprovalRule; index: number } | null = null;
   let auto: { rule: ApprovalRule; index: number } | null = null;
@@ -54,7 +47,7 @@ export function ruleFor(
       levels = { rule, index: i };
   }
   if (levels) return { kind: 'levels', levels: levels.rule.levels, rule: refOf(levels.rule, levels.index) };
-  if (auto && !binding.dropAuto && !opts.persons && binding.policy === 'approval_required')
+  if (auto && !binding.dropAuto && binding.policy === 'approval_required')
     return { kind: 'auto', rule: refOf(auto.rule, auto.index) };
   return { kind: 'levels', levels: [binding.approvers], rule: null };
 }
@@ -118,14 +111,12 @@ export function argumentFailures(binding: ToolBinding, args: Record<string, unkn
   return out;
 }
 
-/** A failure as history keeps it (the check and, for a schema, where and which keyword). */
 export function failureRecord(f: ArgumentFailure): Record<string, unknown> {
   return f.check === 'input_schema'
     ? { check: f.check, path: f.path, keyword: f.keyword }
     : { check: f.check };
 }
 
-/** A rule as history keeps it. */
 export function ruleRecord(rule: RuleRef | null): Record<string, unknown> | null {
   if (!rule) return null;
   return {

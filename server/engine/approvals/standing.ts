@@ -123,22 +123,14 @@ export function lapseHistory(task: LockedTaskRow, a: ApprovalRow, lapse: Lapse):
   };
 }
 
+/** A lapsed approval's new version; `sequence`: the step's in the current attempt, not the old approval's. */
+type Reopening = { task: LockedTaskRow; old: ApprovalRow; newId: string; lapse: Lapse; sequence: number };
+
 /**
  * Writes the lapse (after the journal wrote the step back to PROPOSED under `newId`): the old approval
  * EXPIRED or VOIDED, a new PENDING version of the same call for the first level, the task parked.
  */
-export async function reopenApproval(
-  ex: Executor,
-  p: {
-    task: LockedTaskRow;
-    old: ApprovalRow;
-    newId: string;
-    lapse: Lapse;
-    binding: ToolBinding | undefined;
-    /** the step's sequence in the current attempt (an approval reused from an earlier attempt had its own) */
-    sequence: number;
-  },
-): Promise<void> {
+export async function reopenApproval(ex: Executor, p: Reopening & { binding: ToolBinding | undefined }) {
   const { task, old, newId, lapse } = p;
   await ex
     .update(approvals)
@@ -167,12 +159,8 @@ export async function reopenApproval(
     definitionVersion: old.definitionVersion,
     ...timeBounds(p.binding),
   });
-  await notify(ex, {
-    type: 'approval',
-    approvalId: old.id,
-    projectId: old.projectId,
-    change: lapse.state === 'EXPIRED' ? 'expired' : 'voided',
-  });
+  const change = lapse.state === 'EXPIRED' ? 'expired' : 'voided';
+  await notify(ex, { type: 'approval', approvalId: old.id, projectId: old.projectId, change });
   await parkForApproval(ex, task, newId);
 }
 
@@ -191,10 +179,7 @@ export async function voidApproval(
  * The effect of an auto approval's lapse (after the journal wrote the step under `newId`): the old
  * approval EXPIRED, a new version APPROVED by the same rule now, and the event.
  */
-export async function reapproveByRule(
-  ex: Executor,
-  p: { task: LockedTaskRow; old: ApprovalRow; newId: string; lapse: Lapse; sequence: number },
-): Promise<void> {
+export async function reapproveByRule(ex: Executor, p: Reopening) {
   const { task, old, newId } = p;
   await ex.update(approvals).set({ state: p.lapse.state }).where(eq(approvals.id, old.id));
   await ex.insert(approvals).values({

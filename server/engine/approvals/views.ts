@@ -46,9 +46,8 @@ async function contextsOf(ctx: EngineContext, rows: Pick<ApprovalRow, 'taskId' |
 }
 
 /**
- * An approval as the approver sees it: its row without the sealed and bookkeeping columns, the arguments
- * as the evidence policy keeps them (never sealed), the binding's editability, and the process it
- * belongs to.
+ * An approval as the approver sees it: no sealed or bookkeeping columns, the arguments as the evidence
+ * policy keeps them, the binding's editability, and the process it belongs to.
  */
 function toView(ctx: EngineContext, a: ApprovalRow, { binding, factsBinding, processKey }: ApprovalContext) {
   const {
@@ -112,7 +111,6 @@ export async function loadApprovalFor(ctx: EngineContext, actor: Actor, id: stri
   return toApprovalView(ctx, a);
 }
 
-// A decision as approvers read it: neither its sealed edited arguments nor its bookkeeping.
 const { approvalId, principalId, editedArgumentsEnc, chained, ...decisionColumns } =
   getTableColumns(approvalDecisions);
 
@@ -142,18 +140,15 @@ export async function earlierProposals(ctx: EngineContext, a: ApprovalView) {
     )
     .orderBy(asc(approvals.createdAt));
   const binding = (await contextsOf(ctx, [a]))[0].binding;
-  return rows.map((r) => {
-    const args = shownArguments(ctx, binding, r.argumentsEnc).view;
-    return {
-      approvalId: r.id,
-      attempt: r.attempt,
-      sequence: r.sequence,
-      state: r.state,
-      digest: r.digest,
-      createdAt: r.createdAt,
-      changes: diffJson(args, a.arguments),
-    };
-  });
+  return rows.map((r) => ({
+    approvalId: r.id,
+    attempt: r.attempt,
+    sequence: r.sequence,
+    state: r.state,
+    digest: r.digest,
+    createdAt: r.createdAt,
+    changes: diffJson(shownArguments(ctx, binding, r.argumentsEnc).view, a.arguments),
+  }));
 }
 
 export type EarlierProposal = Awaited<ReturnType<typeof earlierProposals>>[number];
@@ -184,7 +179,6 @@ function shownArguments(ctx: EngineContext, binding: ToolBinding | undefined, en
   return redactArguments(ctx.sealer.openJson(enc) ?? {}, binding?.redact ?? []);
 }
 
-/** The accepted decisions on an approval that changed its call. */
 export function acceptedEdits(approvalId: string) {
   return and(
     eq(approvalDecisions.approvalId, approvalId),

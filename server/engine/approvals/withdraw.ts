@@ -6,11 +6,10 @@
  * rows, and the events. An approval whose work was retired ends RETIRED, with no call and no step change.
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import { approvals, externalTasks, steps, type ApprovalRow } from '../../db/schema.js';
+import { approvals, externalTasks, steps, type ApprovalRow, type ExternalTaskRow } from '../../db/schema.js';
 import type { Executor } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
-import type { LockedTaskRow } from '../lease/index.js';
 
 export interface Withdrawal {
   state: 'REVOKED' | 'EXPIRED';
@@ -23,12 +22,7 @@ export interface Withdrawal {
   data: Record<string, unknown>;
 }
 
-export async function withdrawApproval(
-  ex: Executor,
-  task: LockedTaskRow | typeof externalTasks.$inferSelect,
-  a: ApprovalRow,
-  w: Withdrawal,
-): Promise<ApprovalRow> {
+export async function withdrawApproval(ex: Executor, task: ExternalTaskRow, a: ApprovalRow, w: Withdrawal) {
   const [row] = await ex
     .update(approvals)
     .set({ state: w.state, comment: w.comment })
@@ -67,7 +61,7 @@ export async function withdrawApproval(
  * A PENDING approval past its timeout becomes EXPIRED: the sweep does it, and so does a person acting
  * on it (SPEC §14.4), under the caller's locks (task, then approval).
  */
-export function expireApproval(ex: Executor, task: Parameters<typeof withdrawApproval>[1], a: ApprovalRow) {
+export function expireApproval(ex: Executor, task: ExternalTaskRow, a: ApprovalRow) {
   const at = a.expiresAt!.toISOString();
   const comment = `Rejected: no decision before ${at}.`;
   return withdrawApproval(ex, task, a, {
@@ -106,12 +100,10 @@ export async function retireApprovalsOfTasks(
   }
 }
 
-/** Where the step of an approval (or a step row itself) is: its task, attempt and sequence. */
 export function stepOf(s: { taskId: string; attempt: number; sequence: number }) {
   return and(eq(steps.taskId, s.taskId), eq(steps.attempt, s.attempt), eq(steps.sequence, s.sequence));
 }
 
-/** What every history row about an approval carries: its instance, task, step and who acted. */
 export function approvalHistoryBase(a: ApprovalRow, actor: string) {
   return {
     projectId: a.projectId,

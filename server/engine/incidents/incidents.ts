@@ -10,7 +10,6 @@ import {
   processInstances,
   steps,
   taskReports,
-  type ExternalTaskRow,
   type IncidentRow,
 } from '../../db/schema.js';
 import { EngineError, notFound, invalid } from '../../errors.js';
@@ -26,7 +25,7 @@ import {
   page,
 } from '../common/index.js';
 import { notify, notifyTask } from '../events/index.js';
-import { actorLabel, appendHistory, type HistoryEntry } from '../history/index.js';
+import { actorLabel, appendHistory } from '../history/index.js';
 import { transaction } from '../../db/pg.js';
 
 /** An incident as callers see it: its row less resolvedBy (the resolution names them) and dedupeKey. */
@@ -69,16 +68,12 @@ export interface ResolveIncidentInput {
   result?: unknown;
 }
 
-async function incidentRow(ex: Executor, actor: Actor, id: string): Promise<IncidentRow> {
+/** An incident the actor may see, or NOT_FOUND. */
+export async function getIncident(ex: Executor, actor: Actor, id: string): Promise<IncidentView> {
   if (!isUuid(id)) throw notFound('incident', id);
   const [row] = await ex.select().from(incidents).where(eq(incidents.id, id)).limit(1);
   if (!row || !sameProject(actor, row.projectId)) throw notFound('incident', id);
-  return row;
-}
-
-/** An incident the actor may see, or NOT_FOUND. */
-export async function getIncident(ex: Executor, actor: Actor, id: string): Promise<IncidentView> {
-  return incidentView(await incidentRow(ex, actor, id));
+  return incidentView(row);
 }
 
 /** Resolves an incident; for an unknown tool outcome the task reopens on the same attempt. */
@@ -90,7 +85,7 @@ export async function resolveIncident(ctx: EngineContext, actor: Actor, input: R
       'COMMENT_REQUIRED',
       'Say what you checked: a comment is required to resolve an incident.',
     );
-  const inc0 = await incidentRow(ctx.db, actor, input.id);
+  const inc0 = await getIncident(ctx.db, actor, input.id);
   const resolved = await transaction(ctx.db, async (tx) => {
     const label = actorLabel(actor);
     if (inc0.type === 'TOOL_OUTCOME_UNKNOWN' && inc0.taskId) {
@@ -137,7 +132,7 @@ export async function resolveIncident(ctx: EngineContext, actor: Actor, input: R
 async function feedOutcome(
   tx: Tx,
   ctx: EngineContext,
-  inc: IncidentRow,
+  inc: IncidentView,
   input: ResolveIncidentInput,
   label: string,
 ) {
@@ -159,14 +154,28 @@ async function feedOutcome(
     .from(processInstances)
     .where(eq(processInstances.id, task.processInstanceId))
     .for('share'); // lock order task → instance; a concurrent suspend then sees the reopened task
-  const history = {
-    projectId: task.projectId,
-    processInstanceId: task.processInstanceId,
-    actor: label,
-    taskId: task.id,
-    attempt: task.attempt,
-  };
-  if (inst && inst.state !== 'ACTIVE') return keepRetired(tx, task, inst.state, history);
+  const { projectId, processInstanceId, id: taskId, attempt } = task;
+  const history = { projectId, processInstanceId, actor: label, taskId, attempt };
+  // Retired meanwhile: a suspended instance's resume reopens the task (the fact is then reused); a
+  // cancelled or ended one keeps it retired. Either way it is not handed out now.
+  if (inst && inst.state !== 'ACTIVE') {
+    const suspended = inst.state === 'SUSPENDED';
+    await tx
+      .update(externalTasks)
+      .set({
+        state: 'CANCELLED',
+        errorType: suspended ? 'SUSPENDED' : 'CANCELLED',
+        errorMessage: null,
+        updatedAt: sql`now()`,
+        endedAt: sql`now()`,
+      })
+      .where(eq(externalTasks.id, task.id));
+    return appendHistory(tx, {
+      ...history,
+      eventType: suspended ? 'TASK_SUSPENDED' : 'TASK_CANCELLED',
+      data: { reason: 'TOOL_OUTCOME_RESOLVED', instanceState: inst.state },
+    });
+  }
   await tx
     .update(externalTasks)
     .set({
@@ -197,34 +206,6 @@ async function feedOutcome(
     data: { reason: 'TOOL_OUTCOME_RESOLVED', happened: input.happened },
   });
   await notifyTask(tx, task, 'OPEN');
-}
-
-/**
- * Retired meanwhile: a suspended instance's resume reopens the task (the fact is then reused); a
- * cancelled or ended one keeps it retired. Either way it is not handed out now.
- */
-async function keepRetired(
-  tx: Tx,
-  task: ExternalTaskRow,
-  instanceState: string,
-  history: Omit<HistoryEntry, 'eventType'>,
-) {
-  const suspended = instanceState === 'SUSPENDED';
-  await tx
-    .update(externalTasks)
-    .set({
-      state: 'CANCELLED',
-      errorType: suspended ? 'SUSPENDED' : 'CANCELLED',
-      errorMessage: null,
-      updatedAt: sql`now()`,
-      endedAt: sql`now()`,
-    })
-    .where(eq(externalTasks.id, task.id));
-  await appendHistory(tx, {
-    ...history,
-    eventType: suspended ? 'TASK_SUSPENDED' : 'TASK_CANCELLED',
-    data: { reason: 'TOOL_OUTCOME_RESOLVED', instanceState },
-  });
 }
 
 export async function listIncidents(

@@ -1,8 +1,7 @@
 /**
  * The engine's model prices (SPEC §4, §15.6), engine-wide (one table for every project): each change is
  * a new row valid from its time, never an update, so the history is kept, a call is priced with the row
- * in force when it was journaled, and what a past call cost can always be explained. Operators set
- * prices with setModelPrice and read them with listModelPrices.
+ * in force when it was journaled, and what a past call cost can always be explained.
  */
 import { sql } from 'drizzle-orm';
 import { EngineError } from '../../errors.js';
@@ -28,7 +27,7 @@ export async function priceUsage(ex: Executor, model: string, usage: Usage) {
       sql`SELECT model, effective_from AS "from", input_per_mtok_usd AS i, output_per_mtok_usd AS o
           FROM model_prices ORDER BY model, effective_from DESC`,
     );
-    const map = new Map<string, { from: number; i: number; o: number }[]>();
+    const map: PriceRows = new Map();
     for (const r of rows) {
       const list = map.get(r.model) ?? [];
       list.push({ from: new Date(r.from).getTime(), i: Number(r.i), o: Number(r.o) });
@@ -36,23 +35,18 @@ export async function priceUsage(ex: Executor, model: string, usage: Usage) {
     }
     priceCache = { at: now, rows: map };
   }
-  return priced(
-    usage,
-    priceCache.rows.get(model)?.find((p) => p.from <= now),
-  );
+  return priced(priceCache.rows, model, usage, now);
 }
 
 /** priceUsage from the process's price cache alone; undefined when the cache must be (re)loaded. */
 export function priceUsageCached(model: string, usage: Usage) {
   const now = Date.now();
   if (!priceCache || now - priceCache.at > PRICE_TTL_MS) return undefined;
-  return priced(
-    usage,
-    priceCache.rows.get(model)?.find((p) => p.from <= now),
-  );
+  return priced(priceCache.rows, model, usage, now);
 }
 
-function priced(usage: Usage, p: { i: number; o: number } | undefined) {
+function priced(rows: PriceRows, model: string, usage: Usage, now: number) {
+  const p = rows.get(model)?.find((r) => r.from <= now);
   const inputTokens = nonNeg(usage.inputTokens);
   const outputTokens = nonNeg(usage.outputTokens);
   // never below input + output: an under-reported total would slip past max_tokens_total
@@ -67,7 +61,8 @@ function priced(usage: Usage, p: { i: number; o: number } | undefined) {
  * through setModelPrice applies at once in the engine that set it, and within 30 s in the others.
  */
 const PRICE_TTL_MS = 30_000;
-let priceCache: { at: number; rows: Map<string, { from: number; i: number; o: number }[]> } | null = null;
+type PriceRows = Map<string, { from: number; i: number; o: number }[]>;
+let priceCache: { at: number; rows: PriceRows } | null = null;
 
 export interface SetModelPriceInput {
   model: string;
