@@ -22,12 +22,11 @@ import { beginAndLoadMany, writeAndCommit } from './sql.js';
 import { type Effect, JournalState } from './state.js';
 
 const GROUPS_IN_FLIGHT = 2;
-/** A group still running after this long is waiting (a row lock, a slow disk): another may start. */
 const STALLED_MS = 25;
 /** Groups in flight at most, stalled ones included (the pool has 20 connections). */
 const MAX_IN_FLIGHT = 8;
-/** Calls in one group at most (journalBatch's bound too: a batch fits one group). */
-export const MAX_GROUP = 32;
+/** Calls in one group at most, and tasks in one journalBatch: a batch fits one group. */
+export const MAX_BATCH_TASKS = 32;
 
 interface Call {
   actor: Actor;
@@ -64,7 +63,7 @@ export class JournalGroups {
   private readonly maxGroup: number;
 
   constructor(private readonly ctx: EngineContext) {
-    this.maxGroup = ctx.config.journalGroupCommit ? MAX_GROUP : 1;
+    this.maxGroup = ctx.config.journalGroupCommit ? MAX_BATCH_TASKS : 1;
     this.turns = new Turns<Call>({
       inFlight: GROUPS_IN_FLIGHT,
       stalledMs: STALLED_MS,
@@ -75,15 +74,11 @@ export class JournalGroups {
     });
   }
 
-  submit(actor: Actor, inputs: JournalStepInput[], batch: boolean): Promise<JournalResult[]> {
-    return this.submitMany(actor, [{ inputs, batch }])[0];
-  }
-
   /**
-   * Several tasks' calls at once (journalBatch): all are queued before a group is formed, so they share
-   * one group (and its COMMIT) unless the groups in flight are all busy. One promise per call, in order.
+   * Calls of several tasks (journalBatch) are all queued before a group is formed, so they share one
+   * group (and its COMMIT) unless the groups in flight are all busy. One promise per call, in order.
    */
-  submitMany(actor: Actor, calls: { inputs: JournalStepInput[]; batch: boolean }[]) {
+  submit(actor: Actor, calls: { inputs: JournalStepInput[]; batch: boolean }[]) {
     if (this.maxGroup === 1) return calls.map((c) => runOne(this.ctx, actor, c.inputs, c.batch));
     const queued: Call[] = [];
     const out = calls.map(
