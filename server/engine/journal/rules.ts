@@ -11,12 +11,12 @@ import { toolCallDigest } from '../../shared/canonical.js';
 import { EngineError, invalid } from '../../errors.js';
 import { lapseOf, type Standing } from '../approvals/index.js';
 import { type Actor, type EngineContext, idempotencyKeyFor, type Tx } from '../common/index.js';
-import type { AgentWork, ToolBinding } from '../definitions/index.js';
+import type { ToolBinding } from '../definitions/index.js';
 import { startDelegation } from '../instances/index.js';
 import { assertLease, type LockedTaskRow } from '../lease/index.js';
 import { argumentsOf, digestOf, type JournalStepInput } from './input.js';
 import { type priceUsage, priceUsageCached, type Usage } from '../prices/index.js';
-import { assertWithinLimits, hasLimits, type LimitedCall } from './limits.js';
+import { checkLimits } from './limits.js';
 import type { Reusable } from './reuse.js';
 import { assertNextSequence, bindingOf, checkPrecondition, reconciliation } from './guards.js';
 import { propose, refuseByRules } from './propose.js';
@@ -297,15 +297,6 @@ function reuse(
     }),
   ]);
   return answer(ctx, row, j.task.state);
-}
-
-/** The node's limits against the usage so far (SPEC §4, §15.6); LIMIT_EXCEEDED when one is reached. */
-function checkLimits(j: JournalState, work: AgentWork | null, call: LimitedCall): void {
-  if (!work || !hasLimits(work.limits)) return;
-  // the load sums the usage exactly when a step starts on a node with limits (HAS_LIMITS in the load)
-  const usage = j.usage;
-  if (!usage) throw new Error('the usage so far was not read for a node with limits');
-  assertWithinLimits(usage, work.limits, call);
 }
 
 function withOutcome(ctx: EngineContext, base: StepRow, input: JournalStepInput): StepRow {
