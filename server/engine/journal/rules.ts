@@ -20,7 +20,7 @@ import { checkLimits } from './limits.js';
 import type { Reusable } from './reuse.js';
 import { assertNextSequence, bindingOf, checkPrecondition, reconciliation } from './guards.js';
 import { propose, refuseByRules } from './propose.js';
-import { reapprove, reopen, voidForFacts } from './reopen.js';
+import { afterLapse, voidForFacts } from './reopen.js';
 import { type JournalState, stepHistory } from './state.js';
 import { toStepView } from './views.js';
 
@@ -134,9 +134,8 @@ async function transition(
       input.state === 'COMPLETED' ? reconciliation(j, ctx, e, bindingOf(task.agentWork, e.toolRef)) : null;
     if (settled) {
       // a started write its lookup found (SPEC §11 Reconciled): COMPLETED with the lookup's answer
-      const { responseEnc } = settled;
       const row = j.put(
-        { ...e, state: 'COMPLETED', responseEnc, errorEnc: null, reconciled: true, updatedAt: new Date() },
+        { ...e, ...settled, state: 'COMPLETED', errorEnc: null, reconciled: true, updatedAt: new Date() },
         [stepHistory(task, input.workerId, { ...e, state: 'COMPLETED' }, { reconciled: true })],
       );
       return answer(ctx, row, task.state);
@@ -172,8 +171,7 @@ async function startApproved(
   // SPEC §11 order at STARTED: the window, then the deciders' authority, then the precondition
   const standing = e.approvalId ? await reads.approval(e.approvalId) : null;
   const lapse = standing ? lapseOf(standing, binding, new Date()) : null;
-  if (standing && lapse)
-    e = reapprove(j, e, binding, standing, lapse) ?? reopen(j, e, input, binding, standing, lapse);
+  if (standing && lapse) e = afterLapse(j, e, input, binding, standing, lapse);
   const failed = checkPrecondition(j, ctx, e, binding, standing);
   if (failed !== null) voidForFacts(j, e, input, standing, failed);
   checkLimits(j, task.agentWork, 'write');

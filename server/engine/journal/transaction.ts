@@ -97,14 +97,8 @@ export async function applyAll(
     try {
       out.push(await applyStep(state, ctx, actor, reads, input));
     } catch (e) {
-      // a refusal after commit says so: what the call changed before it (e.g. a batch's earlier steps) stands
-      const refused =
-        e instanceof RefusalAfterCommit
-          ? new EngineError(e.refusal.code, e.refusal.message, { ...e.refusal.details, committed: true })
-          : e;
-      const answer = batch ? withIndex(refused, index) : refused;
-      if (e instanceof RefusalAfterCommit) return { out, refusal: answer };
-      throw answer;
+      if (!(e instanceof RefusalAfterCommit)) throw batch ? withIndex(e, index) : e;
+      return { out, refusal: batch ? withIndex(e.refusal, index) : e.refusal };
     }
   }
   return { out };
