@@ -28,6 +28,9 @@ export interface AttemptFailure {
 /** The failure's metadata for the task row (unchanged without any) and for its history row. */
 const metadataOf = (f: AttemptFailure) => (f.metadata ? { metadata: f.metadata } : {});
 
+/** A task row no worker holds. */
+const UNLEASED = { workerId: null, leasedBy: null, leaseExpiresAt: null };
+
 /** A task's write calls: the steps whose re-send could repeat a side effect. */
 export function writesOf(taskId: string) {
   return and(
@@ -72,9 +75,7 @@ export async function settleUnknownOutcomes(
         state: 'FAILED',
         errorType: 'TOOL_OUTCOME_UNKNOWN',
         errorMessage: 'waiting for a person to resolve an unknown tool outcome',
-        workerId: null,
-        leasedBy: null,
-        leaseExpiresAt: null,
+        ...UNLEASED,
         updatedAt: sql`now()`,
       })
       .where(eq(externalTasks.id, task.id));
@@ -187,9 +188,7 @@ async function retryLater(tx: Tx, task: ExternalTaskRow, f: AttemptFailure): Pro
       attempt: task.attempt + 1,
       leaseExpiries: 0,
       deferrals: 0,
-      workerId: null,
-      leasedBy: null,
-      leaseExpiresAt: null,
+      ...UNLEASED,
       availableAt: sql`now() + make_interval(secs => ${delay / 1000})`,
       errorType: f.errorType,
       errorMessage: f.errorMessage ?? null,
@@ -222,9 +221,7 @@ async function failForGood(tx: Tx, task: ExternalTaskRow, f: AttemptFailure): Pr
     .update(externalTasks)
     .set({
       state: 'FAILED',
-      workerId: null,
-      leasedBy: null,
-      leaseExpiresAt: null,
+      ...UNLEASED,
       errorType: f.errorType,
       errorMessage: f.errorMessage ?? null,
       ...metadataOf(f),

@@ -8,7 +8,7 @@ import { Ajv } from 'ajv';
 import { and, eq } from 'drizzle-orm';
 import { taskReports, type ExternalTaskRow } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
-import { assertLease, type LockedTaskRow, lockTask } from '../lease/index.js';
+import { assertLease, attemptHistory, type LockedTaskRow, lockTask } from '../lease/index.js';
 import { failTaskAttempt } from './attempt.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Executor, Tx } from '../common/index.js';
@@ -265,12 +265,8 @@ async function finish(
   const endNodeId = findNode(spec, nextId).type === 'end' ? nextId : null;
   const { row, instance: updated } = await completeRows(tx, task, vars, metadata, endNodeId);
   last.history.push({
-    projectId: task.projectId,
-    processInstanceId: task.processInstanceId,
+    ...attemptHistory(task, who),
     eventType: 'TASK_COMPLETED',
-    actor: who,
-    taskId: task.id,
-    attempt: task.attempt,
     data: {
       variables: Object.keys(vars),
       variablesSha256: sha256Hex(canonicalJson(vars)),
