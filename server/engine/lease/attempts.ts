@@ -52,7 +52,21 @@ export async function settleUnknownOutcomes(
   actor: string,
   opts: { reacquire?: boolean } = {},
 ): Promise<number> {
-  const unknown = await unknownOutcomes(tx, task, opts);
+  const started = await startedWrites(tx, task.id, task.attempt);
+  if (started.length === 0) return 0;
+  const lookups = await tx
+    .select({ sequence: steps.sequence, state: steps.state })
+    .from(steps)
+    .where(and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt), eq(steps.purpose, 'LOOKUP')))
+    .orderBy(asc(steps.sequence));
+  const withLookup = new Set((task.agentWork?.toolBindings ?? []).filter((b) => b.lookup).map((b) => b.ref));
+  const unknown = started
+    .filter((s) => {
+      const after = lookups.filter((l) => l.sequence > s.sequence);
+      if (s.key !== null) return after.at(-1)?.state === 'FAILED';
+      return !(opts.reacquire && withLookup.has(s.toolRef ?? '') && after.length === 0);
+    })
+    .map((s) => s.sequence);
   if (unknown.length === 0) return 0;
   const open = await tx
     .update(steps)
@@ -120,25 +134,6 @@ export function startedWrites(tx: Tx, taskId: string, attempt: number) {
     .from(steps)
     .where(and(writesOf(taskId), eq(steps.attempt, attempt), eq(steps.state, 'STARTED')))
     .orderBy(asc(steps.sequence));
-}
-
-/** The sequences of the attempt's started writes whose outcome nobody can know now (see above). */
-async function unknownOutcomes(tx: Tx, task: ExternalTaskRow, opts: { reacquire?: boolean }) {
-  const started = await startedWrites(tx, task.id, task.attempt);
-  if (started.length === 0) return [];
-  const lookups = await tx
-    .select({ sequence: steps.sequence, state: steps.state })
-    .from(steps)
-    .where(and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt), eq(steps.purpose, 'LOOKUP')))
-    .orderBy(asc(steps.sequence));
-  const withLookup = new Set((task.agentWork?.toolBindings ?? []).filter((b) => b.lookup).map((b) => b.ref));
-  return started
-    .filter((s) => {
-      const after = lookups.filter((l) => l.sequence > s.sequence);
-      if (s.key !== null) return after.at(-1)?.state === 'FAILED';
-      return !(opts.reacquire && withLookup.has(s.toolRef ?? '') && after.length === 0);
-    })
-    .map((s) => s.sequence);
 }
 
 /** Fails the current attempt: retry on attempt+1 after a backoff, or FAILED with a TASK_FAILED incident. */
