@@ -48,7 +48,6 @@ class GroupAbort extends Error {
 
 const groups = new WeakMap<EngineContext, JournalGroups>();
 
-/** The engine's journal groups (one set per engine context). */
 export function journalGroups(ctx: EngineContext): JournalGroups {
   if (!groups.has(ctx)) groups.set(ctx, new JournalGroups(ctx));
   return groups.get(ctx)!;

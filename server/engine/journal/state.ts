@@ -9,7 +9,6 @@ import type { StepRow } from '../../db/schema.js';
 import type { Executor } from '../common/index.js';
 import { attemptHistory, type LockedTaskRow, withTaskDates } from '../lease/index.js';
 
-/** The attempt's last step: its place, state and purpose. */
 type LastStep = Pick<StepRow, 'sequence' | 'state' | 'purpose'>;
 
 /** The usage of the task's model calls so far (for limits). */
@@ -37,7 +36,6 @@ export class JournalState {
     for (const r of existing) this.rows.set(r.sequence, r);
   }
 
-  /** The load statement's row (sql.ts) as a state. */
   static fromLoad(row: Record<string, unknown>): JournalState {
     withTaskDates(row);
     const { existingSteps, lastStep, modelUsage, ...task } = row;
@@ -60,12 +58,10 @@ export class JournalState {
     );
   }
 
-  /** The step at `sequence` of the loaded attempt, as it stands now (undefined when there is none). */
   step(sequence: number): StepRow | undefined {
     return this.rows.get(sequence);
   }
 
-  /** The attempt's last step as it stands now. */
   get last(): LastStep | undefined {
     return this.lastStep ? { ...this.lastStep } : undefined;
   }
@@ -90,10 +86,7 @@ export class JournalState {
     return this.usageSoFar ? { ...this.usageSoFar } : null;
   }
 
-  /**
-   * Records a step's new row (a new step, or a change to one) with its history rows, which join the
-   * chain in the order given.
-   */
+  /** Records a step's new or changed row with its history rows, which join the chain in the order given. */
   put(row: StepRow, history: HistoryEntry[]): StepRow {
     const old = this.rows.get(row.sequence);
     if (!old) this.inserted.add(row.sequence);

@@ -53,7 +53,6 @@ export async function ownTransaction<T>(
   }
 }
 
-/** One journal call in its own transaction: load, apply the rules, write, run the effects, commit. */
 export async function runOne(ctx: EngineContext, actor: Actor, inputs: JournalStepInput[], batch: boolean) {
   const [{ taskId }] = inputs;
   if (!isUuid(taskId)) throw notFound('external task', taskId);
