@@ -10,7 +10,7 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { externalTasks, type HistoryEventRow, historyEvents, type StepRow, steps } from '../../db/schema.js';
 import { type Actor, type EngineContext, sameProject } from '../common/index.js';
-import { type StepView, toStepView } from './views.js';
+import { toStepView } from './views.js';
 
 export interface KeySend {
   reason: 'CREATED' | 'REUSED' | 'LEASE';
@@ -20,30 +20,11 @@ export interface KeySend {
   workerId: string | null;
 }
 
-export interface KeyTraceView {
-  key: string;
-  processInstanceId: string;
-  taskId: string;
-  /** the attempt and sequence of the write that created the key */
-  attempt: number;
-  sequence: number;
-  toolRef: string | null;
-  /** how it ended: COMPLETED when any holder completed, else the latest holder's state (STARTED: open) */
-  outcome: StepRow['state'];
-  /** every step holding the key, by attempt */
-  steps: StepView[];
-  sends: KeySend[];
-}
-
 const ENDS = new Set(['STEP_COMPLETED', 'STEP_FAILED', 'STEP_OUTCOME_UNKNOWN']);
 const LEASES = new Set(['TASK_LEASED', 'TASK_LEASE_REACQUIRED']);
 
 /** The step that holds `key` and its sends, or null when no step the actor may see holds it. */
-export async function stepByIdempotencyKey(
-  ctx: EngineContext,
-  actor: Actor,
-  key: string,
-): Promise<KeyTraceView | null> {
+export async function stepByIdempotencyKey(ctx: EngineContext, actor: Actor, key: string) {
   const rows = await ctx.db
     .select()
     .from(steps)
@@ -74,6 +55,7 @@ export async function stepByIdempotencyKey(
       ),
     )
     .orderBy(asc(historyEvents.seq), asc(historyEvents.idx));
+  // the write that created the key
   const [origin] = rows;
   return {
     key,
@@ -82,11 +64,14 @@ export async function stepByIdempotencyKey(
     attempt: origin.attempt,
     sequence: origin.sequence,
     toolRef: origin.toolRef,
+    // COMPLETED when any holder completed, else the latest holder's state (STARTED: open)
     outcome: rows.some((r) => r.state === 'COMPLETED') ? 'COMPLETED' : rows[rows.length - 1].state,
     steps: rows.map((r) => toStepView(ctx, r)),
     sends: rows.flatMap((r, i) => sendsOf(r, i === 0, events)),
   };
 }
+
+export type KeyTraceView = NonNullable<Awaited<ReturnType<typeof stepByIdempotencyKey>>>;
 
 type Event = Pick<HistoryEventRow, 'eventType' | 'actor' | 'at' | 'attempt' | 'sequence' | 'data'>;
 

@@ -4,15 +4,11 @@ import { steps, type StepRow } from '../../db/schema.js';
 import type { EngineContext, Executor } from '../common/index.js';
 import { writesOf } from '../lease/index.js';
 
-/** A step row as callers see it: its sealed payloads opened, its policy and key id left out. */
-export type StepView = Omit<StepRow, 'policy' | 'requestEnc' | 'responseEnc' | 'errorEnc' | 'keyId'> & {
-  request: unknown;
-  response: unknown;
-  error: string | null;
-};
-
-/** Payloads are opened (decrypted and parsed) only when read, once: most answers need the task state alone. */
-export function toStepView(ctx: EngineContext, r: StepRow): StepView {
+/**
+ * A step row as callers see it: its policy and key id left out, its sealed payloads opened (decrypted
+ * and parsed) only when read, once: most answers need the task state alone.
+ */
+export function toStepView(ctx: EngineContext, r: StepRow) {
   const { policy, requestEnc, responseEnc, errorEnc, keyId, ...view } = r;
   const opened = new Map<string, unknown>();
   const open = (key: 'requestEnc' | 'responseEnc' | 'errorEnc') => {
@@ -32,6 +28,8 @@ export function toStepView(ctx: EngineContext, r: StepRow): StepView {
     },
   };
 }
+
+export type StepView = ReturnType<typeof toStepView>;
 
 /** The journal of each task: every attempt, or only the attempt each task is on now. */
 export async function loadSteps(
