@@ -130,25 +130,18 @@ export class JournalGroups {
   /** One transaction for the group; each call's answer, or a throw when the group must be run call by call. */
   private async together(group: Call[]): Promise<Outcome[]> {
     const outcomes: Outcome[] = new Array(group.length);
-    const keys = group.map((c, i) => {
-      const key = loadKeyOf(c.inputs);
-      if (!isUuid(key.taskId)) outcomes[i] = { error: notFound('external task', key.taskId) };
-      return key;
-    });
-    const live = group.flatMap((_, i) => (outcomes[i] ? [] : [i]));
+    // a task id that is no uuid is not loaded: NOT_FOUND, as for a task the actor may not see
+    const live = group.flatMap((c, i) => (isUuid(c.inputs[0].taskId) ? [i] : []));
+    const keys = live.map((i) => loadKeyOf(group[i].inputs));
     return ownTransaction(this.ctx, async (db, committed) => {
-      const rows = await beginAndLoadMany(
-        db,
-        live.map((i) => keys[i]),
-      );
+      const rows = await beginAndLoadMany(db, keys);
       const steps: unknown[] = [];
       const history: Record<string, unknown>[] = [];
       const effects: Effect[] = [];
-      for (const [j, i] of live.entries()) {
-        const c = group[i];
-        const row = rows.get(j);
+      for (const [i, c] of group.entries()) {
+        const row = rows.get(live.indexOf(i));
         if (!row || !sameProject(c.actor, row.projectId as string)) {
-          outcomes[i] = { error: notFound('external task', keys[i].taskId) };
+          outcomes[i] = { error: notFound('external task', c.inputs[0].taskId) };
           continue;
         }
         const state = JournalState.fromLoad(row);
