@@ -28,7 +28,8 @@ export class JournalState {
   private constructor(
     readonly task: LockedTaskRow,
     existing: StepRow[],
-    private lastStep: LastStep | undefined,
+    /** the attempt's last step as it stands now (replaced, never changed in place) */
+    public last: Readonly<LastStep> | undefined,
     /** when the last step is a guard read: the call it guards (SPEC §11) */
     private guardedSeq: number | undefined,
     private readonly usageSoFar: ModelUsage | null,
@@ -62,16 +63,12 @@ export class JournalState {
     return this.rows.get(sequence);
   }
 
-  get last(): LastStep | undefined {
-    return this.lastStep ? { ...this.lastStep } : undefined;
-  }
-
   /**
    * The attempt's last call the model asked for (purpose CALL), as it stands now: the last step, or the
    * call the last step's guard read belongs to.
    */
   lastCall(): StepRow | undefined {
-    const last = this.lastStep;
+    const last = this.last;
     if (!last) return undefined;
     return this.rows.get(last.purpose === 'CALL' ? last.sequence : (this.guardedSeq ?? -1));
   }
@@ -93,11 +90,11 @@ export class JournalState {
     this.rows.set(row.sequence, row);
     this.dirty.add(row.sequence);
     this.history.push(...history);
-    if (!this.lastStep || row.sequence >= this.lastStep.sequence) {
+    if (!this.last || row.sequence >= this.last.sequence) {
       // a new guard read belongs to the call open before it (the rules checked that)
-      if (row.purpose !== 'CALL' && row.sequence > (this.lastStep?.sequence ?? 0))
+      if (row.purpose !== 'CALL' && row.sequence > (this.last?.sequence ?? 0))
         this.guardedSeq = this.lastCall()?.sequence;
-      this.lastStep = { sequence: row.sequence, state: row.state, purpose: row.purpose };
+      this.last = { sequence: row.sequence, state: row.state, purpose: row.purpose };
     }
     if (this.usageSoFar && row.kind === 'MODEL_CALL') {
       const done = (r: StepRow | undefined) => (r?.state === 'COMPLETED' ? 1 : 0);
