@@ -41,9 +41,7 @@ export async function beginAndLoadMany(db: Db, keys: LoadKey[]) {
     execute(db, LOCK_TASKS, [keys.map((k) => k.taskId)]),
     execute(db, JOURNAL_LOAD_MANY, [json]),
   );
-  const byIndex = new Map<number, Record<string, unknown>>();
-  for (const { groupIndex, ...row } of rows) byIndex.set(groupIndex, row);
-  return byIndex;
+  return new Map(rows.map(({ groupIndex, ...row }) => [groupIndex, row]));
 }
 
 /** Writes the changes (if any), then `after` (its rows returned), then COMMIT when asked: one round trip. */

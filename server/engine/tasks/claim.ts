@@ -29,7 +29,6 @@ import { loadEarlierWrites, loadSteps, toStepView } from '../journal/index.js';
 import { heartbeat, recordRejection } from '../workers/index.js';
 import { traceClaims } from '../../telemetry/index.js';
 
-/** A worker's fetch (validated below). */
 export interface FetchInput {
   workerId: string;
   maxTasks: number;
