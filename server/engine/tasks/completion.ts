@@ -17,7 +17,6 @@ import { readDefinitionSpec } from '../definitions/index.js';
 import { enterNode, findNode, instanceEnded, type LastWrites } from '../instances/index.js';
 import {
   assertNoOpenStep,
-  type CompletionTail,
   type CompletionTask,
   completeRows,
   lockForCompletion,
@@ -26,7 +25,7 @@ import {
 } from './completion-sql.js';
 import { recordOutcome } from '../workers/index.js';
 import type { AttemptMetadata } from '../../shared/types.js';
-import { type JournalStepInput, journalSteps, journalThen } from '../journal/index.js';
+import { type JournalStepInput, journalSteps, journalThen, type Then } from '../journal/index.js';
 import { type TaskView, taskView } from './views.js';
 import { transaction } from '../../db/pg.js';
 import { COMPLETION_READS_AFTER } from '../../db/statements/tasks.js';
@@ -117,7 +116,7 @@ export async function completeTask(ctx: EngineContext, actor: Actor, input: Comp
       async (tx, locked) => {
         const task = { ...locked.task, ...locked.after } as CompletionTask;
         const done = await completeIn(tx, actor, input, requestSha, task);
-        return { value: done, last: done.tail && tailStatement(actor, done.tail) };
+        return { value: done, last: done.tail };
       },
       // the completion's reads, run with the journal's write of the steps
       { statement: COMPLETION_READS_AFTER, values: [taskId, attempt] },
@@ -128,7 +127,7 @@ export async function completeTask(ctx: EngineContext, actor: Actor, input: Comp
   result ??= await transaction(ctx.db, async (tx) => {
     const task = await lockForCompletion(tx, actor, input.taskId, input.attempt);
     const done = await completeIn(tx, actor, input, requestSha, task);
-    if (done.tail) await writeTail(tx, actor, done.tail);
+    if (done.tail) await writeTail(tx, done.tail);
     return done;
   });
   // a completion answered from its stored report records the worker's success on its own
@@ -139,7 +138,7 @@ export async function completeTask(ctx: EngineContext, actor: Actor, input: Comp
 /** A completion's task row, and its tail (none when it was answered from its stored report). */
 interface Completed {
   row: ExternalTaskRow;
-  tail?: CompletionTail;
+  tail?: Then;
 }
 
 /** The completion in the caller's transaction on the locked task; its last statement is the caller's. */
@@ -176,7 +175,7 @@ async function completeIn(
         })
       : await finish(tx, task, outcome.vars, metadata, outcome.kind === 'ok' ? null : outcome, who, last);
   const report = { taskId: task.id, workerId, attempt, requestSha, state: row.state };
-  return { row, tail: { last, report } };
+  return { row, tail: tailStatement(actor, last, report) };
 }
 
 /** The steps that travel with a completion; refused as journalSteps refuses, unless already completed. */
