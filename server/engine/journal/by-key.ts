@@ -38,14 +38,7 @@ export async function stepByIdempotencyKey(ctx: EngineContext, actor: Actor, key
     .where(eq(externalTasks.id, rows[0].taskId));
   if (!task || !sameProject(actor, task.projectId)) return null;
   const events = await ctx.db
-    .select({
-      eventType: historyEvents.eventType,
-      actor: historyEvents.actor,
-      at: historyEvents.at,
-      attempt: historyEvents.attempt,
-      sequence: historyEvents.sequence,
-      data: historyEvents.data,
-    })
+    .select()
     .from(historyEvents)
     .where(
       and(
@@ -73,10 +66,8 @@ export async function stepByIdempotencyKey(ctx: EngineContext, actor: Actor, key
 
 export type KeyTraceView = NonNullable<Awaited<ReturnType<typeof stepByIdempotencyKey>>>;
 
-type Event = Pick<HistoryEventRow, 'eventType' | 'actor' | 'at' | 'attempt' | 'sequence' | 'data'>;
-
 /** One holder's sends: its STARTED (unless it was answered from the journal) and the leases while it was open. */
-function sendsOf(r: StepRow, created: boolean, events: Event[]): KeySend[] {
+function sendsOf(r: StepRow, created: boolean, events: HistoryEventRow[]): KeySend[] {
   if (!created && r.reused) return [];
   const own = events.filter((e) => e.attempt === r.attempt);
   const startedAt = own.findIndex((e) => e.eventType === 'STEP_STARTED' && e.sequence === r.sequence);
