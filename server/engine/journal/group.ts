@@ -38,10 +38,7 @@ interface Call {
 
 type Outcome = { value: JournalResult[] } | { error: unknown };
 
-/**
- * The rules refused a call after it had written in the group's transaction (a reuse read writes the
- * call's changes first), or a call threw what is not a refusal: only a rollback undoes the group.
- */
+/** The rules refused a call after it wrote (a reuse read writes first): only a rollback undoes it. */
 class GroupAbort extends Error {
   override name = 'GroupAbort';
 }
