@@ -15,7 +15,7 @@ import type { ToolBinding } from '../definitions/index.js';
 import { startDelegation } from '../instances/index.js';
 import { assertLease, type LockedTaskRow } from '../lease/index.js';
 import { argumentsOf, digestOf, type JournalStepInput } from './input.js';
-import { type priceUsage, priceUsageCached, type Usage } from '../prices/index.js';
+import type { priceUsage, Usage } from '../prices/index.js';
 import { checkLimits } from './limits.js';
 import type { Reusable } from './reuse.js';
 import { assertNextSequence, bindingOf, checkPrecondition, reconciliation } from './guards.js';
@@ -33,7 +33,7 @@ export interface RuleReads {
   reusable(task: LockedTaskRow, sequence: number, digest: string): Promise<Reusable | null>;
   /** an approval and the standing of the people who decided it (at the start of an approved call) */
   approval(approvalId: string): Promise<Standing | null>;
-  /** the engine's price of a model call, when the process's price cache has none */
+  /** the engine's price of a model call: the process's price cache, else the database */
   price(model: string, usage: Usage): ReturnType<typeof priceUsage>;
 }
 
@@ -140,10 +140,7 @@ async function transition(
       );
       return answer(ctx, row, task.state);
     }
-    const priced =
-      e.kind === 'MODEL_CALL' && input.usage
-        ? (priceUsageCached(e.model!, input.usage) ?? (await reads.price(e.model!, input.usage)))
-        : null;
+    const priced = e.kind === 'MODEL_CALL' && input.usage ? await reads.price(e.model!, input.usage) : null;
     const spent = priced ? { tokens: priced.usage.totalTokens, costUsd: priced.costUsd } : {};
     const ended = { ...withOutcome(ctx, e, input), state: input.state, updatedAt: new Date() };
     const row = j.put({ ...ended, usage: priced?.usage ?? null, costUsd: priced?.costUsd ?? null }, [

@@ -8,7 +8,7 @@ import { EngineError, notFound } from '../../errors.js';
 import { approvalStanding } from '../approvals/index.js';
 import { type Actor, type EngineContext, isUuid, sameProject } from '../common/index.js';
 import type { JournalStepInput } from './input.js';
-import { priceUsage } from '../prices/index.js';
+import { priceUsage, priceUsageCached } from '../prices/index.js';
 import { findReusable } from './reuse.js';
 import { RefusalAfterCommit } from './reopen.js';
 import { applyStep, type JournalResult, type RuleReads } from './rules.js';
@@ -23,8 +23,7 @@ export function loadKeyOf(inputs: JournalStepInput[]): LoadKey {
       ? [i.sequence - 1, i.sequence]
       : [i.sequence],
   );
-  // a model call or a write starting (or proposed) is held to the node's limits; a read STARTED loads
-  // the usage needlessly
+  // what starts (or is proposed) may be held to the node's limits; a read STARTED loads it needlessly
   const withUsage = inputs.some((i) => i.state === 'STARTED' || i.state === 'PROPOSED');
   return { taskId, attempt, sequences, withUsage };
 }
@@ -77,7 +76,7 @@ export function readsOf(db: Db, state: JournalState, onWrite?: () => void): Rule
       await write(db, state.takeChanges(), false);
       return findReusable(db, task, sequence, digest);
     },
-    price: (model, usage) => priceUsage(db, model, usage),
+    price: async (model, usage) => priceUsageCached(model, usage) ?? priceUsage(db, model, usage),
     approval: (approvalId) => approvalStanding(db, approvalId),
   };
 }
