@@ -5,7 +5,6 @@
  */
 import { EngineError } from '../../errors.js';
 import type { AgentLimits } from '../../shared/types.js';
-import type { AgentWork } from '../definitions/index.js';
 import type { JournalState } from './state.js';
 
 function hasLimits(limits: AgentLimits): boolean {
@@ -13,13 +12,12 @@ function hasLimits(limits: AgentLimits): boolean {
 }
 
 /**
- * Throws LIMIT_EXCEEDED when the usage so far reaches one of the node's limits, before a model call
- * starts or a write is sent. A write is held only to what was spent (tokens and money), not to
- * max_turns: the last turn the node allows may ask for a write.
+ * LIMIT_EXCEEDED when the usage so far reaches a limit of the task's node. A write is held only to what
+ * was spent (tokens and money), not to max_turns: the last turn the node allows may ask for a write.
  */
-export function checkLimits(j: JournalState, work: AgentWork | null, call: 'model call' | 'write'): void {
-  if (!work || !hasLimits(work.limits)) return;
-  const { limits } = work;
+export function checkLimits(j: JournalState, call: 'model call' | 'write'): void {
+  const limits = j.task.agentWork?.limits;
+  if (!limits || !hasLimits(limits)) return;
   // the load sums the usage exactly when a step starts on a node with limits (HAS_LIMITS in the load)
   const u = j.usage;
   if (!u) throw new Error('the usage so far was not read for a node with limits');

@@ -171,7 +171,7 @@ async function startApproved(
   if (standing && lapse) e = afterLapse(j, e, input, binding, standing, lapse);
   const failed = checkPrecondition(j, ctx, e, binding, standing);
   if (failed !== null) voidForFacts(j, e, input, standing, failed);
-  checkLimits(j, task.agentWork, 'write');
+  checkLimits(j, 'write');
   const key =
     binding?.idempotency === 'key'
       ? (e.idempotencyKey ?? idempotencyKeyFor(task.id, task.attempt, e.sequence))
@@ -199,7 +199,6 @@ async function create(
   binding: ToolBinding | null,
 ): Promise<JournalResult> {
   const task = j.task;
-  const work = task.agentWork;
   const now = new Date();
   const base: StepRow = {
     taskId: task.id,
@@ -233,7 +232,7 @@ async function create(
         'Journal a model call STARTED before calling the model, then COMPLETED or FAILED.',
         'state',
       );
-    checkLimits(j, work, 'model call');
+    checkLimits(j, 'model call');
     return answer(ctx, put(base), task.state);
   }
   const b = binding!;
@@ -250,8 +249,8 @@ async function create(
   if (reusable) return reuse(j, ctx, input, base, reusable);
   if (b.policy === 'approval_required') {
     // refused before a person is asked: once approved, its STARTED would be refused all the same
-    checkLimits(j, work, 'write');
-    const step = propose(j, ctx, input, base, b, work!);
+    checkLimits(j, 'write');
+    const step = propose(j, ctx, input, base, b, task.agentWork!);
     return answer(ctx, step, task.state);
   }
   if (input.state !== 'STARTED') {
@@ -262,7 +261,7 @@ async function create(
   }
   const refused = refuseByRules(j, input, base, b, argumentsOf(input.request) as Record<string, unknown>);
   if (refused) return answer(ctx, refused, task.state);
-  checkLimits(j, work, 'write');
+  checkLimits(j, 'write');
   const key = b.idempotency === 'key' ? idempotencyKeyFor(task.id, task.attempt, input.sequence) : null;
   const row = put({ ...base, state: 'STARTED', idempotencyKey: key });
   if (b.transport === 'delegate') return delegate(j, ctx, row, b);
