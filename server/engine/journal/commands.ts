@@ -14,7 +14,8 @@ const MAX_BATCH_STEPS = 50;
 /** One step (SPEC §4): locks only the external-task row and never advances the process. */
 export async function journalStep(ctx: EngineContext, actor: Actor, input: JournalStepInput) {
   precheck(ctx, actor, input);
-  const [out] = await send(ctx, actor, [input], false);
+  const [answer] = journalGroups(ctx).submit(actor, [{ inputs: [input], batch: false }]);
+  const [out] = await counted(ctx, false, answer);
   return out;
 }
 
@@ -26,14 +27,10 @@ export async function journalStep(ctx: EngineContext, actor: Actor, input: Journ
  */
 export async function journalSteps(ctx: EngineContext, actor: Actor, inputs: JournalStepInput[]) {
   checkBatch(ctx, actor, inputs);
-  return send(ctx, actor, inputs, true);
+  return counted(ctx, true, journalGroups(ctx).submit(actor, [{ inputs, batch: true }])[0]);
 }
 
-/** One task's call through the group commit, counted once journaled. */
-function send(ctx: EngineContext, actor: Actor, inputs: JournalStepInput[], batch: boolean) {
-  return counted(ctx, batch, journalGroups(ctx).submit(actor, [{ inputs, batch }])[0]);
-}
-
+/** A call's answer, counted once journaled. */
 function counted(ctx: EngineContext, batch: boolean, answer: Promise<JournalResult[]>) {
   return answer.then((out) => {
     ctx.counters.journalCalls[batch ? 'batch' : 'single']++;
