@@ -55,9 +55,8 @@ export async function loadSteps(
 }
 
 /**
- * Writes of earlier attempts that took effect or may have (COMPLETED, APPROVED, STARTED,
- * OUTCOME_UNKNOWN): the worker needs them to avoid repeating a side effect; the engine answers a
- * matching call with `reused`.
+ * Writes of earlier attempts that took effect or may have: the worker needs them to avoid repeating a
+ * side effect; the engine answers a matching call with `reused`.
  */
 export async function loadEarlierWrites(ex: Executor, ctx: EngineContext, taskId: string, attempt: number) {
   if (attempt <= 1) return [];

@@ -103,12 +103,11 @@ export async function completeTask(ctx: EngineContext, actor: Actor, input: Comp
   if (actor.kind !== 'WORKER')
     throw new EngineError('FORBIDDEN', 'Only a worker credential can complete tasks.');
   const requestSha = sha256Hex(canonicalJson(input.variables ?? null));
-  let result: Completed | undefined;
+  let result: Awaited<ReturnType<typeof completeIn>> | undefined;
   if (input.steps?.length) {
     const { taskId, workerId, attempt } = input;
     const steps = input.steps.map((st) => ({ ...st, taskId, workerId, attempt }));
-    // the steps and the completion in one transaction (completion-sql.ts); on any refusal, the
-    // separate path answers
+    // the steps and the completion in one transaction; on any refusal, the separate path answers
     const ran = await journalThen(
       ctx,
       actor,
@@ -135,20 +134,17 @@ export async function completeTask(ctx: EngineContext, actor: Actor, input: Comp
   return taskView(result.row);
 }
 
-/** A completion's task row, and its tail (none when it was answered from its stored report). */
-interface Completed {
-  row: ExternalTaskRow;
-  tail?: Then;
-}
-
-/** The completion in the caller's transaction on the locked task; its last statement is the caller's. */
+/**
+ * The completion in the caller's transaction on the locked task: the task row, and the last statement
+ * for the caller to run (none when it was answered from its stored report).
+ */
 async function completeIn(
   tx: Tx,
   actor: Actor,
   input: CompleteInput,
   requestSha: string,
   task: CompletionTask,
-): Promise<Completed> {
+): Promise<{ row: ExternalTaskRow; tail?: Then }> {
   // A re-sent report (same request) gets the stored outcome; a different one is checked like any other.
   if (task.storedSha === requestSha) return { row: task };
   const { workerId, attempt } = input;
