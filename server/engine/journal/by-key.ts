@@ -10,7 +10,7 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { externalTasks, type HistoryEventRow, historyEvents, type StepRow, steps } from '../../db/schema.js';
 import { type Actor, type EngineContext, sameProject } from '../common/index.js';
-import { type StepView, toStepView } from './views.js';
+import { toStepView } from './views.js';
 
 export interface KeySend {
   reason: 'CREATED' | 'REUSED' | 'LEASE';
@@ -20,30 +20,11 @@ export interface KeySend {
   workerId: string | null;
 }
 
-export interface KeyTraceView {
-  key: string;
-  processInstanceId: string;
-  taskId: string;
-  /** the attempt and sequence of the write that created the key */
-  attempt: number;
-  sequence: number;
-  toolRef: string | null;
-  /** how it ended: COMPLETED when any holder completed, else the latest holder's state (STARTED: open) */
-  outcome: StepRow['state'];
-  /** every step holding the key, by attempt */
-  steps: StepView[];
-  sends: KeySend[];
-}
-
 const ENDS = new Set(['STEP_COMPLETED', 'STEP_FAILED', 'STEP_OUTCOME_UNKNOWN']);
 const LEASES = new Set(['TASK_LEASED', 'TASK_LEASE_REACQUIRED']);
 
 /** The step that holds `key` and its sends, or null when no step the actor may see holds it. */
-export async function stepByIdempotencyKey(
-  ctx: EngineContext,
-  actor: Actor,
-  key: string,
-): Promise<KeyTraceView | null> {
+export async function stepByIdempotencyKey(ctx: EngineContext, actor: Actor, key: string) {
   const rows = await ctx.db
     .select()
     .from(steps)
@@ -57,14 +38,7 @@ export async function stepByIdempotencyKey(
     .where(eq(externalTasks.id, rows[0].taskId));
   if (!task || !sameProject(actor, task.projectId)) return null;
   const events = await ctx.db
-    .select({
-      eventType: historyEvents.eventType,
-      actor: historyEvents.actor,
-      at: historyEvents.at,
-      attempt: historyEvents.attempt,
-      sequence: historyEvents.sequence,
-      data: historyEvents.data,
-    })
+    .select()
     .from(historyEvents)
     .where(
       and(
@@ -74,6 +48,7 @@ export async function stepByIdempotencyKey(
       ),
     )
     .orderBy(asc(historyEvents.seq), asc(historyEvents.idx));
+  // the write that created the key
   const [origin] = rows;
   return {
     key,
@@ -82,16 +57,17 @@ export async function stepByIdempotencyKey(
     attempt: origin.attempt,
     sequence: origin.sequence,
     toolRef: origin.toolRef,
+    // COMPLETED when any holder completed, else the latest holder's state (STARTED: open)
     outcome: rows.some((r) => r.state === 'COMPLETED') ? 'COMPLETED' : rows[rows.length - 1].state,
     steps: rows.map((r) => toStepView(ctx, r)),
     sends: rows.flatMap((r, i) => sendsOf(r, i === 0, events)),
   };
 }
 
-type Event = Pick<HistoryEventRow, 'eventType' | 'actor' | 'at' | 'attempt' | 'sequence' | 'data'>;
+export type KeyTraceView = NonNullable<Awaited<ReturnType<typeof stepByIdempotencyKey>>>;
 
 /** One holder's sends: its STARTED (unless it was answered from the journal) and the leases while it was open. */
-function sendsOf(r: StepRow, created: boolean, events: Event[]): KeySend[] {
+function sendsOf(r: StepRow, created: boolean, events: HistoryEventRow[]): KeySend[] {
   if (!created && r.reused) return [];
   const own = events.filter((e) => e.attempt === r.attempt);
   const startedAt = own.findIndex((e) => e.eventType === 'STEP_STARTED' && e.sequence === r.sequence);

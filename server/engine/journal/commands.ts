@@ -5,7 +5,7 @@
 import { EngineError, invalid } from '../../errors.js';
 import type { Actor, EngineContext } from '../common/index.js';
 import { withIndex } from './transaction.js';
-import { journalGroups, MAX_GROUP } from './group.js';
+import { journalGroups, MAX_BATCH_TASKS } from './group.js';
 import { type JournalStepInput, precheck } from './input.js';
 import type { JournalResult } from './rules.js';
 
@@ -14,8 +14,8 @@ const MAX_BATCH_STEPS = 50;
 /** One step (SPEC §4): locks only the external-task row and never advances the process. */
 export async function journalStep(ctx: EngineContext, actor: Actor, input: JournalStepInput) {
   precheck(ctx, actor, input);
-  const [out] = await journalGroups(ctx).submit(actor, [input], false);
-  ctx.counters.journalCalls.single++;
+  const [answer] = journalGroups(ctx).submit(actor, [{ inputs: [input], batch: false }]);
+  const [out] = await counted(ctx, false, answer);
   return out;
 }
 
@@ -27,13 +27,16 @@ export async function journalStep(ctx: EngineContext, actor: Actor, input: Journ
  */
 export async function journalSteps(ctx: EngineContext, actor: Actor, inputs: JournalStepInput[]) {
   checkBatch(ctx, actor, inputs);
-  const out = await journalGroups(ctx).submit(actor, inputs, true);
-  ctx.counters.journalCalls.batch++;
-  return out;
+  return counted(ctx, true, journalGroups(ctx).submit(actor, [{ inputs, batch: true }])[0]);
 }
 
-/** Most tasks in one journalBatch: the group commit's own bound (group.ts), so they fit one group. */
-export const MAX_BATCH_TASKS = MAX_GROUP;
+/** A call's answer, counted once journaled. */
+function counted(ctx: EngineContext, batch: boolean, answer: Promise<JournalResult[]>) {
+  return answer.then((out) => {
+    ctx.counters.journalCalls[batch ? 'batch' : 'single']++;
+    return out;
+  });
+}
 
 /**
  * Several tasks' journal calls in one request. Each entry is its own task's call — journalStep's for one
@@ -45,7 +48,6 @@ export const MAX_BATCH_TASKS = MAX_GROUP;
 export function journalBatch(
   ctx: EngineContext,
   actor: Actor,
-  /** each task's steps, as journalSteps takes them */
   entries: { taskId: string; steps: JournalStepInput[] }[],
 ): Promise<JournalResult[]>[] {
   if (entries.length === 0 || entries.length > MAX_BATCH_TASKS) {
@@ -72,22 +74,16 @@ export function journalBatch(
       throw err;
     }
   });
-  const live = entries.filter((_, i) => refused[i] === null);
-  const sent = live.length
-    ? journalGroups(ctx).submitMany(
-        actor,
-        live.map((e) => ({ inputs: e.steps, batch: e.steps.length > 1 })),
-      )
-    : [];
+  const sent = journalGroups(ctx).submit(
+    actor,
+    entries
+      .filter((_, i) => refused[i] === null)
+      .map((e) => ({ inputs: e.steps, batch: e.steps.length > 1 })),
+  );
   let next = 0;
-  return entries.map((_, i) => {
+  return entries.map((e, i) => {
     const answer =
-      refused[i] !== null
-        ? Promise.reject(refused[i])
-        : sent[next++].then((out) => {
-            ctx.counters.journalCalls[entries[i].steps.length === 1 ? 'single' : 'batch']++;
-            return out;
-          });
+      refused[i] !== null ? Promise.reject(refused[i]) : counted(ctx, e.steps.length > 1, sent[next++]);
     // the caller reads each answer when it gets to that entry: a refusal is not unhandled meanwhile
     answer.catch(() => {});
     return answer;

@@ -22,12 +22,11 @@ import { beginAndLoadMany, writeAndCommit } from './sql.js';
 import { type Effect, JournalState } from './state.js';
 
 const GROUPS_IN_FLIGHT = 2;
-/** A group still running after this long is waiting (a row lock, a slow disk): another may start. */
 const STALLED_MS = 25;
 /** Groups in flight at most, stalled ones included (the pool has 20 connections). */
 const MAX_IN_FLIGHT = 8;
-/** Calls in one group at most (journalBatch's bound too: a batch fits one group). */
-export const MAX_GROUP = 32;
+/** Calls in one group at most, and tasks in one journalBatch: a batch fits one group. */
+export const MAX_BATCH_TASKS = 32;
 
 interface Call {
   actor: Actor;
@@ -39,17 +38,13 @@ interface Call {
 
 type Outcome = { value: JournalResult[] } | { error: unknown };
 
-/**
- * The rules refused a call after it had written in the group's transaction (a reuse read writes the
- * call's changes first), or a call threw what is not a refusal: only a rollback undoes the group.
- */
+/** The rules refused a call after it wrote (a reuse read writes first): only a rollback undoes it. */
 class GroupAbort extends Error {
   override name = 'GroupAbort';
 }
 
 const groups = new WeakMap<EngineContext, JournalGroups>();
 
-/** The engine's journal groups (one set per engine context). */
 export function journalGroups(ctx: EngineContext): JournalGroups {
   if (!groups.has(ctx)) groups.set(ctx, new JournalGroups(ctx));
   return groups.get(ctx)!;
@@ -64,7 +59,7 @@ export class JournalGroups {
   private readonly maxGroup: number;
 
   constructor(private readonly ctx: EngineContext) {
-    this.maxGroup = ctx.config.journalGroupCommit ? MAX_GROUP : 1;
+    this.maxGroup = ctx.config.journalGroupCommit ? MAX_BATCH_TASKS : 1;
     this.turns = new Turns<Call>({
       inFlight: GROUPS_IN_FLIGHT,
       stalledMs: STALLED_MS,
@@ -75,15 +70,11 @@ export class JournalGroups {
     });
   }
 
-  submit(actor: Actor, inputs: JournalStepInput[], batch: boolean): Promise<JournalResult[]> {
-    return this.submitMany(actor, [{ inputs, batch }])[0];
-  }
-
   /**
-   * Several tasks' calls at once (journalBatch): all are queued before a group is formed, so they share
-   * one group (and its COMMIT) unless the groups in flight are all busy. One promise per call, in order.
+   * Calls of several tasks (journalBatch) are all queued before a group is formed, so they share one
+   * group (and its COMMIT) unless the groups in flight are all busy. One promise per call, in order.
    */
-  submitMany(actor: Actor, calls: { inputs: JournalStepInput[]; batch: boolean }[]) {
+  submit(actor: Actor, calls: { inputs: JournalStepInput[]; batch: boolean }[]) {
     if (this.maxGroup === 1) return calls.map((c) => runOne(this.ctx, actor, c.inputs, c.batch));
     const queued: Call[] = [];
     const out = calls.map(
@@ -136,25 +127,18 @@ export class JournalGroups {
   /** One transaction for the group; each call's answer, or a throw when the group must be run call by call. */
   private async together(group: Call[]): Promise<Outcome[]> {
     const outcomes: Outcome[] = new Array(group.length);
-    const keys = group.map((c, i) => {
-      const key = loadKeyOf(c.inputs);
-      if (!isUuid(key.taskId)) outcomes[i] = { error: notFound('external task', key.taskId) };
-      return key;
-    });
-    const live = group.flatMap((_, i) => (outcomes[i] ? [] : [i]));
+    // a task id that is no uuid is not loaded: NOT_FOUND, as for a task the actor may not see
+    const live = group.flatMap((c, i) => (isUuid(c.inputs[0].taskId) ? [i] : []));
+    const keys = live.map((i) => loadKeyOf(group[i].inputs));
     return ownTransaction(this.ctx, async (db, committed) => {
-      const rows = await beginAndLoadMany(
-        db,
-        live.map((i) => keys[i]),
-      );
+      const rows = await beginAndLoadMany(db, keys);
       const steps: unknown[] = [];
       const history: Record<string, unknown>[] = [];
       const effects: Effect[] = [];
-      for (const [j, i] of live.entries()) {
-        const c = group[i];
-        const row = rows.get(j);
+      for (const [i, c] of group.entries()) {
+        const row = rows.get(live.indexOf(i));
         if (!row || !sameProject(c.actor, row.projectId as string)) {
-          outcomes[i] = { error: notFound('external task', keys[i].taskId) };
+          outcomes[i] = { error: notFound('external task', c.inputs[0].taskId) };
           continue;
         }
         const state = JournalState.fromLoad(row);

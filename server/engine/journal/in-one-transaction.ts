@@ -65,9 +65,7 @@ export async function journalThen<T>(
       return { value };
     });
   } catch (e) {
-    // What the separate path answers the same way: a refusal (the engine's, or the caller's own), a
-    // step with an effect, the database unavailable or giving up. ownTransaction rolled back whatever
-    // was open. Anything else is a bug and is not hidden behind the slow path.
+    // ownTransaction rolled back; what is not a named reason is a bug, not hidden behind the slow path
     const reason = e instanceof SeparatePath ? e.message : fallbackReason(e);
     if (reason === null) throw e;
     countFallback(ctx.counters, 'journal-then', reason);

@@ -1,7 +1,4 @@
-/**
- * What a journal request means before any rule runs: its shape and size, its digest, its frozen
- * binding, its idempotency key.
- */
+/** What a journal request means before any rule runs: its shape and size, its digest and frozen binding. */
 import { EngineError, invalid } from '../../errors.js';
 import type { AgentWork } from '../definitions/index.js';
 import { requestDigest, toolCallDigest } from '../../shared/canonical.js';

@@ -5,23 +5,22 @@
  */
 import { EngineError } from '../../errors.js';
 import type { AgentLimits } from '../../shared/types.js';
+import type { JournalState } from './state.js';
 
-export function hasLimits(limits: AgentLimits): boolean {
+function hasLimits(limits: AgentLimits): boolean {
   return limits.maxTurns != null || limits.maxTokensTotal != null || limits.budgetUsd != null;
 }
 
-/** What the usage so far is checked for: a model call to start, or a write to send. */
-export type LimitedCall = 'model call' | 'write';
-
 /**
- * Throws LIMIT_EXCEEDED when the usage so far reaches one of the node's limits. A write is held only to
- * what was spent (tokens and money), not to max_turns: the last turn the node allows may ask for a write.
+ * LIMIT_EXCEEDED when the usage so far reaches a limit of the task's node. A write is held only to what
+ * was spent (tokens and money), not to max_turns: the last turn the node allows may ask for a write.
  */
-export function assertWithinLimits(
-  u: { turns: number; tokens: number; cost: number },
-  limits: AgentLimits,
-  call: LimitedCall = 'model call',
-): void {
+export function checkLimits(j: JournalState, call: 'model call' | 'write'): void {
+  const limits = j.task.agentWork?.limits;
+  if (!limits || !hasLimits(limits)) return;
+  // the load sums the usage exactly when a step starts on a node with limits (HAS_LIMITS in the load)
+  const u = j.usage;
+  if (!u) throw new Error('the usage so far was not read for a node with limits');
   const exceeded = (limit: string, used: number, max: number, spent: string) =>
     new EngineError(
       'LIMIT_EXCEEDED',

@@ -24,29 +24,45 @@ import { type JournalState, stepHistory } from './state.js';
 
 /**
  * Thrown by a rule after it put its change into the state: the call writes and commits what it changed
- * so far, then answers with `refusal`; steps after it in a batch are not applied.
+ * so far, then answers with `refusal`, which says so (what the call changed before it, e.g. a batch's
+ * earlier steps, stands); steps after it in a batch are not applied.
  */
 export class RefusalAfterCommit extends Error {
-  constructor(readonly refusal: EngineError) {
-    super(refusal.message);
+  readonly refusal: EngineError;
+  constructor(e: EngineError) {
+    super(e.message);
+    this.refusal = new EngineError(e.code, e.message, { ...e.details, committed: true });
   }
 }
 
 /**
- * The approval of a call about to start no longer stands (expired, or its deciders' authority lapsed):
- * the step goes back to PROPOSED under a new version of the approval and the task parks.
+ * The approval of a call about to start no longer stands (expired, or its deciders' authority lapsed).
+ * An approval an `auto` rule gave whose window lapsed: the rule approves the new version at once (SPEC
+ * §14.1) — the old approval EXPIRED, APPROVAL_AUTO again — and the start goes on with the step returned.
+ * Else (a person's approval, or its rule is gone) people decide again: the step goes back to PROPOSED
+ * under a new version of the approval and the task parks.
  */
-export function reopen(
+export function afterLapse(
   j: JournalState,
   e: StepRow,
   input: JournalStepInput,
   binding: ToolBinding | undefined,
   standing: Standing,
   lapse: Lapse,
-): never {
+): StepRow {
   const task = j.task;
   const old = standing.approval;
   const newId = randomUUID();
+  const rule = isAutoApproval(old) && lapse.state === 'EXPIRED' ? ruleAt(binding, old.ruleIndex) : null;
+  if (rule?.auto) {
+    const step: StepRow = { ...e, approvalId: newId, updatedAt: new Date() };
+    j.put(step, [
+      lapseHistory(task, old, lapse),
+      ...autoHistory(task, step, rule, old.proposalVersion + 1, old.definitionVersion, newId),
+    ]);
+    j.after((db) => reapproveByRule(db, { task, old, newId, lapse, sequence: e.sequence }));
+    return step;
+  }
   const step: StepRow = { ...e, state: 'PROPOSED', approvalId: newId, updatedAt: new Date() };
   j.put(step, [
     lapseHistory(task, old, lapse),
@@ -56,32 +72,6 @@ export function reopen(
   j.park('AWAITING_APPROVAL');
   j.after((db) => reopenApproval(db, { task, old, newId, lapse, binding, sequence: e.sequence }));
   throw new RefusalAfterCommit(new EngineError(lapse.code, lapse.message, lapse.details));
-}
-
-/**
- * An approval an `auto` rule gave whose window lapsed before the call started: the rule approves the
- * new version at once (SPEC §14.1) — the old approval EXPIRED, APPROVAL_AUTO again — and the start goes
- * on. Null when the approval is a person's (or its rule is gone): people decide again (`reopen`).
- */
-export function reapprove(
-  j: JournalState,
-  e: StepRow,
-  binding: ToolBinding | undefined,
-  standing: Standing,
-  lapse: Lapse,
-): StepRow | null {
-  const old = standing.approval;
-  const rule = isAutoApproval(old) && lapse.state === 'EXPIRED' ? ruleAt(binding, old.ruleIndex) : null;
-  if (!rule?.auto) return null;
-  const task = j.task;
-  const newId = randomUUID();
-  const step: StepRow = { ...e, approvalId: newId, updatedAt: new Date() };
-  j.put(step, [
-    lapseHistory(task, old, lapse),
-    ...autoHistory(task, step, rule, old.proposalVersion + 1, old.definitionVersion, newId),
-  ]);
-  j.after((db) => reapproveByRule(db, { task, old, newId, lapse, sequence: e.sequence }));
-  return step;
 }
 
 /**

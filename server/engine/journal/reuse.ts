@@ -44,14 +44,11 @@ export async function findReusable(tx: Executor, task: LockedTaskRow, sequence: 
     calls[i].push(r);
     used.add(i);
   }
-  const rank = (r: (typeof rows)[number]) =>
-    r.state === 'COMPLETED' || (r.state === 'OUTCOME_UNKNOWN' && r.resolution_happened === true)
-      ? 3
-      : r.state === 'STARTED' && r.idempotencyKey !== null
-        ? 2
-        : r.state === 'APPROVED'
-          ? 1
-          : 0;
+  const rank = (r: (typeof rows)[number]) => {
+    if (r.state === 'COMPLETED' || (r.state === 'OUTCOME_UNKNOWN' && r.resolution_happened)) return 3;
+    if (r.state === 'STARTED' && r.idempotencyKey !== null) return 2;
+    return r.state === 'APPROVED' ? 1 : 0;
+  };
   const candidates = calls
     .map((c) => c.reduce((best, r) => (rank(r) >= rank(best) ? r : best)))
     .filter((r) => rank(r) > 0);

@@ -11,16 +11,16 @@ import { toolCallDigest } from '../../shared/canonical.js';
 import { EngineError, invalid } from '../../errors.js';
 import { lapseOf, type Standing } from '../approvals/index.js';
 import { type Actor, type EngineContext, idempotencyKeyFor, type Tx } from '../common/index.js';
-import type { AgentWork, ToolBinding } from '../definitions/index.js';
+import type { ToolBinding } from '../definitions/index.js';
 import { startDelegation } from '../instances/index.js';
 import { assertLease, type LockedTaskRow } from '../lease/index.js';
 import { argumentsOf, digestOf, type JournalStepInput } from './input.js';
-import { type priceUsage, priceUsageCached, type Usage } from '../prices/index.js';
-import { assertWithinLimits, hasLimits, type LimitedCall } from './limits.js';
+import type { priceUsage, Usage } from '../prices/index.js';
+import { checkLimits } from './limits.js';
 import type { Reusable } from './reuse.js';
 import { assertNextSequence, bindingOf, checkPrecondition, reconciliation } from './guards.js';
 import { propose, refuseByRules } from './propose.js';
-import { reapprove, reopen, voidForFacts } from './reopen.js';
+import { afterLapse, voidForFacts } from './reopen.js';
 import { type JournalState, stepHistory } from './state.js';
 import { toStepView } from './views.js';
 
@@ -33,7 +33,7 @@ export interface RuleReads {
   reusable(task: LockedTaskRow, sequence: number, digest: string): Promise<Reusable | null>;
   /** an approval and the standing of the people who decided it (at the start of an approved call) */
   approval(approvalId: string): Promise<Standing | null>;
-  /** the engine's price of a model call, when the process's price cache has none */
+  /** the engine's price of a model call: the process's price cache, else the database */
   price(model: string, usage: Usage): ReturnType<typeof priceUsage>;
 }
 
@@ -134,17 +134,13 @@ async function transition(
       input.state === 'COMPLETED' ? reconciliation(j, ctx, e, bindingOf(task.agentWork, e.toolRef)) : null;
     if (settled) {
       // a started write its lookup found (SPEC §11 Reconciled): COMPLETED with the lookup's answer
-      const { responseEnc } = settled;
       const row = j.put(
-        { ...e, state: 'COMPLETED', responseEnc, errorEnc: null, reconciled: true, updatedAt: new Date() },
+        { ...e, ...settled, state: 'COMPLETED', errorEnc: null, reconciled: true, updatedAt: new Date() },
         [stepHistory(task, input.workerId, { ...e, state: 'COMPLETED' }, { reconciled: true })],
       );
       return answer(ctx, row, task.state);
     }
-    const priced =
-      e.kind === 'MODEL_CALL' && input.usage
-        ? (priceUsageCached(e.model!, input.usage) ?? (await reads.price(e.model!, input.usage)))
-        : null;
+    const priced = e.kind === 'MODEL_CALL' && input.usage ? await reads.price(e.model!, input.usage) : null;
     const spent = priced ? { tokens: priced.usage.totalTokens, costUsd: priced.costUsd } : {};
     const ended = { ...withOutcome(ctx, e, input), state: input.state, updatedAt: new Date() };
     const row = j.put({ ...ended, usage: priced?.usage ?? null, costUsd: priced?.costUsd ?? null }, [
@@ -172,11 +168,10 @@ async function startApproved(
   // SPEC §11 order at STARTED: the window, then the deciders' authority, then the precondition
   const standing = e.approvalId ? await reads.approval(e.approvalId) : null;
   const lapse = standing ? lapseOf(standing, binding, new Date()) : null;
-  if (standing && lapse)
-    e = reapprove(j, e, binding, standing, lapse) ?? reopen(j, e, input, binding, standing, lapse);
+  if (standing && lapse) e = afterLapse(j, e, input, binding, standing, lapse);
   const failed = checkPrecondition(j, ctx, e, binding, standing);
   if (failed !== null) voidForFacts(j, e, input, standing, failed);
-  checkLimits(j, task.agentWork, 'write');
+  checkLimits(j, 'write');
   const key =
     binding?.idempotency === 'key'
       ? (e.idempotencyKey ?? idempotencyKeyFor(task.id, task.attempt, e.sequence))
@@ -204,7 +199,6 @@ async function create(
   binding: ToolBinding | null,
 ): Promise<JournalResult> {
   const task = j.task;
-  const work = task.agentWork;
   const now = new Date();
   const base: StepRow = {
     taskId: task.id,
@@ -238,7 +232,7 @@ async function create(
         'Journal a model call STARTED before calling the model, then COMPLETED or FAILED.',
         'state',
       );
-    checkLimits(j, work, 'model call');
+    checkLimits(j, 'model call');
     return answer(ctx, put(base), task.state);
   }
   const b = binding!;
@@ -255,8 +249,8 @@ async function create(
   if (reusable) return reuse(j, ctx, input, base, reusable);
   if (b.policy === 'approval_required') {
     // refused before a person is asked: once approved, its STARTED would be refused all the same
-    checkLimits(j, work, 'write');
-    const step = propose(j, ctx, input, base, b, work!);
+    checkLimits(j, 'write');
+    const step = propose(j, ctx, input, base, b, task.agentWork!);
     return answer(ctx, step, task.state);
   }
   if (input.state !== 'STARTED') {
@@ -267,7 +261,7 @@ async function create(
   }
   const refused = refuseByRules(j, input, base, b, argumentsOf(input.request) as Record<string, unknown>);
   if (refused) return answer(ctx, refused, task.state);
-  checkLimits(j, work, 'write');
+  checkLimits(j, 'write');
   const key = b.idempotency === 'key' ? idempotencyKeyFor(task.id, task.attempt, input.sequence) : null;
   const row = put({ ...base, state: 'STARTED', idempotencyKey: key });
   if (b.transport === 'delegate') return delegate(j, ctx, row, b);
@@ -297,15 +291,6 @@ function reuse(
     }),
   ]);
   return answer(ctx, row, j.task.state);
-}
-
-/** The node's limits against the usage so far (SPEC §4, §15.6); LIMIT_EXCEEDED when one is reached. */
-function checkLimits(j: JournalState, work: AgentWork | null, call: LimitedCall): void {
-  if (!work || !hasLimits(work.limits)) return;
-  // the load sums the usage exactly when a step starts on a node with limits (HAS_LIMITS in the load)
-  const usage = j.usage;
-  if (!usage) throw new Error('the usage so far was not read for a node with limits');
-  assertWithinLimits(usage, work.limits, call);
 }
 
 function withOutcome(ctx: EngineContext, base: StepRow, input: JournalStepInput): StepRow {

@@ -1,7 +1,6 @@
 /**
  * How a journal transaction talks to PostgreSQL: `BEGIN` with the load, and the write with what follows
- * it (a caller's statement, `COMMIT`), each pipelined into one round trip. The statements themselves
- * are named in db/statements/journal.ts.
+ * it (a caller's statement, `COMMIT`), each pipelined into one round trip.
  */
 import { type Db, execute, pipelined, type Statement, connectionOf } from '../../db/pg.js';
 import { JOURNAL_LOAD, JOURNAL_LOAD_MANY, JOURNAL_WRITE } from '../../db/statements/journal.js';
@@ -42,15 +41,10 @@ export async function beginAndLoadMany(db: Db, keys: LoadKey[]) {
     execute(db, LOCK_TASKS, [keys.map((k) => k.taskId)]),
     execute(db, JOURNAL_LOAD_MANY, [json]),
   );
-  const byIndex = new Map<number, Record<string, unknown>>();
-  for (const { groupIndex, ...row } of rows) byIndex.set(groupIndex, row);
-  return byIndex;
+  return new Map(rows.map(({ groupIndex, ...row }) => [groupIndex, row]));
 }
 
-/**
- * Writes the changes (when there are any), then `after` (on this connection), then COMMIT when asked —
- * one round trip. `after`'s rows, if it was given.
- */
+/** Writes the changes (if any), then `after` (its rows returned), then COMMIT when asked: one round trip. */
 export async function write(
   db: Db,
   changes: { steps: unknown[]; history: unknown[] },

@@ -9,7 +9,6 @@ import type { StepRow } from '../../db/schema.js';
 import type { Executor } from '../common/index.js';
 import { attemptHistory, type LockedTaskRow, withTaskDates } from '../lease/index.js';
 
-/** The attempt's last step: its place, state and purpose. */
 type LastStep = Pick<StepRow, 'sequence' | 'state' | 'purpose'>;
 
 /** The usage of the task's model calls so far (for limits). */
@@ -29,7 +28,8 @@ export class JournalState {
   private constructor(
     readonly task: LockedTaskRow,
     existing: StepRow[],
-    private lastStep: LastStep | undefined,
+    /** the attempt's last step as it stands now (replaced, never changed in place) */
+    public last: Readonly<LastStep> | undefined,
     /** when the last step is a guard read: the call it guards (SPEC §11) */
     private guardedSeq: number | undefined,
     private readonly usageSoFar: ModelUsage | null,
@@ -37,7 +37,6 @@ export class JournalState {
     for (const r of existing) this.rows.set(r.sequence, r);
   }
 
-  /** The load statement's row (sql.ts) as a state. */
   static fromLoad(row: Record<string, unknown>): JournalState {
     withTaskDates(row);
     const { existingSteps, lastStep, modelUsage, ...task } = row;
@@ -60,14 +59,8 @@ export class JournalState {
     );
   }
 
-  /** The step at `sequence` of the loaded attempt, as it stands now (undefined when there is none). */
   step(sequence: number): StepRow | undefined {
     return this.rows.get(sequence);
-  }
-
-  /** The attempt's last step as it stands now. */
-  get last(): LastStep | undefined {
-    return this.lastStep ? { ...this.lastStep } : undefined;
   }
 
   /**
@@ -75,7 +68,7 @@ export class JournalState {
    * call the last step's guard read belongs to.
    */
   lastCall(): StepRow | undefined {
-    const last = this.lastStep;
+    const last = this.last;
     if (!last) return undefined;
     return this.rows.get(last.purpose === 'CALL' ? last.sequence : (this.guardedSeq ?? -1));
   }
@@ -90,21 +83,18 @@ export class JournalState {
     return this.usageSoFar ? { ...this.usageSoFar } : null;
   }
 
-  /**
-   * Records a step's new row (a new step, or a change to one) with its history rows, which join the
-   * chain in the order given.
-   */
+  /** Records a step's new or changed row with its history rows, which join the chain in the order given. */
   put(row: StepRow, history: HistoryEntry[]): StepRow {
     const old = this.rows.get(row.sequence);
     if (!old) this.inserted.add(row.sequence);
     this.rows.set(row.sequence, row);
     this.dirty.add(row.sequence);
     this.history.push(...history);
-    if (!this.lastStep || row.sequence >= this.lastStep.sequence) {
+    if (!this.last || row.sequence >= this.last.sequence) {
       // a new guard read belongs to the call open before it (the rules checked that)
-      if (row.purpose !== 'CALL' && row.sequence > (this.lastStep?.sequence ?? 0))
+      if (row.purpose !== 'CALL' && row.sequence > (this.last?.sequence ?? 0))
         this.guardedSeq = this.lastCall()?.sequence;
-      this.lastStep = { sequence: row.sequence, state: row.state, purpose: row.purpose };
+      this.last = { sequence: row.sequence, state: row.state, purpose: row.purpose };
     }
     if (this.usageSoFar && row.kind === 'MODEL_CALL') {
       const done = (r: StepRow | undefined) => (r?.state === 'COMPLETED' ? 1 : 0);

@@ -8,7 +8,7 @@ import { EngineError, notFound } from '../../errors.js';
 import { approvalStanding } from '../approvals/index.js';
 import { type Actor, type EngineContext, isUuid, sameProject } from '../common/index.js';
 import type { JournalStepInput } from './input.js';
-import { priceUsage } from '../prices/index.js';
+import { priceUsage, priceUsageCached } from '../prices/index.js';
 import { findReusable } from './reuse.js';
 import { RefusalAfterCommit } from './reopen.js';
 import { applyStep, type JournalResult, type RuleReads } from './rules.js';
@@ -23,8 +23,7 @@ export function loadKeyOf(inputs: JournalStepInput[]): LoadKey {
       ? [i.sequence - 1, i.sequence]
       : [i.sequence],
   );
-  // a model call or a write starting (or proposed) is held to the node's limits; a read STARTED loads
-  // the usage needlessly
+  // what starts (or is proposed) may be held to the node's limits; a read STARTED loads it needlessly
   const withUsage = inputs.some((i) => i.state === 'STARTED' || i.state === 'PROPOSED');
   return { taskId, attempt, sequences, withUsage };
 }
@@ -53,7 +52,6 @@ export async function ownTransaction<T>(
   }
 }
 
-/** One journal call in its own transaction: load, apply the rules, write, run the effects, commit. */
 export async function runOne(ctx: EngineContext, actor: Actor, inputs: JournalStepInput[], batch: boolean) {
   const [{ taskId }] = inputs;
   if (!isUuid(taskId)) throw notFound('external task', taskId);
@@ -78,7 +76,7 @@ export function readsOf(db: Db, state: JournalState, onWrite?: () => void): Rule
       await write(db, state.takeChanges(), false);
       return findReusable(db, task, sequence, digest);
     },
-    price: (model, usage) => priceUsage(db, model, usage),
+    price: async (model, usage) => priceUsageCached(model, usage) ?? priceUsage(db, model, usage),
     approval: (approvalId) => approvalStanding(db, approvalId),
   };
 }
@@ -97,14 +95,8 @@ export async function applyAll(
     try {
       out.push(await applyStep(state, ctx, actor, reads, input));
     } catch (e) {
-      // a refusal after commit says so: what the call changed before it (e.g. a batch's earlier steps) stands
-      const refused =
-        e instanceof RefusalAfterCommit
-          ? new EngineError(e.refusal.code, e.refusal.message, { ...e.refusal.details, committed: true })
-          : e;
-      const answer = batch ? withIndex(refused, index) : refused;
-      if (e instanceof RefusalAfterCommit) return { out, refusal: answer };
-      throw answer;
+      if (!(e instanceof RefusalAfterCommit)) throw batch ? withIndex(e, index) : e;
+      return { out, refusal: batch ? withIndex(e.refusal, index) : e.refusal };
     }
   }
   return { out };

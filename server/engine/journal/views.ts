@@ -4,15 +4,11 @@ import { steps, type StepRow } from '../../db/schema.js';
 import type { EngineContext, Executor } from '../common/index.js';
 import { writesOf } from '../lease/index.js';
 
-/** A step row as callers see it: its sealed payloads opened, its policy and key id left out. */
-export type StepView = Omit<StepRow, 'policy' | 'requestEnc' | 'responseEnc' | 'errorEnc' | 'keyId'> & {
-  request: unknown;
-  response: unknown;
-  error: string | null;
-};
-
-/** Payloads are opened (decrypted and parsed) only when read, once: most answers need the task state alone. */
-export function toStepView(ctx: EngineContext, r: StepRow): StepView {
+/**
+ * A step row as callers see it: its policy and key id left out, its sealed payloads opened (decrypted
+ * and parsed) only when read, once: most answers need the task state alone.
+ */
+export function toStepView(ctx: EngineContext, r: StepRow) {
   const { policy, requestEnc, responseEnc, errorEnc, keyId, ...view } = r;
   const opened = new Map<string, unknown>();
   const open = (key: 'requestEnc' | 'responseEnc' | 'errorEnc') => {
@@ -32,6 +28,8 @@ export function toStepView(ctx: EngineContext, r: StepRow): StepView {
     },
   };
 }
+
+export type StepView = ReturnType<typeof toStepView>;
 
 /** The journal of each task: every attempt, or only the attempt each task is on now. */
 export async function loadSteps(
@@ -57,9 +55,8 @@ export async function loadSteps(
 }
 
 /**
- * Writes of earlier attempts that took effect or may have (COMPLETED, APPROVED, STARTED,
- * OUTCOME_UNKNOWN): the worker needs them to avoid repeating a side effect; the engine answers a
- * matching call with `reused`.
+ * Writes of earlier attempts that took effect or may have: the worker needs them to avoid repeating a
+ * side effect; the engine answers a matching call with `reused`.
  */
 export async function loadEarlierWrites(ex: Executor, ctx: EngineContext, taskId: string, attempt: number) {
   if (attempt <= 1) return [];

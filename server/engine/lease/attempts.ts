@@ -28,6 +28,9 @@ export interface AttemptFailure {
 /** The failure's metadata for the task row (unchanged without any) and for its history row. */
 const metadataOf = (f: AttemptFailure) => (f.metadata ? { metadata: f.metadata } : {});
 
+/** A task row no worker holds. */
+const UNLEASED = { workerId: null, leasedBy: null, leaseExpiresAt: null };
+
 /** A task's write calls: the steps whose re-send could repeat a side effect. */
 export function writesOf(taskId: string) {
   return and(
@@ -49,7 +52,21 @@ export async function settleUnknownOutcomes(
   actor: string,
   opts: { reacquire?: boolean } = {},
 ): Promise<number> {
-  const unknown = await unknownOutcomes(tx, task, opts);
+  const started = await startedWrites(tx, task.id, task.attempt);
+  if (started.length === 0) return 0;
+  const lookups = await tx
+    .select({ sequence: steps.sequence, state: steps.state })
+    .from(steps)
+    .where(and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt), eq(steps.purpose, 'LOOKUP')))
+    .orderBy(asc(steps.sequence));
+  const withLookup = new Set((task.agentWork?.toolBindings ?? []).filter((b) => b.lookup).map((b) => b.ref));
+  const unknown = started
+    .filter((s) => {
+      const after = lookups.filter((l) => l.sequence > s.sequence);
+      if (s.key !== null) return after.at(-1)?.state === 'FAILED';
+      return !(opts.reacquire && withLookup.has(s.toolRef ?? '') && after.length === 0);
+    })
+    .map((s) => s.sequence);
   if (unknown.length === 0) return 0;
   const open = await tx
     .update(steps)
@@ -72,9 +89,7 @@ export async function settleUnknownOutcomes(
         state: 'FAILED',
         errorType: 'TOOL_OUTCOME_UNKNOWN',
         errorMessage: 'waiting for a person to resolve an unknown tool outcome',
-        workerId: null,
-        leasedBy: null,
-        leaseExpiresAt: null,
+        ...UNLEASED,
         updatedAt: sql`now()`,
       })
       .where(eq(externalTasks.id, task.id));
@@ -119,25 +134,6 @@ export function startedWrites(tx: Tx, taskId: string, attempt: number) {
     .from(steps)
     .where(and(writesOf(taskId), eq(steps.attempt, attempt), eq(steps.state, 'STARTED')))
     .orderBy(asc(steps.sequence));
-}
-
-/** The sequences of the attempt's started writes whose outcome nobody can know now (see above). */
-async function unknownOutcomes(tx: Tx, task: ExternalTaskRow, opts: { reacquire?: boolean }) {
-  const started = await startedWrites(tx, task.id, task.attempt);
-  if (started.length === 0) return [];
-  const lookups = await tx
-    .select({ sequence: steps.sequence, state: steps.state })
-    .from(steps)
-    .where(and(eq(steps.taskId, task.id), eq(steps.attempt, task.attempt), eq(steps.purpose, 'LOOKUP')))
-    .orderBy(asc(steps.sequence));
-  const withLookup = new Set((task.agentWork?.toolBindings ?? []).filter((b) => b.lookup).map((b) => b.ref));
-  return started
-    .filter((s) => {
-      const after = lookups.filter((l) => l.sequence > s.sequence);
-      if (s.key !== null) return after.at(-1)?.state === 'FAILED';
-      return !(opts.reacquire && withLookup.has(s.toolRef ?? '') && after.length === 0);
-    })
-    .map((s) => s.sequence);
 }
 
 /** Fails the current attempt: retry on attempt+1 after a backoff, or FAILED with a TASK_FAILED incident. */
@@ -187,9 +183,7 @@ async function retryLater(tx: Tx, task: ExternalTaskRow, f: AttemptFailure): Pro
       attempt: task.attempt + 1,
       leaseExpiries: 0,
       deferrals: 0,
-      workerId: null,
-      leasedBy: null,
-      leaseExpiresAt: null,
+      ...UNLEASED,
       availableAt: sql`now() + make_interval(secs => ${delay / 1000})`,
       errorType: f.errorType,
       errorMessage: f.errorMessage ?? null,
@@ -222,9 +216,7 @@ async function failForGood(tx: Tx, task: ExternalTaskRow, f: AttemptFailure): Pr
     .update(externalTasks)
     .set({
       state: 'FAILED',
-      workerId: null,
-      leasedBy: null,
-      leaseExpiresAt: null,
+      ...UNLEASED,
       errorType: f.errorType,
       errorMessage: f.errorMessage ?? null,
       ...metadataOf(f),

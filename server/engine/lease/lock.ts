@@ -1,7 +1,4 @@
-/**
- * The checks every worker report shares: the task is visible, not retired, leased by this caller and
- * worker, the lease is live (by the database clock), and the attempt is the current one.
- */
+/** The lock every worker report takes, and the checks they share (the lease live by the database clock). */
 import { execute } from '../../db/pg.js';
 import { LOCK_TASK, type LockedTaskRow } from '../../db/statements/tasks.js';
 import { EngineError, notFound } from '../../errors.js';

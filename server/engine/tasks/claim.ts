@@ -25,11 +25,10 @@ import { EngineError } from '../../errors.js';
 import { attemptHistory, settleUnknownOutcomes } from '../lease/index.js';
 import { failTaskAttempt } from './attempt.js';
 import { appendHistory } from '../history/index.js';
-import { loadEarlierWrites, loadSteps, type StepView, toStepView } from '../journal/index.js';
+import { loadEarlierWrites, loadSteps, toStepView } from '../journal/index.js';
 import { heartbeat, recordRejection } from '../workers/index.js';
 import { traceClaims } from '../../telemetry/index.js';
 
-/** A worker's fetch (validated below). */
 export interface FetchInput {
   workerId: string;
   maxTasks: number;
@@ -39,18 +38,6 @@ export interface FetchInput {
   /** the worker's id for this request: the same request re-sent (no answer came) gets the same claim back */
   requestId?: string | null;
 }
-
-export type LeasedTaskView = Pick<
-  ExternalTaskRow,
-  'id' | 'topicName' | 'projectId' | 'processInstanceId' | 'nodeId' | 'attempt' | 'agentWork'
-> & {
-  leaseExpiresAt: Date;
-  variables: Record<string, unknown>;
-  /** the instance's trace context (docs/tracing.md): each attempt joins the instance's trace */
-  traceparent: string | null;
-  steps: StepView[];
-  earlierWrites: StepView[];
-};
 
 const MAX_LONG_POLL_MS = 60_000;
 
@@ -166,7 +153,7 @@ async function leasedViews(tx: Executor, ctx: EngineContext, handed: (ClaimedCol
   // the claim statement read each task's steps; a re-acquired lease may just have changed them
   const reacquired = handed.filter((r) => r.was_expired).map((r) => r.id);
   const steps = await loadSteps(tx, ctx, reacquired, { currentAttemptOnly: true });
-  const out: LeasedTaskView[] = [];
+  const out = [];
   for (const r of handed) {
     out.push({
       id: r.id,
@@ -178,6 +165,7 @@ async function leasedViews(tx: Executor, ctx: EngineContext, handed: (ClaimedCol
       leaseExpiresAt: new Date(r.leaseExpiresAt!),
       variables: r.instance_variables ?? {},
       agentWork: r.agentWork,
+      // the instance's trace context (docs/tracing.md): each attempt joins the instance's trace
       traceparent: r.instance_traceparent,
       steps: r.was_expired
         ? steps.filter((s) => s.taskId === r.id && s.attempt === r.attempt)
@@ -187,6 +175,8 @@ async function leasedViews(tx: Executor, ctx: EngineContext, handed: (ClaimedCol
   }
   return out;
 }
+
+export type LeasedTaskView = Awaited<ReturnType<typeof leasedViews>>[number];
 
 /**
  * A task whose lease expired is not handed out again when (a) it has now expired too often on this

@@ -9,7 +9,7 @@ import {
   assertNotRetired,
   lockTask,
 } from '../lease/index.js';
-import type { Actor, EngineContext } from '../common/index.js';
+import { type Actor, type EngineContext, requireAdmin } from '../common/index.js';
 import { notifyTask } from '../events/index.js';
 import { readCredential } from '../definitions/index.js';
 import { actorLabel, appendHistory } from '../history/index.js';
@@ -44,7 +44,7 @@ export async function extendLease(ctx: EngineContext, actor: Actor, input: Exten
 
 /** An operator retries a FAILED task: it reopens on a fresh attempt and its TASK_FAILED incident closes. */
 export async function retryTask(ctx: EngineContext, actor: Actor, id: string): Promise<TaskView> {
-  if (actor.kind !== 'ADMIN') throw new EngineError('FORBIDDEN', 'Only an admin can retry a task.');
+  requireAdmin(actor, 'retry a task');
   const retried = await transaction(ctx.db, async (tx) => {
     const task = await lockTask(tx, actor, id);
     assertNotRetired(task);

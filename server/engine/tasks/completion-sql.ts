@@ -43,14 +43,12 @@ export function assertNoOpenStep({ openStep }: CompletionReads) {
   }
 }
 
-/** What the completion's last statement writes: what the completion left last, and its report. */
-export interface CompletionTail {
-  last: LastWrites;
-  report: { taskId: string; workerId: string; attempt: number; requestSha: string; state: string };
-}
-
 /** The completion's last statement (history, notices, its report, the worker's success), with its values. */
-export function tailStatement(actor: Actor, { last, report }: CompletionTail): Then {
+export function tailStatement(
+  actor: Actor,
+  last: LastWrites,
+  report: { taskId: string; workerId: string; attempt: number; requestSha: string; state: string },
+): Then {
   return {
     statement: COMPLETION_TAIL,
     values: [
@@ -66,9 +64,8 @@ export function tailStatement(actor: Actor, { last, report }: CompletionTail): T
 }
 
 /** The completion's last statement on the completion's own transaction. */
-export async function writeTail(tx: Tx, actor: Actor, tail: CompletionTail) {
-  const { statement, values } = tailStatement(actor, tail);
-  await execute(tx, statement, values);
+export async function writeTail(tx: Tx, tail: Then) {
+  await execute(tx, tail.statement, tail.values);
 }
 
 /**

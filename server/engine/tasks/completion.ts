@@ -8,7 +8,7 @@ import { Ajv } from 'ajv';
 import { and, eq } from 'drizzle-orm';
 import { taskReports, type ExternalTaskRow } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
-import { assertLease, type LockedTaskRow, lockTask } from '../lease/index.js';
+import { assertLease, attemptHistory, type LockedTaskRow, lockTask } from '../lease/index.js';
 import { failTaskAttempt } from './attempt.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
 import type { Actor, EngineContext, Executor, Tx } from '../common/index.js';
@@ -17,7 +17,6 @@ import { readDefinitionSpec } from '../definitions/index.js';
 import { enterNode, findNode, instanceEnded, type LastWrites } from '../instances/index.js';
 import {
   assertNoOpenStep,
-  type CompletionTail,
   type CompletionTask,
   completeRows,
   lockForCompletion,
@@ -26,7 +25,7 @@ import {
 } from './completion-sql.js';
 import { recordOutcome } from '../workers/index.js';
 import type { AttemptMetadata } from '../../shared/types.js';
-import { type JournalStepInput, journalSteps, journalThen } from '../journal/index.js';
+import { type JournalStepInput, journalSteps, journalThen, type Then } from '../journal/index.js';
 import { type TaskView, taskView } from './views.js';
 import { transaction } from '../../db/pg.js';
 import { COMPLETION_READS_AFTER } from '../../db/statements/tasks.js';
@@ -104,12 +103,11 @@ export async function completeTask(ctx: EngineContext, actor: Actor, input: Comp
   if (actor.kind !== 'WORKER')
     throw new EngineError('FORBIDDEN', 'Only a worker credential can complete tasks.');
   const requestSha = sha256Hex(canonicalJson(input.variables ?? null));
-  let result: Completed | undefined;
+  let result: Awaited<ReturnType<typeof completeIn>> | undefined;
   if (input.steps?.length) {
     const { taskId, workerId, attempt } = input;
     const steps = input.steps.map((st) => ({ ...st, taskId, workerId, attempt }));
-    // the steps and the completion in one transaction (completion-sql.ts); on any refusal, the
-    // separate path answers
+    // the steps and the completion in one transaction; on any refusal, the separate path answers
     const ran = await journalThen(
       ctx,
       actor,
@@ -117,7 +115,7 @@ export async function completeTask(ctx: EngineContext, actor: Actor, input: Comp
       async (tx, locked) => {
         const task = { ...locked.task, ...locked.after } as CompletionTask;
         const done = await completeIn(tx, actor, input, requestSha, task);
-        return { value: done, last: done.tail && tailStatement(actor, done.tail) };
+        return { value: done, last: done.tail };
       },
       // the completion's reads, run with the journal's write of the steps
       { statement: COMPLETION_READS_AFTER, values: [taskId, attempt] },
@@ -128,7 +126,7 @@ export async function completeTask(ctx: EngineContext, actor: Actor, input: Comp
   result ??= await transaction(ctx.db, async (tx) => {
     const task = await lockForCompletion(tx, actor, input.taskId, input.attempt);
     const done = await completeIn(tx, actor, input, requestSha, task);
-    if (done.tail) await writeTail(tx, actor, done.tail);
+    if (done.tail) await writeTail(tx, done.tail);
     return done;
   });
   // a completion answered from its stored report records the worker's success on its own
@@ -136,20 +134,17 @@ export async function completeTask(ctx: EngineContext, actor: Actor, input: Comp
   return taskView(result.row);
 }
 
-/** A completion's task row, and its tail (none when it was answered from its stored report). */
-interface Completed {
-  row: ExternalTaskRow;
-  tail?: CompletionTail;
-}
-
-/** The completion in the caller's transaction on the locked task; its last statement is the caller's. */
+/**
+ * The completion in the caller's transaction on the locked task: the task row, and the last statement
+ * for the caller to run (none when it was answered from its stored report).
+ */
 async function completeIn(
   tx: Tx,
   actor: Actor,
   input: CompleteInput,
   requestSha: string,
   task: CompletionTask,
-): Promise<Completed> {
+): Promise<{ row: ExternalTaskRow; tail?: Then }> {
   // A re-sent report (same request) gets the stored outcome; a different one is checked like any other.
   if (task.storedSha === requestSha) return { row: task };
   const { workerId, attempt } = input;
@@ -176,7 +171,7 @@ async function completeIn(
         })
       : await finish(tx, task, outcome.vars, metadata, outcome.kind === 'ok' ? null : outcome, who, last);
   const report = { taskId: task.id, workerId, attempt, requestSha, state: row.state };
-  return { row, tail: { last, report } };
+  return { row, tail: tailStatement(actor, last, report) };
 }
 
 /** The steps that travel with a completion; refused as journalSteps refuses, unless already completed. */
@@ -265,12 +260,8 @@ async function finish(
   const endNodeId = findNode(spec, nextId).type === 'end' ? nextId : null;
   const { row, instance: updated } = await completeRows(tx, task, vars, metadata, endNodeId);
   last.history.push({
-    projectId: task.projectId,
-    processInstanceId: task.processInstanceId,
+    ...attemptHistory(task, who),
     eventType: 'TASK_COMPLETED',
-    actor: who,
-    taskId: task.id,
-    attempt: task.attempt,
     data: {
       variables: Object.keys(vars),
       variablesSha256: sha256Hex(canonicalJson(vars)),

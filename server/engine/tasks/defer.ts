@@ -24,7 +24,6 @@ export interface DeferInput extends LeaseReport {
 }
 
 /**
- * Hands the caller's lease back, not handed out again before retryAfterMs (at most ABADA_MAX_DEFER_MS).
  * Refused while a write of the attempt is STARTED; past ABADA_MAX_DEFERRALS it fails the attempt
  * (DEFERRED_TOO_OFTEN), as failTask would.
  */

@@ -1,36 +1,23 @@
 /** An external task as callers see it: the row without its agent work (a worker gets that with its lease). */
 import { asc, eq, inArray } from 'drizzle-orm';
 import { type ExternalTaskRow, externalTasks } from '../../db/schema.js';
-import { type Actor, type Executor, isUuid, sameProject } from '../common/index.js';
+import { type Actor, type Executor, isUuid, omit, sameProject } from '../common/index.js';
 
-/** What a caller sees of a task row (without its agent work; `deferrals` counts the current attempt's). */
-const TASK_VIEW = [
-  'id',
-  'projectId',
-  'processInstanceId',
-  'nodeId',
-  'nodeType',
-  'topicName',
-  'state',
-  'priority',
-  'attempt',
-  'maxAttempts',
-  'deferrals',
-  'workerId',
-  'leaseExpiresAt',
-  'availableAt',
-  'errorType',
-  'errorMessage',
-  'metadata',
-  'createdAt',
-  'updatedAt',
-  'endedAt',
-] as const satisfies readonly (keyof ExternalTaskRow)[];
+/** What a caller does not see of a task row: its agent work and the lease's internals. */
+const TASK_HIDDEN = [
+  'agentWork',
+  'leasedBy',
+  'leaseRequestId',
+  'leasedAt',
+  'leaseExpiries',
+  'boundaryAt',
+  'boundary',
+] as const;
 
-export type TaskView = Pick<ExternalTaskRow, (typeof TASK_VIEW)[number]>;
+export type TaskView = Omit<ExternalTaskRow, (typeof TASK_HIDDEN)[number]>;
 
 export function taskView(r: ExternalTaskRow): TaskView {
-  return Object.fromEntries(TASK_VIEW.map((k) => [k, r[k]])) as TaskView;
+  return omit(r, TASK_HIDDEN);
 }
 
 /** An external task as it stands, or null when it does not exist or the actor's project may not see it. */
