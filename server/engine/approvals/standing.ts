@@ -17,6 +17,7 @@ import { notify } from '../events/index.js';
 import { appendHistory } from '../history/index.js';
 import { attemptHistory, type LockedTaskRow } from '../lease/index.js';
 import { approvalOpened, autoHistory, isAutoApproval, parkForApproval, timeBounds } from './propose.js';
+import { approvalHistoryBase } from './withdraw.js';
 import { ruleAt } from './rules.js';
 import { stepOf } from './withdraw.js';
 
@@ -109,16 +110,10 @@ export function lapseOf(s: Standing, binding: ToolBinding | undefined, now: Date
 }
 
 /** The history row of the lapse: APPROVAL_EXPIRED or APPROVAL_VOIDED. */
-export function lapseHistory(task: LockedTaskRow, a: ApprovalRow, lapse: Lapse): HistoryEntry {
+export function lapseHistory(a: ApprovalRow, lapse: Lapse): HistoryEntry {
   return {
-    projectId: task.projectId,
-    processInstanceId: task.processInstanceId,
-    taskId: task.id,
-    attempt: a.attempt,
-    sequence: a.sequence,
-    approvalId: a.id,
+    ...approvalHistoryBase(a, 'engine'),
     eventType: `APPROVAL_${lapse.state}`,
-    actor: 'engine',
     data: { digest: a.digest, voidReason: lapse.voidReason ?? undefined, ...lapse.details },
   };
 }
@@ -164,14 +159,12 @@ export async function reopenApproval(ex: Executor, p: Reopening & { binding: Too
   await parkForApproval(ex, task, newId);
 }
 
-/** An approval whose call will not run as approved: VOIDED with its reason (and the event). */
-export async function voidApproval(
-  ex: Executor,
-  a: ApprovalRow,
-  voidReason: 'AUTHORITY' | 'PRECONDITION',
-  comment: string,
-): Promise<void> {
-  await ex.update(approvals).set({ state: 'VOIDED', voidReason, comment }).where(eq(approvals.id, a.id));
+/** An approval whose precondition failed as its call started: VOIDED (and the event). */
+export async function voidApproval(ex: Executor, a: ApprovalRow, comment: string): Promise<void> {
+  await ex
+    .update(approvals)
+    .set({ state: 'VOIDED', voidReason: 'PRECONDITION', comment })
+    .where(eq(approvals.id, a.id));
   await notify(ex, { type: 'approval', approvalId: a.id, projectId: a.projectId, change: 'voided' });
 }
 
@@ -223,7 +216,7 @@ export async function reopenLapsed(
     await reapproveByRule(ex, { task: owner, old, newId, lapse, sequence: step.sequence });
     await appendHistory(
       ex,
-      lapseHistory(task, old, lapse),
+      lapseHistory(old, lapse),
       ...autoHistory(owner, step, rule, old.proposalVersion + 1, old.definitionVersion, newId),
     );
     return;
@@ -231,7 +224,7 @@ export async function reopenLapsed(
   await ex.update(steps).set({ state: 'PROPOSED', approvalId: newId, updatedAt: sql`now()` }).where(where);
   await appendHistory(
     ex,
-    lapseHistory(task, old, lapse),
+    lapseHistory(old, lapse),
     approvalOpened(owner, step, { ref: old.toolRef }, old.levels, newId),
     {
       ...attemptHistory(owner, p.actor),

@@ -57,7 +57,7 @@ export function afterLapse(
   if (rule?.auto) {
     const step: StepRow = { ...e, approvalId: newId, updatedAt: new Date() };
     j.put(step, [
-      lapseHistory(task, old, lapse),
+      lapseHistory(old, lapse),
       ...autoHistory(task, step, rule, old.proposalVersion + 1, old.definitionVersion, newId),
     ]);
     j.after((db) => reapproveByRule(db, { task, old, newId, lapse, sequence: e.sequence }));
@@ -65,7 +65,7 @@ export function afterLapse(
   }
   const step: StepRow = { ...e, state: 'PROPOSED', approvalId: newId, updatedAt: new Date() };
   j.put(step, [
-    lapseHistory(task, old, lapse),
+    lapseHistory(old, lapse),
     approvalOpened(task, step, binding!, old.levels, newId),
     stepHistory(task, input.workerId, step, { approvalId: newId, version: old.proposalVersion + 1 }),
   ]);
@@ -96,9 +96,9 @@ export function voidForFacts(
     message: reason,
     details: { failed: explanation },
   };
-  const lapsed = a ? [lapseHistory(task, a, voided)] : [];
+  const lapsed = a ? [lapseHistory(a, voided)] : [];
   j.put(step, [...lapsed, stepHistory(task, input.workerId, step, { voidReason: 'PRECONDITION' })]);
-  if (a) j.after((db) => voidApproval(db, a, 'PRECONDITION', reason));
+  if (a) j.after((db) => voidApproval(db, a, reason));
   throw new RefusalAfterCommit(
     new EngineError('PRECONDITION_FAILED', `Step ${e.sequence} was not executed: ${reason}`, {
       sequence: e.sequence,
