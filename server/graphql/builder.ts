@@ -103,9 +103,10 @@ builder.addScalarType(
   }),
 );
 
-builder.queryType({});
-builder.mutationType({});
-builder.subscriptionType({});
+// every root field needs a caller; a field's own scopes narrow that further
+builder.queryType({ authScopes: { authenticated: true } });
+builder.mutationType({ authScopes: { authenticated: true } });
+builder.subscriptionType({ authScopes: { authenticated: true } });
 
 export const PageInfo = builder
   .objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo')

@@ -187,14 +187,12 @@ const AFTER_DESCRIPTION =
 builder.queryFields((t) => ({
   approvals: t.field({
     type: ApprovalConnection,
-    authScopes: { authenticated: true },
     args: { state: t.arg({ type: ApprovalState }), mine: t.arg.boolean(), ...pageArgs(t.arg) },
     resolve: (_r, a, ctx) => listApprovals(ctx.engine, ctx.actor!, a),
   }),
   approval: t.field({
     type: Approval,
     nullable: true,
-    authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, { id }, ctx) => loadApprovalFor(ctx.engine, ctx.actor!, String(id)),
   }),
@@ -203,7 +201,6 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   decideApproval: t.field({
     type: Approval,
-    authScopes: { authenticated: true },
     args: { input: t.arg({ type: DecideApprovalInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
       decideApproval(ctx.engine, ctx.actor!, {
@@ -214,7 +211,6 @@ builder.mutationFields((t) => ({
   }),
   revokeApproval: t.field({
     type: Approval,
-    authScopes: { authenticated: true },
     description:
       'Withdraws an approval until its call starts (a person who decided it, or an admin): the approval becomes REVOKED and the model reads the comment as a rejection. After the call started: ALREADY_EXECUTING.',
     args: { input: t.arg({ type: RevokeApprovalInput, required: true }) },
@@ -226,7 +222,6 @@ builder.mutationFields((t) => ({
 builder.subscriptionFields((t) => ({
   approvalOpened: t.field({
     type: Approval,
-    authScopes: { authenticated: true },
     description: 'Approvals opened that you may see (your groups, your project).',
     args: { after: t.arg.string({ description: AFTER_DESCRIPTION }) },
     subscribe: approvalStream(true),
@@ -234,7 +229,6 @@ builder.subscriptionFields((t) => ({
   }),
   approvalChanged: t.field({
     type: Approval,
-    authScopes: { authenticated: true },
     description: 'Approvals decided, escalated, retired or revoked that you may see.',
     args: { after: t.arg.string({ description: AFTER_DESCRIPTION }) },
     subscribe: approvalStream(false),

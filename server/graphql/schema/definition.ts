@@ -133,13 +133,11 @@ const DeployResult = builder
 builder.queryFields((t) => ({
   definitions: t.field({
     type: [Definition],
-    authScopes: { authenticated: true },
     args: { key: t.arg.string() },
     resolve: (_r, { key }, ctx) => listDefinitions(ctx.engine, ctx.actor!, key),
   }),
   toolServers: t.field({
     type: [ToolServer],
-    authScopes: { authenticated: true },
     resolve: (_r, _a, ctx) => listToolServers(ctx.engine, ctx.actor!),
   }),
 }));

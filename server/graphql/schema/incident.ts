@@ -54,14 +54,12 @@ const ResolveIncidentInput = builder.inputType('ResolveIncidentInput', {
 builder.queryFields((t) => ({
   incidents: t.field({
     type: IncidentConnection,
-    authScopes: { authenticated: true },
     args: { state: t.arg({ type: IncidentState }), ...pageArgs(t.arg) },
     resolve: (_r, a, ctx) => listIncidents(ctx.engine, ctx.actor!, a),
   }),
   incident: t.field({
     type: Incident,
     description: 'One incident (NOT_FOUND when there is none you may see).',
-    authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, { id }, ctx) => getIncident(ctx.engine.db, ctx.actor!, String(id)),
   }),
@@ -70,7 +68,6 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   resolveIncident: t.field({
     type: Incident,
-    authScopes: { authenticated: true },
     args: { input: t.arg({ type: ResolveIncidentInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
       resolveIncident(ctx.engine, ctx.actor!, { ...input, id: String(input.id) }),
@@ -80,7 +77,6 @@ builder.mutationFields((t) => ({
 builder.subscriptionFields((t) => ({
   incidentOpened: t.field({
     type: Incident,
-    authScopes: { authenticated: true },
     args: {
       after: t.arg.string({
         description:

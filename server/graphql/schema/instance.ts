@@ -102,19 +102,16 @@ builder.queryFields((t) => ({
   processInstance: t.field({
     type: ProcessInstance,
     nullable: true,
-    authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, { id }, ctx) => loadInstanceFor(ctx.engine.db, ctx.actor!, String(id)),
   }),
   processInstances: t.field({
     type: ProcessInstanceConnection,
-    authScopes: { authenticated: true },
     args: { state: t.arg({ type: InstanceState }), key: t.arg.string(), ...pageArgs(t.arg) },
     resolve: (_r, a, ctx) => listInstances(ctx.engine, ctx.actor!, a),
   }),
   verifyAudit: t.field({
     type: AuditVerification,
-    authScopes: { authenticated: true },
     args: { processInstanceId: t.arg.id({ required: true }) },
     resolve: (_r, a, ctx) => verifyAudit(ctx.engine, ctx.actor!, String(a.processInstanceId)),
   }),
@@ -123,7 +120,6 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   startProcess: t.field({
     type: ProcessInstance,
-    authScopes: { authenticated: true },
     args: {
       key: t.arg.string({ required: true }),
       variables: t.arg({ type: 'JSON' }),
@@ -151,7 +147,6 @@ builder.mutationFields((t) => ({
   }),
   completeUserTask: t.field({
     type: UserTask,
-    authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }), variables: t.arg({ type: 'JSON' }) },
     resolve: (_r, a, ctx) => completeUserTask(ctx.engine, ctx.actor!, String(a.id), a.variables),
   }),

@@ -79,7 +79,6 @@ const UpdatePrincipalInput = builder.inputType('UpdatePrincipalInput', {
 builder.queryFields((t) => ({
   me: t.field({
     type: Principal,
-    authScopes: { authenticated: true },
     resolve: (_r, _a, ctx) => actorView(ctx.actor!),
   }),
   principals: t.field({

@@ -183,7 +183,6 @@ builder.queryFields((t) => ({
   externalTask: t.field({
     type: ExternalTask,
     nullable: true,
-    authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, { id }, ctx) => getTask(ctx.engine.db, ctx.actor!, String(id)),
   }),

@@ -32,7 +32,6 @@ const RegisterWorkerInput = builder.inputType('RegisterWorkerInput', {
 builder.queryField('workers', (t) =>
   t.field({
     type: [Worker],
-    authScopes: { authenticated: true },
     resolve: (_r, _a, ctx) => listWorkers(ctx.engine, ctx.actor!),
   }),
 );
@@ -49,7 +48,6 @@ builder.mutationField('registerWorker', (t) =>
 builder.subscriptionField('taskChanged', (t) =>
   t.field({
     type: ExternalTask,
-    authScopes: { authenticated: true },
     args: { processInstanceId: t.arg.id() },
     subscribe: (_r, args, ctx) =>
       selectEvents(ctx.hub.pubsub.subscribe('task'), (e) =>
