@@ -23,7 +23,12 @@ export interface GraphQLContext {
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
   AuthScopes: { authenticated: boolean; admin: boolean; worker: boolean; human: boolean };
-  Scalars: { JSON: { Input: unknown; Output: unknown }; DateTime: { Input: Date; Output: Date | string } };
+  // graphql-js hands every ID argument over as a string
+  Scalars: {
+    ID: { Input: string; Output: string | number };
+    JSON: { Input: unknown; Output: unknown };
+    DateTime: { Input: Date; Output: Date | string };
+  };
   DefaultFieldNullability: false;
 }>({
   plugins: [ScopeAuthPlugin],

@@ -194,7 +194,7 @@ builder.queryFields((t) => ({
     type: Approval,
     nullable: true,
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => loadApprovalFor(ctx.engine, ctx.actor!, String(id)),
+    resolve: (_r, { id }, ctx) => loadApprovalFor(ctx.engine, ctx.actor!, id),
   }),
 }));
 
@@ -205,7 +205,6 @@ builder.mutationFields((t) => ({
     resolve: (_r, { input }, ctx) =>
       decideApproval(ctx.engine, ctx.actor!, {
         ...input,
-        approvalId: String(input.approvalId),
         arguments: (input.arguments as Record<string, unknown> | null | undefined) ?? null,
       }),
   }),
@@ -214,8 +213,7 @@ builder.mutationFields((t) => ({
     description:
       'Withdraws an approval until its call starts (a person who decided it, or an admin): the approval becomes REVOKED and the model reads the comment as a rejection. After the call started: ALREADY_EXECUTING.',
     args: { input: t.arg({ type: RevokeApprovalInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      revokeApproval(ctx.engine, ctx.actor!, { ...input, approvalId: String(input.approvalId) }),
+    resolve: (_r, { input }, ctx) => revokeApproval(ctx.engine, ctx.actor!, input),
   }),
 }));
 

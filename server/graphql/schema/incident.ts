@@ -61,7 +61,7 @@ builder.queryFields((t) => ({
     type: Incident,
     description: 'One incident (NOT_FOUND when there is none you may see).',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => getIncident(ctx.engine.db, ctx.actor!, String(id)),
+    resolve: (_r, { id }, ctx) => getIncident(ctx.engine.db, ctx.actor!, id),
   }),
 }));
 
@@ -69,8 +69,7 @@ builder.mutationFields((t) => ({
   resolveIncident: t.field({
     type: Incident,
     args: { input: t.arg({ type: ResolveIncidentInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      resolveIncident(ctx.engine, ctx.actor!, { ...input, id: String(input.id) }),
+    resolve: (_r, { input }, ctx) => resolveIncident(ctx.engine, ctx.actor!, input),
   }),
 }));
 

@@ -103,7 +103,7 @@ builder.queryFields((t) => ({
     type: ProcessInstance,
     nullable: true,
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => loadInstanceFor(ctx.engine.db, ctx.actor!, String(id)),
+    resolve: (_r, { id }, ctx) => loadInstanceFor(ctx.engine.db, ctx.actor!, id),
   }),
   processInstances: t.field({
     type: ProcessInstanceConnection,
@@ -113,7 +113,7 @@ builder.queryFields((t) => ({
   verifyAudit: t.field({
     type: AuditVerification,
     args: { processInstanceId: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => verifyAudit(ctx.engine, ctx.actor!, String(a.processInstanceId)),
+    resolve: (_r, a, ctx) => verifyAudit(ctx.engine, ctx.actor!, a.processInstanceId),
   }),
 }));
 
@@ -131,23 +131,23 @@ builder.mutationFields((t) => ({
     type: ProcessInstance,
     authScopes: { admin: true },
     args: { id: t.arg.id({ required: true }), reason: t.arg.string({ required: true }) },
-    resolve: (_r, a, ctx) => cancelProcess(ctx.engine, ctx.actor!, String(a.id), a.reason),
+    resolve: (_r, a, ctx) => cancelProcess(ctx.engine, ctx.actor!, a.id, a.reason),
   }),
   suspendProcess: t.field({
     type: ProcessInstance,
     authScopes: { admin: true },
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => suspendProcess(ctx.engine, ctx.actor!, String(a.id)),
+    resolve: (_r, a, ctx) => suspendProcess(ctx.engine, ctx.actor!, a.id),
   }),
   resumeProcess: t.field({
     type: ProcessInstance,
     authScopes: { admin: true },
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => resumeProcess(ctx.engine, ctx.actor!, String(a.id)),
+    resolve: (_r, a, ctx) => resumeProcess(ctx.engine, ctx.actor!, a.id),
   }),
   completeUserTask: t.field({
     type: UserTask,
     args: { id: t.arg.id({ required: true }), variables: t.arg({ type: 'JSON' }) },
-    resolve: (_r, a, ctx) => completeUserTask(ctx.engine, ctx.actor!, String(a.id), a.variables),
+    resolve: (_r, a, ctx) => completeUserTask(ctx.engine, ctx.actor!, a.id, a.variables),
   }),
 }));

@@ -101,7 +101,7 @@ builder.mutationFields((t) => ({
         name: input.name,
         groups: input.groups ?? null,
         topics: input.topics ?? null,
-        projectId: input.projectId == null ? null : String(input.projectId),
+        projectId: input.projectId ?? null,
         oidcClientId: input.oidcClientId ?? null,
       }),
   }),
@@ -111,7 +111,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: UpdatePrincipalInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
       updatePrincipal(ctx.engine, ctx.actor!, {
-        id: String(input.id),
+        id: input.id,
         groups: input.groups ?? null,
         topics: input.topics ?? null,
         oidcClientId: input.oidcClientId ?? null,
@@ -122,13 +122,13 @@ builder.mutationFields((t) => ({
     authScopes: { admin: true },
     description: 'Its tokens and graphql-ws connections stop at once, on every engine. Final.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => disablePrincipal(ctx.engine, ctx.actor!, String(id)),
+    resolve: (_r, { id }, ctx) => disablePrincipal(ctx.engine, ctx.actor!, id),
   }),
   rotatePrincipalToken: t.field({
     type: CreatedPrincipal,
     authScopes: { admin: true },
     description: 'A new token, shown once; the old one stops at once.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => rotatePrincipalToken(ctx.engine, ctx.actor!, String(id)),
+    resolve: (_r, { id }, ctx) => rotatePrincipalToken(ctx.engine, ctx.actor!, id),
   }),
 }));

@@ -184,7 +184,7 @@ builder.queryFields((t) => ({
     type: ExternalTask,
     nullable: true,
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => getTask(ctx.engine.db, ctx.actor!, String(id)),
+    resolve: (_r, { id }, ctx) => getTask(ctx.engine.db, ctx.actor!, id),
   }),
   toolCredential: t.field({
     type: ToolCredential,
@@ -194,7 +194,7 @@ builder.queryFields((t) => ({
       server: t.arg.string({ required: true }),
       workerId: t.arg.string({ required: true }),
     },
-    resolve: (_r, a, ctx) => toolCredential(ctx.engine, ctx.actor!, String(a.taskId), a.server, a.workerId),
+    resolve: (_r, a, ctx) => toolCredential(ctx.engine, ctx.actor!, a.taskId, a.server, a.workerId),
   }),
 }));
 
@@ -204,19 +204,13 @@ builder.mutationFields((t) => ({
     authScopes: { worker: true },
     args: { input: t.arg({ type: FetchAndLockInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
-      fetchAndLock(
-        ctx.engine,
-        ctx.actor!,
-        { ...input, projectId: input.projectId == null ? null : String(input.projectId) },
-        ctx.signal,
-      ),
+      fetchAndLock(ctx.engine, ctx.actor!, { ...input, projectId: input.projectId ?? null }, ctx.signal),
   }),
   extendLock: t.field({
     type: ExternalTask,
     authScopes: { worker: true },
     args: { input: t.arg({ type: ExtendLockInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      extendLease(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
+    resolve: (_r, { input }, ctx) => extendLease(ctx.engine, ctx.actor!, input),
   }),
   completeTask: t.field({
     type: ExternalTask,
@@ -225,7 +219,6 @@ builder.mutationFields((t) => ({
     resolve: (_r, { input }, ctx) =>
       completeTask(ctx.engine, ctx.actor!, {
         ...input,
-        taskId: String(input.taskId),
         variables: input.variables ?? null,
         steps: input.steps?.map((st) => ({
           ...st,
@@ -238,8 +231,7 @@ builder.mutationFields((t) => ({
     type: ExternalTask,
     authScopes: { worker: true },
     args: { input: t.arg({ type: FailTaskInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      failTask(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
+    resolve: (_r, { input }, ctx) => failTask(ctx.engine, ctx.actor!, input),
   }),
   deferTask: t.field({
     type: ExternalTask,
@@ -248,13 +240,12 @@ builder.mutationFields((t) => ({
       'Refused while a write is STARTED; past ABADA_MAX_DEFERRALS on one attempt it counts as a failure.',
     authScopes: { worker: true },
     args: { input: t.arg({ type: DeferTaskInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      deferTask(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
+    resolve: (_r, { input }, ctx) => deferTask(ctx.engine, ctx.actor!, input),
   }),
   retryTask: t.field({
     type: ExternalTask,
     authScopes: { admin: true },
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => retryTask(ctx.engine, ctx.actor!, String(id)),
+    resolve: (_r, { id }, ctx) => retryTask(ctx.engine, ctx.actor!, id),
   }),
 }));

@@ -109,7 +109,7 @@ builder.queryFields((t) => ({
     resolve: (_r, a, ctx) =>
       listWebhookDeliveries(ctx.engine, ctx.actor!, {
         ...a,
-        subscriptionId: a.subscriptionId == null ? null : String(a.subscriptionId),
+        subscriptionId: a.subscriptionId ?? null,
       }),
   }),
 }));
@@ -125,13 +125,12 @@ builder.mutationFields((t) => ({
     type: 'Boolean',
     authScopes: { admin: true },
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => deleteWebhookSubscription(ctx.engine, ctx.actor!, String(id)),
+    resolve: (_r, { id }, ctx) => deleteWebhookSubscription(ctx.engine, ctx.actor!, id),
   }),
   rotateWebhookSecret: t.field({
     type: CreatedWebhookSubscription,
     authScopes: { admin: true },
     args: { input: t.arg({ type: RotateWebhookSecretInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      rotateWebhookSecret(ctx.engine, ctx.actor!, { ...input, id: String(input.id) }),
+    resolve: (_r, { input }, ctx) => rotateWebhookSecret(ctx.engine, ctx.actor!, input),
   }),
 }));

@@ -52,7 +52,7 @@ builder.subscriptionField('taskChanged', (t) =>
     subscribe: (_r, args, ctx) =>
       selectEvents(ctx.hub.pubsub.subscribe('task'), (e) =>
         (ctx.actor!.projectId === null || e.projectId === ctx.actor!.projectId) &&
-        (args.processInstanceId == null || String(args.processInstanceId) === e.processInstanceId)
+        (args.processInstanceId == null || args.processInstanceId === e.processInstanceId)
           ? ctx.hub.share(`task:${e.taskId}`, () => getTask(ctx.engine.db, { projectId: null }, e.taskId), e)
           : null,
       ),
