@@ -36,7 +36,7 @@ export async function streamFrom(
   ctx: GraphQLContext,
   of: Omit<StreamFilter, 'projectId'>,
   after: string | null | undefined,
-): Promise<AsyncIterableIterator<StreamEvent>> {
+): Promise<AsyncIterator<StreamEvent>> {
   const { hub, engine } = ctx;
   const filter: StreamFilter = { ...of, projectId: ctx.actor!.projectId };
   const live: StreamEvent[] = [];
@@ -71,7 +71,7 @@ export async function streamFrom(
     }
   }
   const done = (): IteratorResult<StreamEvent> => ({ done: true, value: undefined });
-  const it: AsyncIterableIterator<StreamEvent> = {
+  return {
     async next() {
       for (;;) {
         if (ended) return done();
@@ -99,15 +99,5 @@ export async function streamFrom(
       wake?.();
       return done();
     },
-    async throw(e?: unknown) {
-      ended = true;
-      off();
-      wake?.();
-      throw e;
-    },
-    [Symbol.asyncIterator]() {
-      return it;
-    },
   };
-  return it;
 }

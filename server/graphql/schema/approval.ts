@@ -168,14 +168,10 @@ function approvalStream(opened: boolean) {
       // workers never see approvals (maySeeApproval): a worker's replay loads nothing
       if (e.type !== 'approval' || actor.kind === 'WORKER') return null;
       // the approval as it stands now, loaded once per delivered event for every subscriber of it
-      const row = await ctx.hub.share(
-        `approval:${e.approvalId}`,
-        async (): Promise<Positioned<ApprovalView> | null> => {
-          const a = await loadApprovalFor(ctx.engine, admin, e.approvalId);
-          return a && { ...a, eventPosition: e.position };
-        },
-        e,
-      );
+      const row = await ctx.hub.share(e, async (): Promise<Positioned<ApprovalView> | null> => {
+        const a = await loadApprovalFor(ctx.engine, admin, e.approvalId);
+        return a && { ...a, eventPosition: e.position };
+      });
       return row && maySeeApproval(actor, row) ? row : null;
     });
   };

@@ -88,12 +88,11 @@ builder.subscriptionFields((t) => ({
       return selectEvents(events, (e) =>
         actor.kind !== 'WORKER' && e.type === 'incident'
           ? ctx.hub.share(
-              `incident:${e.incidentId}`,
+              e,
               async (): Promise<Positioned<IncidentView>> => ({
                 ...(await getIncident(ctx.engine.db, { ...actor, projectId: null }, e.incidentId)),
                 eventPosition: e.position,
               }),
-              e,
             )
           : null,
       );

@@ -53,7 +53,7 @@ builder.subscriptionField('taskChanged', (t) =>
       selectEvents(ctx.hub.pubsub.subscribe('task'), (e) =>
         (ctx.actor!.projectId === null || e.projectId === ctx.actor!.projectId) &&
         (args.processInstanceId == null || args.processInstanceId === e.processInstanceId)
-          ? ctx.hub.share(`task:${e.taskId}`, () => getTask(ctx.engine.db, { projectId: null }, e.taskId), e)
+          ? ctx.hub.share(e, () => getTask(ctx.engine.db, { projectId: null }, e.taskId))
           : null,
       ),
     resolve: (t) => t,
