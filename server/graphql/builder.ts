@@ -2,7 +2,7 @@
  * The Pothos builder: typed context, auth scopes and scalars. Resolvers stay thin: a scope, the input
  * shape, one engine call.
  */
-import SchemaBuilder from '@pothos/core';
+import SchemaBuilder, { type OutputRef } from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import type { Actor, EngineContext } from '../engine/common/index.js';
@@ -132,6 +132,22 @@ type ArgBuilder = Parameters<Parameters<typeof builder.queryFields>[0]>[0]['arg'
 
 /** The `first`/`after` arguments of a paged query (after its filters). */
 export const pageArgs = (arg: ArgBuilder) => ({ first: arg.int(), after: arg.string() });
+
+/** A query or command `(id: ID!)`: one engine call on the caller and the id. */
+export function byId<T>(
+  // biome-ignore lint/suspicious/noExplicitAny: a Query or Mutation field builder
+  t: { field: (options: any) => any; arg: ArgBuilder },
+  type: OutputRef<T> | 'Boolean',
+  call: (engine: EngineContext, actor: Actor, id: string) => Promise<T | null>,
+  options: { authScopes?: { admin: true }; description?: string; nullable?: true } = {},
+) {
+  return t.field({
+    ...options,
+    type,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r: unknown, a: { id: string }, ctx: GraphQLContext) => call(ctx.engine, ctx.actor!, a.id),
+  });
+}
 
 /** `<Name>Edge` and `<Name>Connection` for a node type: { edges { node cursor } pageInfo totalCount }. */
 // biome-ignore lint/suspicious/noExplicitAny: any Pothos object ref of T

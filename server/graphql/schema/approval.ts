@@ -11,7 +11,7 @@ import {
   revokeApproval,
   versionsOf,
 } from '../../engine/approvals/index.js';
-import { builder, connection, type GraphQLContext, pageArgs } from '../builder.js';
+import { builder, byId, connection, type GraphQLContext, pageArgs } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
 import { eventCursorOf, type Positioned, streamFrom } from '../stream.js';
 import {
@@ -186,12 +186,7 @@ builder.queryFields((t) => ({
     args: { state: t.arg({ type: ApprovalState }), mine: t.arg.boolean(), ...pageArgs(t.arg) },
     resolve: (_r, a, ctx) => listApprovals(ctx.engine, ctx.actor!, a),
   }),
-  approval: t.field({
-    type: Approval,
-    nullable: true,
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => loadApprovalFor(ctx.engine, ctx.actor!, id),
-  }),
+  approval: byId(t, Approval, loadApprovalFor, { nullable: true }),
 }));
 
 builder.mutationFields((t) => ({

@@ -4,7 +4,7 @@ import {
   listIncidents,
   resolveIncident,
 } from '../../engine/incidents/index.js';
-import { builder, connection, pageArgs } from '../builder.js';
+import { builder, byId, connection, pageArgs } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
 import { eventCursorOf, type Positioned, streamFrom } from '../stream.js';
 
@@ -57,11 +57,8 @@ builder.queryFields((t) => ({
     args: { state: t.arg({ type: IncidentState }), ...pageArgs(t.arg) },
     resolve: (_r, a, ctx) => listIncidents(ctx.engine, ctx.actor!, a),
   }),
-  incident: t.field({
-    type: Incident,
+  incident: byId(t, Incident, (e, actor, id) => getIncident(e.db, actor, id), {
     description: 'One incident (NOT_FOUND when there is none you may see).',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => getIncident(ctx.engine.db, ctx.actor!, id),
   }),
 }));
 

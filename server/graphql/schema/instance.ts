@@ -12,7 +12,7 @@ import {
   verifyAudit,
   completeUserTask,
 } from '../../engine/instances/index.js';
-import { builder, connection, pageArgs } from '../builder.js';
+import { builder, byId, connection, pageArgs } from '../builder.js';
 import { ExternalTask } from './task.js';
 
 export const InstanceState = builder.enumType('InstanceState', {
@@ -99,11 +99,8 @@ const AuditVerification = builder.objectRef<AuditShape>('AuditVerification').imp
 });
 
 builder.queryFields((t) => ({
-  processInstance: t.field({
-    type: ProcessInstance,
+  processInstance: byId(t, ProcessInstance, (e, actor, id) => loadInstanceFor(e.db, actor, id), {
     nullable: true,
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => loadInstanceFor(ctx.engine.db, ctx.actor!, id),
   }),
   processInstances: t.field({
     type: ProcessInstanceConnection,
@@ -133,18 +130,8 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }), reason: t.arg.string({ required: true }) },
     resolve: (_r, a, ctx) => cancelProcess(ctx.engine, ctx.actor!, a.id, a.reason),
   }),
-  suspendProcess: t.field({
-    type: ProcessInstance,
-    authScopes: { admin: true },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => suspendProcess(ctx.engine, ctx.actor!, a.id),
-  }),
-  resumeProcess: t.field({
-    type: ProcessInstance,
-    authScopes: { admin: true },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => resumeProcess(ctx.engine, ctx.actor!, a.id),
-  }),
+  suspendProcess: byId(t, ProcessInstance, suspendProcess, { authScopes: { admin: true } }),
+  resumeProcess: byId(t, ProcessInstance, resumeProcess, { authScopes: { admin: true } }),
   completeUserTask: t.field({
     type: UserTask,
     args: { id: t.arg.id({ required: true }), variables: t.arg({ type: 'JSON' }) },

@@ -7,7 +7,7 @@ import {
   rotatePrincipalToken,
   updatePrincipal,
 } from '../../engine/principals/index.js';
-import { builder, connection, pageArgs } from '../builder.js';
+import { builder, byId, connection, pageArgs } from '../builder.js';
 
 export const PrincipalKind = builder.enumType('PrincipalKind', {
   values: ['WORKER', 'HUMAN', 'ADMIN'] as const,
@@ -117,18 +117,12 @@ builder.mutationFields((t) => ({
         oidcClientId: input.oidcClientId ?? null,
       }),
   }),
-  disablePrincipal: t.field({
-    type: Principal,
+  disablePrincipal: byId(t, Principal, disablePrincipal, {
     authScopes: { admin: true },
     description: 'Its tokens and graphql-ws connections stop at once, on every engine. Final.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => disablePrincipal(ctx.engine, ctx.actor!, id),
   }),
-  rotatePrincipalToken: t.field({
-    type: CreatedPrincipal,
+  rotatePrincipalToken: byId(t, CreatedPrincipal, rotatePrincipalToken, {
     authScopes: { admin: true },
     description: 'A new token, shown once; the old one stops at once.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => rotatePrincipalToken(ctx.engine, ctx.actor!, id),
   }),
 }));

@@ -11,7 +11,7 @@ import {
   type TaskView,
 } from '../../engine/tasks/index.js';
 import type { AgentWork as AgentWorkShape } from '../../engine/definitions/index.js';
-import { builder } from '../builder.js';
+import { builder, byId } from '../builder.js';
 import { ToolBinding } from './definition.js';
 import { attemptFields, BatchStepInput, Step, TaskState } from './step.js';
 
@@ -180,12 +180,7 @@ const ToolCredential = builder
   });
 
 builder.queryFields((t) => ({
-  externalTask: t.field({
-    type: ExternalTask,
-    nullable: true,
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => getTask(ctx.engine.db, ctx.actor!, id),
-  }),
+  externalTask: byId(t, ExternalTask, (e, actor, id) => getTask(e.db, actor, id), { nullable: true }),
   toolCredential: t.field({
     type: ToolCredential,
     authScopes: { worker: true },
@@ -242,10 +237,5 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: DeferTaskInput, required: true }) },
     resolve: (_r, { input }, ctx) => deferTask(ctx.engine, ctx.actor!, input),
   }),
-  retryTask: t.field({
-    type: ExternalTask,
-    authScopes: { admin: true },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => retryTask(ctx.engine, ctx.actor!, id),
-  }),
+  retryTask: byId(t, ExternalTask, retryTask, { authScopes: { admin: true } }),
 }));

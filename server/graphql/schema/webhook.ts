@@ -8,7 +8,7 @@ import {
   type WebhookDeliveryView,
   type WebhookSubscriptionView,
 } from '../../engine/webhooks/index.js';
-import { builder } from '../builder.js';
+import { builder, byId } from '../builder.js';
 
 const WebhookDeliveryState = builder.enumType('WebhookDeliveryState', {
   values: ['PENDING', 'DELIVERED', 'FAILED'] as const,
@@ -121,12 +121,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: CreateWebhookSubscriptionInput, required: true }) },
     resolve: (_r, { input }, ctx) => createWebhookSubscription(ctx.engine, ctx.actor!, input),
   }),
-  deleteWebhookSubscription: t.field({
-    type: 'Boolean',
-    authScopes: { admin: true },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => deleteWebhookSubscription(ctx.engine, ctx.actor!, id),
-  }),
+  deleteWebhookSubscription: byId(t, 'Boolean', deleteWebhookSubscription, { authScopes: { admin: true } }),
   rotateWebhookSecret: t.field({
     type: CreatedWebhookSubscription,
     authScopes: { admin: true },
