@@ -13,7 +13,7 @@ import {
 import type { AgentWork as AgentWorkShape } from '../../engine/definitions/index.js';
 import { builder, byId } from '../builder.js';
 import { ToolBinding } from './definition.js';
-import { attemptFields, BatchStepInput, Step, TaskState } from './step.js';
+import { attemptFields, BatchStepInput, Step, stepsOf, TaskState } from './step.js';
 
 export const ExternalTask = builder.objectRef<TaskView>('ExternalTask').implement({
   fields: (t) => ({
@@ -215,11 +215,7 @@ builder.mutationFields((t) => ({
       completeTask(ctx.engine, ctx.actor!, {
         ...input,
         variables: input.variables ?? null,
-        steps: input.steps?.map((st) => ({
-          ...st,
-          request: st.request ?? null,
-          response: st.response ?? undefined,
-        })),
+        steps: input.steps && stepsOf(input.steps, input),
       }),
   }),
   failTask: t.field({
