@@ -95,27 +95,13 @@ builder.mutationFields((t) => ({
     type: CreatedPrincipal,
     authScopes: { admin: true },
     args: { input: t.arg({ type: CreatePrincipalInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      createPrincipal(ctx.engine, ctx.actor!, {
-        kind: input.kind,
-        name: input.name,
-        groups: input.groups ?? null,
-        topics: input.topics ?? null,
-        projectId: input.projectId ?? null,
-        oidcClientId: input.oidcClientId ?? null,
-      }),
+    resolve: (_r, { input }, ctx) => createPrincipal(ctx.engine, ctx.actor!, input),
   }),
   updatePrincipal: t.field({
     type: Principal,
     authScopes: { admin: true },
     args: { input: t.arg({ type: UpdatePrincipalInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      updatePrincipal(ctx.engine, ctx.actor!, {
-        id: input.id,
-        groups: input.groups ?? null,
-        topics: input.topics ?? null,
-        oidcClientId: input.oidcClientId ?? null,
-      }),
+    resolve: (_r, { input }, ctx) => updatePrincipal(ctx.engine, ctx.actor!, input),
   }),
   disablePrincipal: byId(t, Principal, disablePrincipal, {
     authScopes: { admin: true },

@@ -198,8 +198,7 @@ builder.mutationFields((t) => ({
     type: [LockedTask],
     authScopes: { worker: true },
     args: { input: t.arg({ type: FetchAndLockInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      fetchAndLock(ctx.engine, ctx.actor!, { ...input, projectId: input.projectId ?? null }, ctx.signal),
+    resolve: (_r, { input }, ctx) => fetchAndLock(ctx.engine, ctx.actor!, input, ctx.signal),
   }),
   extendLock: t.field({
     type: ExternalTask,

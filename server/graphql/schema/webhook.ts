@@ -106,11 +106,7 @@ builder.queryFields((t) => ({
     authScopes: { admin: true },
     description: 'Newest first.',
     args: { subscriptionId: t.arg.id(), state: t.arg({ type: WebhookDeliveryState }), first: t.arg.int() },
-    resolve: (_r, a, ctx) =>
-      listWebhookDeliveries(ctx.engine, ctx.actor!, {
-        ...a,
-        subscriptionId: a.subscriptionId ?? null,
-      }),
+    resolve: (_r, a, ctx) => listWebhookDeliveries(ctx.engine, ctx.actor!, a),
   }),
 }));
 
