@@ -10,15 +10,10 @@ import { Identifier } from './identify.js';
 import { OidcClient } from './oidc.js';
 import { authRoutes } from './routes.js';
 
-export interface Auth {
-  identifier: Identifier;
-  routes: ReturnType<typeof authRoutes>;
-  /** stops the background refresh of sessions' groups */
-  stop(): void;
-}
+export type Auth = ReturnType<typeof createAuth>;
 
 /** `origin` is read per request: with PORT=0 the port is known only once the server listens. */
-export function createAuth(engine: EngineContext, origin: () => string, log: (e: unknown) => void): Auth {
+export function createAuth(engine: EngineContext, origin: () => string, log: (e: unknown) => void) {
   const oidc = engine.config.oidc ? new OidcClient(engine.config.oidc) : null;
   const names = () => cookieNames(origin());
   const identifier = new Identifier(engine, oidc, names, origin);
@@ -41,6 +36,7 @@ export function createAuth(engine: EngineContext, origin: () => string, log: (e:
   return {
     identifier,
     routes: authRoutes({ engine, oidc, identifier, names, origin, log }),
+    /** stops the background refresh of sessions' groups */
     stop: () => clearInterval(timer ?? undefined),
   };
 }
