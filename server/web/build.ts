@@ -36,15 +36,6 @@ export interface BuildOptions {
 
 export type BuildState = 'current' | 'building' | 'waiting' | 'built' | 'failed' | 'stopped';
 
-export interface WebBuild {
-  /** Resolves once web/.next holds a build of the current sources; rejects if the build failed or stopped. */
-  done: Promise<void>;
-  /** What this process is doing about the build now. */
-  state(): BuildState;
-  /** Stops this process's build (its whole process group) and releases the lock; `done` then rejects. */
-  stop(): void;
-}
-
 export class WebBuildError extends Error {
   override name = 'WebBuildError';
 }
@@ -68,7 +59,7 @@ function killGroup(child: ChildProcess | null): void {
 }
 
 /** Builds the dashboard unless it is current (or another process of the checkout is building it). */
-export function startWebBuild(opts: BuildOptions = {}): WebBuild {
+export function startWebBuild(opts: BuildOptions = {}) {
   const root = opts.root ?? ROOT;
   const web = path.join(root, 'web');
   const log = opts.log ?? console.log;
@@ -139,8 +130,11 @@ export function startWebBuild(opts: BuildOptions = {}): WebBuild {
   // while it waited) from ending the process as an unhandled rejection.
   done.catch(() => {});
   return {
+    /** resolves once web/.next holds a build of the current sources; rejects if it failed or stopped */
     done,
-    state: () => state,
+    /** what this process is doing about the build now */
+    state: (): BuildState => state,
+    /** stops this process's build (its whole process group) and releases the lock; `done` then rejects */
     stop() {
       stopped = true;
       killGroup(child);
