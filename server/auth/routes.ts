@@ -159,10 +159,7 @@ async function session(o: AuthRoutesOptions, req: IncomingMessage, res: ServerRe
   });
 }
 
-const ROUTES = new Map<
-  string,
-  (o: AuthRoutesOptions, req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>
->([
+const ROUTES = new Map([
   ['GET /auth/login', login],
   ['GET /auth/callback', callback],
   ['POST /auth/logout', logout],
