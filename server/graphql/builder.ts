@@ -113,20 +113,18 @@ builder.queryType({ authScopes: { authenticated: true } });
 builder.mutationType({ authScopes: { authenticated: true } });
 builder.subscriptionType({ authScopes: { authenticated: true } });
 
-export const PageInfo = builder
-  .objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo')
-  .implement({
-    fields: (t) => ({
-      hasNextPage: t.exposeBoolean('hasNextPage'),
-      endCursor: t.exposeString('endCursor', { nullable: true }),
-    }),
-  });
-
 export interface Page<T> {
   edges: { node: T; cursor: string }[];
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
   totalCount: number;
 }
+
+const PageInfo = builder.objectRef<Page<unknown>['pageInfo']>('PageInfo').implement({
+  fields: (t) => ({
+    hasNextPage: t.exposeBoolean('hasNextPage'),
+    endCursor: t.exposeString('endCursor', { nullable: true }),
+  }),
+});
 
 type ArgBuilder = Parameters<Parameters<typeof builder.queryFields>[0]>[0]['arg'];
 
@@ -152,7 +150,7 @@ export function byId<T>(
 /** `<Name>Edge` and `<Name>Connection` for a node type: { edges { node cursor } pageInfo totalCount }. */
 // biome-ignore lint/suspicious/noExplicitAny: any Pothos object ref of T
 export function connection<T>(name: string, nodeRef: any) {
-  const Edge = builder.objectRef<{ node: T; cursor: string }>(`${name}Edge`).implement({
+  const Edge = builder.objectRef<Page<T>['edges'][number]>(`${name}Edge`).implement({
     fields: (t) => ({
       node: t.field({ type: nodeRef, resolve: (e) => e.node as never }),
       cursor: t.exposeString('cursor'),

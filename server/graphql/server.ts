@@ -11,7 +11,7 @@ import { WebSocketServer } from 'ws';
 import { type EngineContext, ping, readiness } from '../engine/common/index.js';
 import { type Auth, createAuth } from '../auth/index.js';
 import { EngineError, isUnavailable, unavailable } from '../errors.js';
-import { log as defaultLogger, type Logger } from '../log.js';
+import type { Logger } from '../log.js';
 import type { GraphQLContext } from './builder.js';
 import { limitsPlugin } from './limits.js';
 import { createLoaders } from './loaders.js';
@@ -52,14 +52,13 @@ export interface ServerOptions {
   engine: EngineContext;
   hub: EventHub;
   web?: WebHandler | null;
-  logger?: Logger;
+  logger: Logger;
 }
 
 type Yoga = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
 
 export function createEngineServer(opts: ServerOptions) {
-  const { engine } = opts;
-  const logger = opts.logger ?? defaultLogger;
+  const { engine, logger } = opts;
   const log = (e: unknown) => logger.error({ err: e }, 'internal error');
   const metrics = new EngineMetrics();
   const auth = createAuth(engine, () => engine.config.publicUrl ?? listeningOrigin(server), log);

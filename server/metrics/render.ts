@@ -77,8 +77,7 @@ function usageLines(g: DbGauges): string[] {
 
 /** This process's own counts. */
 function counterLines(ctx: EngineContext): string[] {
-  const calls = ctx.counters.journalCalls;
-  const batches = ctx.counters.journalBatches;
+  const { journalCalls: calls, journalBatches: batches } = ctx.counters;
   return [
     ...counter(
       'abada_journal_calls_total',
