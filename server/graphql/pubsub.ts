@@ -9,10 +9,8 @@ import { createPubSub } from 'graphql-yoga';
 import type { EngineEvent, StreamEvent } from '../engine/common/index.js';
 import type { Notifier } from '../engine/events/index.js';
 
-type Of<T extends EngineEvent['type']> = Extract<EngineEvent, { type: T }>;
-
 export class EventHub {
-  readonly pubsub = createPubSub<{ task: [Of<'task'>] }>();
+  readonly pubsub = createPubSub<{ task: [Extract<EngineEvent, { type: 'task' }>] }>();
   private readonly streamListeners = new Set<(e: StreamEvent) => void>();
 
   constructor(notifier: Notifier | null) {

@@ -37,7 +37,6 @@ export async function streamFrom(
   of: Omit<StreamFilter, 'projectId'>,
   after: string | null | undefined,
 ): Promise<AsyncIterator<StreamEvent>> {
-  const { hub, engine } = ctx;
   const filter: StreamFilter = { ...of, projectId: ctx.actor!.projectId };
   const live: StreamEvent[] = [];
   let wake: (() => void) | null = null;
@@ -46,7 +45,7 @@ export async function streamFrom(
   let through: number | null = null;
   let replay: StreamEvent[] = [];
   let needsRead = false;
-  const off = hub.onStream((e) => {
+  const off = ctx.hub.onStream((e) => {
     if (!matches(e, filter)) return;
     live.push(e);
     if (live.length > LIVE_BUFFER) {
@@ -57,7 +56,7 @@ export async function streamFrom(
     wake?.();
   });
   const read = async (from: number) => {
-    const page = await readStream(engine, from, filter, PAGE);
+    const page = await readStream(ctx.engine, from, filter, PAGE);
     replay = page.events;
     through = page.through;
     needsRead = page.events.length === PAGE;

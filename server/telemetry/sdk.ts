@@ -23,10 +23,9 @@ export interface StartTracingOptions {
 
 /** Starts tracing when the environment asks for it (or an exporter is given); null when it stays off. */
 export async function startTracing(opts: StartTracingOptions) {
-  const env = opts.env ?? process.env;
   const settings: TracingSettings | null = opts.exporter
     ? { exporter: 'otlp', url: null, serviceName: opts.serviceName, captureContent: false }
-    : readTracingSettings(env, opts.serviceName);
+    : readTracingSettings(opts.env ?? process.env, opts.serviceName);
   if (!settings) return null;
   if (tracing.on) throw new Error('tracing is already started in this process');
   const [{ NodeTracerProvider }, base, { resourceFromAttributes }] = await Promise.all([
