@@ -58,7 +58,11 @@ function killGroup(child: ChildProcess | null): void {
   unless('ESRCH', () => process.kill(-pid, 'SIGTERM'), false);
 }
 
-/** Builds the dashboard unless it is current (or another process of the checkout is building it). */
+/**
+ * Builds the dashboard unless it is current (or another process of the checkout is building it). `done`
+ * resolves once web/.next holds a build of the current sources and rejects if the build failed or
+ * stopped; `stop()` stops this process's build (its whole process group) and releases the lock.
+ */
 export function startWebBuild(opts: BuildOptions = {}) {
   const root = opts.root ?? ROOT;
   const web = path.join(root, 'web');
@@ -130,11 +134,8 @@ export function startWebBuild(opts: BuildOptions = {}) {
   // while it waited) from ending the process as an unhandled rejection.
   done.catch(() => {});
   return {
-    /** resolves once web/.next holds a build of the current sources; rejects if it failed or stopped */
     done,
-    /** what this process is doing about the build now */
     state: (): BuildState => state,
-    /** stops this process's build (its whole process group) and releases the lock; `done` then rejects */
     stop() {
       stopped = true;
       killGroup(child);
