@@ -115,14 +115,12 @@ export const ToolServer = builder.objectRef<ToolServerView>('ToolServer').implem
   }),
 });
 
-const DeployResult = builder
-  .objectRef<{ definitions: DefinitionView[]; toolServers: ToolServerView[] }>('DeployResult')
-  .implement({
-    fields: (t) => ({
-      definitions: t.field({ type: [Definition], resolve: (r) => r.definitions }),
-      toolServers: t.field({ type: [ToolServer], resolve: (r) => r.toolServers }),
-    }),
-  });
+const DeployResult = builder.objectRef<Awaited<ReturnType<typeof deploy>>>('DeployResult').implement({
+  fields: (t) => ({
+    definitions: t.field({ type: [Definition], resolve: (r) => r.definitions }),
+    toolServers: t.field({ type: [ToolServer], resolve: (r) => r.toolServers }),
+  }),
+});
 
 builder.queryFields((t) => ({
   definitions: t.field({
