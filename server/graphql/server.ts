@@ -222,8 +222,7 @@ function attachWebSocket(wss: WebSocketServer, yoga: Yoga, engine: EngineContext
           rootValue: { execute: env.execute, subscribe: env.subscribe },
         };
         const errors = env.validate(args.schema, args.document);
-        if (errors.length) return errors;
-        return args as never;
+        return errors.length ? errors : (args as never);
       },
     },
     wss,

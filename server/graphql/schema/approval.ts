@@ -26,8 +26,6 @@ import {
   VoidReason,
 } from './approval-evidence.js';
 
-export { ApprovalState };
-
 export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
