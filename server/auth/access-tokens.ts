@@ -52,12 +52,11 @@ export class AccessTokenVerifier {
       // jose's refusals are JOSEErrors with a code; the JWKS out of reach (fetch's TypeError) or a bug
       // is not the token's fault, and goes to the request's error handling like a failed discovery
       if (!(e instanceof errors.JOSEError)) throw e;
-      const { code } = e;
       return {
         refusal:
-          code === 'ERR_JWT_EXPIRED'
+          e.code === 'ERR_JWT_EXPIRED'
             ? 'The access token has expired; get a new one from the OpenID Provider.'
-            : `The access token was refused (${code}): it must be a JWT of ${issuer} for the audience ` +
+            : `The access token was refused (${e.code}): it must be a JWT of ${issuer} for the audience ` +
               `${this.audience}, signed with ${this.algorithms.join('/')}, and not expired.`,
       };
     }

@@ -3,14 +3,10 @@
  * the host: oidc-provider's are `_session` and `_interaction`), HttpOnly, SameSite=Lax, Secure behind
  * https; and the short-lived cookie of a sign-in in progress (sealed state, nonce and PKCE verifier).
  */
-export interface CookieNames {
-  session: string;
-  pending: string;
-  secure: boolean;
-}
+export type CookieNames = ReturnType<typeof cookieNames>;
 
 /** `__Host-` names behind https: the browser then insists on Secure, Path=/ and no Domain. */
-export function cookieNames(publicUrl: string): CookieNames {
+export function cookieNames(publicUrl: string) {
   const secure = publicUrl.startsWith('https:');
   return secure
     ? { session: '__Host-abada_session', pending: '__Host-abada_signin', secure }

@@ -19,7 +19,7 @@ import {
   sessionsDueForRefresh,
 } from '../engine/principals/index.js';
 import { AccessTokenVerifier, looksLikeJwt } from './access-tokens.js';
-import { type CookieNames, readCookie } from './cookies.js';
+import { cookieNames, readCookie } from './cookies.js';
 import type { OidcClient } from './oidc.js';
 
 export interface Identity {
@@ -47,7 +47,6 @@ export class Identifier {
   constructor(
     private readonly engine: EngineContext,
     private readonly oidc: OidcClient | null,
-    private readonly names: () => CookieNames,
     private readonly origin: () => string,
   ) {
     const s = engine.config.oidc;
@@ -90,7 +89,7 @@ export class Identifier {
   }
 
   async cookie(header: string | null): Promise<Identity> {
-    const secret = readCookie(header ?? undefined, this.names().session);
+    const secret = readCookie(header ?? undefined, cookieNames(this.origin()).session);
     if (!secret || !this.oidc) return NOBODY;
     const found = await sessionBySecret(this.engine, secret);
     if (!found.session) return refused(found.refusal);

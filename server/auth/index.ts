@@ -5,23 +5,16 @@
  * (engine/principals); nothing here touches the database.
  */
 import type { EngineContext } from '../engine/common/index.js';
-import { cookieNames } from './cookies.js';
 import { Identifier } from './identify.js';
 import { OidcClient } from './oidc.js';
 import { authRoutes } from './routes.js';
 
-export interface Auth {
-  identifier: Identifier;
-  routes: ReturnType<typeof authRoutes>;
-  /** stops the background refresh of sessions' groups */
-  stop(): void;
-}
+export type Auth = ReturnType<typeof createAuth>;
 
 /** `origin` is read per request: with PORT=0 the port is known only once the server listens. */
-export function createAuth(engine: EngineContext, origin: () => string, log: (e: unknown) => void): Auth {
+export function createAuth(engine: EngineContext, origin: () => string, log: (e: unknown) => void) {
   const oidc = engine.config.oidc ? new OidcClient(engine.config.oidc) : null;
-  const names = () => cookieNames(origin());
-  const identifier = new Identifier(engine, oidc, names, origin);
+  const identifier = new Identifier(engine, oidc, origin);
   // half the refresh interval (at most a minute): no live session's groups are older than the interval
   const everyMs = Math.max(500, Math.min(60_000, ((engine.config.oidc?.refreshMinutes ?? 10) * 60_000) / 2));
   let running = false;
@@ -40,7 +33,8 @@ export function createAuth(engine: EngineContext, origin: () => string, log: (e:
   timer?.unref();
   return {
     identifier,
-    routes: authRoutes({ engine, oidc, identifier, names, origin, log }),
+    routes: authRoutes({ engine, oidc, identifier, origin, log }),
+    /** stops the background refresh of sessions' groups */
     stop: () => clearInterval(timer ?? undefined),
   };
 }

@@ -95,12 +95,11 @@ export class OidcClient {
     });
     const claims = response.claims();
     if (!claims) throw new ProviderAnswerError('the provider sent no ID token');
-    const tokens = {
+    return this.identityOf(config, claims, {
       refreshToken: response.refresh_token ?? null,
       accessToken: response.access_token ?? null,
       idToken: response.id_token ?? null,
-    };
-    return this.identityOf(config, claims, tokens);
+    });
   }
 
   /**
@@ -114,12 +113,11 @@ export class OidcClient {
         const response = await client.refreshTokenGrant(config, tokens.refreshToken);
         const claims = response.claims();
         if (claims && claims.sub !== subject) return null;
-        const next = {
+        return this.identityOf(config, claims ?? { sub: subject }, {
           refreshToken: response.refresh_token ?? tokens.refreshToken,
           accessToken: response.access_token,
           idToken: response.id_token ?? tokens.idToken,
-        };
-        return this.identityOf(config, claims ?? { sub: subject }, next);
+        });
       }
       if (tokens.accessToken) return await this.identityOf(config, { sub: subject }, tokens);
     } catch (e) {

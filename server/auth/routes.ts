@@ -9,7 +9,7 @@ import { tokenSignInOffered } from '../config.js';
 import type { EngineContext } from '../engine/common/index.js';
 import { constantTimeEqual, endSession, openSession } from '../engine/principals/index.js';
 import { EngineError } from '../errors.js';
-import { type CookieNames, readCookie, setCookie } from './cookies.js';
+import { cookieNames, readCookie, setCookie } from './cookies.js';
 import type { Identifier } from './identify.js';
 import { type OidcClient, PENDING_TTL_MS, type PendingSignIn } from './oidc.js';
 import { isProviderRefusal, isProviderUnreachable } from '../shared/provider-errors.js';
@@ -18,7 +18,6 @@ export interface AuthRoutesOptions {
   engine: EngineContext;
   oidc: OidcClient | null;
   identifier: Identifier;
-  names: () => CookieNames;
   /** the public origin, e.g. http://127.0.0.1:3000 */
   origin: () => string;
   log: (e: unknown) => void;
@@ -82,13 +81,14 @@ async function login(o: AuthRoutesOptions, _req: IncomingMessage, res: ServerRes
     },
   );
   const sealed = o.engine.sealer.sealJson(pending);
-  redirect(res, to.href, [setCookie(o.names(), o.names().pending, sealed, PENDING_TTL_MS / 1000)]);
+  const names = cookieNames(o.origin());
+  redirect(res, to.href, [setCookie(names, names.pending, sealed, PENDING_TTL_MS / 1000)]);
 }
 
 /** The provider sent the browser back: check everything, open the session, go where the person was. */
 async function callback(o: AuthRoutesOptions, req: IncomingMessage, res: ServerResponse, url: URL) {
   if (!o.oidc) return disabled(res);
-  const names = o.names();
+  const names = cookieNames(o.origin());
   const clear = setCookie(names, names.pending, '', 0);
   const again = '<p><a href="/auth/login">Sign in again</a></p>';
   let pending: PendingSignIn | null = null;
@@ -124,7 +124,7 @@ async function callback(o: AuthRoutesOptions, req: IncomingMessage, res: ServerR
 
 /** POST with the CSRF token (header or form field): ends the session, then the provider's. */
 async function logout(o: AuthRoutesOptions, req: IncomingMessage, res: ServerResponse) {
-  const names = o.names();
+  const names = cookieNames(o.origin());
   const wantsJson = (req.headers.accept ?? '').includes('application/json');
   const csrf = (req.headers['x-abada-csrf'] as string | undefined) ?? (await readForm(req)).get('csrf');
   const found = await o.identifier.cookie(req.headers.cookie ?? null);
@@ -159,10 +159,7 @@ async function session(o: AuthRoutesOptions, req: IncomingMessage, res: ServerRe
   });
 }
 
-const ROUTES = new Map<
-  string,
-  (o: AuthRoutesOptions, req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>
->([
+const ROUTES = new Map([
   ['GET /auth/login', login],
   ['GET /auth/callback', callback],
   ['POST /auth/logout', logout],

@@ -2,7 +2,7 @@
  * The Pothos builder: typed context, auth scopes and scalars. Resolvers stay thin: a scope, the input
  * shape, one engine call.
  */
-import SchemaBuilder from '@pothos/core';
+import SchemaBuilder, { type OutputRef } from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import type { Actor, EngineContext } from '../engine/common/index.js';
@@ -23,7 +23,12 @@ export interface GraphQLContext {
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
   AuthScopes: { authenticated: boolean; admin: boolean; worker: boolean; human: boolean };
-  Scalars: { JSON: { Input: unknown; Output: unknown }; DateTime: { Input: Date; Output: Date | string } };
+  // graphql-js hands every ID argument over as a string
+  Scalars: {
+    ID: { Input: string; Output: string | number };
+    JSON: { Input: unknown; Output: unknown };
+    DateTime: { Input: Date; Output: Date | string };
+  };
   DefaultFieldNullability: false;
 }>({
   plugins: [ScopeAuthPlugin],
@@ -103,18 +108,10 @@ builder.addScalarType(
   }),
 );
 
-builder.queryType({});
-builder.mutationType({});
-builder.subscriptionType({});
-
-export const PageInfo = builder
-  .objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo')
-  .implement({
-    fields: (t) => ({
-      hasNextPage: t.exposeBoolean('hasNextPage'),
-      endCursor: t.exposeString('endCursor', { nullable: true }),
-    }),
-  });
+// every root field needs a caller; a field's own scopes narrow that further
+builder.queryType({ authScopes: { authenticated: true } });
+builder.mutationType({ authScopes: { authenticated: true } });
+builder.subscriptionType({ authScopes: { authenticated: true } });
 
 export interface Page<T> {
   edges: { node: T; cursor: string }[];
@@ -122,15 +119,38 @@ export interface Page<T> {
   totalCount: number;
 }
 
+const PageInfo = builder.objectRef<Page<unknown>['pageInfo']>('PageInfo').implement({
+  fields: (t) => ({
+    hasNextPage: t.exposeBoolean('hasNextPage'),
+    endCursor: t.exposeString('endCursor', { nullable: true }),
+  }),
+});
+
 type ArgBuilder = Parameters<Parameters<typeof builder.queryFields>[0]>[0]['arg'];
 
 /** The `first`/`after` arguments of a paged query (after its filters). */
 export const pageArgs = (arg: ArgBuilder) => ({ first: arg.int(), after: arg.string() });
 
+/** A query or command `(id: ID!)`: one engine call on the caller and the id. */
+export function byId<T>(
+  // biome-ignore lint/suspicious/noExplicitAny: a Query or Mutation field builder
+  t: { field: (options: any) => any; arg: ArgBuilder },
+  type: OutputRef<T> | 'Boolean',
+  call: (engine: EngineContext, actor: Actor, id: string) => Promise<T | null>,
+  options: { authScopes?: { admin: true }; description?: string; nullable?: true } = {},
+) {
+  return t.field({
+    ...options,
+    type,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r: unknown, a: { id: string }, ctx: GraphQLContext) => call(ctx.engine, ctx.actor!, a.id),
+  });
+}
+
 /** `<Name>Edge` and `<Name>Connection` for a node type: { edges { node cursor } pageInfo totalCount }. */
 // biome-ignore lint/suspicious/noExplicitAny: any Pothos object ref of T
 export function connection<T>(name: string, nodeRef: any) {
-  const Edge = builder.objectRef<{ node: T; cursor: string }>(`${name}Edge`).implement({
+  const Edge = builder.objectRef<Page<T>['edges'][number]>(`${name}Edge`).implement({
     fields: (t) => ({
       node: t.field({ type: nodeRef, resolve: (e) => e.node as never }),
       cursor: t.exposeString('cursor'),

@@ -3,7 +3,7 @@
  * logs; trace.ts: spans) read them: which fields are commands, each field's arguments with variables
  * filled in, and the ids a command concerns — never its payloads.
  */
-import { getOperationAST, Kind, type OperationDefinitionNode, valueFromASTUntyped } from 'graphql';
+import { type ExecutionArgs, getOperationAST, Kind, valueFromASTUntyped } from 'graphql';
 import { isUnavailable } from '../errors.js';
 
 export const COMMANDS: ReadonlySet<string> = new Set([
@@ -24,14 +24,9 @@ export const COMMANDS: ReadonlySet<string> = new Set([
 ]);
 
 /** The command fields of a mutation (none for a query or a subscription); `key`: its alias, else its name. */
-export function commandFields(args: {
-  document: Parameters<typeof getOperationAST>[0];
-  operationName?: string | null;
-  variableValues?: unknown;
-}): { name: string; key: string; args: Record<string, unknown> }[] {
-  const op = getOperationAST(args.document, args.operationName) as OperationDefinitionNode | null;
+export function commandFields({ document, operationName, variableValues }: ExecutionArgs) {
+  const op = getOperationAST(document, operationName);
   if (op?.operation !== 'mutation') return [];
-  const vars = (args.variableValues ?? {}) as Record<string, unknown>;
   return op.selectionSet.selections.flatMap((s) =>
     s.kind === Kind.FIELD && COMMANDS.has(s.name.value)
       ? [
@@ -39,7 +34,7 @@ export function commandFields(args: {
             name: s.name.value,
             key: s.alias?.value ?? s.name.value,
             args: Object.fromEntries(
-              (s.arguments ?? []).map((a) => [a.name.value, valueFromASTUntyped(a.value, vars)]),
+              (s.arguments ?? []).map((a) => [a.name.value, valueFromASTUntyped(a.value, variableValues)]),
             ),
           },
         ]

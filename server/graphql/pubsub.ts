@@ -9,11 +9,8 @@ import { createPubSub } from 'graphql-yoga';
 import type { EngineEvent, StreamEvent } from '../engine/common/index.js';
 import type { Notifier } from '../engine/events/index.js';
 
-type Of<T extends EngineEvent['type']> = Extract<EngineEvent, { type: T }>;
-
 export class EventHub {
-  readonly pubsub = createPubSub<{ task: [Of<'task'>] }>();
-  private readonly shared = new Map<string, { at: number; value: Promise<unknown> }>();
+  readonly pubsub = createPubSub<{ task: [Extract<EngineEvent, { type: 'task' }>] }>();
   private readonly streamListeners = new Set<(e: StreamEvent) => void>();
 
   constructor(notifier: Notifier | null) {
@@ -30,31 +27,18 @@ export class EventHub {
     return () => this.streamListeners.delete(listen);
   }
 
-  private readonly perEvent = new WeakMap<object, Map<string, Promise<unknown>>>();
+  private readonly perEvent = new WeakMap<object, Promise<unknown>>();
 
   /**
-   * Loads something once for all subscribers of the same event. With `event` (the delivered object,
-   * the same for every subscriber of this process) the load belongs to that one delivery, so two quick
-   * changes of the same approval are two loads; without it the value is kept 2 s under `key`.
+   * Loads what an event is about once for all subscribers of this process: `event` is the delivered
+   * object, the same for every subscriber, so two quick changes of the same approval are two loads.
    */
-  share<T>(key: string, load: () => Promise<T>, event?: object): Promise<T> {
-    if (event) {
-      const loads = this.perEvent.get(event) ?? new Map<string, Promise<unknown>>();
-      this.perEvent.set(event, loads);
-      const hit = loads.get(key);
-      if (hit) return hit as Promise<T>;
-      const value = load();
-      loads.set(key, value);
-      return value;
+  share<T>(event: object, load: () => Promise<T>): Promise<T> {
+    let value = this.perEvent.get(event) as Promise<T> | undefined;
+    if (!value) {
+      value = load();
+      this.perEvent.set(event, value);
     }
-    const now = Date.now();
-    const hit = this.shared.get(key);
-    if (hit && now - hit.at < 2000) return hit.value as Promise<T>;
-    if (this.shared.size > 10_000) {
-      for (const [k, v] of this.shared) if (now - v.at >= 2000) this.shared.delete(k);
-    }
-    const value = load();
-    this.shared.set(key, { at: now, value });
     return value;
   }
 }
@@ -65,7 +49,7 @@ export class EventHub {
  * the source at once, even while waiting for an event.
  */
 export function selectEvents<E, R>(
-  source: AsyncIterableIterator<E>,
+  source: AsyncIterator<E>,
   select: (event: E) => R | null | Promise<R | null>,
 ): AsyncIterableIterator<R> {
   const done = (): IteratorResult<R> => ({ done: true, value: undefined });

@@ -6,12 +6,12 @@
 import http from 'node:http';
 import { GraphQLError } from 'graphql';
 import { useServer as attachGraphqlWs } from 'graphql-ws/use/ws';
-import { createYoga } from 'graphql-yoga';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
 import { type EngineContext, ping, readiness } from '../engine/common/index.js';
 import { type Auth, createAuth } from '../auth/index.js';
 import { EngineError, isUnavailable, unavailable } from '../errors.js';
-import { log as defaultLogger, type Logger } from '../log.js';
+import type { Logger } from '../log.js';
 import type { GraphQLContext } from './builder.js';
 import { limitsPlugin } from './limits.js';
 import { createLoaders } from './loaders.js';
@@ -52,62 +52,17 @@ export interface ServerOptions {
   engine: EngineContext;
   hub: EventHub;
   web?: WebHandler | null;
-  log?: (e: unknown) => void;
-  logger?: Logger;
+  logger: Logger;
 }
 
-type Yoga = ReturnType<typeof createYogaFor>;
+type Yoga = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
 
 export function createEngineServer(opts: ServerOptions) {
-  const { engine } = opts;
-  const logger = opts.logger ?? defaultLogger;
-  const log = opts.log ?? ((e: unknown) => logger.error({ err: e }, 'internal error'));
+  const { engine, logger } = opts;
+  const log = (e: unknown) => logger.error({ err: e }, 'internal error');
   const metrics = new EngineMetrics();
   const auth = createAuth(engine, () => engine.config.publicUrl ?? listeningOrigin(server), log);
-  const yoga = createYogaFor(engine, opts.hub, metrics, logger, log, auth);
-  let draining = false;
-  const server = http.createServer((req, res) => {
-    const url = req.url ?? '/';
-    const is = (path: string) => url === path || url.startsWith(`${path}?`);
-    if (url.startsWith('/auth/') && auth.routes(req, res)) return;
-    if (is('/healthz')) serveHealth(engine, res);
-    else if (is('/readyz')) serveReady(engine, draining, res);
-    else if (is('/metrics')) serveMetrics(metrics, engine, req, res, logger);
-    else if (is('/graphql')) {
-      if (!refuseLargeBody(engine, req, res)) yoga(req, res);
-    } else if (opts.web) {
-      Promise.resolve(opts.web(req, res)).catch((e) => {
-        log(e);
-        if (!res.headersSent) res.writeHead(500);
-        res.end();
-      });
-    } else serveLanding(url, res);
-  });
-  const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: engine.config.maxBodyBytes });
-  const ws = attachWebSocket(wss, yoga, engine, auth);
-  return {
-    server,
-    async close() {
-      auth.stop();
-      draining = true;
-      await ws.dispose();
-      wss.close();
-      server.closeAllConnections?.();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
-/** GraphQL over HTTP: the query limits, the command observer, masked errors, an actor per request. */
-function createYogaFor(
-  engine: EngineContext,
-  hub: EventHub,
-  metrics: EngineMetrics,
-  logger: Logger,
-  log: (e: unknown) => void,
-  auth: Auth,
-) {
-  return createYoga<Record<string, unknown>, GraphQLContext>({
+  const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
@@ -142,12 +97,43 @@ function createYogaFor(
         actor,
         authRefusal: refusal,
         engine,
-        hub,
+        hub: opts.hub,
         loaders: createLoaders(engine),
         signal: init.request?.signal,
       };
     },
   });
+  let draining = false;
+  const server = http.createServer((req, res) => {
+    const url = req.url ?? '/';
+    const is = (path: string) => url === path || url.startsWith(`${path}?`);
+    if (url.startsWith('/auth/') && auth.routes(req, res)) return;
+    if (is('/healthz')) serveHealth(engine, res);
+    else if (is('/readyz')) serveReady(engine, draining, res);
+    else if (is('/metrics')) serveMetrics(metrics, engine, req, res, logger);
+    else if (is('/graphql')) {
+      if (!refuseLargeBody(engine, req, res)) yoga(req, res);
+    } else if (opts.web) {
+      Promise.resolve(opts.web(req, res)).catch((e) => {
+        log(e);
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+    } else serveLanding(url, res);
+  });
+  const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: engine.config.maxBodyBytes });
+  const ws = attachWebSocket(wss, yoga, engine, auth);
+  return {
+    server,
+    async close() {
+      auth.stop();
+      draining = true;
+      await ws.dispose();
+      wss.close();
+      server.closeAllConnections?.();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 /** The origin browsers use when ABADA_PUBLIC_URL is unset: loopback and the port this server listens on. */
@@ -236,8 +222,7 @@ function attachWebSocket(wss: WebSocketServer, yoga: Yoga, engine: EngineContext
           rootValue: { execute: env.execute, subscribe: env.subscribe },
         };
         const errors = env.validate(args.schema, args.document);
-        if (errors.length) return errors;
-        return args as never;
+        return errors.length ? errors : (args as never);
       },
     },
     wss,

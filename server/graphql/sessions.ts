@@ -22,7 +22,9 @@ export class Sessions {
       if (e.type !== 'principal') return;
       const how =
         e.change === 'disabled' ? CLOSE.DISABLED : e.change === 'rotated' ? CLOSE.ROTATED : CLOSE.UPDATED;
-      this.closeAll(e.principalId, how);
+      const set = this.byPrincipal.get(e.principalId);
+      this.byPrincipal.delete(e.principalId);
+      for (const socket of set ?? []) socket.close(how.code, how.reason);
     });
   }
 
@@ -34,12 +36,5 @@ export class Sessions {
       set.delete(socket);
       if (set.size === 0 && this.byPrincipal.get(principalId) === set) this.byPrincipal.delete(principalId);
     });
-  }
-
-  private closeAll(principalId: string, how: { code: number; reason: string }): void {
-    const set = this.byPrincipal.get(principalId);
-    if (!set) return;
-    this.byPrincipal.delete(principalId);
-    for (const socket of set) socket.close(how.code, how.reason);
   }
 }

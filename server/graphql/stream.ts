@@ -36,8 +36,7 @@ export async function streamFrom(
   ctx: GraphQLContext,
   of: Omit<StreamFilter, 'projectId'>,
   after: string | null | undefined,
-): Promise<AsyncIterableIterator<StreamEvent>> {
-  const { hub, engine } = ctx;
+): Promise<AsyncIterator<StreamEvent>> {
   const filter: StreamFilter = { ...of, projectId: ctx.actor!.projectId };
   const live: StreamEvent[] = [];
   let wake: (() => void) | null = null;
@@ -46,7 +45,7 @@ export async function streamFrom(
   let through: number | null = null;
   let replay: StreamEvent[] = [];
   let needsRead = false;
-  const off = hub.onStream((e) => {
+  const off = ctx.hub.onStream((e) => {
     if (!matches(e, filter)) return;
     live.push(e);
     if (live.length > LIVE_BUFFER) {
@@ -57,7 +56,7 @@ export async function streamFrom(
     wake?.();
   });
   const read = async (from: number) => {
-    const page = await readStream(engine, from, filter, PAGE);
+    const page = await readStream(ctx.engine, from, filter, PAGE);
     replay = page.events;
     through = page.through;
     needsRead = page.events.length === PAGE;
@@ -71,7 +70,7 @@ export async function streamFrom(
     }
   }
   const done = (): IteratorResult<StreamEvent> => ({ done: true, value: undefined });
-  const it: AsyncIterableIterator<StreamEvent> = {
+  return {
     async next() {
       for (;;) {
         if (ended) return done();
@@ -99,15 +98,5 @@ export async function streamFrom(
       wake?.();
       return done();
     },
-    async throw(e?: unknown) {
-      ended = true;
-      off();
-      wake?.();
-      throw e;
-    },
-    [Symbol.asyncIterator]() {
-      return it;
-    },
   };
-  return it;
 }

@@ -10,12 +10,17 @@ const labels = (l: Record<string, string>) => {
   return parts.length ? `{${parts.join(',')}}` : '';
 };
 
+/** One label set of a histogram: cumulative bucket counts, the sum and the number of observations. */
+interface Series {
+  labels: Record<string, string>;
+  counts: number[];
+  sum: number;
+  n: number;
+}
+
 /** A cumulative histogram keyed by its label set. */
 export class Histogram {
-  private series = new Map<
-    string,
-    { labels: Record<string, string>; counts: number[]; sum: number; n: number }
-  >();
+  private series = new Map<string, Series>();
   constructor(
     readonly name: string,
     readonly help: string,
@@ -37,36 +42,33 @@ export class Histogram {
   }
 
   render(): string[] {
-    const out = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
-    for (const s of this.series.values())
-      out.push(...histogramLines(this.name, s.labels, this.buckets, s.counts, s.n, s.sum));
-    return out;
+    return histogram(this.name, this.help, this.buckets, this.series.values());
   }
 }
 
-export function histogramLines(
-  name: string,
-  l: Record<string, string>,
-  buckets: number[],
-  counts: number[],
-  n: number,
-  sum: number,
-) {
-  return [
-    ...buckets.map((b, i) => `${name}_bucket${labels({ ...l, le: String(b) })} ${counts[i]}`),
-    `${name}_bucket${labels({ ...l, le: '+Inf' })} ${n}`,
-    `${name}_sum${labels(l)} ${sum}`,
-    `${name}_count${labels(l)} ${n}`,
-  ];
+/** A histogram family: its HELP and TYPE lines, then each series' buckets, sum and count. */
+export function histogram(name: string, help: string, buckets: number[], series: Iterable<Series>) {
+  const out = [`# HELP ${name} ${help}`, `# TYPE ${name} histogram`];
+  for (const { labels: l, counts, sum, n } of series)
+    out.push(
+      ...buckets.map((b, i) => `${name}_bucket${labels({ ...l, le: String(b) })} ${counts[i]}`),
+      `${name}_bucket${labels({ ...l, le: '+Inf' })} ${n}`,
+      `${name}_sum${labels(l)} ${sum}`,
+      `${name}_count${labels(l)} ${n}`,
+    );
+  return out;
 }
 
 export type Row = [Record<string, string>, number];
 
 /** A gauge or counter family; a bare number is its one unlabelled value. */
-export function family(name: string, type: 'gauge' | 'counter', help: string, rows: Row[] | number) {
-  return [
+const family =
+  (type: 'gauge' | 'counter') =>
+  (name: string, help: string, rows: Row[] | number): string[] => [
     `# HELP ${name} ${help}`,
     `# TYPE ${name} ${type}`,
     ...(typeof rows === 'number' ? [[{}, rows] as Row] : rows).map(([l, v]) => `${name}${labels(l)} ${v}`),
   ];
-}
+
+export const gauge = family('gauge');
+export const counter = family('counter');

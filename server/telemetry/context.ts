@@ -8,7 +8,6 @@ import {
   type Context,
   context,
   INVALID_SPAN_CONTEXT,
-  type Link,
   propagation,
   ROOT_CONTEXT,
   type Span,
@@ -61,14 +60,13 @@ export function traceparentOf(span: Span): string | null {
 /** Does nothing: what the span helpers hand their callers while tracing is off. */
 export const NO_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
+/** The span's name and options (its kind and attributes, a SpanOptions). */
 export interface SpanSpec {
   name: string;
   kind?: SpanKind;
   attributes?: Attributes;
-  links?: Link[];
   /** the parent; default the active context */
   parent?: Context;
-  startTime?: Date;
   /** which errors mark the span as failed (default: every one) */
   failed?: (e: unknown) => boolean;
 }
@@ -76,11 +74,7 @@ export interface SpanSpec {
 /** Starts a span the caller ends (not made active); NO_SPAN while tracing is off. */
 export function openSpan(spec: Omit<SpanSpec, 'failed'>): Span {
   if (!tracing.on) return NO_SPAN;
-  return tracer().startSpan(
-    spec.name,
-    { kind: spec.kind, attributes: spec.attributes, links: spec.links, startTime: spec.startTime },
-    spec.parent ?? context.active(),
-  );
+  return tracer().startSpan(spec.name, spec, spec.parent ?? context.active());
 }
 
 /**

@@ -20,10 +20,7 @@ function callerLinks(): Link[] {
  * The root of a new instance's trace, or null when tracing is off. A new trace rather than the caller's:
  * an instance outlives the request that started it by hours or days, so the request is a link.
  */
-export function startInstanceTrace(
-  key: string,
-  version: number,
-): { traceparent: string | null; end(instanceId: string): void } | null {
+export function startInstanceTrace(key: string, version: number) {
   if (!tracing.on) return null;
   const span = tracer().startSpan(`start_process ${key}`, {
     kind: SpanKind.INTERNAL,
@@ -33,7 +30,7 @@ export function startInstanceTrace(
   });
   return {
     traceparent: traceparentOf(span),
-    end(instanceId) {
+    end(instanceId: string) {
       span.setAttribute(ABADA.instanceId, instanceId);
       span.end();
     },

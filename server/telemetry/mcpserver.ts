@@ -42,7 +42,7 @@ export function traceMcpRequest<T>(
             : {}),
         },
       },
-      () => fn(),
+      fn,
     ),
   );
 }

@@ -7,12 +7,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { readTracingSettings, type TracingSettings } from './settings.js';
 import { tracing } from './state.js';
 
-export interface TracingHandle {
-  /** Exports what is buffered, then stops tracing in this process. */
-  shutdown(): Promise<void>;
-  /** Exports what is buffered now (tests, before a process exits). */
-  flush(): Promise<void>;
-}
+export type TracingHandle = NonNullable<Awaited<ReturnType<typeof startTracing>>>;
 
 export interface StartTracingOptions {
   /** the service.name when OTEL_SERVICE_NAME is unset */
@@ -27,11 +22,10 @@ export interface StartTracingOptions {
 }
 
 /** Starts tracing when the environment asks for it (or an exporter is given); null when it stays off. */
-export async function startTracing(opts: StartTracingOptions): Promise<TracingHandle | null> {
-  const env = opts.env ?? process.env;
+export async function startTracing(opts: StartTracingOptions) {
   const settings: TracingSettings | null = opts.exporter
     ? { exporter: 'otlp', url: null, serviceName: opts.serviceName, captureContent: false }
-    : readTracingSettings(env, opts.serviceName);
+    : readTracingSettings(opts.env ?? process.env, opts.serviceName);
   if (!settings) return null;
   if (tracing.on) throw new Error('tracing is already started in this process');
   const [{ NodeTracerProvider }, base, { resourceFromAttributes }] = await Promise.all([
@@ -57,7 +51,9 @@ export async function startTracing(opts: StartTracingOptions): Promise<TracingHa
   tracing.captureContent = opts.captureContent ?? settings.captureContent;
   tracing.tracer = provider.getTracer('abada');
   return {
+    /** exports what is buffered now (tests, before a process exits) */
     flush: () => provider.forceFlush(),
+    /** exports what is buffered, then stops tracing in this process */
     async shutdown() {
       tracing.on = false;
       tracing.tracer = null;

@@ -7,15 +7,7 @@
 
 type Env = Record<string, string | undefined>;
 
-export interface TracingSettings {
-  exporter: 'otlp' | 'console';
-  /** the OTLP/HTTP traces URL (`…/v1/traces`); null for the console exporter */
-  url: string | null;
-  /** OTEL_SERVICE_NAME, else the process's default (abada, abada-worker…) */
-  serviceName: string;
-  /** ABADA_OTEL_CAPTURE_CONTENT=true: prompts, arguments and answers go into spans, redacted */
-  captureContent: boolean;
-}
+export type TracingSettings = NonNullable<ReturnType<typeof readTracingSettings>>;
 
 export class TracingConfigError extends Error {
   override name = 'TracingConfigError';
@@ -24,7 +16,7 @@ export class TracingConfigError extends Error {
 const SUPPORTED = new Set(['otlp', 'console', 'none']);
 
 /** The settings, or null when tracing is off. Throws TracingConfigError on a setting this build cannot honour. */
-export function readTracingSettings(env: Env, defaultServiceName: string): TracingSettings | null {
+export function readTracingSettings(env: Env, defaultServiceName: string) {
   const v = (name: string) => env[name]?.trim() || null;
   if (v('OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return null;
   const exporters = (v('OTEL_TRACES_EXPORTER') ?? '')
@@ -55,8 +47,10 @@ export function readTracingSettings(env: Env, defaultServiceName: string): Traci
   }
   return {
     exporter,
+    /** the OTLP/HTTP traces URL (`…/v1/traces`); null for the console exporter */
     url,
     serviceName: v('OTEL_SERVICE_NAME') ?? defaultServiceName,
+    /** prompts, arguments and answers go into spans, redacted */
     captureContent: v('ABADA_OTEL_CAPTURE_CONTENT')?.toLowerCase() === 'true',
   };
 }

@@ -36,15 +36,6 @@ export interface BuildOptions {
 
 export type BuildState = 'current' | 'building' | 'waiting' | 'built' | 'failed' | 'stopped';
 
-export interface WebBuild {
-  /** Resolves once web/.next holds a build of the current sources; rejects if the build failed or stopped. */
-  done: Promise<void>;
-  /** What this process is doing about the build now. */
-  state(): BuildState;
-  /** Stops this process's build (its whole process group) and releases the lock; `done` then rejects. */
-  stop(): void;
-}
-
 export class WebBuildError extends Error {
   override name = 'WebBuildError';
 }
@@ -67,8 +58,12 @@ function killGroup(child: ChildProcess | null): void {
   unless('ESRCH', () => process.kill(-pid, 'SIGTERM'), false);
 }
 
-/** Builds the dashboard unless it is current (or another process of the checkout is building it). */
-export function startWebBuild(opts: BuildOptions = {}): WebBuild {
+/**
+ * Builds the dashboard unless it is current (or another process of the checkout is building it). `done`
+ * resolves once web/.next holds a build of the current sources and rejects if the build failed or
+ * stopped; `stop()` stops this process's build (its whole process group) and releases the lock.
+ */
+export function startWebBuild(opts: BuildOptions = {}) {
   const root = opts.root ?? ROOT;
   const web = path.join(root, 'web');
   const log = opts.log ?? console.log;
@@ -140,7 +135,7 @@ export function startWebBuild(opts: BuildOptions = {}): WebBuild {
   done.catch(() => {});
   return {
     done,
-    state: () => state,
+    state: (): BuildState => state,
     stop() {
       stopped = true;
       killGroup(child);

@@ -17,14 +17,10 @@ interface Holder {
   since: string;
 }
 
-export interface BuildLock {
-  /** Records the build's pid, so that the lock outlives an engine killed while its build runs. */
-  setBuildPid(pid: number): void;
-  release(): void;
-}
-
 const MAX_AGE_MS = 60 * 60_000;
 const EMPTY_GRACE_MS = 10_000;
+
+export type BuildLock = NonNullable<ReturnType<typeof tryLock>>;
 
 function alive(pid: number | undefined): boolean {
   if (!pid) return false;
@@ -81,7 +77,7 @@ export function lockHolder(file: string): Holder | null {
  * Takes the lock when it is free or stale; null when a live process holds it (the caller waits and
  * tries again). Never blocks.
  */
-export function tryLock(file: string): BuildLock | null {
+export function tryLock(file: string) {
   for (let attempt = 0; attempt < 3; attempt++) {
     let fd: number;
     try {
@@ -101,7 +97,8 @@ export function tryLock(file: string): BuildLock | null {
     closeSync(fd);
     let held = true;
     return {
-      setBuildPid(pid) {
+      /** records the build's pid, so that the lock outlives an engine killed while its build runs */
+      setBuildPid(pid: number) {
         if (held) writeFileSync(file, JSON.stringify({ ...holder, buildPid: pid }));
       },
       release() {

@@ -11,6 +11,7 @@ import type {
   RuleRef,
 } from '../../engine/approvals/index.js';
 import { levelNumber } from '../../engine/approvals/index.js';
+import type { Change } from '../../engine/common/index.js';
 import { builder } from '../builder.js';
 import { StepState } from './step.js';
 
@@ -57,15 +58,13 @@ export const ApprovalDecision = builder.objectRef<DecisionView>('ApprovalDecisio
   }),
 });
 
-const ArgumentChange = builder
-  .objectRef<{ path: string; before: unknown; after: unknown }>('ArgumentChange')
-  .implement({
-    fields: (t) => ({
-      path: t.exposeString('path'),
-      before: t.field({ type: 'JSON', nullable: true, resolve: (c) => c.before ?? null }),
-      after: t.field({ type: 'JSON', nullable: true, resolve: (c) => c.after ?? null }),
-    }),
-  });
+const ArgumentChange = builder.objectRef<Change>('ArgumentChange').implement({
+  fields: (t) => ({
+    path: t.exposeString('path'),
+    before: t.field({ type: 'JSON', nullable: true, resolve: (c) => c.before ?? null }),
+    after: t.field({ type: 'JSON', nullable: true, resolve: (c) => c.after ?? null }),
+  }),
+});
 
 export const EarlierProposalRef = builder.objectRef<EarlierProposal>('EarlierProposal').implement({
   fields: (t) => ({

@@ -11,7 +11,7 @@ import {
   revokeApproval,
   versionsOf,
 } from '../../engine/approvals/index.js';
-import { builder, connection, type GraphQLContext, pageArgs } from '../builder.js';
+import { builder, byId, connection, type GraphQLContext, pageArgs } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
 import { eventCursorOf, type Positioned, streamFrom } from '../stream.js';
 import {
@@ -25,8 +25,6 @@ import {
   Risk,
   VoidReason,
 } from './approval-evidence.js';
-
-export { ApprovalState };
 
 export const Approval = builder.objectRef<ApprovalView>('Approval').implement({
   fields: (t) => ({
@@ -168,14 +166,10 @@ function approvalStream(opened: boolean) {
       // workers never see approvals (maySeeApproval): a worker's replay loads nothing
       if (e.type !== 'approval' || actor.kind === 'WORKER') return null;
       // the approval as it stands now, loaded once per delivered event for every subscriber of it
-      const row = await ctx.hub.share(
-        `approval:${e.approvalId}`,
-        async (): Promise<Positioned<ApprovalView> | null> => {
-          const a = await loadApprovalFor(ctx.engine, admin, e.approvalId);
-          return a && { ...a, eventPosition: e.position };
-        },
-        e,
-      );
+      const row = await ctx.hub.share(e, async (): Promise<Positioned<ApprovalView> | null> => {
+        const a = await loadApprovalFor(ctx.engine, admin, e.approvalId);
+        return a && { ...a, eventPosition: e.position };
+      });
       return row && maySeeApproval(actor, row) ? row : null;
     });
   };
@@ -187,46 +181,34 @@ const AFTER_DESCRIPTION =
 builder.queryFields((t) => ({
   approvals: t.field({
     type: ApprovalConnection,
-    authScopes: { authenticated: true },
     args: { state: t.arg({ type: ApprovalState }), mine: t.arg.boolean(), ...pageArgs(t.arg) },
     resolve: (_r, a, ctx) => listApprovals(ctx.engine, ctx.actor!, a),
   }),
-  approval: t.field({
-    type: Approval,
-    nullable: true,
-    authScopes: { authenticated: true },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => loadApprovalFor(ctx.engine, ctx.actor!, String(id)),
-  }),
+  approval: byId(t, Approval, loadApprovalFor, { nullable: true }),
 }));
 
 builder.mutationFields((t) => ({
   decideApproval: t.field({
     type: Approval,
-    authScopes: { authenticated: true },
     args: { input: t.arg({ type: DecideApprovalInput, required: true }) },
     resolve: (_r, { input }, ctx) =>
       decideApproval(ctx.engine, ctx.actor!, {
         ...input,
-        approvalId: String(input.approvalId),
         arguments: (input.arguments as Record<string, unknown> | null | undefined) ?? null,
       }),
   }),
   revokeApproval: t.field({
     type: Approval,
-    authScopes: { authenticated: true },
     description:
       'Withdraws an approval until its call starts (a person who decided it, or an admin): the approval becomes REVOKED and the model reads the comment as a rejection. After the call started: ALREADY_EXECUTING.',
     args: { input: t.arg({ type: RevokeApprovalInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      revokeApproval(ctx.engine, ctx.actor!, { ...input, approvalId: String(input.approvalId) }),
+    resolve: (_r, { input }, ctx) => revokeApproval(ctx.engine, ctx.actor!, input),
   }),
 }));
 
 builder.subscriptionFields((t) => ({
   approvalOpened: t.field({
     type: Approval,
-    authScopes: { authenticated: true },
     description: 'Approvals opened that you may see (your groups, your project).',
     args: { after: t.arg.string({ description: AFTER_DESCRIPTION }) },
     subscribe: approvalStream(true),
@@ -234,7 +216,6 @@ builder.subscriptionFields((t) => ({
   }),
   approvalChanged: t.field({
     type: Approval,
-    authScopes: { authenticated: true },
     description: 'Approvals decided, escalated, retired or revoked that you may see.',
     args: { after: t.arg.string({ description: AFTER_DESCRIPTION }) },
     subscribe: approvalStream(false),

@@ -8,6 +8,7 @@ import {
   setCredential,
   type ToolServerView,
 } from '../../engine/definitions/index.js';
+import type { Lookup, Precondition } from '../../shared/types.js';
 import { builder } from '../builder.js';
 
 export const ToolPolicy = builder.enumType('ToolPolicy', {
@@ -21,24 +22,23 @@ export const Idempotency = builder.enumType('Idempotency', {
   values: { KEY: { value: 'key' }, NONE: { value: 'none' } },
 });
 
-const ToolGuard = builder
-  .objectRef<{ tool: string; arguments: unknown; expression: string }>('ToolGuard')
-  .implement({
-    description:
-      "A guard of a call (SPEC §11): a read tool, its arguments as a template over the call's arguments, and an expression over the read's answer.",
-    fields: (t) => ({
-      tool: t.exposeString('tool', { description: 'The read tool, server/tool.' }),
-      arguments: t.field({
-        type: 'JSON',
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: the placeholders are APL's, written as a person writes them
-        description: '${x}, ${arguments.x} and (in a lookup) ${idempotencyKey} are filled in per call.',
-        resolve: (g) => g.arguments ?? {},
-      }),
-      expression: t.exposeString('expression', {
-        description: "expect (precondition) or found (lookup): bare names are the read's answer.",
-      }),
+const ToolGuard = builder.objectRef<Precondition | Lookup>('ToolGuard').implement({
+  description:
+    "A guard of a call (SPEC §11): a read tool, its arguments as a template over the call's arguments, and an expression over the read's answer.",
+  fields: (t) => ({
+    tool: t.exposeString('tool', { description: 'The read tool, server/tool.' }),
+    arguments: t.field({
+      type: 'JSON',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the placeholders are APL's, written as a person writes them
+      description: '${x}, ${arguments.x} and (in a lookup) ${idempotencyKey} are filled in per call.',
+      resolve: (g) => g.arguments ?? {},
     }),
-  });
+    expression: t.string({
+      description: "expect (precondition) or found (lookup): bare names are the read's answer.",
+      resolve: (g) => ('expect' in g ? g.expect : g.found),
+    }),
+  }),
+});
 
 export const ToolBinding = builder.objectRef<Binding>('ToolBinding').implement({
   fields: (t) => ({
@@ -68,19 +68,13 @@ export const ToolBinding = builder.objectRef<Binding>('ToolBinding').implement({
       type: ToolGuard,
       nullable: true,
       description: 'Read before the approved call starts; its answer must satisfy the expression.',
-      resolve: (b) => {
-        const p = bindingPolicy(b).precondition;
-        return p ? { tool: p.tool, arguments: p.arguments, expression: p.expect } : null;
-      },
+      resolve: (b) => bindingPolicy(b).precondition,
     }),
     lookup: t.field({
       type: ToolGuard,
       nullable: true,
       description: 'Settles a write whose outcome is unknown before anything is re-sent.',
-      resolve: (b) => {
-        const l = bindingPolicy(b).lookup;
-        return l ? { tool: l.tool, arguments: l.arguments, expression: l.found } : null;
-      },
+      resolve: (b) => bindingPolicy(b).lookup,
     }),
   }),
 });
@@ -121,25 +115,21 @@ export const ToolServer = builder.objectRef<ToolServerView>('ToolServer').implem
   }),
 });
 
-const DeployResult = builder
-  .objectRef<{ definitions: DefinitionView[]; toolServers: ToolServerView[] }>('DeployResult')
-  .implement({
-    fields: (t) => ({
-      definitions: t.field({ type: [Definition], resolve: (r) => r.definitions }),
-      toolServers: t.field({ type: [ToolServer], resolve: (r) => r.toolServers }),
-    }),
-  });
+const DeployResult = builder.objectRef<Awaited<ReturnType<typeof deploy>>>('DeployResult').implement({
+  fields: (t) => ({
+    definitions: t.field({ type: [Definition], resolve: (r) => r.definitions }),
+    toolServers: t.field({ type: [ToolServer], resolve: (r) => r.toolServers }),
+  }),
+});
 
 builder.queryFields((t) => ({
   definitions: t.field({
     type: [Definition],
-    authScopes: { authenticated: true },
     args: { key: t.arg.string() },
     resolve: (_r, { key }, ctx) => listDefinitions(ctx.engine, ctx.actor!, key),
   }),
   toolServers: t.field({
     type: [ToolServer],
-    authScopes: { authenticated: true },
     resolve: (_r, _a, ctx) => listToolServers(ctx.engine, ctx.actor!),
   }),
 }));

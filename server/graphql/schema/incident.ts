@@ -4,7 +4,7 @@ import {
   listIncidents,
   resolveIncident,
 } from '../../engine/incidents/index.js';
-import { builder, connection, pageArgs } from '../builder.js';
+import { builder, byId, connection, pageArgs } from '../builder.js';
 import { selectEvents } from '../pubsub.js';
 import { eventCursorOf, type Positioned, streamFrom } from '../stream.js';
 
@@ -54,33 +54,25 @@ const ResolveIncidentInput = builder.inputType('ResolveIncidentInput', {
 builder.queryFields((t) => ({
   incidents: t.field({
     type: IncidentConnection,
-    authScopes: { authenticated: true },
     args: { state: t.arg({ type: IncidentState }), ...pageArgs(t.arg) },
     resolve: (_r, a, ctx) => listIncidents(ctx.engine, ctx.actor!, a),
   }),
-  incident: t.field({
-    type: Incident,
+  incident: byId(t, Incident, (e, actor, id) => getIncident(e.db, actor, id), {
     description: 'One incident (NOT_FOUND when there is none you may see).',
-    authScopes: { authenticated: true },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => getIncident(ctx.engine.db, ctx.actor!, String(id)),
   }),
 }));
 
 builder.mutationFields((t) => ({
   resolveIncident: t.field({
     type: Incident,
-    authScopes: { authenticated: true },
     args: { input: t.arg({ type: ResolveIncidentInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      resolveIncident(ctx.engine, ctx.actor!, { ...input, id: String(input.id) }),
+    resolve: (_r, { input }, ctx) => resolveIncident(ctx.engine, ctx.actor!, input),
   }),
 }));
 
 builder.subscriptionFields((t) => ({
   incidentOpened: t.field({
     type: Incident,
-    authScopes: { authenticated: true },
     args: {
       after: t.arg.string({
         description:
@@ -93,12 +85,11 @@ builder.subscriptionFields((t) => ({
       return selectEvents(events, (e) =>
         actor.kind !== 'WORKER' && e.type === 'incident'
           ? ctx.hub.share(
-              `incident:${e.incidentId}`,
+              e,
               async (): Promise<Positioned<IncidentView>> => ({
                 ...(await getIncident(ctx.engine.db, { ...actor, projectId: null }, e.incidentId)),
                 eventPosition: e.position,
               }),
-              e,
             )
           : null,
       );

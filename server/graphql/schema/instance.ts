@@ -12,7 +12,7 @@ import {
   verifyAudit,
   completeUserTask,
 } from '../../engine/instances/index.js';
-import { builder, connection, pageArgs } from '../builder.js';
+import { builder, byId, connection, pageArgs } from '../builder.js';
 import { ExternalTask } from './task.js';
 
 export const InstanceState = builder.enumType('InstanceState', {
@@ -99,31 +99,24 @@ const AuditVerification = builder.objectRef<AuditShape>('AuditVerification').imp
 });
 
 builder.queryFields((t) => ({
-  processInstance: t.field({
-    type: ProcessInstance,
+  processInstance: byId(t, ProcessInstance, (e, actor, id) => loadInstanceFor(e.db, actor, id), {
     nullable: true,
-    authScopes: { authenticated: true },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => loadInstanceFor(ctx.engine.db, ctx.actor!, String(id)),
   }),
   processInstances: t.field({
     type: ProcessInstanceConnection,
-    authScopes: { authenticated: true },
     args: { state: t.arg({ type: InstanceState }), key: t.arg.string(), ...pageArgs(t.arg) },
     resolve: (_r, a, ctx) => listInstances(ctx.engine, ctx.actor!, a),
   }),
   verifyAudit: t.field({
     type: AuditVerification,
-    authScopes: { authenticated: true },
     args: { processInstanceId: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => verifyAudit(ctx.engine, ctx.actor!, String(a.processInstanceId)),
+    resolve: (_r, a, ctx) => verifyAudit(ctx.engine, ctx.actor!, a.processInstanceId),
   }),
 }));
 
 builder.mutationFields((t) => ({
   startProcess: t.field({
     type: ProcessInstance,
-    authScopes: { authenticated: true },
     args: {
       key: t.arg.string({ required: true }),
       variables: t.arg({ type: 'JSON' }),
@@ -135,24 +128,13 @@ builder.mutationFields((t) => ({
     type: ProcessInstance,
     authScopes: { admin: true },
     args: { id: t.arg.id({ required: true }), reason: t.arg.string({ required: true }) },
-    resolve: (_r, a, ctx) => cancelProcess(ctx.engine, ctx.actor!, String(a.id), a.reason),
+    resolve: (_r, a, ctx) => cancelProcess(ctx.engine, ctx.actor!, a.id, a.reason),
   }),
-  suspendProcess: t.field({
-    type: ProcessInstance,
-    authScopes: { admin: true },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => suspendProcess(ctx.engine, ctx.actor!, String(a.id)),
-  }),
-  resumeProcess: t.field({
-    type: ProcessInstance,
-    authScopes: { admin: true },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => resumeProcess(ctx.engine, ctx.actor!, String(a.id)),
-  }),
+  suspendProcess: byId(t, ProcessInstance, suspendProcess, { authScopes: { admin: true } }),
+  resumeProcess: byId(t, ProcessInstance, resumeProcess, { authScopes: { admin: true } }),
   completeUserTask: t.field({
     type: UserTask,
-    authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }), variables: t.arg({ type: 'JSON' }) },
-    resolve: (_r, a, ctx) => completeUserTask(ctx.engine, ctx.actor!, String(a.id), a.variables),
+    resolve: (_r, a, ctx) => completeUserTask(ctx.engine, ctx.actor!, a.id, a.variables),
   }),
 }));

@@ -65,7 +65,7 @@ builder.mutationField('journalBatch', (t) =>
     args: { input: t.arg({ type: JournalBatchInput, required: true }) },
     resolve: (_r, { input }, ctx) => {
       const entries = input.entries.map((e) => ({
-        taskId: String(e.taskId),
+        taskId: e.taskId,
         steps: stepsOf(e.steps, { taskId: e.taskId, workerId: input.workerId, attempt: e.attempt }),
       }));
       const answers = journalBatch(ctx.engine, ctx.actor!, entries);

@@ -28,7 +28,6 @@ builder.queryField('modelPrices', (t) =>
     type: [ModelPrice],
     description:
       'The price in force for each model (or one model); with history: true, every price each had, newest first.',
-    authScopes: { authenticated: true },
     args: { model: t.arg.string(), history: t.arg.boolean() },
     resolve: (_r, a, ctx) => listModelPrices(ctx.engine, a),
   }),

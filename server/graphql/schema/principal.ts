@@ -7,7 +7,7 @@ import {
   rotatePrincipalToken,
   updatePrincipal,
 } from '../../engine/principals/index.js';
-import { builder, connection, pageArgs } from '../builder.js';
+import { builder, byId, connection, pageArgs } from '../builder.js';
 
 export const PrincipalKind = builder.enumType('PrincipalKind', {
   values: ['WORKER', 'HUMAN', 'ADMIN'] as const,
@@ -79,7 +79,6 @@ const UpdatePrincipalInput = builder.inputType('UpdatePrincipalInput', {
 builder.queryFields((t) => ({
   me: t.field({
     type: Principal,
-    authScopes: { authenticated: true },
     resolve: (_r, _a, ctx) => actorView(ctx.actor!),
   }),
   principals: t.field({
@@ -96,40 +95,20 @@ builder.mutationFields((t) => ({
     type: CreatedPrincipal,
     authScopes: { admin: true },
     args: { input: t.arg({ type: CreatePrincipalInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      createPrincipal(ctx.engine, ctx.actor!, {
-        kind: input.kind,
-        name: input.name,
-        groups: input.groups ?? null,
-        topics: input.topics ?? null,
-        projectId: input.projectId == null ? null : String(input.projectId),
-        oidcClientId: input.oidcClientId ?? null,
-      }),
+    resolve: (_r, { input }, ctx) => createPrincipal(ctx.engine, ctx.actor!, input),
   }),
   updatePrincipal: t.field({
     type: Principal,
     authScopes: { admin: true },
     args: { input: t.arg({ type: UpdatePrincipalInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      updatePrincipal(ctx.engine, ctx.actor!, {
-        id: String(input.id),
-        groups: input.groups ?? null,
-        topics: input.topics ?? null,
-        oidcClientId: input.oidcClientId ?? null,
-      }),
+    resolve: (_r, { input }, ctx) => updatePrincipal(ctx.engine, ctx.actor!, input),
   }),
-  disablePrincipal: t.field({
-    type: Principal,
+  disablePrincipal: byId(t, Principal, disablePrincipal, {
     authScopes: { admin: true },
     description: 'Its tokens and graphql-ws connections stop at once, on every engine. Final.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => disablePrincipal(ctx.engine, ctx.actor!, String(id)),
   }),
-  rotatePrincipalToken: t.field({
-    type: CreatedPrincipal,
+  rotatePrincipalToken: byId(t, CreatedPrincipal, rotatePrincipalToken, {
     authScopes: { admin: true },
     description: 'A new token, shown once; the old one stops at once.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => rotatePrincipalToken(ctx.engine, ctx.actor!, String(id)),
   }),
 }));

@@ -117,11 +117,11 @@ const JournalStepsInput = builder.inputType('JournalStepsInput', {
 /** A task attempt's batch steps as the journal takes them (journalSteps, each entry of journalBatch). */
 export function stepsOf<S extends { request?: unknown; response?: unknown }>(
   steps: S[],
-  at: { taskId: string | number; workerId: string; attempt: number },
+  at: { taskId: string; workerId: string; attempt: number },
 ) {
   return steps.map((st) => ({
     ...st,
-    taskId: String(at.taskId),
+    taskId: at.taskId,
     workerId: at.workerId,
     attempt: at.attempt,
     request: st.request ?? null,

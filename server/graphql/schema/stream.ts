@@ -4,7 +4,6 @@ import { builder } from '../builder.js';
 
 builder.queryField('eventCursor', (t) =>
   t.string({
-    authScopes: { authenticated: true },
     description:
       'The latest position of the approval and incident event stream. Take it before loading the approvals or incidents you track, then subscribe with after: it, and nothing committed in between is missed.',
     resolve: async (_r, _a, ctx) => cursorOf(await streamHead(ctx.engine.db)),

@@ -11,9 +11,9 @@ import {
   type TaskView,
 } from '../../engine/tasks/index.js';
 import type { AgentWork as AgentWorkShape } from '../../engine/definitions/index.js';
-import { builder } from '../builder.js';
+import { builder, byId } from '../builder.js';
 import { ToolBinding } from './definition.js';
-import { attemptFields, BatchStepInput, Step, TaskState } from './step.js';
+import { attemptFields, BatchStepInput, Step, stepsOf, TaskState } from './step.js';
 
 export const ExternalTask = builder.objectRef<TaskView>('ExternalTask').implement({
   fields: (t) => ({
@@ -180,13 +180,7 @@ const ToolCredential = builder
   });
 
 builder.queryFields((t) => ({
-  externalTask: t.field({
-    type: ExternalTask,
-    nullable: true,
-    authScopes: { authenticated: true },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => getTask(ctx.engine.db, ctx.actor!, String(id)),
-  }),
+  externalTask: byId(t, ExternalTask, (e, actor, id) => getTask(e.db, actor, id), { nullable: true }),
   toolCredential: t.field({
     type: ToolCredential,
     authScopes: { worker: true },
@@ -195,7 +189,7 @@ builder.queryFields((t) => ({
       server: t.arg.string({ required: true }),
       workerId: t.arg.string({ required: true }),
     },
-    resolve: (_r, a, ctx) => toolCredential(ctx.engine, ctx.actor!, String(a.taskId), a.server, a.workerId),
+    resolve: (_r, a, ctx) => toolCredential(ctx.engine, ctx.actor!, a.taskId, a.server, a.workerId),
   }),
 }));
 
@@ -204,20 +198,13 @@ builder.mutationFields((t) => ({
     type: [LockedTask],
     authScopes: { worker: true },
     args: { input: t.arg({ type: FetchAndLockInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      fetchAndLock(
-        ctx.engine,
-        ctx.actor!,
-        { ...input, projectId: input.projectId == null ? null : String(input.projectId) },
-        ctx.signal,
-      ),
+    resolve: (_r, { input }, ctx) => fetchAndLock(ctx.engine, ctx.actor!, input, ctx.signal),
   }),
   extendLock: t.field({
     type: ExternalTask,
     authScopes: { worker: true },
     args: { input: t.arg({ type: ExtendLockInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      extendLease(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
+    resolve: (_r, { input }, ctx) => extendLease(ctx.engine, ctx.actor!, input),
   }),
   completeTask: t.field({
     type: ExternalTask,
@@ -226,21 +213,15 @@ builder.mutationFields((t) => ({
     resolve: (_r, { input }, ctx) =>
       completeTask(ctx.engine, ctx.actor!, {
         ...input,
-        taskId: String(input.taskId),
         variables: input.variables ?? null,
-        steps: input.steps?.map((st) => ({
-          ...st,
-          request: st.request ?? null,
-          response: st.response ?? undefined,
-        })),
+        steps: input.steps && stepsOf(input.steps, input),
       }),
   }),
   failTask: t.field({
     type: ExternalTask,
     authScopes: { worker: true },
     args: { input: t.arg({ type: FailTaskInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      failTask(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
+    resolve: (_r, { input }, ctx) => failTask(ctx.engine, ctx.actor!, input),
   }),
   deferTask: t.field({
     type: ExternalTask,
@@ -249,13 +230,7 @@ builder.mutationFields((t) => ({
       'Refused while a write is STARTED; past ABADA_MAX_DEFERRALS on one attempt it counts as a failure.',
     authScopes: { worker: true },
     args: { input: t.arg({ type: DeferTaskInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      deferTask(ctx.engine, ctx.actor!, { ...input, taskId: String(input.taskId) }),
+    resolve: (_r, { input }, ctx) => deferTask(ctx.engine, ctx.actor!, input),
   }),
-  retryTask: t.field({
-    type: ExternalTask,
-    authScopes: { admin: true },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => retryTask(ctx.engine, ctx.actor!, String(id)),
-  }),
+  retryTask: byId(t, ExternalTask, retryTask, { authScopes: { admin: true } }),
 }));

@@ -8,7 +8,7 @@ import {
   type WebhookDeliveryView,
   type WebhookSubscriptionView,
 } from '../../engine/webhooks/index.js';
-import { builder } from '../builder.js';
+import { builder, byId } from '../builder.js';
 
 const WebhookDeliveryState = builder.enumType('WebhookDeliveryState', {
   values: ['PENDING', 'DELIVERED', 'FAILED'] as const,
@@ -106,11 +106,7 @@ builder.queryFields((t) => ({
     authScopes: { admin: true },
     description: 'Newest first.',
     args: { subscriptionId: t.arg.id(), state: t.arg({ type: WebhookDeliveryState }), first: t.arg.int() },
-    resolve: (_r, a, ctx) =>
-      listWebhookDeliveries(ctx.engine, ctx.actor!, {
-        ...a,
-        subscriptionId: a.subscriptionId == null ? null : String(a.subscriptionId),
-      }),
+    resolve: (_r, a, ctx) => listWebhookDeliveries(ctx.engine, ctx.actor!, a),
   }),
 }));
 
@@ -121,17 +117,11 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: CreateWebhookSubscriptionInput, required: true }) },
     resolve: (_r, { input }, ctx) => createWebhookSubscription(ctx.engine, ctx.actor!, input),
   }),
-  deleteWebhookSubscription: t.field({
-    type: 'Boolean',
-    authScopes: { admin: true },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, { id }, ctx) => deleteWebhookSubscription(ctx.engine, ctx.actor!, String(id)),
-  }),
+  deleteWebhookSubscription: byId(t, 'Boolean', deleteWebhookSubscription, { authScopes: { admin: true } }),
   rotateWebhookSecret: t.field({
     type: CreatedWebhookSubscription,
     authScopes: { admin: true },
     args: { input: t.arg({ type: RotateWebhookSecretInput, required: true }) },
-    resolve: (_r, { input }, ctx) =>
-      rotateWebhookSecret(ctx.engine, ctx.actor!, { ...input, id: String(input.id) }),
+    resolve: (_r, { input }, ctx) => rotateWebhookSecret(ctx.engine, ctx.actor!, input),
   }),
 }));

@@ -32,7 +32,6 @@ const RegisterWorkerInput = builder.inputType('RegisterWorkerInput', {
 builder.queryField('workers', (t) =>
   t.field({
     type: [Worker],
-    authScopes: { authenticated: true },
     resolve: (_r, _a, ctx) => listWorkers(ctx.engine, ctx.actor!),
   }),
 );
@@ -49,13 +48,12 @@ builder.mutationField('registerWorker', (t) =>
 builder.subscriptionField('taskChanged', (t) =>
   t.field({
     type: ExternalTask,
-    authScopes: { authenticated: true },
     args: { processInstanceId: t.arg.id() },
     subscribe: (_r, args, ctx) =>
       selectEvents(ctx.hub.pubsub.subscribe('task'), (e) =>
         (ctx.actor!.projectId === null || e.projectId === ctx.actor!.projectId) &&
-        (args.processInstanceId == null || String(args.processInstanceId) === e.processInstanceId)
-          ? ctx.hub.share(`task:${e.taskId}`, () => getTask(ctx.engine.db, { projectId: null }, e.taskId), e)
+        (args.processInstanceId == null || args.processInstanceId === e.processInstanceId)
+          ? ctx.hub.share(e, () => getTask(ctx.engine.db, { projectId: null }, e.taskId))
           : null,
       ),
     resolve: (t) => t,
