@@ -8,7 +8,7 @@ import {
   setCredential,
   type ToolServerView,
 } from '../../engine/definitions/index.js';
-import type { Lookup, Precondition } from '../../shared/types.js';
+import type { ApprovalSettings } from '../../shared/types.js';
 import { builder } from '../builder.js';
 
 export const ToolPolicy = builder.enumType('ToolPolicy', {
@@ -22,23 +22,25 @@ export const Idempotency = builder.enumType('Idempotency', {
   values: { KEY: { value: 'key' }, NONE: { value: 'none' } },
 });
 
-const ToolGuard = builder.objectRef<Precondition | Lookup>('ToolGuard').implement({
-  description:
-    "A guard of a call (SPEC §11): a read tool, its arguments as a template over the call's arguments, and an expression over the read's answer.",
-  fields: (t) => ({
-    tool: t.exposeString('tool', { description: 'The read tool, server/tool.' }),
-    arguments: t.field({
-      type: 'JSON',
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: the placeholders are APL's, written as a person writes them
-      description: '${x}, ${arguments.x} and (in a lookup) ${idempotencyKey} are filled in per call.',
-      resolve: (g) => g.arguments ?? {},
+const ToolGuard = builder
+  .objectRef<NonNullable<ApprovalSettings['precondition' | 'lookup']>>('ToolGuard')
+  .implement({
+    description:
+      "A guard of a call (SPEC §11): a read tool, its arguments as a template over the call's arguments, and an expression over the read's answer.",
+    fields: (t) => ({
+      tool: t.exposeString('tool', { description: 'The read tool, server/tool.' }),
+      arguments: t.field({
+        type: 'JSON',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the placeholders are APL's, written as a person writes them
+        description: '${x}, ${arguments.x} and (in a lookup) ${idempotencyKey} are filled in per call.',
+        resolve: (g) => g.arguments ?? {},
+      }),
+      expression: t.string({
+        description: "expect (precondition) or found (lookup): bare names are the read's answer.",
+        resolve: (g) => ('expect' in g ? g.expect : g.found),
+      }),
     }),
-    expression: t.string({
-      description: "expect (precondition) or found (lookup): bare names are the read's answer.",
-      resolve: (g) => ('expect' in g ? g.expect : g.found),
-    }),
-  }),
-});
+  });
 
 export const ToolBinding = builder.objectRef<Binding>('ToolBinding').implement({
   fields: (t) => ({
