@@ -3,10 +3,10 @@
  * even when the build is current — the same build `npm start` makes (under the same lock, recording the
  * same source hash, so the next start reuses it).
  */
-import { buildWeb } from '../server/web/index.js';
+import { startWebBuild } from '../server/web/index.js';
 
 try {
-  await buildWeb({ typecheck: true, force: true, inheritOutput: true });
+  await startWebBuild({ typecheck: true, force: true, inheritOutput: true }).done;
 } catch (e) {
   console.error(`[abada] ${(e as Error).message}`);
   process.exit(1);

@@ -4,7 +4,7 @@
  * histograms (observed by the GraphQL layer).
  */
 import type { EngineContext } from '../engine/common/index.js';
-import { collectDbGauges, DECISION_BUCKETS, type DbGauges } from '../engine/metrics/index.js';
+import { collectDbGauges, DECISION_BUCKETS } from '../engine/metrics/index.js';
 import { counter, gauge, Histogram, histogram, type Row } from './registry.js';
 
 /** One row per `{ <label>, count }` query row, labelled by that field. */
@@ -22,7 +22,7 @@ export class EngineMetrics {
   );
 
   async render(ctx: EngineContext): Promise<string> {
-    const g: DbGauges = await collectDbGauges(ctx);
+    const g = await collectDbGauges(ctx);
     const { journalCalls: calls, journalBatches: batches } = ctx.counters;
     const lines = [
       // tasks, approvals, incidents, workers: what is waiting and on whom

@@ -183,8 +183,3 @@ function runBuild(root: string, opts: BuildOptions, started: (c: ChildProcess) =
     });
   });
 }
-
-/** Builds the dashboard unless it is current, waiting for another process's build if one runs. */
-export function buildWeb(opts: BuildOptions = {}): Promise<void> {
-  return startWebBuild(opts).done;
-}

@@ -9,8 +9,6 @@ import { type EngineContext, query } from '../common/index.js';
 /** Upper bounds (seconds) of the approval decision-time histogram. */
 export const DECISION_BUCKETS = [60, 300, 900, 1800, 3600, 4 * 3600, 8 * 3600, 24 * 3600, 72 * 3600];
 
-export type DbGauges = Awaited<ReturnType<typeof collectDbGauges>>;
-
 export async function collectDbGauges(ctx: EngineContext) {
   const db = ctx.db;
   const offlineSecs = ctx.config.workerOfflineAfterMs / 1000;

@@ -1,2 +1,2 @@
 /** The gauges /metrics reads from the database. */
-export { DECISION_BUCKETS, type DbGauges, collectDbGauges } from './gauges.js';
+export { DECISION_BUCKETS, collectDbGauges } from './gauges.js';

@@ -9,9 +9,6 @@ import { type Actor, type EngineContext, query } from '../common/index.js';
 const STATS_MAX_DAYS = 90;
 
 export type DailyStats = Awaited<ReturnType<typeof dailyStats>>;
-export type ApprovalDay = DailyStats['approvals'][number];
-export type ModelCostDay = DailyStats['modelCost'][number];
-export type IncidentDay = DailyStats['incidents'][number];
 
 /** `project_id = …` for a project's actor, nothing for a global one. */
 function scoped(actor: Actor, column: SQL): SQL {

@@ -1,8 +1,2 @@
 /** Daily figures for the dashboard's home page. */
-export {
-  type ApprovalDay,
-  type DailyStats,
-  type IncidentDay,
-  type ModelCostDay,
-  dailyStats,
-} from './daily.js';
+export { type DailyStats, dailyStats } from './daily.js';

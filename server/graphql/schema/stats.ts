@@ -1,13 +1,7 @@
-import {
-  type ApprovalDay,
-  type DailyStats,
-  dailyStats,
-  type IncidentDay,
-  type ModelCostDay,
-} from '../../engine/stats/index.js';
+import { type DailyStats, dailyStats } from '../../engine/stats/index.js';
 import { builder } from '../builder.js';
 
-const ApprovalDayRef = builder.objectRef<ApprovalDay>('ApprovalDay').implement({
+const ApprovalDayRef = builder.objectRef<DailyStats['approvals'][number]>('ApprovalDay').implement({
   description:
     'Approvals of one UTC day: opened that day, decided that day, and the median time to decision.',
   fields: (t) => ({
@@ -21,7 +15,7 @@ const ApprovalDayRef = builder.objectRef<ApprovalDay>('ApprovalDay').implement({
   }),
 });
 
-const ModelCostDayRef = builder.objectRef<ModelCostDay>('ModelCostDay').implement({
+const ModelCostDayRef = builder.objectRef<DailyStats['modelCost'][number]>('ModelCostDay').implement({
   description: 'Model calls of one UTC day for one model: the engine-priced cost and the tokens.',
   fields: (t) => ({
     day: t.exposeString('day'),
@@ -32,7 +26,7 @@ const ModelCostDayRef = builder.objectRef<ModelCostDay>('ModelCostDay').implemen
   }),
 });
 
-const IncidentDayRef = builder.objectRef<IncidentDay>('IncidentDay').implement({
+const IncidentDayRef = builder.objectRef<DailyStats['incidents'][number]>('IncidentDay').implement({
   fields: (t) => ({ day: t.exposeString('day'), opened: t.exposeInt('opened') }),
 });
 
