@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import { startTracing, traceMcpRequest } from '../telemetry/index.js';
 import { cliArg, closeServer, isMainModule, listen, readJson, sendJson } from './http-util.js';
-import { type CrmCall, type CrmCustomer, CrmState } from './crm-state.js';
+import { type CrmCall, type CrmCustomer, CrmState, takeRule } from './crm-state.js';
 
 export type { CrmCall, CrmCustomer, CrmRefund, CrmSideEffect } from './crm-state.js';
 
@@ -76,12 +76,14 @@ export class CrmServer extends CrmState {
 
   /** The next `times` calls of `tool` run, then the connection drops before the answer. */
   dropAnswer(tool: string, times = 1) {
-    this.drops.set(tool, times);
+    if (times > 0) this.drops.set(tool, { remaining: times });
+    else this.drops.delete(tool);
   }
 
   /** The next `times` requests of `tool` are lost: the connection drops before the call runs. */
   dropRequest(tool: string, times = 1) {
-    this.lostRequests.set(tool, times);
+    if (times > 0) this.lostRequests.set(tool, { remaining: times });
+    else this.lostRequests.delete(tool);
   }
 
   /** Holds an answer `ms`. */
@@ -152,9 +154,6 @@ const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { 
 /** A tool's error answer. */
 const toolError = (text: string) => ({ isError: true, content: [{ type: 'text' as const, text }] });
 
-const headerValue = (value: string | string[] | undefined) =>
-  (Array.isArray(value) ? value[0] : value) ?? null;
-
 /**
  * One JSON Schema validator for every McpServer of the process: the SDK builds a new Ajv per server
  * otherwise (a third of the double's CPU per request), and the schemas it validates do not change.
@@ -179,20 +178,18 @@ function buildMcpServer(
       crm.publicName(tool),
       { description: def.description, inputSchema: shape },
       async (args: Record<string, unknown>, extra) => {
-        const headerKey = headerValue(extra.requestInfo?.headers['idempotency-key']);
-        const meta = extra._meta as Record<string, unknown> | undefined;
-        const metaKey = typeof meta?.idempotencyKey === 'string' ? meta.idempotencyKey : null;
-        const record = callsById.get(extra.requestId) ?? crm.recordCall(tool, args, headerKey, metaKey);
+        // handleMcp recorded every tools/call of the request before the SDK read it
+        const record = callsById.get(extra.requestId)!;
         record.tool = tool;
         record.args = args;
         // A lost request: the connection drops before the call runs — no effect, no answer.
-        if (crm.takeLostRequest(tool)) {
+        if (takeRule(crm.lostRequests, tool)) {
           record.status = 'error';
           record.error = 'request lost';
           res.socket?.destroy();
           return toolError('connection dropped');
         }
-        const outcome = crm.execute(tool, args, headerKey ?? metaKey);
+        const outcome = crm.execute(tool, args, record.key);
         if (outcome.ok) {
           record.status = outcome.replayed ? 'replayed' : 'ok';
           record.result = outcome.result;
@@ -203,11 +200,11 @@ function buildMcpServer(
         // The call is recorded and its side effect done before the delay: a client killed while the
         // answer is held leaves the effect behind (a "crash right after sending" for the worker).
         // A lost answer: the effect is done, then the connection drops before anything is sent back.
-        if (crm.takeDrop(tool)) {
+        if (takeRule(crm.drops, tool)) {
           res.socket?.destroy();
           return toolError('connection dropped');
         }
-        const ms = crm.takeDelay(tool) + crm.latencyMs;
+        const ms = (takeRule(crm.delays, tool)?.ms ?? 0) + crm.latencyMs;
         if (ms > 0) await crm.sleep(ms);
         record.answeredMs = performance.timeOrigin + performance.now();
         if (!outcome.ok) return toolError(outcome.message);
@@ -230,7 +227,8 @@ async function handleMcp(crm: CrmServer, req: IncomingMessage, res: ServerRespon
   if (body === undefined) return;
   // Record every tools/call, including those the server then refuses (unknown tool, bad arguments).
   const callsById = new Map<string | number, CrmCall>();
-  const headerKey = headerValue(req.headers['idempotency-key']);
+  const header = req.headers['idempotency-key'];
+  const headerKey = (Array.isArray(header) ? header[0] : header) ?? null;
   for (const msg of Array.isArray(body) ? body : [body]) {
     if (msg && typeof msg === 'object' && msg.method === 'tools/call' && msg.id !== undefined) {
       const params = (msg.params ?? {}) as { name?: unknown; arguments?: unknown; _meta?: unknown };
@@ -300,8 +298,6 @@ function route(crm: CrmServer) {
         sendJson(res, 200, crm.snapshot());
       } else if (path === '/control' && req.method === 'POST') {
         await handleControl(crm, req, res);
-      } else if (path === '/healthz') {
-        sendJson(res, 200, { ok: true });
       } else {
         sendJson(res, 404, { error: 'not found' });
       }

@@ -72,6 +72,9 @@ export interface CrmCall {
   error?: string;
 }
 
+/** A fault set on a tool for its next `remaining` calls (undefined: every call). */
+type Rule = { remaining?: number };
+
 type ToolOutcome = { ok: true; result: unknown; replayed: boolean } | { ok: false; message: string };
 
 function defaultCustomers(): CrmCustomer[] {
@@ -107,9 +110,9 @@ export class CrmState {
   tickets = new Map<string, CrmTicket>();
   sideEffects: CrmSideEffect[] = [];
   calls: CrmCall[] = [];
-  /** Answers of a tool held `ms`; `remaining` calls (undefined: every call). */
-  delays = new Map<string, { ms: number; remaining?: number }>();
-  failures = new Map<string, { message: string; remaining: number }>();
+  /** Answers of a tool held `ms`. */
+  delays = new Map<string, Rule & { ms: number }>();
+  failures = new Map<string, Rule & { message: string }>();
   /** Tool renames as they appear in `tools/list` (from → to). */
   renames = new Map<string, string>();
   /** Tools whose input schema carries an extra optional field (changes its schema hash). */
@@ -117,9 +120,9 @@ export class CrmState {
   /** Refunds made, by the tool or by hand (`get_order` and `find_refund` read them). */
   refunds: CrmRefund[] = [];
   /** Tools whose next answers are lost: applied, then the connection drops before the answer. */
-  drops = new Map<string, number>();
+  drops = new Map<string, Rule>();
   /** Tools whose next requests are lost: the connection drops before the call runs (no effect). */
-  lostRequests = new Map<string, number>();
+  lostRequests = new Map<string, Rule>();
   private idempotency = new Map<string, { tool: string; argsJson: string; result: unknown }>();
   private nextTicket = 981;
   private nextRefund = 1001;
@@ -162,16 +165,6 @@ export class CrmState {
     return call;
   }
 
-  /** Whether the answer of this call of `tool` is to be lost (the connection drops after the effect). */
-  takeDrop(tool: string): boolean {
-    return takeOne(this.drops, tool);
-  }
-
-  /** Whether this request of `tool` is to be lost (the connection drops before the call runs). */
-  takeLostRequest(tool: string): boolean {
-    return takeOne(this.lostRequests, tool);
-  }
-
   /** Someone refunds the order in the CRM directly (not through the agent): the order is refunded. */
   refundByHand(orderId: string): CrmRefund {
     const found = this.findOrder(orderId);
@@ -180,25 +173,10 @@ export class CrmState {
     return this.addRefund({ orderId, amount, currency, key: null, byHand: true });
   }
 
-  /** Takes one unit of the delay rule for a tool; returns the milliseconds to hold the answer. */
-  takeDelay(tool: string): number {
-    const rule = this.delays.get(tool);
-    if (!rule) return 0;
-    if (rule.remaining !== undefined) {
-      rule.remaining -= 1;
-      if (rule.remaining <= 0) this.delays.delete(tool);
-    }
-    return rule.ms;
-  }
-
   /** Runs a tool: the side effect (if any) is recorded before this returns. */
   execute(tool: string, args: Record<string, unknown>, key: string | null): ToolOutcome {
-    const failure = this.failures.get(tool);
-    if (failure) {
-      failure.remaining -= 1;
-      if (failure.remaining <= 0) this.failures.delete(tool);
-      return { ok: false, message: failure.message };
-    }
+    const failure = takeRule(this.failures, tool);
+    if (failure) return { ok: false, message: failure.message };
     if (tool === 'get_customer') return this.getCustomer(String(args.customerId));
     if (tool === 'get_order') return this.getOrder(String(args.orderId));
     if (tool === 'find_refund') return this.findRefunds(String(args.orderId), args.key);
@@ -347,11 +325,9 @@ export class CrmState {
   }
 }
 
-/** Takes one from a tool's count of calls left; false when none is left. */
-function takeOne(counts: Map<string, number>, tool: string): boolean {
-  const n = counts.get(tool) ?? 0;
-  if (n <= 0) return false;
-  if (n === 1) counts.delete(tool);
-  else counts.set(tool, n - 1);
-  return true;
+/** Takes one call from a tool's rule: the rule, or undefined when the tool has none. */
+export function takeRule<T extends Rule>(rules: Map<string, T>, tool: string): T | undefined {
+  const rule = rules.get(tool);
+  if (rule?.remaining !== undefined && --rule.remaining <= 0) rules.delete(tool);
+  return rule;
 }
