@@ -62,7 +62,6 @@ export class ModelServer {
   calls: ModelCall[] = [];
   script: Script;
   readonly models: string[];
-  /** how long every chat answer is held (ms) */
   latencyMs: number;
   readonly http = createServer(route(this));
 
@@ -131,14 +130,11 @@ function errorBody(message: string, type: string, code: string | null, param: st
   return { error: { message, type, param, code } };
 }
 
-/** A chat request as the script sees it, or the error answer it gets instead. */
-function readChat(body: Record<string, unknown>): ScriptRequest | { status: number; error: unknown } {
+/** A chat request as the script sees it, or the 400 answer it gets instead. */
+function readChat(body: Record<string, unknown>): ScriptRequest | { error: unknown } {
   if (typeof body.model !== 'string' || !Array.isArray(body.messages)) {
     const param = typeof body.model !== 'string' ? 'model' : 'messages';
-    return {
-      status: 400,
-      error: errorBody(`Missing or invalid '${param}'`, 'invalid_request_error', null, param),
-    };
+    return { error: errorBody(`Missing or invalid '${param}'`, 'invalid_request_error', null, param) };
   }
   return {
     model: body.model,
@@ -152,24 +148,19 @@ async function handleChat(rt: ModelServer, req: IncomingMessage, res: ServerResp
   const body = (await readJson(req, res, refusal)) as Record<string, unknown> | undefined;
   if (body === undefined) return;
   const request = readChat(body);
-  if ('error' in request) {
-    sendJson(res, request.status, request.error);
-    return;
-  }
+  if ('error' in request) return sendJson(res, 400, request.error);
   const stream = body.stream === true;
   let answer: ScriptAnswer;
   try {
     answer = rt.script(request);
   } catch (err) {
-    sendJson(res, 500, errorBody(`Script failed: ${String(err)}`, 'server_error', 'script_error'));
-    return;
+    return sendJson(res, 500, errorBody(`Script failed: ${String(err)}`, 'server_error', 'script_error'));
   }
-  const traceparent = typeof req.headers.traceparent === 'string' ? req.headers.traceparent : null;
   const call: ModelCall = {
     ...request,
     answer,
     stream,
-    traceparent,
+    traceparent: typeof req.headers.traceparent === 'string' ? req.headers.traceparent : null,
     at: new Date().toISOString(),
     receivedMs: nowMs(),
   };
@@ -178,13 +169,11 @@ async function handleChat(rt: ModelServer, req: IncomingMessage, res: ServerResp
   call.answeredMs = nowMs();
   if ('unavailable' in answer) {
     const message = answer.message ?? `The model ${request.model} is currently unavailable`;
-    sendJson(res, 503, errorBody(message, 'server_error', 'model_unavailable'));
-    return;
+    return sendJson(res, 503, errorBody(message, 'server_error', 'model_unavailable'));
   }
   if ('status' in answer) {
     for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
-    sendJson(res, answer.status, answer.body);
-    return;
+    return sendJson(res, answer.status, answer.body);
   }
   const completion = completionOf(request, answer);
   if (!stream) sendCompletion(res, completion);
@@ -256,8 +245,6 @@ function route(rt: ModelServer) {
         });
       } else if (path === '/state' && req.method === 'GET') {
         sendJson(res, 200, { callCount: rt.calls.length, calls: rt.calls });
-      } else if (path === '/healthz') {
-        sendJson(res, 200, { ok: true });
       } else {
         sendJson(res, 404, errorBody(`No route ${req.method} ${path}`, 'invalid_request_error', 'not_found'));
       }
