@@ -205,9 +205,6 @@ class MemoryAdapter {
     if (!row || row.expiresAt < Date.now()) return undefined;
     return row.payload;
   }
-  async findByUserCode(code: string) {
-    return [...this.rows.values()].find((r) => r.payload.userCode === code)?.payload;
-  }
   async findByUid(uid: string) {
     return [...this.rows.values()].find((r) => r.payload.uid === uid)?.payload;
   }
