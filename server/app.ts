@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import type { Config } from './config.js';
-import { connect, type Database } from './db/client.js';
+import { connect } from './db/client.js';
 import { type EmbeddedServer, startEmbeddedPostgres } from './db/embedded.js';
 import { runMigrations } from './db/migrate.js';
 import { Notifier, startStreamPruning } from './engine/events/index.js';
@@ -49,7 +49,7 @@ export async function startEngine(opts: StartOptions) {
     );
   }
   await runMigrations(url);
-  const db: Database = connect(url, { max: 30 });
+  const db = connect(url, { max: 30 });
   const notifier = new Notifier(url);
   await notifier.start();
   const context: EngineContext = {
