@@ -34,8 +34,6 @@ export interface ModelServerOptions {
   host?: string;
   /** Default: `supportTriageScript`. */
   script?: Script;
-  /** Model ids listed by `GET /v1/models`. */
-  models?: string[];
   /** Every chat answer is held this long (a model's think time; the bench uses 1,000 ms). Default 0. */
   latencyMs?: number;
 }
@@ -61,13 +59,12 @@ export class ModelServer {
   port = 0;
   calls: ModelCall[] = [];
   script: Script;
-  readonly models: string[];
+  readonly models = ['gemini-3.6-flash', 'gpt-4.1-mini', 'scripted'];
   latencyMs: number;
   readonly http = createServer(route(this));
 
   constructor(opts: ModelServerOptions) {
     this.script = opts.script ?? supportTriageScript;
-    this.models = opts.models ?? ['gemini-3.6-flash', 'gpt-4.1-mini', 'scripted'];
     this.latencyMs = opts.latencyMs ?? 0;
   }
 
