@@ -27,13 +27,12 @@ export interface StartOptions {
   web?: WebHandler | null;
   /** a line sink for start-up messages; passing one (tests) also quiets the JSON logs to errors */
   log?: (line: string) => void;
-  logger?: Logger;
   sweeps?: boolean;
 }
 
 export async function startEngine(opts: StartOptions) {
   const { config } = opts;
-  const logger = opts.logger ?? createLogger({ level: opts.log ? 'error' : config.logLevel });
+  const logger = createLogger({ level: opts.log ? 'error' : config.logLevel });
   const log = opts.log ?? ((l: string) => logger.info(l));
   let embedded: EmbeddedServer | null = null;
   let url = opts.databaseUrl ?? config.databaseUrl;
