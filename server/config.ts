@@ -102,7 +102,7 @@ function url(env: Env, name: string, what: string): URL | null {
   );
 }
 
-function bool(env: Env, name: string, def: boolean): boolean {
+function bool<D extends boolean | null>(env: Env, name: string, def: D): boolean | D {
   const raw = env[name]?.trim().toLowerCase();
   if (raw === undefined || raw === '') return def;
   if (raw === 'true' || raw === '1') return true;
@@ -194,9 +194,7 @@ export function loadConfig(env: Env = process.env) {
       maxHours: positive(env, 'ABADA_SESSION_MAX_HOURS', 12),
     },
     /** whether the dashboard offers pasting a bearer token; null = unset (see `tokenSignInOffered`) */
-    dashboardTokenSignIn: env.ABADA_DASHBOARD_TOKEN_SIGNIN?.trim()
-      ? bool(env, 'ABADA_DASHBOARD_TOKEN_SIGNIN', false)
-      : null,
+    dashboardTokenSignIn: bool(env, 'ABADA_DASHBOARD_TOKEN_SIGNIN', null),
     /** global worker principals registered at start (SPEC §15.2) */
     firstPartyWorkers: firstPartyWorkers(env.ABADA_FIRST_PARTY_WORKERS),
   };
