@@ -86,7 +86,6 @@ export class CrmServer extends CrmState {
     else this.lostRequests.delete(tool);
   }
 
-  /** Holds an answer `ms`. */
   sleep(ms: number): Promise<void> {
     return new Promise((done) => {
       const finish = () => {
@@ -151,7 +150,6 @@ const TOOL_DEFS: Record<string, { description: string; shape: z.ZodRawShape }> =
 
 const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
 
-/** A tool's error answer. */
 const toolError = (text: string) => ({ isError: true, content: [{ type: 'text' as const, text }] });
 
 /**

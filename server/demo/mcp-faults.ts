@@ -62,10 +62,8 @@ export async function startMcpFaultProxy(target: string, host = '127.0.0.1') {
     const answer = await forward(to, req, body);
     if (rule?.fault === 'status-after') return sendError(res, rule.status ?? 503, rule.retryAfter);
     if (rule?.fault === 'slow') await new Promise((r) => setTimeout(r, rule.ms ?? 1000));
-    const headers = { ...answer.headers };
-    delete headers['transfer-encoding'];
-    headers['content-length'] = String(answer.body.length);
-    res.writeHead(answer.status, headers);
+    const { 'transfer-encoding': _, ...headers } = answer.headers;
+    res.writeHead(answer.status, { ...headers, 'content-length': String(answer.body.length) });
     if (rule?.fault === 'drop') {
       res.write(answer.body.subarray(0, Math.floor(answer.body.length / 2)));
       setTimeout(() => res.socket?.destroy(), 20);
@@ -84,7 +82,6 @@ export async function startMcpFaultProxy(target: string, host = '127.0.0.1') {
   return {
     /** the proxy's MCP endpoint, e.g. `http://127.0.0.1:5123/mcp` */
     url: `http://${host}:${port}${to.pathname}`,
-    /** Applies `rule` to the next calls of `tool`. */
     inject(tool: string, rule: FaultRule) {
       rules.set(tool, { ...rule, left: rule.times ?? 1 });
     },

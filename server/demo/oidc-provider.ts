@@ -257,8 +257,7 @@ async function interactions(
   if (!m[2] || req.method !== 'POST') return page(details.params.login_hint, null);
   const form = await readForm(req);
   const user = form.get('username') ?? '';
-  const account = accounts.get(user);
-  if (!account || account.password !== form.get('password'))
+  if (accounts.get(user)?.password !== form.get('password'))
     return page(user, 'Unknown user or wrong password.');
   await provider.interactionFinished(
     req,
