@@ -75,7 +75,7 @@ export interface CrmCall {
 /** A fault set on a tool for its next `remaining` calls (undefined: every call). */
 type Rule = { remaining?: number };
 
-type ToolOutcome = { ok: true; result: unknown; replayed: boolean } | { ok: false; message: string };
+type ToolOutcome = { ok: true; result: unknown; replayed?: boolean } | { ok: false; message: string };
 
 function defaultCustomers(): CrmCustomer[] {
   return [
@@ -226,7 +226,7 @@ export class CrmState {
   private getCustomer(customerId: string): ToolOutcome {
     const customer = this.customers.get(customerId);
     if (!customer) return { ok: false, message: `Customer ${customerId} not found` };
-    return { ok: true, result: structuredClone(customer), replayed: false };
+    return { ok: true, result: structuredClone(customer) };
   }
 
   private findOrder(orderId: string): { order: CrmOrder; customerId: string } | null {
@@ -244,7 +244,6 @@ export class CrmState {
     return {
       ok: true,
       result: { ...structuredClone(found.order), customerId: found.customerId, refundedAmount: refunded },
-      replayed: false,
     };
   }
 
@@ -253,7 +252,7 @@ export class CrmState {
     const refunds = this.refunds
       .filter((r) => r.orderId === orderId && (typeof key !== 'string' || r.key === key))
       .map(({ orderId: _, ...refund }) => refund);
-    return { ok: true, result: { orderId, refunds }, replayed: false };
+    return { ok: true, result: { orderId, refunds } };
   }
 
   /** Why a refund of `amount` is refused (more than what is left of the order), or null. */
@@ -280,7 +279,10 @@ export class CrmState {
   }
 
   private write(tool: string, args: Record<string, unknown>, key: string | null): ToolOutcome {
-    let result: unknown;
+    const done = (result: unknown): ToolOutcome => {
+      this.sideEffects.push({ tool, key, args, result, at: new Date().toISOString() });
+      return { ok: true, result };
+    };
     switch (tool) {
       case 'create_ticket': {
         const ticket: CrmTicket = {
@@ -291,8 +293,7 @@ export class CrmState {
           status: 'open',
         };
         this.tickets.set(ticket.ticketId, ticket);
-        result = { ...ticket };
-        break;
+        return done({ ...ticket });
       }
       case 'refund': {
         const refused = this.overRefund(String(args.orderId), Number(args.amount));
@@ -304,24 +305,24 @@ export class CrmState {
           key,
           byHand: false,
         });
-        result = { refundId, orderId, amount: args.amount, currency, status: 'refunded' };
-        break;
+        return done({ refundId, orderId, amount: args.amount, currency, status: 'refunded' });
       }
       case 'close_ticket': {
         const ticket = this.tickets.get(String(args.ticketId));
         if (!ticket) return { ok: false, message: `Ticket ${String(args.ticketId)} not found` };
         ticket.status = 'closed';
-        result = { ...ticket };
-        break;
+        return done({ ...ticket });
       }
       case 'send_email':
-        result = { messageId: `M-${this.nextEmail++}`, to: args.to, subject: args.subject, status: 'sent' };
-        break;
+        return done({
+          messageId: `M-${this.nextEmail++}`,
+          to: args.to,
+          subject: args.subject,
+          status: 'sent',
+        });
       default:
         return { ok: false, message: `Unknown tool ${tool}` };
     }
-    this.sideEffects.push({ tool, key, args, result, at: new Date().toISOString() });
-    return { ok: true, result, replayed: false };
   }
 }
 
