@@ -1,4 +1,5 @@
 /** Small node:http helpers shared by the demo servers. */
+import { once } from 'node:events';
 import { realpathSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -44,13 +45,8 @@ export function sendJson(res: ServerResponse, status: number, value: unknown): v
 
 /** Listens on host:port (0 = ephemeral) and returns the bound port. */
 export async function listen(server: Server, port: number, host: string): Promise<number> {
-  await new Promise<void>((ok, fail) => {
-    server.once('error', fail);
-    server.listen(port, host, () => {
-      server.off('error', fail);
-      ok();
-    });
-  });
+  server.listen(port, host);
+  await once(server, 'listening');
   return (server.address() as AddressInfo).port;
 }
 
