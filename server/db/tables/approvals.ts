@@ -1,4 +1,3 @@
-/** Approvals of proposed calls and every decision attempt on them. */
 import { sql } from 'drizzle-orm';
 import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, projectId, references, ts } from './columns.js';
@@ -58,7 +57,6 @@ export const approvals = pgTable(
     factsEnc: text('facts_enc'),
     /** the tool server's own description of the tool, as the worker sent it with the proposal */
     toolDescription: text('tool_description'),
-    /** why a VOIDED approval was voided */
     voidReason: text('void_reason').$type<'AUTHORITY' | 'PRECONDITION'>(),
     createdAt: createdAt(),
   },
@@ -109,7 +107,6 @@ export const approvalDecisions = pgTable(
      * actor, approval and code a minute; the others are counted on the next one).
      */
     chained: boolean('chained').notNull().default(true),
-    /** what kind of attempt: a decision, or a revoke */
     action: text('action').$type<'DECIDE' | 'REVOKE'>().notNull().default('DECIDE'),
     createdAt: createdAt(),
   },

@@ -1,4 +1,3 @@
-/** Who calls the API, and what admins did to them. */
 import { sql } from 'drizzle-orm';
 import { index, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, references, ts } from './columns.js';
