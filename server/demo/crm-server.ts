@@ -152,10 +152,7 @@ const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { 
 
 const toolError = (text: string) => ({ isError: true, content: [{ type: 'text' as const, text }] });
 
-/**
- * One JSON Schema validator for every McpServer of the process: the SDK builds a new Ajv per server
- * otherwise (a third of the double's CPU per request), and the schemas it validates do not change.
- */
+/** One Ajv for every McpServer of the process: one per server cost a third of the double's CPU. */
 const sharedValidator = new AjvJsonSchemaValidator();
 
 /** One McpServer per HTTP request, from the current configuration. */

@@ -128,11 +128,8 @@ export class CrmState {
   private nextRefund = 1001;
   private nextEmail = 1;
 
-  /**
-   * @param overRefunds `refuse` (the default, as a payment system does): a refund larger than what is
-   *   left of the order is refused with a tool error and no side effect. `allow`: every refund is made —
-   *   the soak and the bench refund the one seeded order hundreds of times to exercise keyed writes.
-   */
+  // overRefunds `refuse`: a refund beyond what is left of the order is a tool error with no effect, as a
+  // payment system's; `allow`: made anyway (the soak and the bench refund one order hundreds of times)
   constructor(readonly overRefunds: 'refuse' | 'allow' = 'refuse') {}
 
   /** Back to the initial data; clears records, delays, failures, renames and schema changes. */
