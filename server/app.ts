@@ -1,7 +1,4 @@
-/**
- * Assembles one engine process: database (embedded when DATABASE_URL is unset), migrations, the
- * NOTIFY listener, the HTTP/WebSocket server and the background sweeps.
- */
+/** One engine process: database (embedded without DATABASE_URL), migrations, listener, server, sweeps. */
 import path from 'node:path';
 import type { Config } from './config.js';
 import { connect } from './db/client.js';

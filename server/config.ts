@@ -86,7 +86,6 @@ function loadEncryption(env: Env, embedded: boolean, dataDir: string) {
     const id = entry.slice(0, i);
     keys.set(id, parseKey(`ABADA_ENCRYPTION_OLD_KEYS (${id})`, entry.slice(i + 1)));
   }
-  /** currentKeyId: the key id new rows are sealed with */
   return { currentKeyId, keys };
 }
 

@@ -1,7 +1,4 @@
-/**
- * The one database driver, `pg`: a pool on the server DATABASE_URL names, or on the embedded PostgreSQL
- * that embedded.ts starts when it is unset.
- */
+/** The one database driver, `pg`: a pool on DATABASE_URL's server, or the embedded one's when it is unset. */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
