@@ -17,11 +17,7 @@ export type Config = ReturnType<typeof loadConfig>;
 export type OidcConfig = NonNullable<ReturnType<typeof loadOidc>>;
 
 /** One entry of ABADA_FIRST_PARTY_WORKERS: a global worker signing in as an OpenID client. */
-export interface FirstPartyWorker {
-  name: string;
-  clientId: string;
-  topics: string[];
-}
+export type FirstPartyWorker = ReturnType<typeof firstPartyWorkers>[number];
 
 type Env = Record<string, string | undefined>;
 
@@ -207,8 +203,8 @@ const TOPIC_RE = /^[A-Za-z0-9*][A-Za-z0-9:._*-]{0,99}$/;
  * ABADA_FIRST_PARTY_WORKERS: comma-separated `name:clientId[:topics]`; everything after the second
  * colon is the topic list, `;`-separated (default `abada:agent`). Names and client ids once each.
  */
-export function firstPartyWorkers(raw: string | undefined): FirstPartyWorker[] {
-  const out: FirstPartyWorker[] = [];
+export function firstPartyWorkers(raw: string | undefined) {
+  const out: { name: string; clientId: string; topics: string[] }[] = [];
   for (const entry of list(raw) ?? []) {
     const [name, clientId, ...rest] = entry.split(':');
     const topics = rest.length
