@@ -19,8 +19,6 @@ import { startTracing, traceMcpRequest } from '../telemetry/index.js';
 import { cliArg, closeServer, isMainModule, listen, readJson, sendJson } from './http-util.js';
 import { type CrmCall, type CrmCustomer, CrmState, takeRule } from './crm-state.js';
 
-export type { CrmCall, CrmCustomer, CrmRefund, CrmSideEffect } from './crm-state.js';
-
 export interface CrmServerOptions {
   port?: number;
   host?: string;
@@ -76,14 +74,12 @@ export class CrmServer extends CrmState {
 
   /** The next `times` calls of `tool` run, then the connection drops before the answer. */
   dropAnswer(tool: string, times = 1) {
-    if (times > 0) this.drops.set(tool, { remaining: times });
-    else this.drops.delete(tool);
+    this.drops.set(tool, { remaining: times });
   }
 
   /** The next `times` requests of `tool` are lost: the connection drops before the call runs. */
   dropRequest(tool: string, times = 1) {
-    if (times > 0) this.lostRequests.set(tool, { remaining: times });
-    else this.lostRequests.delete(tool);
+    this.lostRequests.set(tool, { remaining: times });
   }
 
   sleep(ms: number): Promise<void> {

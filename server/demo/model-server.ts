@@ -27,7 +27,7 @@ import {
   textOf,
 } from './scripts.js';
 
-export type { ChatMessage, ChatTool, Script, ScriptAnswer, ScriptRequest } from './scripts.js';
+export type { Script } from './scripts.js';
 
 export interface ModelServerOptions {
   port?: number;
