@@ -28,10 +28,7 @@ export const approvals = pgTable(
     candidateGroups: text('candidate_groups').array().notNull(),
     /** for multi-level rules: the groups of each level, in order */
     levels: jsonb('levels').$type<string[][]>().notNull(),
-    /**
-     * The level deciding now, an index into `levels`: 0-based here and everywhere in the engine. Only
-     * what people read counts from 1: the API (`Approval.level`) and history data (`level`).
-     */
+    /** The level deciding now, 0-based into `levels` (only the API and history data count from 1). */
     currentLevel: integer('current_level').notNull().default(0),
     /** bumped when an approver edits the arguments (approve with changes); decisions keep each version */
     proposalVersion: integer('proposal_version').notNull().default(1),
