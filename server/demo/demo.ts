@@ -154,8 +154,7 @@ async function aliceInstance(admin: GraphQLClient): Promise<string> {
   const active = await setUp(() => admin.request(ActiveInstances, { key: 'refund' }));
   const existing = active.processInstances.edges.find((e) => e.node.businessKey === ALICE.businessKey);
   if (existing) return existing.node.id;
-  const started = await setUp(() => admin.request(StartProcess, ALICE));
-  return started.startProcess.id;
+  return (await setUp(() => admin.request(StartProcess, ALICE))).startProcess.id;
 }
 
 export async function startDemo(opts: DemoOptions) {
@@ -256,7 +255,7 @@ export async function startDemo(opts: DemoOptions) {
 
 /** What `npm start` prints after the demo is up. */
 export function demoBanner(demo: Demo): string {
-  const lines = [
+  return [
     '',
     `  Abada demo is ready: ${demo.engine.url}`,
     '',
@@ -280,6 +279,5 @@ export function demoBanner(demo: Demo): string {
       : '  No Agent Worker is running: start one with `npm run worker` to move the refund forward.',
     `  CRM (MCP) ${demo.crmUrl} · scripted model ${demo.modelUrl}`,
     '',
-  ];
-  return lines.join('\n');
+  ].join('\n');
 }

@@ -28,9 +28,8 @@ export async function readJson(
   res: ServerResponse,
   refusal: unknown,
 ): Promise<unknown> {
-  const text = await readBody(req);
   try {
-    return JSON.parse(text);
+    return JSON.parse(await readBody(req));
   } catch (e) {
     if (!(e instanceof SyntaxError)) throw e;
     sendJson(res, 400, refusal);
