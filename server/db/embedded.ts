@@ -9,6 +9,7 @@
  * EmbeddedPostgresError saying what failed and what to do.
  */
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import {
   chmodSync,
   cpSync,
@@ -86,15 +87,11 @@ function makeSharedHome(checkout: string): string {
 }
 
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
+  const srv = net.createServer().unref().listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const { port } = srv.address() as net.AddressInfo;
+  await new Promise((closed) => srv.close(closed));
+  return port;
 }
 
 let exitCodeKept = false;
