@@ -281,8 +281,7 @@ function route(crm: CrmServer) {
       if (path === '/mcp') {
         if (crm.token !== null && req.headers.authorization !== `Bearer ${crm.token}`) {
           res.setHeader('WWW-Authenticate', 'Bearer realm="demo-crm"');
-          sendJson(res, 401, { error: 'unauthorized', message: 'A valid Bearer token is required' });
-          return;
+          return sendJson(res, 401, { error: 'unauthorized', message: 'A valid Bearer token is required' });
         }
         await handleMcp(crm, req, res);
       } else if (path === '/state' && req.method === 'GET') {

@@ -221,9 +221,8 @@ function streamCompletion(res: ServerResponse, c: Completion, includeUsage: bool
     );
   chunk({ role: 'assistant', content: '' });
   if (c.content) chunk({ content: c.content });
-  c.toolCalls.forEach((call, index) => {
+  for (const [index, call] of c.toolCalls.entries())
     chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: call.function }] });
-  });
   chunk({}, c.finishReason, includeUsage ? { usage: null } : {});
   if (includeUsage) res.write(`data: ${JSON.stringify({ ...head, choices: [], usage: c.usage })}\n\n`);
   res.end('data: [DONE]\n\n');

@@ -194,10 +194,8 @@ class QuietMemoryAdapter extends MemoryAdapter {}
 // biome-ignore lint/suspicious/noExplicitAny: oidc-provider's koa context
 async function loadExistingGrant(ctx: any) {
   const grantId = ctx.oidc.result?.consent?.grantId ?? ctx.oidc.session.grantIdFor(ctx.oidc.client.clientId);
-  if (grantId) {
-    const found = await ctx.oidc.provider.Grant.find(grantId);
-    if (found) return found;
-  }
+  const found = grantId && (await ctx.oidc.provider.Grant.find(grantId));
+  if (found) return found;
   const grant = new ctx.oidc.provider.Grant({
     clientId: ctx.oidc.client.clientId,
     accountId: ctx.oidc.session.accountId,
