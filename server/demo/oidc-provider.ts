@@ -269,9 +269,8 @@ async function interactions(
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /**
- * The login page. With a `login_hint` naming a demo person (the dashboard's "Sign in as fiona"), the
- * form is filled in and submits itself: one click, through the same round trip as a typed password
- * (demo passwords are printed at start-up anyway).
+ * The login page. A `login_hint` naming a demo person ("Sign in as fiona") fills the form in and submits
+ * it: one click, through the same round trip as a typed password (demo passwords are printed anyway).
  */
 function loginPage(
   uid: string,
