@@ -38,10 +38,7 @@ export interface ModelServerOptions {
   latencyMs?: number;
 }
 
-export interface ModelCall {
-  model: string;
-  messages: ChatMessage[];
-  tools: ChatTool[];
+export interface ModelCall extends ScriptRequest {
   answer: ScriptAnswer;
   stream: boolean;
   /** the W3C traceparent the caller sent (a tracing worker sends its model call's span) */
