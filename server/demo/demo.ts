@@ -29,6 +29,7 @@ import { startModelServer } from './model-server.js';
 import { stablePort } from './http-util.js';
 import { demoScript } from './scripts.js';
 import { workerConfig } from '../worker/config.js';
+import type { WorkerOidc } from '../worker/credentials.js';
 import { startWorker } from '../worker/loop.js';
 
 interface StoredPrincipal {
@@ -149,6 +150,29 @@ async function setUp<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The Agent Worker, in-process against the scripted model: signed in with the demo provider's client
+ * credentials when the demo runs its own provider, else with the worker principal's token.
+ */
+function startDemoWorker(
+  engineUrl: string,
+  signIn: { token: string } | { oidc: WorkerOidc },
+  modelUrl: string,
+) {
+  return startWorker(
+    workerConfig({
+      engineUrl,
+      ...signIn,
+      workerId: 'demo-agent-worker',
+      topics: ['abada:agent'],
+      modelBaseUrl: modelUrl,
+      modelApiKey: 'demo',
+      pollMs: 5000,
+      logLevel: 'warn',
+    }),
+  );
+}
+
 /** Alice's refund: the one already running (a restart), else a new one. */
 async function aliceInstance(admin: GraphQLClient): Promise<string> {
   const active = await setUp(() => admin.request(ActiveInstances, { key: 'refund' }));
@@ -207,23 +231,8 @@ export async function startDemo(opts: DemoOptions) {
     .map((p) => ({ name: p.name, role: p.role, token: p.token ?? '' }));
   const workerToken = principals.find((p) => p.kind === 'WORKER')?.token ?? '';
 
-  // the Agent Worker, in-process against the scripted model, signs in with the demo provider's client
-  // credentials when the demo runs its own provider, else with the worker principal's token
-  const worker =
-    opts.worker === false
-      ? null
-      : await startWorker(
-          workerConfig({
-            engineUrl: engine.url,
-            ...(idp ? { oidc: idp.workerOidc } : { token: workerToken }),
-            workerId: 'demo-agent-worker',
-            topics: ['abada:agent'],
-            modelBaseUrl: model.url,
-            modelApiKey: 'demo',
-            pollMs: 5000,
-            logLevel: 'warn',
-          }),
-        );
+  const signIn = idp ? { oidc: idp.workerOidc } : { token: workerToken };
+  const worker = opts.worker === false ? null : await startDemoWorker(engine.url, signIn, model.url);
 
   const aliceInstanceId = opts.alice === false ? null : await aliceInstance(admin);
 
