@@ -260,9 +260,8 @@ export class CrmState {
     const made = this.refunds.filter((r) => r.orderId === orderId);
     const left = found.order.amount - made.reduce((n, r) => n + r.amount, 0);
     if (amount <= left) return null;
-    const { currency } = found.order;
     return (
-      `Refund refused: order ${orderId} has ${left} ${currency} left to refund ` +
+      `Refund refused: order ${orderId} has ${left} ${found.order.currency} left to refund ` +
       `(refunded already: ${made.map((r) => `${r.refundId} ${r.amount} ${r.currency}`).join(', ')})`
     );
   }
