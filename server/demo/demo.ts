@@ -92,13 +92,11 @@ async function ensurePrincipals(
   providerPrincipalId: ((name: string) => Promise<string>) | null,
 ): Promise<StoredPrincipal[]> {
   let stored: StoredPrincipal[] = [];
-  if (existsSync(file)) {
-    try {
-      stored = JSON.parse(readFileSync(file, 'utf8')) as StoredPrincipal[];
-    } catch (e) {
-      // a file cut short or edited by hand: every token is issued again
-      if (!(e instanceof SyntaxError)) throw e;
-    }
+  try {
+    stored = JSON.parse(readFileSync(file, 'utf8')) as StoredPrincipal[];
+  } catch (e) {
+    // none yet, or a file cut short or edited by hand: every token is issued again
+    if (!(e instanceof SyntaxError) && (e as { code?: unknown }).code !== 'ENOENT') throw e;
   }
   const out: StoredPrincipal[] = [];
   for (const p of PEOPLE) {
