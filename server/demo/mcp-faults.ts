@@ -13,6 +13,7 @@
  * down (`times`, default 1; `Infinity` for every call) and can be cleared.
  */
 import { createServer, type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http';
+import { buffer } from 'node:stream/consumers';
 import { closeServer, listen, readBody } from './http-util.js';
 import { parseJson } from './scripts.js';
 
@@ -109,12 +110,10 @@ function forward(
   return new Promise((resolve, reject) => {
     const headers = { ...req.headers, host: to.host, 'content-length': String(Buffer.byteLength(body)) };
     const out = httpRequest(to, { method: req.method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }),
+      buffer(res).then(
+        (all) => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: all }),
+        reject,
       );
-      res.on('error', reject);
     });
     out.on('error', reject);
     out.end(body);
