@@ -10,6 +10,7 @@
  * CLI: `node --import tsx server/demo/crm-server.ts --port 4100 [--token secret] [--latency-ms 50]`
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
@@ -40,8 +41,8 @@ export class CrmServer extends CrmState {
   readonly token: string | null;
   readonly latencyMs: number;
   readonly http: Server = createServer(route(this));
-  /** the answers being held (`sleep`); `close()` ends every hold at once */
-  private readonly holds = new Set<() => void>();
+  /** aborted by `close()`: every answer still held ends at once */
+  readonly closing = new AbortController();
 
   constructor(opts: CrmServerOptions) {
     super(opts.overRefunds ?? 'refuse');
@@ -82,20 +83,8 @@ export class CrmServer extends CrmState {
     this.lostRequests.set(tool, { remaining: times });
   }
 
-  sleep(ms: number): Promise<void> {
-    return new Promise((done) => {
-      const finish = () => {
-        clearTimeout(timer);
-        this.holds.delete(finish);
-        done();
-      };
-      const timer = setTimeout(finish, ms);
-      this.holds.add(finish);
-    });
-  }
-
   async close() {
-    for (const finish of [...this.holds]) finish();
+    this.closing.abort();
     await closeServer(this.http);
   }
 }
@@ -196,7 +185,7 @@ function buildMcpServer(
           return toolError('connection dropped');
         }
         const ms = (takeRule(crm.delays, tool)?.ms ?? 0) + crm.latencyMs;
-        if (ms > 0) await crm.sleep(ms);
+        if (ms > 0) await sleep(ms, undefined, { signal: crm.closing.signal });
         record.answeredMs = performance.timeOrigin + performance.now();
         if (!outcome.ok) return toolError(outcome.message);
         return {
