@@ -6,8 +6,7 @@
  *   GET  /v1/models (and /models)                        a model list
  *   GET  /state                                          { callCount, calls }
  *
- * Every chat request is recorded (also the 503s). Usage is deterministic: prompt_tokens =
- * round(characters of message text and tool-call arguments / 4), completion_tokens = 20.
+ * Every chat request is recorded (also the 503s); its usage is deterministic (`usageFor`).
  *
  * CLI: `node --import tsx server/demo/model-server.ts --port 4200 --script support-triage|refund|demo
  * [--latency-ms 1000]`
@@ -88,7 +87,7 @@ export class ModelServer {
 
 const COMPLETION_TOKENS = 20;
 
-/** Deterministic usage numbers for a request. */
+/** prompt_tokens = round(characters of message text and tool-call arguments / 4), completion_tokens = 20. */
 export function usageFor(messages: ChatMessage[]) {
   let chars = 0;
   for (const m of messages) {
