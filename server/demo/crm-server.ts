@@ -141,11 +141,7 @@ const toolError = (text: string) => ({ isError: true, content: [{ type: 'text' a
 const sharedValidator = new AjvJsonSchemaValidator();
 
 /** One McpServer per HTTP request, from the current configuration. */
-function buildMcpServer(
-  crm: CrmServer,
-  callsById: Map<string | number, CrmCall>,
-  res: ServerResponse,
-): McpServer {
+function buildMcpServer(crm: CrmServer, callsById: Map<string | number, CrmCall>, res: ServerResponse) {
   const server = new McpServer(
     { name: 'demo-crm', version: '1.0.0' },
     { jsonSchemaValidator: sharedValidator },
@@ -155,7 +151,7 @@ function buildMcpServer(
       ? { ...def.shape, note: z.string().optional().describe('Free text note') }
       : def.shape;
     server.registerTool(
-      crm.publicName(tool),
+      crm.renames.get(tool) ?? tool,
       { description: def.description, inputSchema: shape },
       async (args: Record<string, unknown>, extra) => {
         // handleMcp recorded every tools/call of the request before the SDK read it

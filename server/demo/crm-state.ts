@@ -141,11 +141,6 @@ export class CrmState {
     this.customers.set(customer.customerId, customer);
   }
 
-  /** The name a tool is listed and called under (after renames). */
-  publicName(tool: string): string {
-    return this.renames.get(tool) ?? tool;
-  }
-
   recordCall(tool: string, args: Record<string, unknown>, headerKey: string | null, metaKey: string | null) {
     const call: CrmCall = {
       seq: this.calls.length + 1,
