@@ -1,10 +1,7 @@
-/**
- * Assembles one engine process: database (embedded when DATABASE_URL is unset), migrations, the
- * NOTIFY listener, the HTTP/WebSocket server and the background sweeps.
- */
+/** One engine process: database (embedded without DATABASE_URL), migrations, listener, server, sweeps. */
 import path from 'node:path';
 import type { Config } from './config.js';
-import { connect, type Database } from './db/client.js';
+import { connect } from './db/client.js';
 import { type EmbeddedServer, startEmbeddedPostgres } from './db/embedded.js';
 import { runMigrations } from './db/migrate.js';
 import { Notifier, startStreamPruning } from './engine/events/index.js';
@@ -27,13 +24,12 @@ export interface StartOptions {
   web?: WebHandler | null;
   /** a line sink for start-up messages; passing one (tests) also quiets the JSON logs to errors */
   log?: (line: string) => void;
-  logger?: Logger;
   sweeps?: boolean;
 }
 
 export async function startEngine(opts: StartOptions) {
   const { config } = opts;
-  const logger = opts.logger ?? createLogger({ level: opts.log ? 'error' : config.logLevel });
+  const logger = createLogger({ level: opts.log ? 'error' : config.logLevel });
   const log = opts.log ?? ((l: string) => logger.info(l));
   let embedded: EmbeddedServer | null = null;
   let url = opts.databaseUrl ?? config.databaseUrl;
@@ -49,7 +45,7 @@ export async function startEngine(opts: StartOptions) {
     );
   }
   await runMigrations(url);
-  const db: Database = connect(url, { max: 30 });
+  const db = connect(url, { max: 30 });
   const notifier = new Notifier(url);
   await notifier.start();
   const context: EngineContext = {

@@ -17,11 +17,7 @@ export type Config = ReturnType<typeof loadConfig>;
 export type OidcConfig = NonNullable<ReturnType<typeof loadOidc>>;
 
 /** One entry of ABADA_FIRST_PARTY_WORKERS: a global worker signing in as an OpenID client. */
-export interface FirstPartyWorker {
-  name: string;
-  clientId: string;
-  topics: string[];
-}
+export type FirstPartyWorker = ReturnType<typeof firstPartyWorkers>[number];
 
 type Env = Record<string, string | undefined>;
 
@@ -86,7 +82,6 @@ function loadEncryption(env: Env, embedded: boolean, dataDir: string) {
     const id = entry.slice(0, i);
     keys.set(id, parseKey(`ABADA_ENCRYPTION_OLD_KEYS (${id})`, entry.slice(i + 1)));
   }
-  /** currentKeyId: the key id new rows are sealed with */
   return { currentKeyId, keys };
 }
 
@@ -102,7 +97,7 @@ function url(env: Env, name: string, what: string): URL | null {
   );
 }
 
-function bool(env: Env, name: string, def: boolean): boolean {
+function bool<D extends boolean | null>(env: Env, name: string, def: D): boolean | D {
   const raw = env[name]?.trim().toLowerCase();
   if (raw === undefined || raw === '') return def;
   if (raw === 'true' || raw === '1') return true;
@@ -194,9 +189,7 @@ export function loadConfig(env: Env = process.env) {
       maxHours: positive(env, 'ABADA_SESSION_MAX_HOURS', 12),
     },
     /** whether the dashboard offers pasting a bearer token; null = unset (see `tokenSignInOffered`) */
-    dashboardTokenSignIn: env.ABADA_DASHBOARD_TOKEN_SIGNIN?.trim()
-      ? bool(env, 'ABADA_DASHBOARD_TOKEN_SIGNIN', false)
-      : null,
+    dashboardTokenSignIn: bool(env, 'ABADA_DASHBOARD_TOKEN_SIGNIN', null),
     /** global worker principals registered at start (SPEC §15.2) */
     firstPartyWorkers: firstPartyWorkers(env.ABADA_FIRST_PARTY_WORKERS),
   };
@@ -210,8 +203,8 @@ const TOPIC_RE = /^[A-Za-z0-9*][A-Za-z0-9:._*-]{0,99}$/;
  * ABADA_FIRST_PARTY_WORKERS: comma-separated `name:clientId[:topics]`; everything after the second
  * colon is the topic list, `;`-separated (default `abada:agent`). Names and client ids once each.
  */
-export function firstPartyWorkers(raw: string | undefined): FirstPartyWorker[] {
-  const out: FirstPartyWorker[] = [];
+export function firstPartyWorkers(raw: string | undefined) {
+  const out: { name: string; clientId: string; topics: string[] }[] = [];
   for (const entry of list(raw) ?? []) {
     const [name, clientId, ...rest] = entry.split(':');
     const topics = rest.length

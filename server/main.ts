@@ -38,7 +38,6 @@ async function start(config: Config, argv: string[]): Promise<Pick<Demo, 'engine
 }
 
 async function main() {
-  const argv = process.argv.slice(2);
   let config: Config;
   try {
     config = loadConfig();
@@ -50,7 +49,7 @@ async function main() {
     throw e;
   }
   const tracing = await startTracing({ serviceName: 'abada' });
-  const { engine, dashboard, close } = await start(config, argv);
+  const { engine, dashboard, close } = await start(config, process.argv.slice(2));
   console.log(
     `[abada] ready at ${engine.url} (dashboard ${engine.url}/, GraphQL ${engine.url}/graphql, health ${engine.url}/healthz)`,
   );

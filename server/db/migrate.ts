@@ -2,7 +2,6 @@
  * Runs the committed migrations under drizzle/. Several engine processes may start at once: a
  * session-level advisory lock makes one migrate while the others wait, then find nothing to do.
  */
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import { drizzle } from 'drizzle-orm/node-postgres';
@@ -10,7 +9,7 @@ import pg from 'pg';
 
 /** The engine's start-up lock: migrations, then the first-party workers' registration, run under it. */
 export const MIGRATION_LOCK = 0x4abada;
-export const migrationsFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../drizzle');
+export const migrationsFolder = fileURLToPath(new URL('../../drizzle', import.meta.url));
 
 export async function runMigrations(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });

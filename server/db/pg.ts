@@ -61,9 +61,8 @@ export async function execute<Row>(db: Db, s: Statement<Row>, values: readonly u
 }
 
 /**
- * Sends every query before awaiting any (one round trip on a pipelined connection); resolves with their
- * results in order, or rejects with the first error. Every promise is awaited, so none is left to
- * reject unhandled.
+ * Sends every query before awaiting any (one round trip on a pipelined connection): their results in
+ * order, or the first error; every promise is awaited, so none rejects unhandled.
  */
 export async function pipelined<T extends readonly unknown[]>(
   ...queries: { [K in keyof T]: Promise<T[K]> }

@@ -25,10 +25,7 @@ const STEP_CHANGING = [
 
 const stepColumns = STEP_FIELDS.map((f) => f[0]).join(', ');
 
-/**
- * Inserts or updates the steps in the JSON array `source` (records made by `stepRecord`), in one
- * statement. A step is inserted when new and otherwise takes the changing columns.
- */
+/** Upserts the steps in the JSON array `source` (`stepRecord`s): a new one inserted, others updated. */
 export function stepUpsert(source: string): string {
   return `INSERT INTO steps (${stepColumns})
     SELECT ${stepColumns} FROM jsonb_to_recordset(${source})
@@ -95,10 +92,7 @@ export function historyFromJson(source: string): string {
     AS y(ord int, ${HISTORY_FIELDS.map(([c, t]) => `${c} ${t}`).join(', ')}, events jsonb)`;
 }
 
-/**
- * The fields of an event a row carries in `events`: all but the instance's (the row's) and the data
- * (added when not empty); its time is the row's.
- */
+/** An event's fields in a row's `events`: all but the row's instance and the data (added if not empty). */
 const EVENT_FIELDS = HISTORY_FIELDS.map((f) => f[2]).filter(
   (f) => f !== 'projectId' && f !== 'processInstanceId' && f !== 'data',
 );

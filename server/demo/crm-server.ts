@@ -10,6 +10,7 @@
  * CLI: `node --import tsx server/demo/crm-server.ts --port 4100 [--token secret] [--latency-ms 50]`
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
@@ -17,9 +18,7 @@ import { z } from 'zod';
 import { canonicalJson, sha256Hex } from '../shared/canonical.js';
 import { startTracing, traceMcpRequest } from '../telemetry/index.js';
 import { cliArg, closeServer, isMainModule, listen, readJson, sendJson } from './http-util.js';
-import { type CrmCall, type CrmCustomer, CrmState } from './crm-state.js';
-
-export type { CrmCall, CrmCustomer, CrmRefund, CrmSideEffect } from './crm-state.js';
+import { type CrmCall, type CrmCustomer, CrmState, takeRule } from './crm-state.js';
 
 export interface CrmServerOptions {
   port?: number;
@@ -42,8 +41,8 @@ export class CrmServer extends CrmState {
   readonly token: string | null;
   readonly latencyMs: number;
   readonly http: Server = createServer(route(this));
-  /** the answers being held (`sleep`); `close()` ends every hold at once */
-  private readonly holds = new Set<() => void>();
+  /** aborted by `close()`: every answer still held ends at once */
+  readonly closing = new AbortController();
 
   constructor(opts: CrmServerOptions) {
     super(opts.overRefunds ?? 'refuse');
@@ -76,29 +75,16 @@ export class CrmServer extends CrmState {
 
   /** The next `times` calls of `tool` run, then the connection drops before the answer. */
   dropAnswer(tool: string, times = 1) {
-    this.drops.set(tool, times);
+    this.drops.set(tool, { remaining: times });
   }
 
   /** The next `times` requests of `tool` are lost: the connection drops before the call runs. */
   dropRequest(tool: string, times = 1) {
-    this.lostRequests.set(tool, times);
-  }
-
-  /** Holds an answer `ms`. */
-  sleep(ms: number): Promise<void> {
-    return new Promise((done) => {
-      const finish = () => {
-        clearTimeout(timer);
-        this.holds.delete(finish);
-        done();
-      };
-      const timer = setTimeout(finish, ms);
-      this.holds.add(finish);
-    });
+    this.lostRequests.set(tool, { remaining: times });
   }
 
   async close() {
-    for (const finish of [...this.holds]) finish();
+    this.closing.abort();
     await closeServer(this.http);
   }
 }
@@ -149,24 +135,13 @@ const TOOL_DEFS: Record<string, { description: string; shape: z.ZodRawShape }> =
 
 const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
 
-/** A tool's error answer. */
 const toolError = (text: string) => ({ isError: true, content: [{ type: 'text' as const, text }] });
 
-const headerValue = (value: string | string[] | undefined) =>
-  (Array.isArray(value) ? value[0] : value) ?? null;
-
-/**
- * One JSON Schema validator for every McpServer of the process: the SDK builds a new Ajv per server
- * otherwise (a third of the double's CPU per request), and the schemas it validates do not change.
- */
+/** One Ajv for every McpServer of the process: one per server cost a third of the double's CPU. */
 const sharedValidator = new AjvJsonSchemaValidator();
 
 /** One McpServer per HTTP request, from the current configuration. */
-function buildMcpServer(
-  crm: CrmServer,
-  callsById: Map<string | number, CrmCall>,
-  res: ServerResponse,
-): McpServer {
+function buildMcpServer(crm: CrmServer, callsById: Map<string | number, CrmCall>, res: ServerResponse) {
   const server = new McpServer(
     { name: 'demo-crm', version: '1.0.0' },
     { jsonSchemaValidator: sharedValidator },
@@ -176,23 +151,21 @@ function buildMcpServer(
       ? { ...def.shape, note: z.string().optional().describe('Free text note') }
       : def.shape;
     server.registerTool(
-      crm.publicName(tool),
+      crm.renames.get(tool) ?? tool,
       { description: def.description, inputSchema: shape },
       async (args: Record<string, unknown>, extra) => {
-        const headerKey = headerValue(extra.requestInfo?.headers['idempotency-key']);
-        const meta = extra._meta as Record<string, unknown> | undefined;
-        const metaKey = typeof meta?.idempotencyKey === 'string' ? meta.idempotencyKey : null;
-        const record = callsById.get(extra.requestId) ?? crm.recordCall(tool, args, headerKey, metaKey);
+        // handleMcp recorded every tools/call of the request before the SDK read it
+        const record = callsById.get(extra.requestId)!;
         record.tool = tool;
         record.args = args;
         // A lost request: the connection drops before the call runs — no effect, no answer.
-        if (crm.takeLostRequest(tool)) {
+        if (takeRule(crm.lostRequests, tool)) {
           record.status = 'error';
           record.error = 'request lost';
           res.socket?.destroy();
           return toolError('connection dropped');
         }
-        const outcome = crm.execute(tool, args, headerKey ?? metaKey);
+        const outcome = crm.execute(tool, args, record.key);
         if (outcome.ok) {
           record.status = outcome.replayed ? 'replayed' : 'ok';
           record.result = outcome.result;
@@ -203,12 +176,12 @@ function buildMcpServer(
         // The call is recorded and its side effect done before the delay: a client killed while the
         // answer is held leaves the effect behind (a "crash right after sending" for the worker).
         // A lost answer: the effect is done, then the connection drops before anything is sent back.
-        if (crm.takeDrop(tool)) {
+        if (takeRule(crm.drops, tool)) {
           res.socket?.destroy();
           return toolError('connection dropped');
         }
-        const ms = crm.takeDelay(tool) + crm.latencyMs;
-        if (ms > 0) await crm.sleep(ms);
+        const ms = (takeRule(crm.delays, tool)?.ms ?? 0) + crm.latencyMs;
+        if (ms > 0) await sleep(ms, undefined, { signal: crm.closing.signal });
         record.answeredMs = performance.timeOrigin + performance.now();
         if (!outcome.ok) return toolError(outcome.message);
         return {
@@ -230,7 +203,8 @@ async function handleMcp(crm: CrmServer, req: IncomingMessage, res: ServerRespon
   if (body === undefined) return;
   // Record every tools/call, including those the server then refuses (unknown tool, bad arguments).
   const callsById = new Map<string | number, CrmCall>();
-  const headerKey = headerValue(req.headers['idempotency-key']);
+  const header = req.headers['idempotency-key'];
+  const headerKey = (Array.isArray(header) ? header[0] : header) ?? null;
   for (const msg of Array.isArray(body) ? body : [body]) {
     if (msg && typeof msg === 'object' && msg.method === 'tools/call' && msg.id !== undefined) {
       const params = (msg.params ?? {}) as { name?: unknown; arguments?: unknown; _meta?: unknown };
@@ -292,16 +266,13 @@ function route(crm: CrmServer) {
       if (path === '/mcp') {
         if (crm.token !== null && req.headers.authorization !== `Bearer ${crm.token}`) {
           res.setHeader('WWW-Authenticate', 'Bearer realm="demo-crm"');
-          sendJson(res, 401, { error: 'unauthorized', message: 'A valid Bearer token is required' });
-          return;
+          return sendJson(res, 401, { error: 'unauthorized', message: 'A valid Bearer token is required' });
         }
         await handleMcp(crm, req, res);
       } else if (path === '/state' && req.method === 'GET') {
         sendJson(res, 200, crm.snapshot());
       } else if (path === '/control' && req.method === 'POST') {
         await handleControl(crm, req, res);
-      } else if (path === '/healthz') {
-        sendJson(res, 200, { ok: true });
       } else {
         sendJson(res, 404, { error: 'not found' });
       }

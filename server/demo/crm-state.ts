@@ -72,7 +72,10 @@ export interface CrmCall {
   error?: string;
 }
 
-type ToolOutcome = { ok: true; result: unknown; replayed: boolean } | { ok: false; message: string };
+/** A fault set on a tool for its next `remaining` calls (undefined: every call). */
+type Rule = { remaining?: number };
+
+type ToolOutcome = { ok: true; result: unknown; replayed?: boolean } | { ok: false; message: string };
 
 function defaultCustomers(): CrmCustomer[] {
   return [
@@ -107,9 +110,9 @@ export class CrmState {
   tickets = new Map<string, CrmTicket>();
   sideEffects: CrmSideEffect[] = [];
   calls: CrmCall[] = [];
-  /** Answers of a tool held `ms`; `remaining` calls (undefined: every call). */
-  delays = new Map<string, { ms: number; remaining?: number }>();
-  failures = new Map<string, { message: string; remaining: number }>();
+  /** Answers of a tool held `ms`. */
+  delays = new Map<string, Rule & { ms: number }>();
+  failures = new Map<string, Rule & { message: string }>();
   /** Tool renames as they appear in `tools/list` (from → to). */
   renames = new Map<string, string>();
   /** Tools whose input schema carries an extra optional field (changes its schema hash). */
@@ -117,19 +120,16 @@ export class CrmState {
   /** Refunds made, by the tool or by hand (`get_order` and `find_refund` read them). */
   refunds: CrmRefund[] = [];
   /** Tools whose next answers are lost: applied, then the connection drops before the answer. */
-  drops = new Map<string, number>();
+  drops = new Map<string, Rule>();
   /** Tools whose next requests are lost: the connection drops before the call runs (no effect). */
-  lostRequests = new Map<string, number>();
+  lostRequests = new Map<string, Rule>();
   private idempotency = new Map<string, { tool: string; argsJson: string; result: unknown }>();
   private nextTicket = 981;
   private nextRefund = 1001;
   private nextEmail = 1;
 
-  /**
-   * @param overRefunds `refuse` (the default, as a payment system does): a refund larger than what is
-   *   left of the order is refused with a tool error and no side effect. `allow`: every refund is made —
-   *   the soak and the bench refund the one seeded order hundreds of times to exercise keyed writes.
-   */
+  // overRefunds `refuse`: a refund beyond what is left of the order is a tool error with no effect, as a
+  // payment system's; `allow`: made anyway (the soak and the bench refund one order hundreds of times)
   constructor(readonly overRefunds: 'refuse' | 'allow' = 'refuse') {}
 
   /** Back to the initial data; clears records, delays, failures, renames and schema changes. */
@@ -139,11 +139,6 @@ export class CrmState {
 
   addCustomer(customer: CrmCustomer): void {
     this.customers.set(customer.customerId, customer);
-  }
-
-  /** The name a tool is listed and called under (after renames). */
-  publicName(tool: string): string {
-    return this.renames.get(tool) ?? tool;
   }
 
   recordCall(tool: string, args: Record<string, unknown>, headerKey: string | null, metaKey: string | null) {
@@ -162,16 +157,6 @@ export class CrmState {
     return call;
   }
 
-  /** Whether the answer of this call of `tool` is to be lost (the connection drops after the effect). */
-  takeDrop(tool: string): boolean {
-    return takeOne(this.drops, tool);
-  }
-
-  /** Whether this request of `tool` is to be lost (the connection drops before the call runs). */
-  takeLostRequest(tool: string): boolean {
-    return takeOne(this.lostRequests, tool);
-  }
-
   /** Someone refunds the order in the CRM directly (not through the agent): the order is refunded. */
   refundByHand(orderId: string): CrmRefund {
     const found = this.findOrder(orderId);
@@ -180,25 +165,10 @@ export class CrmState {
     return this.addRefund({ orderId, amount, currency, key: null, byHand: true });
   }
 
-  /** Takes one unit of the delay rule for a tool; returns the milliseconds to hold the answer. */
-  takeDelay(tool: string): number {
-    const rule = this.delays.get(tool);
-    if (!rule) return 0;
-    if (rule.remaining !== undefined) {
-      rule.remaining -= 1;
-      if (rule.remaining <= 0) this.delays.delete(tool);
-    }
-    return rule.ms;
-  }
-
   /** Runs a tool: the side effect (if any) is recorded before this returns. */
   execute(tool: string, args: Record<string, unknown>, key: string | null): ToolOutcome {
-    const failure = this.failures.get(tool);
-    if (failure) {
-      failure.remaining -= 1;
-      if (failure.remaining <= 0) this.failures.delete(tool);
-      return { ok: false, message: failure.message };
-    }
+    const failure = takeRule(this.failures, tool);
+    if (failure) return { ok: false, message: failure.message };
     if (tool === 'get_customer') return this.getCustomer(String(args.customerId));
     if (tool === 'get_order') return this.getOrder(String(args.orderId));
     if (tool === 'find_refund') return this.findRefunds(String(args.orderId), args.key);
@@ -248,7 +218,7 @@ export class CrmState {
   private getCustomer(customerId: string): ToolOutcome {
     const customer = this.customers.get(customerId);
     if (!customer) return { ok: false, message: `Customer ${customerId} not found` };
-    return { ok: true, result: structuredClone(customer), replayed: false };
+    return { ok: true, result: structuredClone(customer) };
   }
 
   private findOrder(orderId: string): { order: CrmOrder; customerId: string } | null {
@@ -266,7 +236,6 @@ export class CrmState {
     return {
       ok: true,
       result: { ...structuredClone(found.order), customerId: found.customerId, refundedAmount: refunded },
-      replayed: false,
     };
   }
 
@@ -275,7 +244,7 @@ export class CrmState {
     const refunds = this.refunds
       .filter((r) => r.orderId === orderId && (typeof key !== 'string' || r.key === key))
       .map(({ orderId: _, ...refund }) => refund);
-    return { ok: true, result: { orderId, refunds }, replayed: false };
+    return { ok: true, result: { orderId, refunds } };
   }
 
   /** Why a refund of `amount` is refused (more than what is left of the order), or null. */
@@ -286,9 +255,8 @@ export class CrmState {
     const made = this.refunds.filter((r) => r.orderId === orderId);
     const left = found.order.amount - made.reduce((n, r) => n + r.amount, 0);
     if (amount <= left) return null;
-    const { currency } = found.order;
     return (
-      `Refund refused: order ${orderId} has ${left} ${currency} left to refund ` +
+      `Refund refused: order ${orderId} has ${left} ${found.order.currency} left to refund ` +
       `(refunded already: ${made.map((r) => `${r.refundId} ${r.amount} ${r.currency}`).join(', ')})`
     );
   }
@@ -302,7 +270,10 @@ export class CrmState {
   }
 
   private write(tool: string, args: Record<string, unknown>, key: string | null): ToolOutcome {
-    let result: unknown;
+    const done = (result: unknown): ToolOutcome => {
+      this.sideEffects.push({ tool, key, args, result, at: new Date().toISOString() });
+      return { ok: true, result };
+    };
     switch (tool) {
       case 'create_ticket': {
         const ticket: CrmTicket = {
@@ -313,8 +284,7 @@ export class CrmState {
           status: 'open',
         };
         this.tickets.set(ticket.ticketId, ticket);
-        result = { ...ticket };
-        break;
+        return done({ ...ticket });
       }
       case 'refund': {
         const refused = this.overRefund(String(args.orderId), Number(args.amount));
@@ -326,32 +296,30 @@ export class CrmState {
           key,
           byHand: false,
         });
-        result = { refundId, orderId, amount: args.amount, currency, status: 'refunded' };
-        break;
+        return done({ refundId, orderId, amount: args.amount, currency, status: 'refunded' });
       }
       case 'close_ticket': {
         const ticket = this.tickets.get(String(args.ticketId));
         if (!ticket) return { ok: false, message: `Ticket ${String(args.ticketId)} not found` };
         ticket.status = 'closed';
-        result = { ...ticket };
-        break;
+        return done({ ...ticket });
       }
       case 'send_email':
-        result = { messageId: `M-${this.nextEmail++}`, to: args.to, subject: args.subject, status: 'sent' };
-        break;
+        return done({
+          messageId: `M-${this.nextEmail++}`,
+          to: args.to,
+          subject: args.subject,
+          status: 'sent',
+        });
       default:
         return { ok: false, message: `Unknown tool ${tool}` };
     }
-    this.sideEffects.push({ tool, key, args, result, at: new Date().toISOString() });
-    return { ok: true, result, replayed: false };
   }
 }
 
-/** Takes one from a tool's count of calls left; false when none is left. */
-function takeOne(counts: Map<string, number>, tool: string): boolean {
-  const n = counts.get(tool) ?? 0;
-  if (n <= 0) return false;
-  if (n === 1) counts.delete(tool);
-  else counts.set(tool, n - 1);
-  return true;
+/** Takes one call from a tool's rule: the rule, or undefined when the tool has none. */
+export function takeRule<T extends Rule>(rules: Map<string, T>, tool: string): T | undefined {
+  const rule = rules.get(tool);
+  if (rule?.remaining !== undefined && --rule.remaining <= 0) rules.delete(tool);
+  return rule;
 }

@@ -4,10 +4,7 @@
  * so the demo and the scenario tests tell the same story.
  */
 
-/**
- * The CRM ToolServer at `url`. A refund runs with no person at or below 20 EUR, needs finance above
- * (narrowed to finance-leads by the refund node), is refused above 5000 EUR and must be positive.
- */
+/** The CRM ToolServer at `url`, with seed 000's refund policies. */
 export const CRM_SERVER = (url: string) => `
 kind: ToolServer
 name: crm

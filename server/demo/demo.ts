@@ -92,13 +92,11 @@ async function ensurePrincipals(
   providerPrincipalId: ((name: string) => Promise<string>) | null,
 ): Promise<StoredPrincipal[]> {
   let stored: StoredPrincipal[] = [];
-  if (existsSync(file)) {
-    try {
-      stored = JSON.parse(readFileSync(file, 'utf8')) as StoredPrincipal[];
-    } catch (e) {
-      // a file cut short or edited by hand: every token is issued again
-      if (!(e instanceof SyntaxError)) throw e;
-    }
+  try {
+    stored = JSON.parse(readFileSync(file, 'utf8')) as StoredPrincipal[];
+  } catch (e) {
+    // none yet, or a file cut short or edited by hand: every token is issued again
+    if (!(e instanceof SyntaxError) && (e as { code?: unknown }).code !== 'ENOENT') throw e;
   }
   const out: StoredPrincipal[] = [];
   for (const p of PEOPLE) {
@@ -151,10 +149,10 @@ async function setUp<T>(call: () => Promise<T>): Promise<T> {
 }
 
 /**
- * The demo's Agent Worker, in-process, against the scripted model: signed in with the demo provider's
- * client credentials when the demo runs its own provider, else with the worker principal's token.
+ * The Agent Worker, in-process against the scripted model: signed in with the demo provider's client
+ * credentials when the demo runs its own provider, else with the worker principal's token.
  */
-async function startDemoWorker(
+function startDemoWorker(
   engineUrl: string,
   signIn: { token: string } | { oidc: WorkerOidc },
   modelUrl: string,
@@ -178,8 +176,7 @@ async function aliceInstance(admin: GraphQLClient): Promise<string> {
   const active = await setUp(() => admin.request(ActiveInstances, { key: 'refund' }));
   const existing = active.processInstances.edges.find((e) => e.node.businessKey === ALICE.businessKey);
   if (existing) return existing.node.id;
-  const started = await setUp(() => admin.request(StartProcess, ALICE));
-  return started.startProcess.id;
+  return (await setUp(() => admin.request(StartProcess, ALICE))).startProcess.id;
 }
 
 export async function startDemo(opts: DemoOptions) {
@@ -265,7 +262,7 @@ export async function startDemo(opts: DemoOptions) {
 
 /** What `npm start` prints after the demo is up. */
 export function demoBanner(demo: Demo): string {
-  const lines = [
+  return [
     '',
     `  Abada demo is ready: ${demo.engine.url}`,
     '',
@@ -289,6 +286,5 @@ export function demoBanner(demo: Demo): string {
       : '  No Agent Worker is running: start one with `npm run worker` to move the refund forward.',
     `  CRM (MCP) ${demo.crmUrl} · scripted model ${demo.modelUrl}`,
     '',
-  ];
-  return lines.join('\n');
+  ].join('\n');
 }

@@ -1,24 +1,23 @@
 /** Small node:http helpers shared by the demo servers. */
+import { once } from 'node:events';
 import { realpathSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export function readBody(req: IncomingMessage, limit = 20 * 1024 * 1024): Promise<string> {
-  return new Promise((ok, fail) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        fail(new Error('body too large'));
-        req.destroy();
-      } else chunks.push(chunk);
-    });
-    req.on('end', () => ok(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', fail);
-  });
+export async function readBody(req: IncomingMessage, limit = 20 * 1024 * 1024): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      req.destroy();
+      throw new Error('body too large');
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** The body as JSON; undefined, once `refusal` is answered with a 400, when it is not JSON. */
@@ -27,9 +26,8 @@ export async function readJson(
   res: ServerResponse,
   refusal: unknown,
 ): Promise<unknown> {
-  const text = await readBody(req);
   try {
-    return JSON.parse(text);
+    return JSON.parse(await readBody(req));
   } catch (e) {
     if (!(e instanceof SyntaxError)) throw e;
     sendJson(res, 400, refusal);
@@ -44,13 +42,8 @@ export function sendJson(res: ServerResponse, status: number, value: unknown): v
 
 /** Listens on host:port (0 = ephemeral) and returns the bound port. */
 export async function listen(server: Server, port: number, host: string): Promise<number> {
-  await new Promise<void>((ok, fail) => {
-    server.once('error', fail);
-    server.listen(port, host, () => {
-      server.off('error', fail);
-      ok();
-    });
-  });
+  server.listen(port, host);
+  await once(server, 'listening');
   return (server.address() as AddressInfo).port;
 }
 

@@ -13,6 +13,7 @@
  * down (`times`, default 1; `Infinity` for every call) and can be cleared.
  */
 import { createServer, type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http';
+import { buffer } from 'node:stream/consumers';
 import { closeServer, listen, readBody } from './http-util.js';
 import { parseJson } from './scripts.js';
 
@@ -62,10 +63,8 @@ export async function startMcpFaultProxy(target: string, host = '127.0.0.1') {
     const answer = await forward(to, req, body);
     if (rule?.fault === 'status-after') return sendError(res, rule.status ?? 503, rule.retryAfter);
     if (rule?.fault === 'slow') await new Promise((r) => setTimeout(r, rule.ms ?? 1000));
-    const headers = { ...answer.headers };
-    delete headers['transfer-encoding'];
-    headers['content-length'] = String(answer.body.length);
-    res.writeHead(answer.status, headers);
+    const { 'transfer-encoding': _, ...headers } = answer.headers;
+    res.writeHead(answer.status, { ...headers, 'content-length': String(answer.body.length) });
     if (rule?.fault === 'drop') {
       res.write(answer.body.subarray(0, Math.floor(answer.body.length / 2)));
       setTimeout(() => res.socket?.destroy(), 20);
@@ -84,7 +83,6 @@ export async function startMcpFaultProxy(target: string, host = '127.0.0.1') {
   return {
     /** the proxy's MCP endpoint, e.g. `http://127.0.0.1:5123/mcp` */
     url: `http://${host}:${port}${to.pathname}`,
-    /** Applies `rule` to the next calls of `tool`. */
     inject(tool: string, rule: FaultRule) {
       rules.set(tool, { ...rule, left: rule.times ?? 1 });
     },
@@ -112,12 +110,10 @@ function forward(
   return new Promise((resolve, reject) => {
     const headers = { ...req.headers, host: to.host, 'content-length': String(Buffer.byteLength(body)) };
     const out = httpRequest(to, { method: req.method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }),
+      buffer(res).then(
+        (all) => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: all }),
+        reject,
       );
-      res.on('error', reject);
     });
     out.on('error', reject);
     out.end(body);

@@ -6,8 +6,7 @@
  *   GET  /v1/models (and /models)                        a model list
  *   GET  /state                                          { callCount, calls }
  *
- * Every chat request is recorded (also the 503s). Usage is deterministic: prompt_tokens =
- * round(characters of message text and tool-call arguments / 4), completion_tokens = 20.
+ * Every chat request is recorded (also the 503s); its usage is deterministic (`usageFor`).
  *
  * CLI: `node --import tsx server/demo/model-server.ts --port 4200 --script support-triage|refund|demo
  * [--latency-ms 1000]`
@@ -27,23 +26,18 @@ import {
   textOf,
 } from './scripts.js';
 
-export type { ChatMessage, ChatTool, Script, ScriptAnswer, ScriptRequest } from './scripts.js';
+export type { Script } from './scripts.js';
 
 export interface ModelServerOptions {
   port?: number;
   host?: string;
   /** Default: `supportTriageScript`. */
   script?: Script;
-  /** Model ids listed by `GET /v1/models`. */
-  models?: string[];
   /** Every chat answer is held this long (a model's think time; the bench uses 1,000 ms). Default 0. */
   latencyMs?: number;
 }
 
-export interface ModelCall {
-  model: string;
-  messages: ChatMessage[];
-  tools: ChatTool[];
+export interface ModelCall extends ScriptRequest {
   answer: ScriptAnswer;
   stream: boolean;
   /** the W3C traceparent the caller sent (a tracing worker sends its model call's span) */
@@ -61,14 +55,12 @@ export class ModelServer {
   port = 0;
   calls: ModelCall[] = [];
   script: Script;
-  readonly models: string[];
-  /** how long every chat answer is held (ms) */
+  readonly models = ['gemini-3.6-flash', 'gpt-4.1-mini', 'scripted'];
   latencyMs: number;
   readonly http = createServer(route(this));
 
   constructor(opts: ModelServerOptions) {
     this.script = opts.script ?? supportTriageScript;
-    this.models = opts.models ?? ['gemini-3.6-flash', 'gpt-4.1-mini', 'scripted'];
     this.latencyMs = opts.latencyMs ?? 0;
   }
 
@@ -95,7 +87,7 @@ export class ModelServer {
 
 const COMPLETION_TOKENS = 20;
 
-/** Deterministic usage numbers for a request. */
+/** prompt_tokens = round(characters of message text and tool-call arguments / 4), completion_tokens = 20. */
 export function usageFor(messages: ChatMessage[]) {
   let chars = 0;
   for (const m of messages) {
@@ -131,14 +123,11 @@ function errorBody(message: string, type: string, code: string | null, param: st
   return { error: { message, type, param, code } };
 }
 
-/** A chat request as the script sees it, or the error answer it gets instead. */
-function readChat(body: Record<string, unknown>): ScriptRequest | { status: number; error: unknown } {
+/** A chat request as the script sees it, or the 400 answer it gets instead. */
+function readChat(body: Record<string, unknown>): ScriptRequest | { error: unknown } {
   if (typeof body.model !== 'string' || !Array.isArray(body.messages)) {
     const param = typeof body.model !== 'string' ? 'model' : 'messages';
-    return {
-      status: 400,
-      error: errorBody(`Missing or invalid '${param}'`, 'invalid_request_error', null, param),
-    };
+    return { error: errorBody(`Missing or invalid '${param}'`, 'invalid_request_error', null, param) };
   }
   return {
     model: body.model,
@@ -152,24 +141,19 @@ async function handleChat(rt: ModelServer, req: IncomingMessage, res: ServerResp
   const body = (await readJson(req, res, refusal)) as Record<string, unknown> | undefined;
   if (body === undefined) return;
   const request = readChat(body);
-  if ('error' in request) {
-    sendJson(res, request.status, request.error);
-    return;
-  }
+  if ('error' in request) return sendJson(res, 400, request.error);
   const stream = body.stream === true;
   let answer: ScriptAnswer;
   try {
     answer = rt.script(request);
   } catch (err) {
-    sendJson(res, 500, errorBody(`Script failed: ${String(err)}`, 'server_error', 'script_error'));
-    return;
+    return sendJson(res, 500, errorBody(`Script failed: ${String(err)}`, 'server_error', 'script_error'));
   }
-  const traceparent = typeof req.headers.traceparent === 'string' ? req.headers.traceparent : null;
   const call: ModelCall = {
     ...request,
     answer,
     stream,
-    traceparent,
+    traceparent: typeof req.headers.traceparent === 'string' ? req.headers.traceparent : null,
     at: new Date().toISOString(),
     receivedMs: nowMs(),
   };
@@ -178,13 +162,11 @@ async function handleChat(rt: ModelServer, req: IncomingMessage, res: ServerResp
   call.answeredMs = nowMs();
   if ('unavailable' in answer) {
     const message = answer.message ?? `The model ${request.model} is currently unavailable`;
-    sendJson(res, 503, errorBody(message, 'server_error', 'model_unavailable'));
-    return;
+    return sendJson(res, 503, errorBody(message, 'server_error', 'model_unavailable'));
   }
   if ('status' in answer) {
     for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
-    sendJson(res, answer.status, answer.body);
-    return;
+    return sendJson(res, answer.status, answer.body);
   }
   const completion = completionOf(request, answer);
   if (!stream) sendCompletion(res, completion);
@@ -235,9 +217,8 @@ function streamCompletion(res: ServerResponse, c: Completion, includeUsage: bool
     );
   chunk({ role: 'assistant', content: '' });
   if (c.content) chunk({ content: c.content });
-  c.toolCalls.forEach((call, index) => {
+  for (const [index, call] of c.toolCalls.entries())
     chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: call.function }] });
-  });
   chunk({}, c.finishReason, includeUsage ? { usage: null } : {});
   if (includeUsage) res.write(`data: ${JSON.stringify({ ...head, choices: [], usage: c.usage })}\n\n`);
   res.end('data: [DONE]\n\n');
@@ -256,8 +237,6 @@ function route(rt: ModelServer) {
         });
       } else if (path === '/state' && req.method === 'GET') {
         sendJson(res, 200, { callCount: rt.calls.length, calls: rt.calls });
-      } else if (path === '/healthz') {
-        sendJson(res, 200, { ok: true });
       } else {
         sendJson(res, 404, errorBody(`No route ${req.method} ${path}`, 'invalid_request_error', 'not_found'));
       }

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import Provider from 'oidc-provider';
+import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
 import { closeServer, listen } from './http-util.js';
 
 export interface DemoAccount {
@@ -182,54 +183,19 @@ function buildProvider(
       Grant: 86_400,
       Interaction: 600,
     },
-    // its own in-memory store (the demo's provider forgets everything on restart, as it may)
-    adapter: MemoryAdapter,
+    // in memory: the demo's provider forgets everything on restart, as it may
+    adapter: QuietMemoryAdapter,
   });
 }
 
-type Stored = { payload: Record<string, unknown>; expiresAt: number };
-const stores = new Map<string, Map<string, Stored>>();
-
-/** oidc-provider's storage interface over Maps, one per model (what its default adapter does, minus the warning). */
-class MemoryAdapter {
-  private readonly rows: Map<string, Stored>;
-  constructor(model: string) {
-    this.rows = stores.get(model) ?? new Map();
-    stores.set(model, this.rows);
-  }
-  async upsert(id: string, payload: Record<string, unknown>, expiresIn: number) {
-    this.rows.set(id, { payload, expiresAt: Date.now() + (expiresIn || 86_400) * 1000 });
-  }
-  async find(id: string) {
-    const row = this.rows.get(id);
-    if (!row || row.expiresAt < Date.now()) return undefined;
-    return row.payload;
-  }
-  async findByUserCode(code: string) {
-    return [...this.rows.values()].find((r) => r.payload.userCode === code)?.payload;
-  }
-  async findByUid(uid: string) {
-    return [...this.rows.values()].find((r) => r.payload.uid === uid)?.payload;
-  }
-  async consume(id: string) {
-    const row = this.rows.get(id);
-    if (row) row.payload.consumed = Math.floor(Date.now() / 1000);
-  }
-  async destroy(id: string) {
-    this.rows.delete(id);
-  }
-  async revokeByGrantId(grantId: string) {
-    for (const [id, r] of this.rows) if (r.payload.grantId === grantId) this.rows.delete(id);
-  }
-}
+/** oidc-provider's own in-memory store; passed as is, it warns at start-up that it is not for production. */
+class QuietMemoryAdapter extends MemoryAdapter {}
 
 // biome-ignore lint/suspicious/noExplicitAny: oidc-provider's koa context
 async function loadExistingGrant(ctx: any) {
   const grantId = ctx.oidc.result?.consent?.grantId ?? ctx.oidc.session.grantIdFor(ctx.oidc.client.clientId);
-  if (grantId) {
-    const found = await ctx.oidc.provider.Grant.find(grantId);
-    if (found) return found;
-  }
+  const found = grantId && (await ctx.oidc.provider.Grant.find(grantId));
+  if (found) return found;
   const grant = new ctx.oidc.provider.Grant({
     clientId: ctx.oidc.client.clientId,
     accountId: ctx.oidc.session.accountId,
@@ -289,8 +255,7 @@ async function interactions(
   if (!m[2] || req.method !== 'POST') return page(details.params.login_hint, null);
   const form = await readForm(req);
   const user = form.get('username') ?? '';
-  const account = accounts.get(user);
-  if (!account || account.password !== form.get('password'))
+  if (accounts.get(user)?.password !== form.get('password'))
     return page(user, 'Unknown user or wrong password.');
   await provider.interactionFinished(
     req,
@@ -304,9 +269,8 @@ async function interactions(
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /**
- * The login page. With a `login_hint` naming a demo person (the dashboard's "Sign in as fiona"), the
- * form is filled in and submits itself: one click, through the same round trip as a typed password
- * (demo passwords are printed at start-up anyway).
+ * The login page. A `login_hint` naming a demo person ("Sign in as fiona") fills the form in and submits
+ * it: one click, through the same round trip as a typed password (demo passwords are printed anyway).
  */
 function loginPage(
   uid: string,

@@ -1,8 +1,7 @@
 /**
- * Signing in through Abada and the demo OpenID Provider without a browser: the redirects followed by
- * hand with a cookie jar per host, the login form posted like a person would. The demo uses it once per
- * person at start-up (so each person's principal exists, provider-managed, before anyone clicks); the
- * tests use its steps to tamper with one of them.
+ * Signing in through Abada and the demo OpenID Provider without a browser (redirects followed by hand, a
+ * cookie jar per host, the login form posted): the demo signs each person in once at start-up, so their
+ * principal exists before anyone clicks; tests tamper with one of its steps.
  */
 
 /** Cookies per host, as a browser would keep them (paths ignored: harmless for these two servers). */

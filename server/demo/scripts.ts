@@ -1,8 +1,7 @@
 /**
- * Scripts for the scripted model server. A script is a pure function of the conversation so far: it looks
- * at which tool results are already present (role `tool` messages, matched to the assistant's tool calls by
- * `tool_call_id`) and never counts its own calls. A worker that rebuilds the conversation from the journal
- * after a crash therefore gets exactly the same next answer.
+ * The scripted model's scripts: pure functions of the conversation so far (the tool results it holds,
+ * matched to the calls by `tool_call_id`), never counting their own calls, so a worker that rebuilds the
+ * conversation from the journal after a crash gets exactly the same next answer.
  */
 import { isEngineRefusal } from '../shared/refusals.js';
 
@@ -107,10 +106,7 @@ function lostOrder(customer: CustomerRecord | undefined) {
   return customer?.orders?.find((o) => /lost/i.test(o.status ?? '')) ?? customer?.orders?.[0];
 }
 
-/**
- * Seed 002: get_customer(customerId from the inputs) → create_ticket → final JSON
- * `{ ticketId, priority: "high", summary, _confidence: 92 }`.
- */
+/** Seed 002: get_customer → create_ticket → `{ ticketId, priority: "high", summary, _confidence: 92 }`. */
 export const supportTriageScript: Script = ({ messages }) => {
   const customerId = userInput(messages, 'customerId');
   if (!customerId) return final({ error: 'no customerId input', _confidence: 10 });
@@ -189,10 +185,7 @@ export function unavailableModels(models: Iterable<string>, inner: Script): Scri
     set.has(req.model) ? { unavailable: true, message: `The model ${req.model} is unavailable` } : inner(req);
 }
 
-/**
- * For the demo (one model server for every process): the refund script when the conversation asks for
- * a refund (system or user text mentions "refund"), else the support-triage script.
- */
+/** The demo's one model: the refund script when system or user text mentions "refund", else triage's. */
 export const demoScript: Script = (req) => {
   const text = req.messages
     .filter((m) => m.role === 'system' || m.role === 'user')

@@ -20,8 +20,8 @@
  */
 import { statement } from '../pg.js';
 import { historyInsert } from '../rows.js';
-import type { ExternalTaskRow } from '../schema.js';
-import { TASK_COLUMNS, taskColumns } from './tasks.js';
+import { type ExternalTaskRow, externalTasks } from '../schema.js';
+import { columnsAs, TASK_COLUMNS } from './tasks.js';
 
 /** The columns of a claimed task that the worker's view and the TASK_LEASED row need (CLAIM_READY). */
 const CLAIMED_KEYS = [
@@ -89,7 +89,7 @@ function claimText(readyOnly: boolean): string {
         -- by primary key: with maxTasks a parameter, the generic plan cannot know how few rows are
         -- picked, and joined them to a seq scan of every task (80 ms at 200k open tasks)
         WHERE t.id = ANY(ARRAY(SELECT id FROM picked))
-        RETURNING ${readyOnly ? taskColumns(CLAIMED_KEYS) : TASK_COLUMNS},
+        RETURNING ${readyOnly ? columnsAs('t', externalTasks, CLAIMED_KEYS) : TASK_COLUMNS},
                   ${readyOnly ? 'false' : 't.id = ANY(ARRAY(SELECT id FROM expired))'} AS was_expired,
                   (SELECT i.variables FROM process_instances i WHERE i.id = t.process_instance_id) AS instance_variables,
                   (SELECT i.traceparent FROM process_instances i WHERE i.id = t.process_instance_id) AS instance_traceparent,

@@ -1,8 +1,4 @@
-/**
- * The history statements of the hot paths: appending rows (the chain trigger links them in order), and
- * a command's last statement that writes its history rows and sends its notices at once (the start of
- * an instance; the completion adds its report and the worker's success).
- */
+/** The history statements of the hot paths; the chain trigger links the rows they append in order. */
 import { statement } from '../pg.js';
 import { historyFromJson, historyInsert } from '../rows.js';
 

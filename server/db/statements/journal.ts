@@ -9,10 +9,7 @@ import { statement } from '../pg.js';
 import { historyFromJson, historyInsert, stepUpsert } from '../rows.js';
 import { LOCKED_TASK_COLUMNS } from './tasks.js';
 
-/**
- * Whether the agent node has a limit (as `hasLimits` in the engine's journal/limits.ts): only then is
- * the usage so far summed (a sum over every model call of the task).
- */
+/** Whether the node has a limit (journal/limits.ts's `hasLimits`): only then is the usage so far summed. */
 const HAS_LIMITS = `coalesce(jsonb_strip_nulls(t.agent_work->'limits') ?| array['maxTurns', 'maxTokensTotal', 'budgetUsd'], false)`;
 
 /**

@@ -1,8 +1,4 @@
-/**
- * The start's statements (SPEC §5): the latest version of a process (its id; a deployed version never
- * changes, so the engine keeps each version's frozen form once read), the instance's row and its first
- * task's; named, so each is parsed and planned once per connection.
- */
+/** The start's statements (SPEC §5), named so that each is parsed and planned once per connection. */
 import { statement } from '../pg.js';
 import type { ProcessInstanceRow } from '../schema.js';
 import { INSTANCE_COLUMNS } from './tasks.js';

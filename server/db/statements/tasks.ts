@@ -1,22 +1,17 @@
-/**
- * The external_tasks statements of the hot paths, by name: the lock a worker's report takes (with what
- * the completion reads in the same statement), and the completion's update of the task and its
- * instance. The columns come back under their drizzle names (`t.project_id AS "projectId"`), so rows
- * read as `ExternalTaskRow`.
- */
+/** The external_tasks statements of the hot paths: a report's lock and reads, the completion's update. */
 import { getTableColumns } from 'drizzle-orm';
 import { statement } from '../pg.js';
+import type { PgTable } from 'drizzle-orm/pg-core';
 import { type ExternalTaskRow, externalTasks, processInstances, type ProcessInstanceRow } from '../schema.js';
 
-/** Columns of `external_tasks t` under their drizzle names, for rows that must read as ExternalTaskRow. */
-export function taskColumns(keys: readonly (keyof ExternalTaskRow)[]): string {
-  return keys.map((k) => `t.${externalTasks[k].name} AS "${k}"`).join(', ');
+/** Columns of `table` (all, or `keys`) as `alias.column AS "key"`: rows read in their drizzle shape. */
+export function columnsAs(alias: string, table: PgTable, keys?: readonly string[]): string {
+  const columns = getTableColumns(table);
+  return (keys ?? Object.keys(columns)).map((k) => `${alias}.${columns[k].name} AS "${k}"`).join(', ');
 }
 
-/** Every column of `external_tasks t` under its drizzle name. */
-export const TASK_COLUMNS = taskColumns(
-  Object.keys(getTableColumns(externalTasks)) as (keyof ExternalTaskRow)[],
-);
+/** Every column of `external_tasks t`. */
+export const TASK_COLUMNS = columnsAs('t', externalTasks);
 
 /** TASK_COLUMNS plus what the lease checks need: whether the lease is live, the instance's state. */
 export const LOCKED_TASK_COLUMNS = `${TASK_COLUMNS},
@@ -87,10 +82,8 @@ export const COMPLETION_READS_AFTER = statement<CompletionReads>(
   `SELECT ${COMPLETION_READS} FROM external_tasks t WHERE t.id = $1`,
 );
 
-/** The instance's columns under their drizzle names, for RETURNING. */
-export const INSTANCE_COLUMNS = Object.entries(getTableColumns(processInstances))
-  .map(([key, column]) => `i.${column.name} AS "${key}"`)
-  .join(', ');
+/** Every column of `process_instances i`, for RETURNING. */
+export const INSTANCE_COLUMNS = columnsAs('i', processInstances);
 
 /**
  * $1 task id, $2 metadata, $3 instance id, $4 variables (merged: top-level keys replace), $5 the end

@@ -1,4 +1,3 @@
-/** Approvals of proposed calls and every decision attempt on them. */
 import { sql } from 'drizzle-orm';
 import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, projectId, references, ts } from './columns.js';
@@ -29,10 +28,7 @@ export const approvals = pgTable(
     candidateGroups: text('candidate_groups').array().notNull(),
     /** for multi-level rules: the groups of each level, in order */
     levels: jsonb('levels').$type<string[][]>().notNull(),
-    /**
-     * The level deciding now, an index into `levels`: 0-based here and everywhere in the engine. Only
-     * what people read counts from 1: the API (`Approval.level`) and history data (`level`).
-     */
+    /** The level deciding now, 0-based into `levels` (only the API and history data count from 1). */
     currentLevel: integer('current_level').notNull().default(0),
     /** bumped when an approver edits the arguments (approve with changes); decisions keep each version */
     proposalVersion: integer('proposal_version').notNull().default(1),
@@ -58,7 +54,6 @@ export const approvals = pgTable(
     factsEnc: text('facts_enc'),
     /** the tool server's own description of the tool, as the worker sent it with the proposal */
     toolDescription: text('tool_description'),
-    /** why a VOIDED approval was voided */
     voidReason: text('void_reason').$type<'AUTHORITY' | 'PRECONDITION'>(),
     createdAt: createdAt(),
   },
@@ -109,7 +104,6 @@ export const approvalDecisions = pgTable(
      * actor, approval and code a minute; the others are counted on the next one).
      */
     chained: boolean('chained').notNull().default(true),
-    /** what kind of attempt: a decision, or a revoke */
     action: text('action').$type<'DECIDE' | 'REVOKE'>().notNull().default('DECIDE'),
     createdAt: createdAt(),
   },

@@ -1,4 +1,3 @@
-/** What a deployment stores: tool servers, their credentials, and process definitions. */
 import { integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import type { FrozenProcess, ToolServerSpec } from '../../shared/types.js';
 import { projectId, ts } from './columns.js';

@@ -1,4 +1,3 @@
-/** The hash-chained history of each instance. */
 import {
   bigint,
   bigserial,

@@ -1,11 +1,7 @@
-/** Model prices. */
 import { doublePrecision, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { ts } from './columns.js';
 
-/**
- * Engine-side prices per million tokens, one row per change (the history is kept): the row in force
- * at the time of a call prices it.
- */
+/** Engine-side model prices per million tokens, one row per change: the row in force at a call prices it. */
 export const modelPrices = pgTable(
   'model_prices',
   {

@@ -1,4 +1,3 @@
-/** Who calls the API, and what admins did to them. */
 import { sql } from 'drizzle-orm';
 import { index, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, references, ts } from './columns.js';
@@ -50,9 +49,8 @@ export type PrincipalAction =
   | 'GROUPS_REFRESHED';
 
 /**
- * The record of what admins did to principals (created, updated, disabled, token rotated): append-only,
- * one row per change, with the admin who did it. The history table belongs to process instances (its
- * hash chain is per instance), so principals keep their own. Never holds a token or a token hash.
+ * What admins did to principals, append-only, one row per change with the admin who did it (history's
+ * hash chain is per process instance, so principals keep their own). Never holds a token or its hash.
  */
 export const principalEvents = pgTable(
   'principal_events',

@@ -1,4 +1,3 @@
-/** The step journal. */
 import { sql } from 'drizzle-orm';
 import {
   boolean,

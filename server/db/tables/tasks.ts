@@ -1,4 +1,3 @@
-/** External tasks (agent and service work) and the idempotency records of their reports. */
 import { sql } from 'drizzle-orm';
 import { index, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import type { AgentWork, AttemptMetadata, TaskReportOutcome } from '../../shared/types.js';

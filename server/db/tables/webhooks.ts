@@ -1,4 +1,3 @@
-/** Integrator webhooks and their outbox. */
 import { sql } from 'drizzle-orm';
 import { boolean, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import type { WebhookPayload } from '../../shared/types.js';

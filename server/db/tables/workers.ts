@@ -1,4 +1,3 @@
-/** Registered workers. */
 import { sql } from 'drizzle-orm';
 import { integer, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, ts } from './columns.js';
