@@ -1,7 +1,7 @@
 /** Resolves an agent node's `tools` into frozen `ToolBinding`s, applying the node's narrowing. */
 import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
 import { isObj, type Reader } from './fields.js';
-import { applySettings, checkNodeGuards, GUARDS, type PlacedBinding } from './guards.js';
+import { applySettings, type BindingContext, checkNodeGuards, GUARDS, type PlacedBinding } from './guards.js';
 import { withDefaults } from './policy.js';
 import { type EntryChecks, placeEntryChecks, readEntryChecks, RULE_FIELDS } from './rules.js';
 import { readSettings, SETTING_FIELDS, TOOL_REF, type WrittenSettings } from './settings.js';
@@ -9,17 +9,6 @@ import { POLICIES } from './toolserver.js';
 import type { ToolBinding, ToolPolicy, ToolServerSpec } from '../../../shared/types.js';
 
 export const PROCESS_KEY = /^[a-z0-9][a-z0-9-_.]*$/;
-
-export interface BindingContext {
-  servers: Map<string, ToolServerSpec>;
-  /** deployed process keys plus those defined in the source */
-  processKeys: Set<string>;
-  allowedTools: string[] | null;
-  /** names defined by documents that failed to parse: refs to them are not reported again */
-  brokenNames?: Set<string>;
-  /** servers defined by this source's own documents (their guards are checked there) */
-  sourceServers?: Set<string>;
-}
 
 /** One `tools` entry as written on the node: the ref and the node's overrides. */
 interface ToolEntry {

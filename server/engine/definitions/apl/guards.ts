@@ -1,10 +1,21 @@
 /** The approval settings of a tool and of a node's binding, checked where they meet (SPEC §11). */
-import type { BindingContext } from './bindings.js';
 import { APL, didYouMean, joinKey } from './errors.js';
 import type { Reader } from './fields.js';
 import { RISK_RANK, withDefaults } from './policy.js';
 import { TOOL_REF, type WrittenSettings } from './settings.js';
 import type { Idempotency, ToolBinding, ToolPolicy, ToolServerSpec } from '../../../shared/types.js';
+
+/** What resolving a node's tool refs reads: the servers, the process keys, the allowed tools. */
+export interface BindingContext {
+  servers: Map<string, ToolServerSpec>;
+  /** deployed process keys plus those defined in the source */
+  processKeys: Set<string>;
+  allowedTools: string[] | null;
+  /** names defined by documents that failed to parse: refs to them are not reported again */
+  brokenNames?: Set<string>;
+  /** servers defined by this source's own documents (their guards are checked there) */
+  sourceServers?: Set<string>;
+}
 
 type Guard = 'precondition' | 'lookup';
 export const GUARDS: readonly Guard[] = ['precondition', 'lookup'];

@@ -1,5 +1,6 @@
 /** One node of a `Process` document: its schema checks and freezing to a `ProcessNode`. */
-import { type BindingContext, resolveBindings } from './bindings.js';
+import { resolveBindings } from './bindings.js';
+import type { BindingContext } from './guards.js';
 import { APL, describe, didYouMean, joinIndex, joinKey } from './errors.js';
 import { has, type Obj, type Reader, RESERVED } from './fields.js';
 import { readSchema } from './schema.js';
