@@ -1,9 +1,8 @@
 import * as nodeCrypto from 'node:crypto';
 
 /**
- * Canonical JSON: object keys sorted (by UTF-16 code units), no whitespace, `undefined` members dropped.
- * Digests of tool calls are computed over this form so that two requests meaning the same thing hash
- * the same, whatever order the model wrote the keys in.
+ * Canonical JSON (keys sorted by UTF-16 code units, no whitespace, `undefined` dropped), so that digests
+ * of two requests meaning the same thing match whatever order the model wrote the keys in.
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') {

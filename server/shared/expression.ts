@@ -66,8 +66,8 @@ function num(v: unknown): number | null {
 }
 
 /**
- * Evaluates an AST over the call's arguments. A bug here throws rather than reading as false: false
- * would skip the approval rule whose `when` it is (a deny rule among them), as if the call did not match.
+ * Evaluates an AST over the call's arguments. A bug throws rather than reading as false, which would skip
+ * the rule whose `when` it is (a deny rule among them).
  */
 export function evaluate(e: Expr, args: unknown): unknown {
   switch (e.kind) {

@@ -1,8 +1,7 @@
 /**
- * The guards of a call (SPEC §11: `precondition`, `lookup`), as the engine and the worker both read them;
- * a guard's expression sees the read's answer as bare names, the call's arguments as `arguments.*`.
- * Pure: no database, no network — the engine checks what the worker journaled with the same functions
- * the worker used to decide.
+ * The guards of a call (SPEC §11: `precondition`, `lookup`); an expression sees the read's answer as bare
+ * names, the call's arguments as `arguments.*`. Pure, so the engine checks what the worker journaled with
+ * the very functions the worker decided with.
  */
 import { type Expr, evaluate, parseExpression } from './expression.js';
 import { renderArguments } from './template.js';
@@ -50,10 +49,7 @@ export function answerOf(response: unknown): Record<string, unknown> {
   return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }
 
-/**
- * Evaluates a guard's expression over a read's response and the call's arguments: whether it holds, and
- * an explanation (the expression and the values it read, e.g. `status == 'PAID' (status = "REFUNDED")`).
- */
+/** Whether a guard holds over a read's answer and the call's arguments, and why (the values it read). */
 export function checkGuard(expression: string, response: unknown, callArgs: Record<string, unknown>) {
   const parsed = parseExpression(expression);
   if (!parsed.ok) return { holds: false, explanation: `${expression} (does not parse: ${parsed.message})` };

@@ -1,7 +1,6 @@
 /**
- * How openid-client's failures read, for the engine's sign-in (server/auth) and the worker's client
- * credentials (server/worker): the provider refused or sent what cannot be accepted, or it could not be
- * reached. Anything else (a TypeError of our own) is a bug and is rethrown by the callers.
+ * How openid-client's failures read, for the engine's sign-in and the worker's client credentials: the
+ * provider refused, or could not be reached. Anything else (a TypeError of our own) is a bug, rethrown.
  */
 import * as client from 'openid-client';
 
@@ -11,8 +10,8 @@ export class ProviderAnswerError extends Error {
 }
 
 /**
- * Whether openid-client refused what the provider sent: the state, the nonce, the ID token's signature
- * or claims, an error answer (a ClientError with its code, or oauth4webapi's answer errors).
+ * Whether openid-client refused what the provider sent (state, nonce, the ID token's signature or claims)
+ * or the provider answered an error (a ClientError, or oauth4webapi's answer errors).
  */
 export function isProviderRefusal(e: unknown): boolean {
   if (e instanceof ProviderAnswerError) return true;

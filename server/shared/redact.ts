@@ -1,7 +1,6 @@
 /**
- * Redaction of tool-call arguments for the approver's view: `card.number`, `items[].iban`, `items[0].iban`.
- * The digest of the call always covers the real arguments; only the view is redacted. Shared: the worker
- * redacts the content it puts in spans (ABADA_OTEL_CAPTURE_CONTENT) with the same paths.
+ * Redaction of tool-call arguments for the approver's view (`card.number`, `items[].iban`, `items[0].iban`);
+ * the call's digest covers the real ones. The worker redacts content in spans with the same paths.
  */
 
 export const REDACTED = '[redacted]';
@@ -77,9 +76,8 @@ function apply(target: unknown, steps: RedactStep[], at: number, concrete: strin
 }
 
 /**
- * Returns a copy of `args` with the values at `paths` replaced by "[redacted]", and the concrete paths
- * that were redacted (`items[0].iban`, `items[1].iban`). Paths that match nothing are skipped; malformed
- * paths are ignored (deployment rejects them). The input is never mutated.
+ * A copy of `args` with the values at `paths` "[redacted]", and the paths hit (`items[0].iban`).
+ * Malformed paths are ignored (deployment rejects them); the input is never mutated.
  */
 export function redactArguments(args: unknown, paths: readonly string[]) {
   const view = clone(args, 0);

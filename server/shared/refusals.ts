@@ -1,7 +1,6 @@
 /**
- * How the engine words a call it refused before anyone was asked (SPEC §14): the model reads these
- * comments as written, never as "a person did not approve this call". Shared by the engine, which
- * writes them on the REJECTED step, and the worker, which hands them to the model.
+ * How the engine words a call it refused before anyone was asked (SPEC §14), on the REJECTED step; the
+ * worker hands them to the model as written, never as "a person did not approve this call".
  */
 
 /** The arguments failed the tool's `input_schema` or a `validate` check. */

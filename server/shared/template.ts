@@ -1,10 +1,9 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: APL templates use ${name} literally
 /**
- * Templates over a tool call's arguments (SPEC §11): `impact`, and the arguments of a `precondition` or
- * `lookup`. `${x}` and `${arguments.x}` name the call's argument `x` (paths such as `${order.id}` and
- * `${items[0].sku}` too); `${idempotencyKey}` is the call's idempotency key, in a lookup only. A text that
- * is exactly one `${…}` renders to the value itself (a number stays a number); otherwise values are
- * interpolated as text (objects as JSON, a missing value as empty text).
+ * Templates over a tool call's arguments (SPEC §11): `impact` and a guard's arguments. `${x}`, `${order.id}`,
+ * `${items[0].sku}` (or `${arguments.…}`) name arguments; `${idempotencyKey}` the call's key, in a lookup
+ * only. A text that is exactly one `${…}` renders to the value itself (a number stays a number); otherwise
+ * values are interpolated as text (objects as JSON, a missing value as empty text).
  */
 
 import { setOwn } from './redact.js';

@@ -1,12 +1,10 @@
 /**
- * Work that goes out together when it arrives together: the engine's group commit of journal calls
- * (server/engine/journal/group.ts) and the worker's journal batches (server/worker/batcher.ts). Items
- * queue; at most `inFlight` turns run at once, and each turn takes what waits and fits (at most `maxTurn`
- * items, one per key, and only items that may `join` the turn's first). So nothing waits while the work
- * is light, and turns grow with the load.
+ * Work that goes out together when it arrives together (the engine's group commit, the worker's journal
+ * batches). At most `inFlight` turns run at once, each taking what waits and fits (`maxTurn` items, one
+ * per key, each able to `join` the first): nothing waits while the work is light, turns grow with load.
  *
- * A turn still running after `stalledMs` (waiting on a row lock, a slow engine) lets one more turn
- * start, up to `maxInFlight`, so one stuck turn never holds up everything behind it.
+ * A turn still running after `stalledMs` (a row lock, a slow engine) lets one more turn start, up to
+ * `maxInFlight`, so one stuck turn never holds up everything behind it.
  */
 export interface TurnOptions<T> {
   inFlight: number;

@@ -1,10 +1,7 @@
 /**
- * The JSON the database stores, as plain types: what a deployment freezes, what an agent node's task
- * carries for its worker (`AgentWork`), and the smaller documents of other jsonb columns. `server/db`
- * types its columns with these; the engine and the worker read them.
- *
- * A frozen process carries, on every agent node, the `ToolBinding`s resolved at deployment time: running
- * instances read only these, never the tool server as it is today.
+ * The JSON the database stores (`server/db` types its jsonb columns with these): what a deployment
+ * freezes, what an agent node's task carries for its worker (`AgentWork`), smaller documents. Every agent
+ * node of a frozen process carries its `ToolBinding`s: running instances never read today's tool server.
  */
 
 export type ToolPolicy = 'read' | 'write' | 'approval_required';
@@ -13,9 +10,8 @@ export type Transport = 'streamable-http' | 'stdio';
 export type Risk = 'low' | 'medium' | 'high';
 
 /**
- * A read the engine asks for around a write (SPEC §11): the read tool (`server/tool`, bound on the same
- * node) and its arguments, a JSON object whose text leaves are templates over the call's arguments
- * (`${x}`, `${arguments.x}`; in a lookup also `${idempotencyKey}`).
+ * A read the engine asks for around a write (SPEC §11): the read tool (bound on the same node) and its
+ * arguments, whose text leaves are templates over the call's arguments (template.ts).
  */
 interface GuardRead {
   tool: string;

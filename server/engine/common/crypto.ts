@@ -1,7 +1,6 @@
 /**
- * AES-256-GCM sealing of secrets and step payloads. A sealed value is `keyId.iv.tag.ciphertext`
- * (base64url parts), so every row names the key that sealed it and old keys keep opening old rows after
- * a rotation.
+ * AES-256-GCM sealing of secrets and step payloads as `keyId.iv.tag.ciphertext` (base64url parts): every
+ * row names its key, so old keys keep opening old rows after a rotation.
  */
 import {
   createCipheriv,
@@ -33,10 +32,7 @@ export class Sealer {
     return this.keys.currentKeyId;
   }
 
-  /**
-   * A fresh random 96-bit IV: each is taken once from a pool refilled from the CSPRNG (the same source
-   * as randomBytes), so no IV is ever handed out twice.
-   */
+  /** A fresh random 96-bit IV, taken once from a pool refilled from the CSPRNG: none is handed out twice. */
   private nextIv(): Buffer {
     if (this.ivOffset + IV_BYTES > IV_POOL_BYTES) {
       randomFillSync(this.ivPool);

@@ -2,10 +2,7 @@
 import { sql } from 'drizzle-orm';
 import type { EngineContext, Executor } from './context.js';
 
-/**
- * Resolves when the database answers a trivial statement; rejects when it cannot be reached, or does not
- * answer within `timeoutMs` (a blackholed database must not hang the health check).
- */
+/** Resolves when the database answers within `timeoutMs`: a blackholed database must not hang the check. */
 export async function ping(ex: Executor, timeoutMs = 2000): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {

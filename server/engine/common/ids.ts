@@ -1,8 +1,7 @@
 /**
- * Row ids made in the engine, so that a command can send a row and the rows that point at it without
- * waiting for the database to answer with the id: UUIDv7 (RFC 9562), the same layout as the tables'
- * default `abada_uuid_v7()` (migration 0016) — 48 bits of Unix milliseconds, version 7, variant 10,
- * 74 random bits — so ids made here and there sort together by time.
+ * Row ids made in the engine, so a command sends a row and the rows pointing at it without waiting for
+ * the id: UUIDv7 (RFC 9562), laid out as the tables' default `abada_uuid_v7()` (migration 0016; 48 bits of
+ * Unix ms, version 7, variant 10, 74 random bits), so ids made here and there sort together by time.
  */
 import { randomFillSync } from 'node:crypto';
 

@@ -1,7 +1,4 @@
-/**
- * Keyset pagination shared by every list of the API (instances, approvals, incidents): newest first on
- * (created_at to the millisecond, id), with an opaque cursor.
- */
+/** Keyset pagination of every API list: newest first on (created_at in ms, id), opaque cursor. */
 import { type AnyColumn, and, desc, eq, lt, or, sql } from 'drizzle-orm';
 import { invalid } from '../../errors.js';
 import { isUuid } from './access.js';

@@ -3,10 +3,9 @@ import { type EngineEvent, EVENTS_CHANNEL, type Executor } from '../common/index
 import { enqueueWebhooks } from './outbox.js';
 
 /**
- * Announces an event; delivered only when (and after) the transaction commits. Approval and incident
- * events go into the durable stream (a `stream_events` row whose position and NOTIFY a deferred trigger
- * adds at commit: see migration 0011) and into the webhook outbox, in the same transaction; the others
- * (tasks, jobs, principals) are plain NOTIFYs, for this moment only.
+ * Announces an event, delivered once the transaction commits. Approval and incident events go, in the same
+ * transaction, into the durable stream (a `stream_events` row positioned and NOTIFYed by migration 0011's
+ * deferred trigger) and the webhook outbox; tasks, jobs and principals are plain NOTIFYs, for now only.
  */
 export async function notify(tx: Executor, event: EngineEvent): Promise<void> {
   if (event.type === 'approval' || event.type === 'incident') {

@@ -1,7 +1,6 @@
 /**
- * Reading the event stream (SPEC §13): cursors, replay pages, the latest position of an object, and
- * the retention sweep. Positions are written by the deferred trigger of migration 0011 (see
- * server/db/tables/stream.ts); here they are only read and pruned.
+ * Reading the event stream (SPEC §13): cursors, replay pages, an object's latest position, the retention
+ * sweep. Migration 0011's deferred trigger writes the positions (server/db/tables/stream.ts).
  */
 import { sql } from 'drizzle-orm';
 import { invalid } from '../../errors.js';

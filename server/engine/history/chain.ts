@@ -24,8 +24,8 @@ export function actorLabel(actor: { kind: string; name: string; principalId: str
 export type AuditVerification = Awaited<ReturnType<typeof verifyChain>>;
 
 /**
- * Recomputes the chain of one instance; the first row whose link or hash does not match is reported.
- * `events`: the events the rows carry (a row holds one commit's events for the instance).
+ * Recomputes one instance's chain, reporting the first row whose link or hash does not match. `events`:
+ * what the rows carry (a row holds one commit's events for the instance).
  */
 export async function verifyChain(ex: Executor, processInstanceId: string) {
   // The rows and the chain head in one statement, so one snapshot: read in two, an append committed

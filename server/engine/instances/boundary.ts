@@ -18,9 +18,8 @@ import { enterNode, findNode } from './start.js';
 const LIVE = new Set<string>(LIVE_TASK_STATES);
 
 /**
- * Fires the timeout boundaries that are due, one task per transaction (at most `batch`); returns how
- * many fired. Safe to run on every engine at once: each due task is taken FOR UPDATE SKIP LOCKED and
- * checked again under its lock and its instance's.
+ * Fires due timeout boundaries, one task per transaction (at most `batch`); returns how many fired. Safe
+ * on every engine at once: each task is taken FOR UPDATE SKIP LOCKED and checked again under its locks.
  */
 export async function sweepBoundaries(ctx: EngineContext, batch = 50): Promise<number> {
   let fired = 0;
@@ -41,9 +40,8 @@ export async function sweepBoundaries(ctx: EngineContext, batch = 50): Promise<n
 }
 
 /**
- * The failure boundary: the task (locked by the caller) failed its last attempt and its agent node names
- * `on_failure`: the task is FAILED without an incident, BOUNDARY_FAILURE records the last error, and
- * the token moves there. Null when the node has no such boundary (the caller opens the incident).
+ * A task (locked by the caller) failed its last attempt at a node with `on_failure`: FAILED with no
+ * incident, BOUNDARY_FAILURE records the error, the token moves there. Null without one (open the incident).
  */
 export async function takeFailureBoundary(tx: Tx, task: ExternalTaskRow, f: AttemptFailure) {
   if (task.nodeType !== 'agent') return null;

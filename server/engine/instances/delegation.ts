@@ -1,8 +1,7 @@
 /**
- * Delegation (SPEC §6): a `delegate:<process>` tool call starts a governed child process, within the
- * depth limit, and parks the parent task AWAITING_CHILD without a lease. When the child ends, an
- * idempotent CHILD_DONE job completes the parent's step with the child's outputs (or its final status)
- * and reopens the parent task on the same attempt.
+ * Delegation (SPEC §6): a `delegate:<process>` call starts a child process within the depth limit and
+ * parks the parent task AWAITING_CHILD without a lease. When the child ends, an idempotent CHILD_DONE job
+ * completes the parent's step with its outputs (or final status) and reopens the task on the same attempt.
  */
 import { and, eq, sql } from 'drizzle-orm';
 import { externalTasks, processInstances, steps, type StepRow } from '../../db/schema.js';

@@ -1,7 +1,6 @@
 /**
  * History rows and notices a command leaves for one last statement (the completion's writeTail, the
- * start's writeLast) instead of writing each at once: one insert ordered by `ord` (the chain trigger links
- * them in that order) that also sends the notices, so they cost one round trip instead of one each.
+ * start's writeLast): one insert ordered by `ord` (the chain trigger links them so) that also notifies.
  */
 import { execute, pipelined } from '../../db/pg.js';
 import { historyRecords } from '../../db/rows.js';
@@ -13,8 +12,8 @@ export interface LastWrites {
   history: HistoryEntry[];
   notices: Exclude<EngineEvent, StreamPayload>[];
   /**
-   * Statements already sent on the transaction and not awaited (the start's inserts): their answers are
-   * awaited with the last statement, so the rows go out together, in the order they were issued.
+   * Statements sent on the transaction, unawaited (the start's inserts): awaited with the last statement,
+   * so the rows go out together, in order.
    */
   sent?: Promise<unknown>[];
 }
@@ -27,10 +26,7 @@ export function lastWritesValues(last: LastWrites): [string, string] {
   ];
 }
 
-/**
- * Writes what a command left for its last statement, in one statement on its transaction, and awaits it
- * with the statements already sent (the first error is the one thrown).
- */
+/** Writes `last` in one statement, awaited with the statements already sent (the first error is thrown). */
 export async function writeLast(tx: Tx, last: LastWrites): Promise<void> {
   const sent = last.sent ?? [];
   if (last.history.length === 0 && last.notices.length === 0) await pipelined(...sent);

@@ -79,9 +79,8 @@ export async function cancelProcess(ctx: EngineContext, actor: Actor, id: string
 }
 
 /**
- * Cancels one instance and, depth first, the children its agents delegated to that are still running:
- * cancelling a process retires all the work done on its behalf. A child's end then reaches the parent's
- * task through CHILD_DONE, which finds it retired and does nothing.
+ * Cancels one instance and, depth first, its running delegated children: all work done on its behalf.
+ * A child's end then reaches the parent's task through CHILD_DONE, which finds it retired.
  */
 async function cancelTx(tx: Tx, by: Canceller, id: string, reason: string, depth: number) {
   const { label } = by;
@@ -210,9 +209,8 @@ const ENGINE: Canceller = { actor: systemAdmin('engine', 'engine', null), label:
 /**
  * Fires the timeout boundary of a task's agent node (SPEC §15.4). The caller holds the task's lock, then
  * the instance's, and checked the instance ACTIVE and the task live (or suspended, being resumed). The
- * work is retired as cancellation retires it — a write left STARTED becomes OUTCOME_UNKNOWN with its
- * incident (no lease re-sends it), approvals are retired, a running child is cancelled — and the token
- * moves to on_timeout.
+ * work is retired as a cancellation does (a write left STARTED becomes OUTCOME_UNKNOWN with its incident,
+ * no lease re-sends it; approvals retired; a running child cancelled) and the token moves to on_timeout.
  */
 export async function fireTimeout(
   tx: Tx,

@@ -1,7 +1,6 @@
 /**
- * Key rotation: re-seals every sealed column from older keys (ABADA_ENCRYPTION_OLD_KEYS) to the current
- * one, after which the old key can be dropped. Batches are short transactions (FOR UPDATE, re-seal,
- * update) so live traffic is never blocked for long. Running it twice does nothing the second time.
+ * Key rotation: re-seals every sealed column from ABADA_ENCRYPTION_OLD_KEYS to the current key, so the old
+ * can be dropped. Short batches (FOR UPDATE, re-seal, update) never block live traffic long; idempotent.
  */
 import { type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';

@@ -1,8 +1,7 @@
 /**
- * The identity cache of one engine process: caching the principal by token hash for a few seconds saves
- * a round trip per call on the hot paths. A change to a principal is announced through NOTIFY in its
- * transaction and every engine drops that principal's identities when it hears it, so the change holds
- * at once; when the listener reconnects (it may have missed events) the whole cache is dropped.
+ * One engine process's identity cache by token hash, saving a round trip per call on the hot paths. A
+ * principal's change is NOTIFYed in its transaction and every engine drops its identities on hearing it;
+ * a listener reconnect (events may be missed) drops the whole cache.
  */
 import type { Actor, EngineContext, EngineEvent } from '../common/index.js';
 import type { refused } from './views.js';

@@ -23,10 +23,7 @@ export function clientIdErrors(kind: PrincipalKind, clientId: string | null | un
   return [];
 }
 
-/**
- * Refuses (VALIDATION_FAILED) a client id another principal already holds; serialised per client id
- * for the rest of the transaction. `self` is the principal being updated.
- */
+/** Refuses (VALIDATION_FAILED) a client id another than `self` holds; serialised per id until commit. */
 export async function claimClientId(tx: Tx, clientId: string, self: string | null): Promise<void> {
   await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${`oidc-client:${clientId}`}))`);
   const [holder] = await tx
@@ -45,9 +42,8 @@ export async function claimClientId(tx: Tx, clientId: string, self: string | nul
 }
 
 /**
- * The worker a client-credentials token acts as, or why not: no WORKER principal names the client, or
- * it was disabled. Cached like a token's identity (dropped at once when the principal changes); the
- * token itself is verified on every request before this is asked.
+ * The worker a client-credentials token acts as, or why not (no WORKER names the client, or disabled).
+ * Cached like a token's identity; the token itself is verified on every request before this is asked.
  */
 export async function clientActor(ctx: EngineContext, clientId: string) {
   return identityCache(ctx).resolve(`oidc-client:${clientId}`, async () => {

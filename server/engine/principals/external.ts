@@ -63,9 +63,8 @@ const disabledRefusal = (row: Principal) =>
   );
 
 /**
- * Matches (locking the row) or creates the principal of a provider identity, and writes the provider's
- * name, groups and admin rights when they changed. A disabled principal is refused (UNAUTHENTICATED):
- * signing in again does not bring it back.
+ * Matches (locking the row) or creates a provider identity's principal and writes its changed name, groups
+ * and rights. A disabled principal is refused (UNAUTHENTICATED): signing in again does not bring it back.
  */
 export async function upsertProviderPrincipal(tx: Tx, who: ProviderIdentity): Promise<Principal> {
   const [existing] = await tx
@@ -111,10 +110,7 @@ export async function refreshProviderPrincipal(tx: Tx, principalId: string, who:
   return applyProviderChanges(tx, row, who);
 }
 
-/**
- * The actor of a provider's access token (issuer + subject), or why not: the person never signed in
- * to Abada (so no principal exists yet) or was disabled.
- */
+/** The actor of a provider's access token (issuer + subject), or why not: never signed in, or disabled. */
 export async function providerActor(ctx: EngineContext, issuer: string, subject: string) {
   const [row] = await ctx.db
     .select()

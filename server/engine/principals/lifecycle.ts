@@ -1,9 +1,8 @@
 /**
- * Principals' lifecycle (SPEC §11), admins only: an admin manages its own project's principals, the
- * bootstrap admin (ABADA_ADMIN_TOKEN) every project's and the global workers. Each change is one
- * transaction that locks the row, appends to principal_events and announces the change through NOTIFY,
- * so every engine drops the cached identity (and, on disable and rotate, closes its graphql-ws
- * connections) at once. Disabling is final.
+ * Principals' lifecycle (SPEC §11), admins only: an admin manages its project's principals, the bootstrap
+ * admin every project's and the global workers. Each change is one transaction that locks the row, appends
+ * to principal_events and NOTIFYs, so every engine drops the cached identity (and, on disable and rotate,
+ * closes its graphql-ws connections) at once. Disabling is final.
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { principals, type Principal, projects, sessions } from '../../db/schema.js';
@@ -177,10 +176,7 @@ function refuseDisabled(row: Principal): void {
   }
 }
 
-/**
- * The groups of a principal the OpenID Provider manages are the provider's (written at every sign-in
- * and refresh): an update that would change them is refused, naming where to change them.
- */
+/** A provider-managed principal's groups are the provider's: changing them here is refused, naming where. */
 function refuseProviderGroups(row: Principal, groups: string[] | null | undefined): void {
   if (row.oidcIssuer === null || !groups || sameList(groups, row.groups)) return;
   throw new EngineError(
@@ -207,10 +203,7 @@ export interface UpdatePrincipalInput {
   oidcClientId?: string | null;
 }
 
-/**
- * Replaces a principal's groups, topics and/or OpenID client; decisions and fetches use the new ones
- * at once, and a client taken away stops acting as the worker at once.
- */
+/** Replaces a principal's groups, topics and/or OpenID client; all in force at once. */
 export async function updatePrincipal(ctx: EngineContext, actor: Actor, input: UpdatePrincipalInput) {
   return change(ctx, input.id, async (tx) => {
     const before = await lockPrincipal(tx, actor, input.id, 'update principals');
@@ -232,9 +225,8 @@ export async function updatePrincipal(ctx: EngineContext, actor: Actor, input: U
 }
 
 /**
- * Disables a principal: its tokens are refused and its graphql-ws connections closed on every engine.
- * Refused (VALIDATION_FAILED) for the last enabled admin of its project, so a project always keeps an
- * admin who can manage it. Disabling a disabled principal changes nothing and returns it.
+ * Disables a principal: tokens refused, graphql-ws connections closed on every engine. Refused
+ * (VALIDATION_FAILED) for its project's last enabled admin; a disabled principal is returned unchanged.
  */
 export async function disablePrincipal(ctx: EngineContext, actor: Actor, id: string): Promise<PrincipalView> {
   return change(ctx, id, async (tx) => {

@@ -37,9 +37,8 @@ function adminTokenHash(adminToken: string | null): Buffer | null {
 }
 
 /**
- * Resolves a bearer token: the actor, or null with `refusal` saying why when the caller can act on it
- * (a disabled principal's token). Identities are cached per process (cache.ts); the cache is dropped on
- * every engine when a principal changes, so a disabled principal's token is refused at once.
+ * Resolves a bearer token: the actor, or null with a `refusal` the caller can act on (a disabled principal's
+ * token). Cached per process (cache.ts), dropped on every engine when a principal changes.
  */
 export async function identify(ctx: EngineContext, token: string | null | undefined) {
   if (!token) return refused(null);

@@ -36,10 +36,7 @@ const ENDED: Record<string, string> = {
 /** Writing last_seen_at at most once a minute keeps the idle clock without a write per request. */
 const TOUCH_EVERY_MS = 60_000;
 
-/**
- * Signs a person in: matches or creates the principal from the provider's identity (refused when it is
- * disabled), opens a session and returns the cookie's secret (never stored) with the session.
- */
+/** Signs a person in (principal matched or created, refused if disabled): the session and cookie secret. */
 export async function openSession(ctx: EngineContext, who: ProviderIdentity, tokens: ProviderTokens) {
   const secret = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');
@@ -121,9 +118,8 @@ export async function endSessionsOf(ex: Executor, reason: SessionEndReason, whic
 }
 
 /**
- * Applies what the provider said at a refresh: the person's groups and rights, and the new tokens; the
- * refresh clock restarts. `who` null (the provider would not confirm the person) ends the session.
- * A principal disabled meanwhile ends it too.
+ * Applies a refresh's groups, rights and tokens; the refresh clock restarts. `who` null (the provider would
+ * not confirm the person) or a principal disabled meanwhile ends the session.
  */
 export async function refreshSession(
   ctx: EngineContext,
@@ -154,9 +150,8 @@ export async function refreshSession(
 }
 
 /**
- * Live sessions whose groups are due for the provider's confirmation, for the background refresh: a
- * person with the dashboard open but idle (its graphql-ws subscriptions still filtered by the groups)
- * loses a group removed at the provider within the interval too, not only at their next request.
+ * Live sessions due for the provider's confirmation, for the background refresh: an idle dashboard's
+ * graphql-ws subscriptions lose a group removed at the provider within the interval, not at the next request.
  */
 export async function sessionsDueForRefresh(ctx: EngineContext, issuer: string, limit = 50) {
   const rows = await ctx.db

@@ -1,7 +1,6 @@
 /**
- * The home page's numbers per UTC day: approvals opened and decided, model cost by model, incidents
- * opened. Each series is grouped over a generated series of days, so an empty day is a zero, not a gap;
- * every query is limited to the caller's project (a global admin sees all projects).
+ * The home page's numbers per UTC day: approvals opened and decided, model cost by model, incidents opened,
+ * over a generated series of days (an empty day is a zero, not a gap), in the caller's project (or all).
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { type Actor, type EngineContext, query } from '../common/index.js';
@@ -15,10 +14,7 @@ function scoped(actor: Actor, column: SQL): SQL {
   return actor.projectId === null ? sql`true` : sql`${column} = ${actor.projectId}`;
 }
 
-/**
- * Daily numbers for the last `days` UTC days (today included), zero-filled. Only people and admins ask
- * (the resolver's scope); a worker's project numbers are not its business.
- */
+/** The last `days` UTC days (today included); the resolver lets only people and admins ask (not workers). */
 export async function dailyStats(ctx: EngineContext, actor: Actor, days = 14) {
   const n = Math.min(Math.max(Math.trunc(days), 1), STATS_MAX_DAYS);
   const series = sql`SELECT generate_series((now() AT TIME ZONE 'UTC')::date - ${n - 1}::int,

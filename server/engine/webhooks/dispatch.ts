@@ -69,9 +69,8 @@ async function completePayload(ctx: EngineContext, d: Claimed): Promise<Claimed[
 }
 
 /**
- * One attempt. Only the endpoint's failures are the delivery's (recorded, retried with backoff); a
- * failure before the POST (the database, a secret sealed with a key no longer configured) fails the
- * dispatcher's round, logged and counted, and the claim's lease brings the delivery back.
+ * One attempt. Only the endpoint's failures are the delivery's (recorded, retried with backoff); one before
+ * the POST (the database, a secret sealed with a dropped key) fails the round, and the lease brings it back.
  */
 async function send(ctx: EngineContext, d: Claimed) {
   const body = JSON.stringify(await completePayload(ctx, d));

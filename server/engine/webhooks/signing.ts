@@ -55,10 +55,7 @@ export function secretProblem(secret: string): string | null {
   return null;
 }
 
-/**
- * The `webhook-signature` header: one `v1,<base64>` per secret, space-separated (the current secret
- * first, then the previous one during a rotation's overlap window).
- */
+/** `webhook-signature`: a space-separated `v1,<base64>` per secret (current first, then one in overlap). */
 export function signStandard(secrets: string[], id: string, timestampSec: number, body: string): string {
   const at = new Date(timestampSec * 1000);
   return secrets.map((s) => new Webhook(keyOf(s).key, { format: 'raw' }).sign(id, at, body)).join(' ');

@@ -1,7 +1,4 @@
-/**
- * Webhook subscriptions (admin): create, list, delete, rotate the signing secret. Secrets are sealed and
- * never shown again after the answer that returns them, and a view never carries them.
- */
+/** Webhook subscriptions (admin): create, list, delete, rotate; secrets sealed, shown once, not in views. */
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import {
   type WebhookDeliveryRow,

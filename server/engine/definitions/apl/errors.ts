@@ -1,7 +1,4 @@
-/**
- * APL error codes and the collector that places each error on a line of the submitted source.
- * Every code is listed, with what it means, in docs/apl.md.
- */
+/** APL error codes (each explained in docs/apl.md) and the collector placing each on a source line. */
 
 export const APL = {
   YAML_SYNTAX: 'ABADA-APL-YAML-001',

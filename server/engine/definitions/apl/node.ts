@@ -201,9 +201,8 @@ function readAgent(
 }
 
 /**
- * The boundaries (SPEC §15.4): `timeout_minutes` with `on_timeout`, and `on_failure`. A timeout with
- * nowhere to go, or a target with no timeout, is refused: either would be a timer that does nothing.
- * Only the fields written are returned, so a node without boundaries freezes as it always did.
+ * The boundaries (SPEC §15.4): `timeout_minutes` with `on_timeout` (one without the other would do
+ * nothing, so is refused), and `on_failure`. Only written fields are returned: no boundaries, no change.
  */
 function readBoundaries(s: NodeScope): Pick<AgentNode, 'timeoutMinutes' | 'onTimeout' | 'onFailure'> {
   const { r, o, np, what } = s;
@@ -267,9 +266,8 @@ function readModels({ r, o, np, what }: NodeScope, ctx: ProcessContext) {
 }
 
 /**
- * `budget_usd` needs prices (SPEC §15.6): the engine prices each model call from its price table, and a
- * model with no price costs nothing, so a budget on it would never stop anything. A model outside the
- * allow-list has its own error already.
+ * `budget_usd` needs prices (SPEC §15.6): a model with no price costs nothing, so a budget on it would
+ * never stop anything. A model outside the allow-list has its own error already.
  */
 function checkPriced({ r }: NodeScope, placed: [string, string][], limits: AgentLimits, ctx: ProcessContext) {
   const { pricedModels: priced, allowedModels: allowed } = ctx;

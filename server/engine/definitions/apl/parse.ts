@@ -1,7 +1,4 @@
-/**
- * YAML → plain values, with the 1-based line and column of every mapping key and list item, so that a
- * deployment error can point at the offending node in the original source.
- */
+/** YAML → plain values, with every key's and list item's 1-based line and column for errors to point at. */
 import {
   type Document,
   isAlias,

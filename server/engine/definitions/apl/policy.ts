@@ -1,8 +1,7 @@
 /**
- * The approval settings of SPEC §11 with their defaults applied. A deployment freezes every setting
- * (`withDefaults`). Definitions frozen before these settings existed lack them; every reader goes through
- * `bindingPolicy`, so old bindings keep their behaviour: no validity window (their approvals never
- * expired), no timeout, no guards, and the descriptive defaults (reversible, medium risk).
+ * The approval settings of SPEC §11 with defaults: a deployment freezes every one (`withDefaults`); readers
+ * go through `bindingPolicy`, so bindings frozen without them keep their behaviour: no validity window,
+ * no timeout, no guards, and the descriptive defaults (reversible, medium risk).
  */
 import type { ApprovalSettings, Risk } from '../../../shared/types.js';
 
