@@ -1,9 +1,8 @@
 /**
- * The provider's JWT access tokens as bearer tokens (SPEC §12, with ABADA_OIDC_AUDIENCE): verified with
- * jose against the provider's JWKS (fetched and cached by createRemoteJWKSet, refetched for an unknown
- * key id) for the issuer, the audience, the expiry and an algorithm allow-list. A client-credentials
- * token (its `sub` equal to its `client_id`) acts as the WORKER principal naming that client; any other
- * token as the person with the token's issuer + subject, who must have signed in to the dashboard once.
+ * The provider's JWT access tokens as bearer tokens (SPEC §12, with ABADA_OIDC_AUDIENCE): verified with jose
+ * against the provider's JWKS (cached, refetched for an unknown key id) for the issuer, the audience, the
+ * expiry and an algorithm allow-list. A client-credentials token (`sub` equal to `client_id`) acts as the
+ * WORKER naming that client; any other as the person (issuer + subject), who must have signed in once.
  */
 import { createRemoteJWKSet, errors, jwtVerify } from 'jose';
 import type { OidcClient } from './oidc.js';
@@ -20,9 +19,8 @@ export class AccessTokenVerifier {
   private jwks: ReturnType<typeof createRemoteJWKSet> | null = null;
 
   /**
-   * `jwksCooldownMs`: the least time between two JWKS fetches (jose's default, 30 s): a token signed
-   * with a key not yet seen refetches the JWKS once that long has passed since the last fetch, so a
-   * rotated key is picked up, and a flood of made-up key ids cannot hammer the provider.
+   * `jwksCooldownMs`: the least time between two JWKS fetches (jose's default, 30 s), so a rotated key is
+   * picked up and a flood of made-up key ids cannot hammer the provider.
    */
   constructor(
     private readonly oidc: OidcClient,

@@ -1,10 +1,9 @@
 /**
- * Who calls: one answer for GraphQL over HTTP and graphql-ws. A bearer token wins (Abada's own tokens,
- * or with ABADA_OIDC_AUDIENCE the provider's JWT access tokens: a person's, or a worker's client
- * credentials); else the session cookie. A request
- * that changes state with the cookie must carry the session's CSRF token (x-abada-csrf); a graphql-ws
- * upgrade with the cookie must come from Abada's own origin. A session whose groups are due for the
- * provider's confirmation is refreshed first (one refresh per session at a time in this process).
+ * Who calls, for GraphQL over HTTP and graphql-ws. A bearer token wins (Abada's own, or with
+ * ABADA_OIDC_AUDIENCE the provider's JWT access tokens: a person's, or a worker's client credentials); else
+ * the session cookie. A request that changes state with the cookie must carry the session's CSRF token
+ * (x-abada-csrf); a graphql-ws upgrade with the cookie must come from Abada's own origin. A session whose
+ * groups are due for the provider's confirmation is refreshed first (one refresh per session at a time).
  */
 import type { Actor, EngineContext } from '../engine/common/index.js';
 import {

@@ -1,8 +1,7 @@
 /**
- * Signing people in (SPEC §12): the OpenID Connect relying party, the session cookie, the provider's
- * access tokens, and who a request or a graphql-ws connection is. The HTTP server asks `routes` first
- * for /auth/* and `identifier` for every GraphQL call. Sessions themselves are stored by the engine
- * (engine/principals); nothing here touches the database.
+ * Signing people in (SPEC §12): the OpenID Connect relying party, the session cookie, the provider's access
+ * tokens, and who a request or a graphql-ws connection is. The HTTP server asks `routes` first for /auth/*
+ * and `identifier` for every GraphQL call; sessions are stored by engine/principals, never here.
  */
 import type { EngineContext } from '../engine/common/index.js';
 import { Identifier } from './identify.js';

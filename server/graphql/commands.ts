@@ -1,7 +1,6 @@
 /**
- * The engine commands of a GraphQL mutation, as the plugins that observe them (observe.ts: latency and
- * logs; trace.ts: spans) read them: which fields are commands, each field's arguments with variables
- * filled in, and the ids a command concerns — never its payloads.
+ * The engine commands of a mutation as observe.ts (latency, logs) and trace.ts (spans) read them: the
+ * command fields, their arguments with variables filled in, and the ids a command concerns, never payloads.
  */
 import { type ExecutionArgs, getOperationAST, Kind, valueFromASTUntyped } from 'graphql';
 import { isUnavailable } from '../errors.js';

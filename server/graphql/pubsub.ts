@@ -1,9 +1,8 @@
 /**
- * Subscriptions are fed by PostgreSQL NOTIFY (the engine's events/ module), so a subscriber on one engine process
+ * Subscriptions are fed by PostgreSQL NOTIFY (the engine's events/), so a subscriber on one engine process
  * sees events committed by another. An event names ids only; the object is loaded once per process and
- * shared by every subscriber that may see it (not once per subscriber). Approval and incident events
- * come from the durable stream, with their positions, to `onStream` listeners (see stream.ts); task
- * events go through the pubsub.
+ * shared by every subscriber that may see it. Approval and incident events come from the durable stream,
+ * with their positions, to `onStream` listeners (stream.ts); task events go through the pubsub.
  */
 import { createPubSub } from 'graphql-yoga';
 import type { EngineEvent, StreamEvent } from '../engine/common/index.js';

@@ -1,9 +1,8 @@
 /**
- * The open graphql-ws connections of this engine, by principal. When a principal is disabled or its
- * token rotated (an engine event heard through NOTIFY, from whichever engine made the change) its
- * connections here are closed: 4401 (graphql-ws clients do not retry it) with a reason saying what to
- * do. After an update of its groups or topics a connection is closed with 4409, which clients retry,
- * so the new connection authenticates again and its subscriptions see what the new groups allow.
+ * The open graphql-ws connections of this engine, by principal. When a principal is disabled or its token
+ * rotated (heard through NOTIFY, from whichever engine made the change) its connections here are closed:
+ * 4401 (graphql-ws clients do not retry it) with a reason saying what to do. After its groups or topics
+ * change they are closed with 4409, which clients retry, authenticating again under the new groups.
  */
 import type { WebSocket } from 'ws';
 import type { EngineEvent, EventFeed } from '../engine/common/index.js';

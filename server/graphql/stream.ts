@@ -1,10 +1,9 @@
 /**
- * One subscriber's view of the event stream (SPEC §13): with `after`, the events committed after that
- * cursor read from the database in pages, then the live events of this process; without it, live only.
- * The live listener is attached before the first read, and every event at or below the last position
- * the replay covered is skipped, so the switch to live has no gap and no duplicate. A subscriber that
- * falls more than LIVE_BUFFER events behind drops its buffer and reads the rest from the database
- * again (the stream is durable, so being slow costs a read, not an event).
+ * One subscriber's view of the event stream (SPEC §13): with `after`, the events committed after that cursor
+ * read from the database in pages, then the live events of this process; without it, live only. The live
+ * listener is attached before the first read, and every event at or below the replay's last position is
+ * skipped, so the switch to live has no gap and no duplicate. A subscriber more than LIVE_BUFFER events
+ * behind drops its buffer and reads the rest from the database (being slow costs a read, not an event).
  */
 import type { StreamEvent } from '../engine/common/index.js';
 import { cursorOf, positionOf, readStream, type StreamFilter } from '../engine/events/index.js';
@@ -28,10 +27,7 @@ function matches(e: StreamEvent, f: StreamFilter): boolean {
   return (e.change === 'opened') === f.opened;
 }
 
-/**
- * The subscriber's events: replayed after `after` (a cursor), then live. An unknown or pruned cursor
- * rejects here, before the subscription starts (VALIDATION_FAILED).
- */
+/** The subscriber's events; an unknown or pruned cursor rejects here (VALIDATION_FAILED), not later. */
 export async function streamFrom(
   ctx: GraphQLContext,
   of: Omit<StreamFilter, 'projectId'>,

@@ -1,11 +1,10 @@
 /**
  * GraphQL requests in traces (docs/tracing.md): each operation runs in the trace context its caller sent
- * (`traceparent`: the worker sends its attempt's), and each engine command of a mutation is a SERVER span
- * named after it (`abada journalSteps`), with ids and the refusal's code. fetchAndLock is left to the
- * engine's `claim` spans, which land in each claimed instance's trace instead of one per long poll.
- * A journalBatch is one span per entry, in the trace its entry names (`traceparent`, the task's attempt),
- * named after the call the entry stands for (`abada journalStep` or `abada journalSteps`): a trace shows
- * a task's journal calls whether or not its worker batched them. Nothing at all while tracing is off.
+ * (the worker sends its attempt's), and each engine command of a mutation is a SERVER span named after it
+ * (`abada journalSteps`) with ids and the refusal's code. fetchAndLock is left to the engine's `claim`
+ * spans, in each claimed instance's trace rather than one per long poll. A journalBatch is one span per
+ * entry, in the trace its entry names, named after the call it stands for, so a trace shows a task's
+ * journal calls whether or not its worker batched them. Nothing at all while tracing is off.
  */
 import { SpanKind, type Span } from '@opentelemetry/api';
 import type { Plugin } from 'graphql-yoga';
@@ -36,7 +35,6 @@ export function tracePlugin(): Plugin {
     instrumentation: { operation: ({ request }, wrapped) => continueTrace(request?.headers, wrapped) },
     onExecute({ args }) {
       const spans: { key: string; entry?: number; span: Span }[] = [];
-      // fetchAndLock: the claim spans, in each claimed instance's trace (see above)
       for (const f of commandFields(args)) {
         if (f.name === 'fetchAndLock') continue;
         if (f.name === 'journalBatch') {

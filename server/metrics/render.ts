@@ -1,7 +1,6 @@
 /**
- * /metrics for one engine process: the database gauges (queried at scrape time, the same from every
- * process: aggregate them with max()), this process's counters (ctx.counters) and its latency
- * histograms (observed by the GraphQL layer).
+ * /metrics for one engine process: the database gauges (queried at scrape time, the same from every process:
+ * aggregate them with max()), this process's counters and its latency histograms (from the GraphQL layer).
  */
 import type { EngineContext } from '../engine/common/index.js';
 import { collectDbGauges, DECISION_BUCKETS } from '../engine/metrics/index.js';

@@ -1,8 +1,7 @@
 /**
- * Attribute names. The GenAI ones are those of the OpenTelemetry GenAI semantic conventions
- * (semantic-conventions 1.45, still "incubating"); they are spelled out here rather than imported from
- * `@opentelemetry/semantic-conventions/incubating`, as that package advises for incubating names, so a
- * rename upstream never changes what Abada emits without a change here.
+ * Attribute names. The GenAI ones (semantic-conventions 1.45, still "incubating") are spelled out rather
+ * than imported, as that package advises for incubating names: a rename upstream never changes what Abada
+ * emits without a change here.
  */
 export const GEN_AI = {
   operation: 'gen_ai.operation.name',

@@ -1,7 +1,6 @@
 /**
- * Trace context across processes (W3C `traceparent` / `tracestate`): out with a request's headers or an
- * MCP request's `_meta`, in from a request's headers, and kept as a string (an instance's column, a
- * task's field). Every function is a no-op (or the bare call) while tracing is off.
+ * Trace context across processes (W3C `traceparent` / `tracestate`): out in headers or an MCP `_meta`, in
+ * from headers, kept as a string (an instance's column, a task's field). A no-op while tracing is off.
  */
 import {
   type Attributes,
@@ -77,10 +76,7 @@ export function openSpan(spec: Omit<SpanSpec, 'failed'>): Span {
   return tracer().startSpan(spec.name, spec, spec.parent ?? context.active());
 }
 
-/**
- * Runs `fn` inside a new active span, ended when `fn` settles; an error `failed` counts sets the span's
- * status and `error.type`. While tracing is off, runs `fn(NO_SPAN)` and nothing else.
- */
+/** Runs `fn` in a new active span ended when it settles; an error `failed` counts marks it failed. */
 export async function inSpan<T>(spec: SpanSpec, fn: (span: Span) => Promise<T>): Promise<T> {
   if (!tracing.on) return fn(NO_SPAN);
   const span = openSpan(spec);

@@ -1,9 +1,7 @@
 /**
  * The engine's spans. Each process instance is one trace: its root span is written when the instance
- * starts (its traceparent kept on the instance row and handed to workers with each task), and the
- * engine's own records of the instance's life — a task claimed, an approval waited for and decided —
- * are spans in that trace. The spans of the GraphQL commands themselves (journal, completion, decide…)
- * continue the caller's traceparent (server/graphql/trace.ts).
+ * starts (its traceparent kept on the instance row and handed to workers with each task); a task claimed
+ * and an approval decided are spans in it. GraphQL commands continue the caller's traceparent (trace.ts).
  */
 import { type Attributes, context, type Link, SpanKind, trace } from '@opentelemetry/api';
 import { ABADA } from './attributes.js';
@@ -88,9 +86,8 @@ export interface ApprovalWait {
 }
 
 /**
- * An approval's wait as a span in the instance's trace: from the moment it opened to this decision,
- * with who decided what. Written when the decision commits (a wait spans processes and days, so it is
- * recorded after the fact, with its real start time).
+ * An approval's wait, from its opening to this decision, with who decided what: written when the decision
+ * commits, with its real start time, since a wait spans processes and days.
  */
 export function traceApprovalWait(traceparent: string | null, w: ApprovalWait): void {
   if (!tracing.on) return;

@@ -1,8 +1,7 @@
 /**
- * The worker's spans, after the OpenTelemetry GenAI semantic conventions: the task attempt
- * (`invoke_agent <node>`, joined to the instance's trace through the task's `traceparent`), each model
- * call (`chat <model>`) and each tool call (`execute_tool <function>`). Attributes carry names, ids and
- * token counts; content only with ABADA_OTEL_CAPTURE_CONTENT=true (content.ts).
+ * The worker's spans, after the OpenTelemetry GenAI semantic conventions: the task attempt (in the
+ * instance's trace through the task's `traceparent`), each model call and each tool call. Attributes carry
+ * names, ids and token counts; content only with ABADA_OTEL_CAPTURE_CONTENT=true (content.ts).
  */
 import { SpanKind } from '@opentelemetry/api';
 import { ABADA, GEN_AI, providerName } from './attributes.js';
@@ -102,7 +101,7 @@ export interface ToolCallOf {
   sequence: number;
   /** the arguments as the model wrote them (JSON text) */
   arguments: string;
-  /** the binding's ref and its `redact` paths, when the name is bound */
+  /** when the name is bound */
   ref?: string | null;
   redact?: readonly string[];
   /** a step this attempt already journaled (replayed from the journal, not run again) */
@@ -155,10 +154,7 @@ function parseOr(text: string): unknown {
   }
 }
 
-/**
- * An MCP request's `_meta`: its own fields plus the trace context (`traceparent`, read by servers that
- * cannot see HTTP headers: stdio). `{}` when there is nothing to send.
- */
+/** An MCP request's `_meta`: its fields plus the trace context (for stdio servers, which see no headers). */
 export function mcpMeta(fields: Record<string, string>): { _meta?: Record<string, string> } {
   const meta = { ...fields, ...traceHeaders() };
   return Object.keys(meta).length ? { _meta: meta } : {};

@@ -1,7 +1,6 @@
 /**
- * Trace ids in the JSON logs: a pino `mixin` adding `trace_id` and `span_id` (the names the
- * OpenTelemetry pino instrumentation uses, which log backends link to traces) to every line written
- * inside a span. Nothing is added, and nothing is looked up, while tracing is off.
+ * A pino `mixin` adding `trace_id` and `span_id` (the OpenTelemetry pino instrumentation's names, which
+ * log backends link to traces) to every line written inside a span; nothing while tracing is off.
  */
 import { context, trace } from '@opentelemetry/api';
 import { tracing } from './state.js';

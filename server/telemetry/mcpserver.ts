@@ -1,7 +1,6 @@
 /**
- * For MCP servers of our own (the demo CRM): each JSON-RPC request becomes a SERVER span continuing the
- * caller's trace — from the `traceparent` header, else from `params._meta.traceparent` (how stdio
- * servers receive it) — so a tool server's work shows as a child of the worker's tool call.
+ * For MCP servers of our own (the demo CRM): each JSON-RPC request is a SERVER span continuing the caller's
+ * trace from the `traceparent` header, else `params._meta.traceparent` (stdio), under the worker's call.
  */
 import { SpanKind } from '@opentelemetry/api';
 import { GEN_AI } from './attributes.js';

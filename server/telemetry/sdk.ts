@@ -13,10 +13,7 @@ export interface StartTracingOptions {
   /** the service.name when OTEL_SERVICE_NAME is unset */
   serviceName: string;
   env?: Record<string, string | undefined>;
-  /**
-   * An exporter of the caller's (tests: an in-memory exporter), sent each span as it ends; tracing is
-   * then on whatever the environment says.
-   */
+  /** sent each span as it ends (tests: an in-memory one); tracing is then on whatever the env says */
   exporter?: SpanExporter;
   captureContent?: boolean;
 }

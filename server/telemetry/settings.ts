@@ -1,8 +1,7 @@
 /**
- * Whether this process traces, read once from the standard OpenTelemetry variables: tracing is on when
- * an OTLP endpoint or a traces exporter is named (`OTEL_EXPORTER_OTLP_ENDPOINT`,
- * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_TRACES_EXPORTER`), and off with `OTEL_SDK_DISABLED=true` or
- * `OTEL_TRACES_EXPORTER=none`. Off means no SDK is even loaded (sdk.ts imports it on demand).
+ * Whether this process traces, read once from the standard OpenTelemetry variables: on when an OTLP
+ * endpoint or a traces exporter is named, off with `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`.
+ * Off means no SDK is even loaded (sdk.ts imports it on demand).
  */
 
 type Env = Record<string, string | undefined>;

@@ -1,9 +1,8 @@
 /**
- * The dashboard's production build (`next build web`), made once per change of its sources (recorded in
- * web/.next/abada-source-hash, source-hash.ts): in the background of `npm start`, by the e2e set-up, or by
- * `npm run web:build`; a lock (lock.ts) makes the processes of one checkout build once. It runs under
- * `nice -n 10` (beside an engine and a demo that must start quickly) and skips Next's type check unless
- * asked: `npm test` runs `tsc --noEmit -p web` anyway (docs/decisions.md).
+ * The dashboard's production build (`next build web`), made once per change of its sources (source-hash.ts):
+ * in the background of `npm start`, by the e2e set-up, or by `npm run web:build`; a lock (lock.ts) makes one
+ * checkout build once. It runs under `nice -n 10` (beside an engine and a demo that must start quickly) and
+ * skips Next's type check unless asked: `npm test` runs `tsc --noEmit -p web` anyway (docs/decisions.md).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -59,9 +58,8 @@ function killGroup(child: ChildProcess | null): void {
 }
 
 /**
- * Builds the dashboard unless it is current (or another process of the checkout is building it). `done`
- * resolves once web/.next holds a build of the current sources and rejects if the build failed or
- * stopped; `stop()` stops this process's build (its whole process group) and releases the lock.
+ * Builds the dashboard unless current or another process of the checkout builds it. `done` resolves once
+ * web/.next holds a current build, rejects if it failed or stopped; `stop()` kills ours, frees the lock.
  */
 export function startWebBuild(opts: BuildOptions = {}) {
   const root = opts.root ?? ROOT;

@@ -1,9 +1,8 @@
 /**
- * What the dashboard's paths answer until the Next.js handler takes over: 503 with Retry-After (the page
- * is not there yet, and a script or load balancer polling `/` must not mistake it for the dashboard), and
- * a small page for people that says what happens and reloads itself once `/` answers otherwise. It polls
- * with HEAD rather than reloading on a timer, so a screen reader does not hear the page again every few
- * seconds; without JavaScript a meta refresh does the same every 5 s.
+ * What the dashboard's paths answer until the Next.js handler takes over: 503 with Retry-After (a script or
+ * load balancer polling `/` must not mistake it for the dashboard), and a page that reloads once `/` answers
+ * otherwise. It polls with HEAD rather than reloading on a timer, so a screen reader does not hear the page
+ * again every few seconds; without JavaScript a meta refresh does the same every 5 s.
  */
 import type { ServerResponse } from 'node:http';
 

@@ -1,9 +1,8 @@
 /**
- * The dashboard on the engine's own port: Next.js (app router, `web/`) as the `web` handler of
- * startEngine. The handler exists at once; until the build is made (build.ts) and Next.js has loaded it,
- * the dashboard's paths answer the building page, then the Next.js handler takes over in place — the
- * engine is never restarted and never waits. In demo mode it also serves `/demo/users.json` — the demo
- * users' names, roles and tokens for one-click sign-in; outside the demo that path is a plain 404.
+ * The dashboard on the engine's own port: Next.js (`web/`) as startEngine's `web` handler. It exists at
+ * once: the building page answers until the build is made (build.ts) and loaded, then Next.js takes over
+ * in place; the engine never restarts nor waits. In demo mode it also serves `/demo/users.json` (the demo
+ * users' names, roles and tokens for one-click sign-in); outside the demo that path is a plain 404.
  */
 import path from 'node:path';
 import nextPkg from 'next';

@@ -1,13 +1,12 @@
 /**
  * The lock that makes the processes of one checkout build the dashboard once: two engines started together
- * (the README's several-engines set-up, the e2e set-up beside a running `npm start`) would otherwise run
- * two `next build`s into the same web/.next, and each can delete what the other just wrote.
+ * (the README's several-engines set-up, the e2e set-up beside `npm start`) would otherwise run two
+ * `next build`s into the same web/.next, and each can delete what the other just wrote.
  *
- * An exclusive create (`open(…, 'wx')`) is atomic on every local file system. The file holds who holds it:
- * the engine's pid and, once started, the build's. A lock is stale when both are dead (an engine killed
- * with -9 mid-build leaves its build running until it ends, and nobody may build beside it), when it is
- * older than an hour (a pid reused by another program), or when it stayed empty for 10 s (its holder died
- * between the create and the write).
+ * An exclusive create (`open(…, 'wx')`) is atomic on every local file system. The file holds the engine's
+ * pid and, once started, the build's. A lock is stale when both are dead (an engine killed with -9 leaves
+ * its build running, and nobody may build beside it), older than an hour (a reused pid), or empty for 10 s
+ * (its holder died between the create and the write).
  */
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 
@@ -73,10 +72,7 @@ export function lockHolder(file: string): Holder | null {
   return text ? parseHolder(text) : null;
 }
 
-/**
- * Takes the lock when it is free or stale; null when a live process holds it (the caller waits and
- * tries again). Never blocks.
- */
+/** Takes the lock when it is free or stale; never blocks: null when a live process holds it. */
 export function tryLock(file: string) {
   for (let attempt = 0; attempt < 3; attempt++) {
     let fd: number;

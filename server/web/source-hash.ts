@@ -1,8 +1,7 @@
 /**
- * "Is the dashboard's build current" by content, not by file times: a SHA-256 over every source file of
- * web/ (its path and bytes), schema.graphql (the dashboard's documents are typed and checked against it),
- * and the versions of next, react and react-dom that build and serve it. A checkout, a `git stash`, or a
- * `schema.graphql` rewritten with the same text leave it unchanged; only a real change rebuilds.
+ * "Is the dashboard's build current" by content, not file times: a SHA-256 over every source file of web/
+ * (path and bytes), schema.graphql (the dashboard's documents are checked against it), and the versions of
+ * next, react and react-dom. A checkout, a `git stash` or a same-text rewrite leave it unchanged.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';

@@ -1,9 +1,8 @@
 /**
  * journalBatch: several tasks' journal calls in one request (engine/journal/commands.ts). Each entry is
- * answered on its own: its results, or — when the rules refuse it — an error at
- * `["journalBatch", <entry>, "results"]` with the code and details journalSteps would have given it
- * (`results` is null then). A batch that is malformed as a whole (no entries, more than 32, a task
- * twice) is refused as a whole, with VALIDATION_FAILED.
+ * answered on its own: its results, or, when the rules refuse it, null and an error at
+ * `["journalBatch", <entry>, "results"]` with the code and details journalSteps would have given. A batch
+ * malformed as a whole (no entries, more than 32, a task twice) is refused whole with VALIDATION_FAILED.
  */
 import { type JournalResult, journalBatch, MAX_BATCH_TASKS } from '../../engine/journal/index.js';
 import { builder } from '../builder.js';
