@@ -13,9 +13,8 @@ import { approvalHistoryBase, expireApproval } from './withdraw.js';
 const SLA_LOCK = 0x4abada + 1;
 
 /**
- * Marks overdue approvals escalated (TASK_SLA_BREACHED); candidates do not change. Returns how many.
- * Runs under a transaction-level advisory lock (pg_try_advisory_xact_lock), so when several engine
- * processes tick together only one does the work.
+ * Marks overdue approvals escalated (TASK_SLA_BREACHED; candidates unchanged); returns how many. Under a
+ * transaction advisory lock (pg_try_advisory_xact_lock), so of processes ticking together only one works.
  */
 export async function sweepSla(ctx: EngineContext): Promise<number> {
   return transaction(ctx.db, async (tx) => {
