@@ -47,9 +47,8 @@ export async function sweepSla(ctx: EngineContext): Promise<number> {
 }
 
 /**
- * Expires the PENDING approvals past their timeout; returns how many. Each is settled in its own
- * transaction under the decision's lock order (task, then approval), so a decision racing the sweep
- * either lands first or finds the approval EXPIRED (ALREADY_DECIDED).
+ * Expires the PENDING approvals past their timeout; returns how many. Each in its own transaction under
+ * the decision's lock order (task, then approval): a racing decision lands first or gets ALREADY_DECIDED.
  */
 export async function sweepExpired(ctx: EngineContext, batch = 50): Promise<number> {
   const due = await ctx.db
