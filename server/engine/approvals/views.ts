@@ -20,10 +20,7 @@ export function levelNumber(index: number): number {
   return index + 1;
 }
 
-/**
- * The frozen binding and process key of each approval's task, in one query for a page of approvals, and
- * the node's binding of the call's precondition tool (its result redaction applies to facts).
- */
+/** Each approval's frozen binding, process key and precondition binding (redacting facts), in one query. */
 async function contextsOf(ctx: EngineContext, rows: Pick<ApprovalRow, 'taskId' | 'toolRef'>[]) {
   if (rows.length === 0) return [];
   const found = await ctx.db
