@@ -1,9 +1,8 @@
 /**
  * Every attempt to decide or revoke an approval is kept (SPEC §14.5): the accepted decision with its
- * evidence, and each refused attempt in approval_decisions. A refusal also joins the chain as
- * APPROVAL_DECISION_REFUSED — at most one row per actor, approval and code a minute; the refusals in
- * between are counted (`suppressed`) on the next row, so a script hammering the API cannot flood the
- * chain, and nothing it tried is lost.
+ * evidence, each refused one in approval_decisions. A refusal also joins the chain as
+ * APPROVAL_DECISION_REFUSED at most once per actor, approval and code a minute, the ones between counted
+ * (`suppressed`) on the next row: a script hammering the API cannot flood the chain, and nothing is lost.
  */
 import { and, count, desc, eq, gt, sql } from 'drizzle-orm';
 import { approvalDecisions, type ApprovalRow } from '../../db/schema.js';

@@ -1,9 +1,8 @@
 /**
  * What the agent saw and said when it proposed a call (SPEC §11 `basis`, seed 001 §四.3): the node's
- * inputs (the customer's message), the model's text next to the call, and the tool calls before it in
- * this attempt. All of it comes from the journal and the frozen agent profile — never from free text the
- * model could dress up as the engine's — and each call's arguments are shown as the evidence policy keeps
- * them (its tool's `redact` paths). And what happens on approval, in one sentence.
+ * inputs, the model's text next to the call and this attempt's tool calls before it, all from the journal
+ * and the frozen agent profile (never free text the model could dress up as the engine's), each call's
+ * arguments as the evidence policy keeps them (`redact`); and what happens on approval, in one sentence.
  */
 import { and, asc, eq, lt } from 'drizzle-orm';
 import { externalTasks, steps } from '../../db/schema.js';

@@ -65,9 +65,8 @@ export async function decideApproval(ctx: EngineContext, actor: Actor, input: De
 }
 
 /**
- * An accepted decision, as the end of an approval wait in the instance's trace (docs/tracing.md): one
- * read of the instance's traceparent, only while tracing is on, after the decision's commit (a span
- * never describes a decision that rolled back).
+ * An accepted decision as the end of an approval wait in the instance's trace (docs/tracing.md): its
+ * traceparent read only while tracing is on, after the commit (a span never describes a rolled-back one).
  */
 async function traceDecision(
   ctx: EngineContext,

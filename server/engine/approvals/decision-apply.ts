@@ -1,9 +1,8 @@
 /**
  * The apply half of deciding an approval, once decision-check.ts accepted it. An approval with changes
- * makes version v+1 whose levels start afresh (the editor's decision counts for one of them, SPEC
- * §14.3). A level approved moves the approval to the first undecided level of its version; the last
- * one, or a rejection, settles the approval and its step and makes the task acquirable again on the
- * same attempt. Never moves the token.
+ * makes version v+1 whose levels start afresh (the editor's decision counts for one, SPEC §14.3). An
+ * approved level moves on to its version's first undecided level; the last, or a rejection, settles the
+ * approval and its step and makes the task acquirable again on the same attempt. Never moves the token.
  */
 import { createHash } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
@@ -152,9 +151,8 @@ async function settle(tx: Tx, d: Decided, s: Standing): Promise<ApprovalRow> {
 }
 
 /**
- * The step takes the decision. Edits made at this level or an earlier one (the approval's digest moved
- * away from the step's): the step carries the arguments that were approved, and the model is told what
- * changed and by whom.
+ * The step takes the decision. Edited at this level or an earlier one (the approval's digest moved from
+ * the step's): the step carries the approved arguments, and the model is told what changed and by whom.
  */
 async function settleStep(tx: Tx, d: Decided, approved: boolean, digest: string): Promise<void> {
   const { ctx, a, step, input, edit } = d;

@@ -24,10 +24,9 @@ export interface DecideInput {
 }
 
 /**
- * A refused decision, always thrown after the transaction commits. `recorded`: it is kept in
- * approval_decisions (and history) like any decision — it came second, on a stale digest, on retired
- * work, from an outsider or a person the separation of duties excludes; otherwise the request itself
- * was malformed (no comment, bad edits) and nothing is written.
+ * A refused decision, always thrown after the commit. `recorded`: kept in approval_decisions (and history)
+ * like any decision (it came second, on a stale digest, on retired work, from an outsider or a person the
+ * separation of duties excludes); else the request was malformed (no comment, bad edits), nothing written.
  */
 export interface Refusal {
   error: EngineError;
@@ -152,10 +151,9 @@ async function checkSeparationOfDuties(tx: Tx, actor: Actor, a: ApprovalRow, dec
 }
 
 /**
- * Edited arguments (approve with changes): an object, on an editable tool, with APPROVE, that the rules
- * accept (SPEC §14.3: validated again, refused by a matching deny), make version v+1 of the call. Its
- * levels start afresh; the editor's decision counts for `level`, the lowest level naming one of their
- * groups (null: none). Null when nothing was edited.
+ * Edited arguments (approve with changes) make version v+1, levels afresh: an object, on an editable tool,
+ * with APPROVE, accepted by the rules (SPEC §14.3: validated again, refused by a matching deny). The editor
+ * counts for `level`, the lowest level naming one of their groups (null: none). Null when nothing edited.
  */
 function checkEdit({ ctx, actor, a, input }: Deciding, binding: ToolBinding) {
   if (input.arguments == null) return null;

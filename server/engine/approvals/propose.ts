@@ -125,10 +125,7 @@ export async function openApproval(ex: Executor, ctx: EngineContext, p: Proposal
   await notify(ex, { type: 'approval', approvalId, projectId: task.projectId, change: 'decided' });
 }
 
-/**
- * APPROVAL_AUTO (the evidence: the version, digest, rule and definition version) and the step's
- * STEP_APPROVED: what an `auto` rule's approval writes to the chain.
- */
+/** An `auto` approval's rows: APPROVAL_AUTO (version, digest, rule, definition version) and STEP_APPROVED. */
 export function autoHistory(
   task: Pick<LockedTaskRow, 'projectId' | 'processInstanceId' | 'id' | 'attempt'>,
   step: Pick<StepRow, 'sequence' | 'digest'>,

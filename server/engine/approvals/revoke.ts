@@ -1,8 +1,7 @@
 /**
- * Revoking an approval (SPEC §11, seed 001 §五): an approval is not a permanent permission. A person
- * who decided it, or an admin, withdraws it until the call starts (then only its outcome can be dealt
- * with: `ALREADY_EXECUTING`); the model reads the revoker's reason as a rejection. A worker that had
- * taken the approved call but not started it loses its lease: its `STARTED` is refused `LEASE_NOT_HELD`.
+ * Revoking an approval (SPEC §11, seed 001 §五): a person who decided it, or an admin, withdraws it until
+ * the call starts (then `ALREADY_EXECUTING`); the model reads the reason as a rejection. A worker that took
+ * the approved call but did not start it loses its lease: its `STARTED` is refused `LEASE_NOT_HELD`.
  */
 import { and, eq } from 'drizzle-orm';
 import { approvalDecisions, steps, type ApprovalRow } from '../../db/schema.js';

@@ -1,9 +1,8 @@
 /**
  * What the rules say of one call (SPEC §14): whether its arguments are valid (`input_schema`, then
- * `validate`, in the order declared), and which rule decides it. Precedence: a matching `deny` wins;
- * else the matching `levels` rule with most levels (the first of equals); else a matching `auto` (unless
- * the node dropped them, or a person edited the call); else the tool's approvers. Pure: the journal asks
- * at PROPOSED and STARTED, the decision when an approver edits.
+ * `validate`, in order), and which rule decides it: a matching `deny`; else the matching `levels` rule
+ * with most levels (the first of equals); else a matching `auto` (unless the node dropped them or a person
+ * edited the call); else the tool's approvers. Pure: asked at PROPOSED, at STARTED and on an edit.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { canonicalJson } from '../../shared/canonical.js';
@@ -33,7 +32,6 @@ function refOf(rule: ApprovalRule, index: number): RuleRef {
   };
 }
 
-/** The rule that decides this call. */
 export function ruleFor(binding: ToolBinding, args: Record<string, unknown>): RuleOutcome {
   const rules = binding.approvalRules ?? [];
   let levels: { rule: ApprovalRule; index: number } | null = null;
@@ -88,10 +86,7 @@ function schemaMessage(e: ErrorObject): string {
   return `${where} ${e.message ?? 'does not match input_schema'}`;
 }
 
-/**
- * The checks of SPEC §14.2 over a call's arguments, in order: the input schema, then each `validate`
- * entry. Empty when the arguments pass.
- */
+/** The checks of SPEC §14.2 over a call's arguments, in order (schema, then `validate`); empty: passed. */
 export function argumentFailures(binding: ToolBinding, args: Record<string, unknown>): ArgumentFailure[] {
   const out: ArgumentFailure[] = [];
   if (binding.inputSchema) {

@@ -13,9 +13,8 @@ import { approvalHistoryBase, expireApproval } from './withdraw.js';
 const SLA_LOCK = 0x4abada + 1;
 
 /**
- * Marks overdue approvals escalated (TASK_SLA_BREACHED); candidates do not change. Returns how many.
- * Runs under a transaction-level advisory lock (pg_try_advisory_xact_lock), so when several engine
- * processes tick together only one does the work.
+ * Marks overdue approvals escalated (TASK_SLA_BREACHED; candidates unchanged); returns how many. Under a
+ * transaction advisory lock (pg_try_advisory_xact_lock), so of processes ticking together only one works.
  */
 export async function sweepSla(ctx: EngineContext): Promise<number> {
   return transaction(ctx.db, async (tx) => {
@@ -48,9 +47,8 @@ export async function sweepSla(ctx: EngineContext): Promise<number> {
 }
 
 /**
- * Expires the PENDING approvals past their timeout; returns how many. Each is settled in its own
- * transaction under the decision's lock order (task, then approval), so a decision racing the sweep
- * either lands first or finds the approval EXPIRED (ALREADY_DECIDED).
+ * Expires the PENDING approvals past their timeout; returns how many. Each in its own transaction under
+ * the decision's lock order (task, then approval): a racing decision lands first or gets ALREADY_DECIDED.
  */
 export async function sweepExpired(ctx: EngineContext, batch = 50): Promise<number> {
   const due = await ctx.db

@@ -1,11 +1,10 @@
 /**
- * Whether an approval still stands when its call starts (SPEC §11 "Bounded", seed 001 §五): it is not a
- * permanent permission. In this order: the validity window after approval (`approval_valid_minutes`),
- * then the authority of every person who decided it (still enabled, still in the level's group). A lapse
- * expires or voids the approval and opens a new version of the same call (same digest) at once — the
- * model is not asked again; people decide again. Approved by an `auto` rule, the new version is
- * approved again by that rule at once (APPROVAL_AUTO). The journal finds a lapse when the call starts
- * (journal/reopen.ts); a revoke after the window finds it in reopenLapsed.
+ * Whether an approval still stands when its call starts (SPEC §11 "Bounded", seed 001 §五): first the
+ * validity window after approval (`approval_valid_minutes`), then the authority of each person who decided
+ * it (still enabled, still in the level's group). A lapse expires or voids it and opens a new version of
+ * the same call (same digest) at once for people to decide, the model not asked again; an `auto` rule
+ * approves its new version again (APPROVAL_AUTO). Found when the call starts (journal/reopen.ts), or by a
+ * revoke after the window (reopenLapsed).
  */
 import { randomUUID } from 'node:crypto';
 import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm';
@@ -196,9 +195,8 @@ export async function reapproveByRule(ex: Executor, p: Reopening) {
 }
 
 /**
- * A revoke found the approved call's window lapsed: the lapse is written as the start would have
- * written it — the old approval EXPIRED, a new version, the step and the history — and the revoke is
- * then refused APPROVAL_EXPIRED by the caller.
+ * A revoke found the approved call's window lapsed: the lapse is written as the start would have (old
+ * approval EXPIRED, a new version, the step, the history); the caller then refuses APPROVAL_EXPIRED.
  */
 export async function reopenLapsed(
   ex: Executor,

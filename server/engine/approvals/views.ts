@@ -20,10 +20,7 @@ export function levelNumber(index: number): number {
   return index + 1;
 }
 
-/**
- * The frozen binding and process key of each approval's task, in one query for a page of approvals, and
- * the node's binding of the call's precondition tool (its result redaction applies to facts).
- */
+/** Each approval's frozen binding, process key and precondition binding (redacting facts), in one query. */
 async function contextsOf(ctx: EngineContext, rows: Pick<ApprovalRow, 'taskId' | 'toolRef'>[]) {
   if (rows.length === 0) return [];
   const found = await ctx.db
@@ -154,9 +151,8 @@ export async function earlierProposals(ctx: EngineContext, a: ApprovalView) {
 export type EarlierProposal = Awaited<ReturnType<typeof earlierProposals>>[number];
 
 /**
- * What seed 001 §四.3 asks an approver to see besides the call: its impact in words, whether it can be
- * undone, its risk, and until when an approval is valid — from the frozen binding (older bindings: their
- * defaults).
+ * What seed 001 §四.3 asks an approver to see besides the call (impact in words, whether it can be undone,
+ * risk, until when an approval is valid), from the frozen binding (older bindings: their defaults).
  */
 function readable(binding: ToolBinding | undefined, a: ApprovalRow, shownArgs: unknown) {
   const p = bindingPolicy(binding ?? {});
@@ -196,9 +192,8 @@ function ruleOf(binding: ToolBinding | undefined, a: ApprovalRow): RuleRef | nul
 }
 
 /**
- * The versions of the approval's call (SPEC §14.3): as the agent proposed it, then each approval with
- * changes, with who made it and what it changed — what an approver of version v+1 needs to see to decide
- * it afresh.
+ * The versions of the approval's call (SPEC §14.3): the agent's proposal, then each approval with changes,
+ * who made it and what changed: what an approver of version v+1 needs to decide it afresh.
  */
 export async function versionsOf(ctx: EngineContext, a: ApprovalView): Promise<ApprovalVersion[]> {
   const [{ binding }] = await contextsOf(ctx, [a]);

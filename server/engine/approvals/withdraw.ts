@@ -1,9 +1,8 @@
 /**
- * An approval that ends without its call running — revoked by a person, or expired with no decision
- * (SPEC §11 `approval_timeout_hours`: counted as a rejection) — settles the same way: the approval takes
- * its end state, the step becomes REJECTED with the reason the model will read, the task is handed out
- * again on the same attempt (a parked task, or one a worker took but had not started), the two history
- * rows, and the events. An approval whose work was retired ends RETIRED, with no call and no step change.
+ * An approval that ends without its call running (revoked by a person, or expired undecided: SPEC §11
+ * `approval_timeout_hours`, counted as a rejection) settles one way: its end state, the step REJECTED
+ * with the reason the model reads, the task handed out again on the same attempt (parked, or taken but
+ * not started), two history rows, the events. One whose work was retired ends RETIRED, no step change.
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { approvals, externalTasks, steps, type ApprovalRow, type ExternalTaskRow } from '../../db/schema.js';

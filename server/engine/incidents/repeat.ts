@@ -1,9 +1,8 @@
 /**
- * Incidents of a condition that repeats (FETCH_REJECTED): one OPEN incident per de-duplication key,
- * with a count and the last time it was seen. A misconfigured worker polling every second would
- * otherwise open 3,600 incidents an hour. The key is unique among OPEN incidents (a partial unique
- * index), so two engines rejecting the same poll at once meet on it; once a person resolves the
- * incident, the next occurrence opens a new one.
+ * Incidents of a condition that repeats (FETCH_REJECTED): one OPEN incident per de-duplication key, with
+ * a count and when last seen, or a misconfigured worker polling every second opens 3,600 an hour. The key
+ * is unique among OPEN incidents (a partial unique index), so two engines rejecting one poll at once meet
+ * on it; once a person resolves the incident, the next occurrence opens a new one.
  */
 import { sql } from 'drizzle-orm';
 import type { IncidentRow } from '../../db/schema.js';

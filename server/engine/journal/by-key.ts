@@ -1,11 +1,10 @@
 /**
- * stepByIdempotencyKey (SPEC §15.6): which step holds an idempotency key, how it ended, and how many
- * times the engine let it be sent — to diagnose a duplicate from our own records. A later attempt that
- * makes the same call while the write is still STARTED reuses its key (reuse.ts), so several steps may
- * hold one. The sends are the engine's view: the STARTED that created the key, each later attempt's
- * STARTED that reused it, and each lease taken on a holder's attempt while it was STARTED (the new holder
- * sends the write again with the key). A worker's retries inside one lease are not seen; a step
- * answered from a COMPLETED one (`reused`) sent nothing.
+ * stepByIdempotencyKey (SPEC §15.6): which steps hold an idempotency key, how it ended, and how many
+ * times the engine let it be sent, to diagnose a duplicate from our own records. Several steps hold one
+ * when a later attempt reuses a STARTED write's key (reuse.ts). Sends as the engine sees them: the
+ * STARTED that created the key, each STARTED that reused it, each lease taken on a holder's attempt while
+ * it was STARTED (the new holder sends again with the key); not a worker's retries inside one lease, nor
+ * a step answered from a COMPLETED one (`reused`).
  */
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { externalTasks, type HistoryEventRow, historyEvents, type StepRow, steps } from '../../db/schema.js';

@@ -20,10 +20,9 @@ export async function journalStep(ctx: EngineContext, actor: Actor, input: Journ
 }
 
 /**
- * Several steps of one task's attempt (e.g. a model call's COMPLETED and the next write's STARTED) in
- * one request and one transaction, applied in order with journalStep's rules; all or nothing (the error
- * names the step's index). A step that parks the task (PROPOSED, a delegation) must be the last of its
- * batch: the lease is gone after it.
+ * Several steps of one task's attempt (e.g. a model call's COMPLETED and the next write's STARTED) in one
+ * transaction, in order with journalStep's rules; all or nothing (the error names the step's index). A
+ * step that parks the task (PROPOSED, a delegation) must be last: the lease is gone after it.
  */
 export async function journalSteps(ctx: EngineContext, actor: Actor, inputs: JournalStepInput[]) {
   checkBatch(ctx, actor, inputs);
@@ -39,11 +38,10 @@ function counted(ctx: EngineContext, batch: boolean, answer: Promise<JournalResu
 }
 
 /**
- * Several tasks' journal calls in one request. Each entry is its own task's call — journalStep's for one
- * step, journalSteps' for several — checked, refused and answered exactly as that call alone would be;
- * all go to the group commit at once, so they normally share one transaction. One promise per entry, in
- * order: an entry's refusal never fails another. Only the batch's own shape (1 to MAX_BATCH_TASKS
- * entries, one per task) is refused as a whole.
+ * Several tasks' journal calls in one request, each entry answered exactly as its own call alone would be
+ * (journalStep's or journalSteps'); all go to the group commit at once, so they normally share one
+ * transaction. One promise per entry, in order: an entry's refusal never fails another. Only the batch's
+ * shape (1 to MAX_BATCH_TASKS entries, one per task) is refused as a whole.
  */
 export function journalBatch(
   ctx: EngineContext,

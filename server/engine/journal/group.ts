@@ -105,8 +105,7 @@ export class JournalGroups {
     try {
       outcomes = await this.together(group);
     } catch (e) {
-      // the group as a whole failed for a named reason: each call on its own, as if it had come
-      // alone; anything else is a bug, answered to every call of the group rather than hidden
+      // a named reason: each call again on its own; anything else is a bug, answered to all, not hidden
       const reason = e instanceof GroupAbort ? 'refused-after-write' : fallbackReason(e);
       if (reason === null) {
         for (const c of group) c.reject(e);

@@ -1,8 +1,7 @@
 /**
  * The guards of a call in the journal (SPEC §11 "How it sits in the journal"): PRECONDITION and LOOKUP
- * reads checked against the template declared for their call, and what the engine decides from them
- * (whether an approved call may start, whether a started write is settled by its lookup). A
- * precondition read just before a proposal becomes the approval's `facts`.
+ * reads checked against their call's declared template, deciding whether an approved call may start and
+ * a started write is settled. A precondition read just before a proposal becomes the approval's `facts`.
  */
 import type { StepRow } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
@@ -71,7 +70,6 @@ export function assertNextSequence(j: JournalState, ctx: EngineContext, input: J
       { expectedSequence: open.sequence },
     );
   }
-  // the read is exactly the declared tool and arguments rendered for this call
   const args = guardArguments(guard, callArguments(ctx, open), open.idempotencyKey);
   const asked = argumentsOf(input.request);
   if (
@@ -123,9 +121,9 @@ export function factsFor(
 }
 
 /**
- * SPEC §11, third check at STARTED: the call's last step is a precondition read journaled after the
- * decision, under the current lease, that answered (else PRECONDITION_REQUIRED, which changes nothing);
- * its answer satisfies `expect` (else the explanation: the caller voids the approval, PRECONDITION_FAILED).
+ * SPEC §11, third check at STARTED: the call's last step is a precondition read after the decision, under
+ * this lease, that answered (else PRECONDITION_REQUIRED, changing nothing) and satisfies `expect` (else
+ * the explanation: the caller voids the approval, PRECONDITION_FAILED).
  */
 export function checkPrecondition(
   j: JournalState,
@@ -162,9 +160,8 @@ export function checkPrecondition(
 }
 
 /**
- * A started write's end after its lookup (SPEC §11 Reconciled): when the last step is a LOOKUP read of
- * this call whose answer satisfies `found`, the write is settled by it — COMPLETED, reconciled, with the
- * lookup's answer as its response. Null when no lookup found it (the write was sent again).
+ * A started write's end after its lookup (SPEC §11 Reconciled): COMPLETED, reconciled, with the answer
+ * of the last step when it is this call's LOOKUP read satisfying `found`; else null (sent again).
  */
 export function reconciliation(
   j: JournalState,

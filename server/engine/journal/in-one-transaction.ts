@@ -3,14 +3,12 @@
  * exactly as journalSteps does (transaction.ts), then runs the caller's work on the same connection
  * before the one COMMIT (completeTask's last steps: one BEGIN, COMMIT and connection instead of two).
  *
- * It never answers with a refusal of its own. When a step is refused, a step has an effect (a proposal,
- * a delegation: the lease ends there) or the caller's work throws, everything is rolled back and it
- * returns `undefined`; the caller then takes the separate path (journalSteps, then its own
- * transaction), which answers as if the steps had come alone.
+ * It never refuses on its own: when a step is refused, has an effect (a proposal, a delegation: the lease
+ * ends there) or the work throws, all is rolled back and it returns `undefined`; the caller then takes the
+ * separate path (journalSteps, then its own transaction), answering as if the steps had come alone.
  *
- * The caller's work gets the task as lockTask reads it and can spare two round trips: `after`, a
- * statement run with the journal's write (its first row comes with the task), and `last`, a statement
- * its work returns to run with the COMMIT.
+ * The work gets the task as lockTask reads it; two round trips spared: `after` runs a statement with the
+ * journal's write (its first row comes with the task), `last` one the work returns with the COMMIT.
  */
 import { connectionOf, execute, pipelined } from '../../db/pg.js';
 import {

@@ -1,7 +1,6 @@
 /**
- * An agent node's limits (SPEC §4, §15.6): turns and tokens count this attempt (the conversation being
- * built), the budget every attempt of the task (money spent is spent). A turn is a model call that
- * answered (COMPLETED).
+ * An agent node's limits (SPEC §4, §15.6): turns (model calls COMPLETED) and tokens count this attempt
+ * (the conversation being built), the budget every attempt of the task (money spent is spent).
  */
 import { EngineError } from '../../errors.js';
 import type { AgentLimits } from '../../shared/types.js';

@@ -69,8 +69,7 @@ export function refuseByRules(
 /**
  * A call that may need a person, PROPOSED: REJECTED when the rules refuse it or its precondition read
  * already fails (`Not proposed:`), APPROVED at once by an `auto` rule (the worker keeps its lease), else
- * parked with an approval (APPROVAL_OPENED joins the chain just before STEP_PROPOSED; the approval row is
- * written after the step).
+ * parked with an approval (APPROVAL_OPENED just before STEP_PROPOSED; the approval row after the step).
  */
 export function propose(
   j: JournalState,

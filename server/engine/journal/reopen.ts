@@ -23,9 +23,8 @@ import type { JournalStepInput } from './input.js';
 import { type JournalState, stepHistory } from './state.js';
 
 /**
- * Thrown by a rule after it put its change into the state: the call writes and commits what it changed
- * so far, then answers with `refusal`, which says so (what the call changed before it, e.g. a batch's
- * earlier steps, stands); steps after it in a batch are not applied.
+ * Thrown by a rule after it changed the state: the call commits its changes so far (a batch's earlier
+ * steps stand), then answers with `refusal`, which says so; a batch's later steps are not applied.
  */
 export class RefusalAfterCommit extends Error {
   readonly refusal: EngineError;
@@ -37,10 +36,9 @@ export class RefusalAfterCommit extends Error {
 
 /**
  * The approval of a call about to start no longer stands (expired, or its deciders' authority lapsed).
- * An approval an `auto` rule gave whose window lapsed: the rule approves the new version at once (SPEC
- * §14.1) — the old approval EXPIRED, APPROVAL_AUTO again — and the start goes on with the step returned.
- * Else (a person's approval, or its rule is gone) people decide again: the step goes back to PROPOSED
- * under a new version of the approval and the task parks.
+ * An `auto` rule's approval whose window lapsed: the rule approves a new version at once (SPEC §14.1:
+ * EXPIRED, APPROVAL_AUTO again) and the start goes on. Else (a person's approval, or the rule is gone)
+ * the step goes back to PROPOSED under a new approval version for people to decide; the task parks.
  */
 export function afterLapse(
   j: JournalState,

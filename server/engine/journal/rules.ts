@@ -1,10 +1,9 @@
 /**
- * The rules of a step (SPEC §4), in one place. `applyStep` takes one journaled step and the call's
- * state (state.ts) and either changes it — a new step, or the next state of an existing one, with its
- * history rows and effects — or refuses. It never advances the process. Checks run in SPEC order: lease,
- * attempt, sequence (an existing step or the next one), frozen binding, limits. A step re-sent in the
- * same or an earlier state of its life with the same digest is answered from the journal; anything else
- * for an existing sequence is DIVERGENT_STEP.
+ * The rules of a step (SPEC §4). `applyStep` takes one journaled step and the call's state (state.ts) and
+ * either changes it (a new step, or an existing one's next state, with history rows and effects) or
+ * refuses; it never advances the process. Checks in SPEC order: lease, attempt, sequence, frozen binding,
+ * limits. A step re-sent in the same or an earlier state with the same digest is answered from the
+ * journal; anything else for an existing sequence is DIVERGENT_STEP.
  */
 import type { StepRow } from '../../db/schema.js';
 import { toolCallDigest } from '../../shared/canonical.js';
@@ -48,7 +47,6 @@ const LIFE: Record<StepRow['state'], number> = {
   OUTCOME_UNKNOWN: 3,
 };
 
-/** Applies one step to the call's state, or refuses it (an EngineError). */
 export async function applyStep(
   j: JournalState,
   ctx: EngineContext,

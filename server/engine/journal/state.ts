@@ -63,10 +63,7 @@ export class JournalState {
     return this.rows.get(sequence);
   }
 
-  /**
-   * The attempt's last call the model asked for (purpose CALL), as it stands now: the last step, or the
-   * call the last step's guard read belongs to.
-   */
+  /** The attempt's last CALL as it stands now: the last step, or the call its guard read belongs to. */
   lastCall(): StepRow | undefined {
     const last = this.last;
     if (!last) return undefined;
@@ -116,15 +113,13 @@ export class JournalState {
     if (taskState === 'AWAITING_CHILD') this.task.leasedBy = null;
   }
 
-  /** Runs after the write, in the same transaction. */
   after(effect: Effect): void {
     this.effects.push(effect);
   }
 
   /**
-   * The changed steps and the history rows not yet written, as the write statement's records; taking
-   * them clears them, so a write in the middle of a call (before a read that must see the rows) and the
-   * final write never write a row twice.
+   * The changed steps and unwritten history rows as the write's records; taking clears them, so a write
+   * mid-call (before a read that must see the rows) and the final write never write a row twice.
    */
   takeChanges(): { steps: Record<string, unknown>[]; history: Record<string, unknown>[] } {
     const steps = [...this.dirty].map((seq) => stepRecord(this.rows.get(seq)!));

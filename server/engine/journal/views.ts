@@ -54,10 +54,7 @@ export async function loadSteps(
   return rows.map((r) => toStepView(ctx, r));
 }
 
-/**
- * Writes of earlier attempts that took effect or may have: the worker needs them to avoid repeating a
- * side effect; the engine answers a matching call with `reused`.
- */
+/** Earlier attempts' writes that took effect or may have, so the worker repeats none (matches: `reused`). */
 export async function loadEarlierWrites(ex: Executor, ctx: EngineContext, taskId: string, attempt: number) {
   if (attempt <= 1) return [];
   const rows = await ex

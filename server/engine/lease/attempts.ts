@@ -16,9 +16,8 @@ export interface AttemptFailure {
   retryTimeoutMs?: number | null;
   actor: string;
   /**
-   * What replaces the TASK_FAILED incident when the last attempt failed: the node's failure boundary
-   * (it returns the task, or null when the node has none). A parameter, not an import: the boundary
-   * moves the token, which is the instances' business, and instances sit above the lease.
+   * The node's failure boundary, instead of a TASK_FAILED incident when the last attempt failed (null: it
+   * has none). A parameter, not an import: it moves the token, the business of instances, above the lease.
    */
   onExhausted?: (tx: Tx, task: ExternalTaskRow, f: AttemptFailure) => Promise<ExternalTaskRow | null>;
   /** the worker's attempt metadata (errorType included), kept on the task and in history (SPEC §15.5) */
@@ -41,10 +40,9 @@ export function writesOf(taskId: string) {
 }
 
 /**
- * Marks OUTCOME_UNKNOWN, each with an incident, the writes left STARTED on the current attempt that are
- * never re-sent blindly: keyless ones, and keyed ones whose lookup failed (SPEC §11). A keyless write
- * whose binding declares a lookup that has not run yet is left for the next lease (`reacquire`). Returns
- * how many there were (the caller then parks the task instead of handing it out).
+ * Marks OUTCOME_UNKNOWN, each with an incident, the current attempt's STARTED writes never re-sent blindly:
+ * keyless ones and keyed ones whose lookup failed (SPEC §11); a keyless one with a lookup not yet run is
+ * left for the next lease (`reacquire`). Returns how many (the caller then parks the task).
  */
 export async function settleUnknownOutcomes(
   tx: Tx,
@@ -202,9 +200,8 @@ async function retryLater(tx: Tx, task: ExternalTaskRow, f: AttemptFailure): Pro
 }
 
 /**
- * Worker errors whose message the incident quotes: the tool contract's, which name the binding and
- * the server's tools and nothing of a call's payload. Other messages (a model's refusal may echo part
- * of an API key) stay on the task, where only the API's readers see them, not in incident webhooks.
+ * Worker errors the incident quotes: the tool contract's (the binding and server's tools, no payload).
+ * Others (a model's refusal may echo part of an API key) stay on the task for API readers, not webhooks.
  */
 const QUOTED_ERRORS = new Set(['TOOL_CONTRACT_MISMATCH', 'TOOL_NOT_ALLOWED', 'TOOL_TRANSPORT_UNSUPPORTED']);
 const quotable = (f: AttemptFailure) =>

@@ -6,10 +6,9 @@ import { recordUnknown, writesOf } from './attempts.js';
 
 /**
  * Every write call of the task left STARTED, on any attempt, keyed or not, becomes OUTCOME_UNKNOWN (no
- * lease will send it again) with one incident on its latest row: a later attempt re-sending under an
- * earlier attempt's key is the same call, and a call any row of which ended is not unknown. A
- * delegation's step is left as it is (its child is cancelled with the task), and the task's own state
- * to the caller. Returns how many calls.
+ * lease will send it again) with one incident on its latest row: a later attempt re-sending an earlier
+ * one's key is the same call, and a call with any row ended is not unknown. A delegation's step is left
+ * as is (its child is cancelled with the task), the task's state to the caller. Returns how many calls.
  */
 export async function settleWritesForGood(tx: Tx, task: ExternalTaskRow, actor: string): Promise<number> {
   const rows = await tx

@@ -56,9 +56,8 @@ function priced(rows: PriceRows, model: string, usage: Usage, now: number) {
 }
 
 /*
- * The price table is small and read on every completed model call: it is cached per process and
- * reloaded every 30 s. Prices dated in the future apply from their effective time exactly; a price set
- * through setModelPrice applies at once in the engine that set it, and within 30 s in the others.
+ * The price table, small and read on every completed model call, is cached per process for 30 s. Future
+ * prices apply from their time exactly; setModelPrice applies at once here, within 30 s in other engines.
  */
 const PRICE_TTL_MS = 30_000;
 type PriceRows = Map<string, { from: number; i: number; o: number }[]>;

@@ -179,9 +179,8 @@ async function leasedViews(tx: Executor, ctx: EngineContext, handed: (ClaimedCol
 export type LeasedTaskView = Awaited<ReturnType<typeof leasedViews>>[number];
 
 /**
- * A task whose lease expired is not handed out again when (a) it has now expired too often on this
- * attempt (poison work: the attempt fails LEASE_EXPIRED) or (b) a keyless write was in flight (it
- * becomes OUTCOME_UNKNOWN for a person; never re-sent).
+ * A task whose lease expired is not handed out again when (a) it expired too often on this attempt (poison
+ * work: it fails LEASE_EXPIRED) or (b) a keyless write was in flight (never re-sent: OUTCOME_UNKNOWN).
  */
 async function reacquireIsBlocked(tx: Tx, ctx: EngineContext, r: ExternalTaskRow): Promise<boolean> {
   if (r.leaseExpiries >= ctx.config.maxLeaseExpiries) {

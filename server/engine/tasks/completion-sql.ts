@@ -1,8 +1,7 @@
 /**
- * The completion's statements (db/statements): the lock with its reads, the task's and instance's
- * update, and the last statement that writes everything left for it. Four round trips with its last
- * steps (the journal's BEGIN + load, its write with the completion's reads, the update, the last
- * statement with COMMIT) or alone (BEGIN with the lock and reads, the update, the last statement, COMMIT).
+ * The completion's statements (db/statements): the lock with its reads, the task and instance update, the
+ * last statement writing all the rest. Four round trips with last steps (BEGIN + load; the write with the
+ * reads; the update; the last with COMMIT) or alone (BEGIN + lock + reads; update; last; COMMIT).
  */
 import type { ExternalTaskRow, ProcessInstanceRow } from '../../db/schema.js';
 import { execute, pipelined } from '../../db/pg.js';
@@ -69,10 +68,9 @@ export async function writeTail(tx: Tx, tail: Then) {
 }
 
 /**
- * The task COMPLETED and the variables merged into its instance (top-level keys replace), in one
- * statement; both rows come back in their drizzle shape. With `endNodeId` (the next node is an end
- * event) the same update completes the instance there. The task row is locked already (the engine's
- * lock order: task, then instance).
+ * The task COMPLETED and the variables merged into its instance (top-level keys replace) in one statement
+ * returning both rows; with `endNodeId` (an end event next) it completes the instance too. The task row
+ * is locked already (lock order: task, then instance).
  */
 export async function completeRows(
   tx: Tx,

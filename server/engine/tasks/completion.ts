@@ -1,8 +1,7 @@
 /**
- * Completion and failure of external tasks (SPEC §3, §7). Both are idempotent per (task, attempt,
- * operation): a re-sent report gets the stored outcome, and a stored failure never answers a completion.
- * Completion checks the output contract in the same transaction that stores the variable and moves the
- * token; the model never advances the process.
+ * Completion and failure of external tasks (SPEC §3, §7), idempotent per (task, attempt, operation): a
+ * re-sent report gets the stored outcome; a stored failure never answers a completion. The output contract
+ * is checked in the transaction that stores the variable and moves the token; the model never advances it.
  */
 import { Ajv } from 'ajv';
 import { and, eq } from 'drizzle-orm';
@@ -37,9 +36,8 @@ export interface CompleteInput extends LeaseReport {
   variables: unknown;
   metadata: AttemptMetadata;
   /**
-   * The attempt's last step ends (e.g. the final model call's COMPLETED), journaled first exactly as
-   * journalSteps journals them: one request fewer per task. A re-sent completion re-sends them, which
-   * the journal answers as the same steps.
+   * The attempt's last step ends (e.g. the final model call's COMPLETED), journaled first as journalSteps
+   * does: one request fewer per task. A re-sent completion re-sends them; the journal sees the same steps.
    */
   steps?: Omit<JournalStepInput, keyof LeaseReport>[] | null;
 }
@@ -107,7 +105,6 @@ export async function completeTask(ctx: EngineContext, actor: Actor, input: Comp
   if (input.steps?.length) {
     const { taskId, workerId, attempt } = input;
     const steps = input.steps.map((st) => ({ ...st, taskId, workerId, attempt }));
-    // the steps and the completion in one transaction; on any refusal, the separate path answers
     const ran = await journalThen(
       ctx,
       actor,
@@ -256,7 +253,6 @@ async function finish(
 ): Promise<ExternalTaskRow> {
   const spec = await readDefinitionSpec(tx, task.definitionId);
   const nextId = route?.to ?? findNode(spec, task.nodeId).next!;
-  // an end event next: the update that stores the variables completes the instance too
   const endNodeId = findNode(spec, nextId).type === 'end' ? nextId : null;
   const { row, instance: updated } = await completeRows(tx, task, vars, metadata, endNodeId);
   last.history.push({

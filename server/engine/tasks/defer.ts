@@ -23,10 +23,7 @@ export interface DeferInput extends LeaseReport {
   retryAfterMs: number;
 }
 
-/**
- * Refused while a write of the attempt is STARTED; past ABADA_MAX_DEFERRALS it fails the attempt
- * (DEFERRED_TOO_OFTEN), as failTask would.
- */
+/** Refused while an attempt's write is STARTED; past ABADA_MAX_DEFERRALS it fails (DEFERRED_TOO_OFTEN). */
 export async function deferTask(ctx: EngineContext, actor: Actor, input: DeferInput): Promise<TaskView> {
   if (actor.kind !== 'WORKER')
     throw new EngineError('FORBIDDEN', 'Only the worker holding the lease can defer a task.');
