@@ -6,7 +6,7 @@ import { withDefaults } from './policy.js';
 import { type EntryChecks, placeEntryChecks, readEntryChecks, RULE_FIELDS } from './rules.js';
 import { readSettings, SETTING_FIELDS, TOOL_REF, type WrittenSettings } from './settings.js';
 import { POLICIES } from './toolserver.js';
-import type { ToolBinding, ToolPolicy, ToolServerSpec } from '../../../shared/types.js';
+import type { ToolBinding, ToolPolicy } from '../../../shared/types.js';
 
 export const PROCESS_KEY = /^[a-z0-9][a-z0-9-_.]*$/;
 
