@@ -5,6 +5,7 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import { credentials, type DefinitionRow, definitions, toolServers } from '../../db/schema.js';
 import { EngineError, invalid } from '../../errors.js';
+import { APL } from './apl/errors.js';
 import { validateSource } from './apl/validate.js';
 import { canonicalJson, sha256Hex } from '../../shared/canonical.js';
 import { type Actor, type EngineContext, type Executor, actorProject } from '../common/index.js';
@@ -27,7 +28,7 @@ export async function deploy(ctx: EngineContext, actor: Actor, source: string) {
   const projectId = actorProject(actor);
   if (Buffer.byteLength(source, 'utf8') > MAX_SOURCE_BYTES) {
     const message = `The source is larger than ${MAX_SOURCE_BYTES} bytes; split it.`;
-    const errors = [{ code: 'ABADA-APL-DOC-004', path: '', line: null, message: 'Source too large.' }];
+    const errors = [{ code: APL.YAML_TOO_LARGE, path: '', line: null, message: 'Source too large.' }];
     throw new EngineError('VALIDATION_FAILED', message, { errors });
   }
   return transaction(ctx.db, async (tx) => {

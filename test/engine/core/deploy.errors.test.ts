@@ -98,6 +98,18 @@ describe('deploy refuses broken APL with coded errors', () => {
     expect(ok.deploy.definitions).toEqual([expect.objectContaining({ key: 'ok', version: 1 })]);
   });
 
+  it('a source over the deploy limit is ABADA-APL-YAML-002, on no line, and deploys nothing', async () => {
+    const source = `${GOOD_PROCESS}# ${'x'.repeat(512 * 1024)}\n`;
+    const before = await engine.ok(engine.adminToken, `{ definitions { id } }`);
+    const r = await engine.gql(engine.adminToken, Q.deploy, { s: source });
+    expect(codeOf(r)).toBe('VALIDATION_FAILED');
+    expect(r.errors![0].message).toMatch(/larger than 524288 bytes; split it/);
+    expect(r.errors![0].extensions!.errors).toEqual([
+      { code: 'ABADA-APL-YAML-002', path: '', line: null, message: 'Source too large.' },
+    ]);
+    expect(await engine.ok(engine.adminToken, `{ definitions { id } }`)).toEqual(before);
+  });
+
   it('only an admin deploys', async () => {
     const human = await engine.principal('HUMAN', 'h', { groups: ['support'] });
     expect(codeOf(await engine.gql(human, Q.deploy, { s: GOOD_PROCESS }))).toBe('FORBIDDEN');
