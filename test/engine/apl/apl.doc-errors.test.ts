@@ -75,6 +75,14 @@ describe('APL document errors', () => {
       ctx(),
       'documents[0].nodes[0].model',
     );
+    // a required list written as null is missing, not a node silently left out (start: a would dangle)
+    expectError(
+      PROC(['  - { id: a, type: user_task, candidate_groups: null, next: b }', '  - { id: b, type: end }']),
+      'ABADA-APL-DOC-002',
+      5,
+      ctx(),
+      'documents[0].nodes[0].candidate_groups',
+    );
   });
 
   it('ABADA-APL-DOC-003 unknown field (typo protection)', () => {

@@ -137,7 +137,7 @@ function addRef(s: NodeScope, field: string): string | null {
 function readUserTask({ r, o, np, what }: NodeScope, { id, next }: NodeId): ProcessNode | null {
   const groups = r.strList(o, 'candidate_groups', np, what);
   if (groups === null || groups.length === 0) {
-    if (groups === null && !has(o, 'candidate_groups'))
+    if (groups === null && o.candidate_groups == null)
       r.missing(
         np,
         'candidate_groups',

@@ -99,8 +99,11 @@ function readNodes(r: Reader, doc: Obj, ctx: ProcessContext): NodeGraph {
   }
   doc.nodes.forEach((nv, i) => {
     const np = joinIndex('nodes', i);
+    const reported = r.sink.errors.length;
     const node = readNode(r, nv, np, ctx, graph.refs, graph.templates);
     if (!node) {
+      // a node left out must fail the source: refs to it are not reported again (salvage)
+      if (r.sink.errors.length === reported) r.err(APL.DOC_FIELD, np, 'This node could not be read.');
       salvage(graph, nv, i);
       return;
     }
