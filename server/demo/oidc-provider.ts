@@ -10,7 +10,6 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import Provider from 'oidc-provider';
-import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
 import { closeServer, listen } from './http-util.js';
 
 export interface DemoAccount {
@@ -183,13 +182,43 @@ function buildProvider(
       Grant: 86_400,
       Interaction: 600,
     },
-    // in memory: the demo's provider forgets everything on restart, as it may
-    adapter: QuietMemoryAdapter,
+    // its own in-memory store (the demo's provider forgets everything on restart, as it may)
+    adapter: MemoryAdapter,
   });
 }
 
-/** oidc-provider's own in-memory store; passed as is, it warns at start-up that it is not for production. */
-class QuietMemoryAdapter extends MemoryAdapter {}
+type Stored = { payload: Record<string, unknown>; expiresAt: number };
+const stores = new Map<string, Map<string, Stored>>();
+
+/** oidc-provider's storage interface over Maps, one per model (what its default adapter does, minus the warning). */
+class MemoryAdapter {
+  private readonly rows: Map<string, Stored>;
+  constructor(model: string) {
+    this.rows = stores.get(model) ?? new Map();
+    stores.set(model, this.rows);
+  }
+  async upsert(id: string, payload: Record<string, unknown>, expiresIn: number) {
+    this.rows.set(id, { payload, expiresAt: Date.now() + (expiresIn || 86_400) * 1000 });
+  }
+  async find(id: string) {
+    const row = this.rows.get(id);
+    if (!row || row.expiresAt < Date.now()) return undefined;
+    return row.payload;
+  }
+  async findByUid(uid: string) {
+    return [...this.rows.values()].find((r) => r.payload.uid === uid)?.payload;
+  }
+  async consume(id: string) {
+    const row = this.rows.get(id);
+    if (row) row.payload.consumed = Math.floor(Date.now() / 1000);
+  }
+  async destroy(id: string) {
+    this.rows.delete(id);
+  }
+  async revokeByGrantId(grantId: string) {
+    for (const [id, r] of this.rows) if (r.payload.grantId === grantId) this.rows.delete(id);
+  }
+}
 
 // biome-ignore lint/suspicious/noExplicitAny: oidc-provider's koa context
 async function loadExistingGrant(ctx: any) {
