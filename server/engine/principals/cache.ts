@@ -12,24 +12,30 @@ type Identity = { actor: Actor; refusal: null } | ReturnType<typeof refused>;
 const CACHE_MS = 5_000;
 const MAX_ENTRIES = 10_000;
 
-class IdentityCache extends Map<string, { actor: Actor; until: number }> {
+class IdentityCache {
+  private readonly byHash = new Map<string, { actor: Actor; until: number }>();
+
   /** The cached actor of `key`, else what `load` answers: an actor is cached, a refusal is not. */
   async resolve(key: string, load: () => Promise<Identity>): Promise<Identity> {
     const now = Date.now();
-    const hit = this.get(key);
+    const hit = this.byHash.get(key);
     if (hit && hit.until > now) return { actor: hit.actor, refusal: null };
-    if (hit) this.delete(key);
+    if (hit) this.byHash.delete(key);
     const found = await load();
     if (found.actor) {
-      if (this.size >= MAX_ENTRIES) this.clear();
-      this.set(key, { actor: found.actor, until: now + CACHE_MS });
+      if (this.byHash.size >= MAX_ENTRIES) this.byHash.clear();
+      this.byHash.set(key, { actor: found.actor, until: now + CACHE_MS });
     }
     return found;
   }
 
   /** Forgets every cached identity of the principal (all its tokens). */
   drop(principalId: string): void {
-    for (const [hash, v] of this) if (v.actor.principalId === principalId) this.delete(hash);
+    for (const [hash, v] of this.byHash) if (v.actor.principalId === principalId) this.byHash.delete(hash);
+  }
+
+  clear(): void {
+    this.byHash.clear();
   }
 }
 
